@@ -1,0 +1,56 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// UnitState is what systemd reports about one unit. A unit systemd has never
+// heard of comes back with LoadState "not-found" and ActiveState "inactive".
+type UnitState struct {
+	Name        string `json:"name"`
+	LoadState   string `json:"loadState"`
+	ActiveState string `json:"activeState"`
+	SubState    string `json:"subState"`
+}
+
+// Active reports whether the unit is running (or, for a oneshot with
+// RemainAfterExit, has run and is considered up).
+func (s UnitState) Active() bool { return s.ActiveState == "active" || s.ActiveState == "reloading" }
+
+// Failed reports whether systemd holds the unit in the failed state.
+func (s UnitState) Failed() bool { return s.ActiveState == "failed" }
+
+// Secret is one entry of podman's secret store. Only names and labels are
+// ever read back: podman does not return secret data through its list call.
+type Secret struct {
+	Name   string            `json:"name"`
+	ID     string            `json:"id"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// File is one regular file read from disk, or the target of a symlink when
+// Link is set (Data is then empty).
+type File struct {
+	Data []byte      `json:"-"`
+	Mode fs.FileMode `json:"mode"`
+	Link string      `json:"link,omitempty"`
+}
+
+// JobError is returned when a systemd job finished with any result other
+// than "done" (canceled, timeout, failed, dependency, skipped), or when the
+// unit's state after a successful job is not the one the job asked for.
+type JobError struct {
+	Unit   string // e.g. "web.service"
+	Op     string // start, stop, restart, reload
+	Result string // the job result, or "state <active>/<sub>" for a bad end state
+}
+
+func (e *JobError) Error() string {
+	return fmt.Sprintf("%s %s: job %s", e.Op, e.Unit, e.Result)
+}
+
+// ErrNotFound is wrapped by adapters when the object to read or remove does
+// not exist. Removal treats it as success.
+var ErrNotFound = errors.New("not found")
