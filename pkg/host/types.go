@@ -54,3 +54,10 @@ func (e *JobError) Error() string {
 // ErrNotFound is wrapped by adapters when the object to read or remove does
 // not exist. Removal treats it as success.
 var ErrNotFound = errors.New("not found")
+
+// DirFile is one file of a config directory version.
+type DirFile struct {
+	Name    string `json:"name"`
+	Content []byte `json:"-"`
+	Mode    uint32 `json:"mode"`
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/host/podman"
+	"github.com/syslet/syslet/pkg/host/quadlet"
+	"github.com/syslet/syslet/pkg/host/systemd"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// liveHost is the running system: systemd over D-Bus (one connection for
+// the run, dialled on first use), podman over its REST socket (connected
+// on first use), and the quadlet generator for staging.
+type liveHost struct {
+	opts applyOptions
+	sd   *lazySystemd
+	pm   *podman.Client
+}
+
+func openLive(o applyOptions) (*liveHost, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
+	}
+	return &liveHost{opts: o, sd: &lazySystemd{}, pm: podman.New(podman.DefaultURI)}, nil
+}
+
+func (l *liveHost) Close() { l.sd.Close() }
+
+func (l *liveHost) systemd() plan.UnitReader { return l.sd }
+func (l *liveHost) podman() plan.StoreReader { return l.pm }
+
+func (l *liveHost) executor(files fsroot.Root) executor.Host {
+	return executor.Host{Files: files, Systemd: l.sd, Podman: l.pm}
+}
+
+// stage runs the host's generator over the complete future unit set and
+// verifies the services of the units this plan writes. Messages name the
+// spec each unit file comes from.
+func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output) error {
+	var changed []string
+	for _, a := range p.Actions {
+		if a.Op == plan.OpWriteUnit {
+			changed = append(changed, a.Unit)
+		}
+	}
+	s := quadlet.Stager{Generator: l.opts.quadlet, Verify: "systemd-analyze"}
+	if _, err := exec.LookPath(s.Verify); err != nil {
+		return fmt.Errorf("staging needs systemd-analyze: %w", err)
+	}
+	warnings, err := s.Check(ctx, p.Future, changed)
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "syslet: staging warning:", attribute(w, out))
+	}
+	var se *quadlet.Error
+	if errors.As(err, &se) {
+		for i, m := range se.Output {
+			se.Output[i] = attribute(m, out)
+		}
+	}
+	return err
+}
+
+// attribute appends the spec a message's unit file comes from.
+func attribute(msg string, out *render.Output) string {
+	for _, u := range out.Units {
+		if strings.Contains(msg, u.FileName) || strings.Contains(msg, quadlet.ServiceFile(u.FileName)) {
+			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
+		}
+	}
+	return msg
+}
+
+// lazySystemd dials the system bus on first use and keeps the connection
+// for the rest of the run.
+type lazySystemd struct {
+	m   *systemd.Manager
+	err error
+}
+
+func (s *lazySystemd) get(ctx context.Context) (*systemd.Manager, error) {
+	if s.m == nil && s.err == nil {
+		s.m, s.err = systemd.Dial(ctx)
+		if s.err != nil {
+			s.err = fmt.Errorf("connecting to systemd: %w", s.err)
+		}
+	}
+	return s.m, s.err
+}
+
+func (s *lazySystemd) Close() {
+	if s.m != nil {
+		s.m.Close()
+	}
+}
+
+func (s *lazySystemd) UnitStates(ctx context.Context, names []string) (map[string]host.UnitState, error) {
+	m, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.UnitStates(ctx, names)
+}
+
+func (s *lazySystemd) DaemonReload(ctx context.Context) error {
+	m, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.DaemonReload(ctx)
+}
+
+func (s *lazySystemd) Start(ctx context.Context, name string) error {
+	m, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Start(ctx, name)
+}
+
+func (s *lazySystemd) Stop(ctx context.Context, name string) error {
+	m, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Stop(ctx, name)
+}
+
+func (s *lazySystemd) Reload(ctx context.Context, name string) error {
+	m, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Reload(ctx, name)
+}
+
+func (s *lazySystemd) LastLog(ctx context.Context, name string, n int) ([]string, error) {
+	m, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.LastLog(ctx, name, n)
+}
+

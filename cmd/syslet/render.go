@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/syslet/syslet/pkg/host/fsroot"
+)
+
+// cmdRender writes what a host would get — unit files, config files,
+// config directories in their versioned layout, build contexts — under
+// --out as if it were "/". It does not remove anything already there.
+func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("render", stderr)
+	outDir := fs.String("out", "", "directory standing in for / (required)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitInvalid
+	}
+	path, err := oneSource(pos, false)
+	if err == nil && (path == "" || *outDir == "") {
+		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet render:", err)
+		return exitError
+	}
+	l, err := load(path, "/", stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet render:", err)
+		return exitError
+	}
+	if l.report.HasErrors() {
+		printFindings(stderr, l.report)
+		return exitInvalid
+	}
+	printFindings(stderr, l.report) // warnings
+	root := fsroot.New(*outDir)
+	n := 0
+	for _, u := range l.out.Units {
+		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(stderr, "syslet render:", err)
+			return exitError
+		}
+		fmt.Fprintln(stdout, u.Path)
+		n++
+	}
+	for _, f := range l.out.Files {
+		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
+			fmt.Fprintln(stderr, "syslet render:", err)
+			return exitError
+		}
+		fmt.Fprintln(stdout, f.Path)
+		n++
+	}
+	for _, d := range l.out.Dirs {
+		if err := root.WriteDir(d.Path, d.Files); err != nil {
+			fmt.Fprintln(stderr, "syslet render:", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "%s/ (%d files)\n", d.Path, len(d.Files))
+		n++
+	}
+	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.out.Units), len(l.out.Files), len(l.out.Dirs), *outDir)
+	return exitOK
+}

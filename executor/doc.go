@@ -1,0 +1,14 @@
+// Package executor applies a plan.Plan to a host, exactly as planned, in
+// the nine-step order (plan.Steps). The host is reached only through the
+// small interfaces declared here; cmd/syslet wires the real adapters and
+// tests use fakes.
+//
+// Failure semantics: a failing pull, stop, write, prune, delete or
+// daemon-reload stops the run at once — everything after it is reported
+// as not reached and nothing more changes. Reload and start act on
+// independent units, so a failure there is recorded and the remaining
+// units are still reloaded or started. Either way Apply returns a Result
+// that lists what was applied, what failed and what was not reached, and
+// a non-nil error. Re-running syslet resumes: the new plan contains only
+// what is still missing.
+package executor

@@ -1,0 +1,11 @@
+// Package fsroot reads and writes the files syslet manages, under a root
+// directory ("/" on a real host, a scratch directory in tests and for
+// `syslet render --out`). Every path it takes is an absolute host path
+// such as /etc/containers/systemd/web.container; the root is prepended
+// here and nowhere else.
+//
+// Writes are atomic: a temporary file in the same directory, fsync, rename,
+// fsync of the directory. A config directory is a set of per-file links
+// through one "..data" link to a numbered version directory; a new version
+// becomes visible with a single rename(2) of "..data".
+package fsroot

@@ -1,0 +1,609 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/unit"
+)
+
+// fields lists the top-level fields each kind accepts besides apiVersion,
+// type and name. Anything else is an error: a mistyped field in a deploy
+// spec is a bug, not something to ignore.
+var fields = map[Kind][]string{
+	Container: {"unit", "desiredState", "removalAllowed", "configFiles", "configDirs"},
+	Volume:    {"unit", "removalAllowed", "reclaimPolicy"},
+	Network:   {"unit", "removalAllowed", "reclaimPolicy"},
+	Build:     {"unit", "containerfile", "contextFiles", "reclaimPolicy"},
+	Secret:    {"ciphertext"},
+}
+
+// sections lists the unit sections each kind accepts; X- sections of the
+// user's own are accepted too, except the reserved ones.
+var sections = map[Kind][]string{
+	Container: {unit.Unit, unit.Container, unit.Service, unit.Install, unit.Quadlet},
+	Volume:    {unit.Unit, unit.Volume, unit.Service, unit.Install, unit.Quadlet},
+	Network:   {unit.Unit, unit.Network, unit.Service, unit.Install, unit.Quadlet},
+	Build:     {unit.Unit, unit.Build, unit.Service, unit.Install, unit.Quadlet},
+}
+
+// reservedSections are syslet's marker and the X- names quadlet uses for
+// the sections it rewrites; a user section of that name would be clobbered.
+var reservedSections = []string{unit.Syslet, "X-Container", "X-Volume", "X-Network", "X-Build",
+	"X-Image", "X-Pod", "X-Kube", "X-Quadlet", "X-Artifact"}
+
+// mapKeys are the keys whose value may be an object, and how one map entry
+// becomes one line: key, separator, value. An empty value gives the bare
+// key, except for the assignment-style keys where "K=" is meaningful.
+var mapKeys = map[string]struct {
+	sep       string
+	keepEmpty bool
+}{
+	"Environment": {"=", true},
+	"LogOpt":      {"=", true},
+	"Volume":      {":", false},
+	"Network":     {":", false},
+	"Mask":        {":", false},
+	"Secret":      {",", false},
+}
+
+var (
+	nameRe       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	keyRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	modeRe       = regexp.MustCompile(`^[0-7]{3,4}$`)
+	secretKeyRe  = regexp.MustCompile(`^[a-z0-9-]+$`)
+	envNameRe    = regexp.MustCompile(`^[^=\s"'\\]+$`)
+	sectionRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	maxNameBytes = 128
+)
+
+type decoder struct {
+	source string
+	rep    *report.Report
+}
+
+func (d *decoder) errf(path, rule, format string, args ...any) {
+	d.rep.Errorf(d.source, path, rule, format, args...)
+}
+
+// spec decodes one stream item. It returns nil only when the item is not
+// an object at all.
+func (d *decoder) spec(n *node, i int) *Spec {
+	if n.kind != jObject {
+		d.errf(n.path, RuleNotObject, "a spec must be a JSON object, got %s", n.kind)
+		return nil
+	}
+	s := &Spec{Source: d.source, Index: i, RemovalAllowed: true}
+
+	s.APIVersion = d.str(n, "apiVersion", true)
+	if v := n.get("apiVersion"); v != nil && v.kind == jString && s.APIVersion != "v1" {
+		d.errf(v.path, RuleAPIVersion, "apiVersion %q is not supported: syslet reads \"v1\"", s.APIVersion)
+	}
+
+	kind := d.str(n, "type", true)
+	s.Kind = Kind(kind)
+	_, knownKind := fields[s.Kind]
+	if v := n.get("type"); v != nil && v.kind == jString && !knownKind {
+		d.errf(v.path, RuleType, "type %q is not one of container, volume, network, build, secret", kind)
+	}
+
+	s.Name = d.str(n, "name", true)
+	if v := n.get("name"); v != nil && v.kind == jString && s.Name != "" {
+		d.checkName(v.path, s.Name)
+	}
+
+	if !knownKind {
+		return s // which other fields are allowed depends on the type
+	}
+	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
+	for j, k := range n.keys {
+		if !slices.Contains(allowed, k) {
+			d.errf(n.vals[j].path, RuleUnknownField, "unknown field %q for a %s spec (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
+		}
+	}
+
+	if v := n.get("unit"); v != nil {
+		s.Unit = d.unit(v, s.Kind)
+	}
+	if v := n.get("removalAllowed"); v != nil {
+		if v.kind != jBool {
+			d.errf(v.path, RuleFieldType, "removalAllowed must be true or false, got %s", v.kind)
+		} else {
+			s.RemovalAllowed = v.text == "true"
+		}
+	}
+	switch s.Kind {
+	case Container:
+		d.container(n, s)
+	case Volume, Network:
+		s.ReclaimPolicy = d.policy(n)
+	case Build:
+		d.build(n, s)
+	case Secret:
+		d.secret(n, s)
+	}
+	return s
+}
+
+// str returns a string field. A missing required field, a wrong type and
+// an empty required value are reported.
+func (d *decoder) str(n *node, key string, required bool) string {
+	v := n.get(key)
+	if v == nil {
+		if required {
+			d.errf(child(n.path, key), RuleRequired, "%s is required", key)
+		}
+		return ""
+	}
+	if v.kind != jString {
+		d.errf(v.path, RuleFieldType, "%s must be a string, got %s", key, v.kind)
+		return ""
+	}
+	if required && v.text == "" {
+		d.errf(v.path, RuleRequired, "%s must not be empty", key)
+	}
+	return v.text
+}
+
+func (d *decoder) checkName(p, name string) {
+	switch {
+	case len(name) > maxNameBytes:
+		d.errf(p, RuleName, "name is %d bytes long; at most %d are allowed", len(name), maxNameBytes)
+	case hasControl(name):
+		d.errf(p, RuleControlChar, "name contains a control character")
+	case !nameRe.MatchString(name):
+		d.errf(p, RuleName, "name %q is not valid: use letters, digits, '_', '.' and '-', starting with a letter or digit (it becomes a systemd unit name and a podman resource name)", name)
+	case strings.Contains(name, ".."):
+		d.errf(p, RuleName, "name %q must not contain \"..\"", name)
+	}
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (unicode.IsControl(r)) }) >= 0
+}
+
+// unit decodes the unit object: sections in order, keys in order.
+func (d *decoder) unit(v *node, kind Kind) []Section {
+	if v.kind != jObject {
+		d.errf(v.path, RuleFieldType, "unit must be an object of sections, got %s", v.kind)
+		return nil
+	}
+	var out []Section
+	for i, name := range v.keys {
+		sv := v.vals[i]
+		switch {
+		case hasControl(name):
+			d.errf(sv.path, RuleControlChar, "section name %q contains a control character", name)
+			continue
+		case slices.Contains(reservedSections, name):
+			d.errf(sv.path, RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
+			continue
+		case !sectionRe.MatchString(name):
+			d.errf(sv.path, RuleSection, "section name %q is not valid", name)
+			continue
+		case !slices.Contains(sections[kind], name) && !strings.HasPrefix(name, "X-"):
+			d.errf(sv.path, RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
+			continue
+		}
+		if sv.kind != jObject {
+			d.errf(sv.path, RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.kind)
+			continue
+		}
+		sec := Section{Name: name, Path: sv.path}
+		for j, key := range sv.keys {
+			if e, ok := d.entry(name, key, sv.vals[j]); ok {
+				sec.Entries = append(sec.Entries, e)
+			}
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
+	switch {
+	case hasControl(key):
+		d.errf(v.path, RuleControlChar, "key %q contains a control character", key)
+		return Entry{}, false
+	case !keyRe.MatchString(key):
+		d.errf(v.path, RuleKeyName, "key %q is not a valid unit key name", key)
+		return Entry{}, false
+	}
+	switch unit.Known(section, key) {
+	case unit.KeyUnknown:
+		d.errf(v.path, RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
+		return Entry{}, false
+	case unit.KeyAfter54:
+		d.rep.Warnf(d.source, v.path, RuleNewerPodman, "[%s] %s needs podman 5.5 or later; podman 5.4 rejects the unit", section, key)
+	}
+	e := Entry{Key: key, Path: v.path}
+	line := func(text, p string) {
+		switch {
+		case hasControl(text):
+			d.errf(p, RuleControlChar, "value contains a newline or other control character; a unit value is one line")
+		case strings.HasSuffix(text, `\`):
+			d.errf(p, RuleContinuation, "value ends in a backslash, which systemd reads as a line continuation")
+		default:
+			e.Lines = append(e.Lines, Value{Text: text, Path: p})
+		}
+	}
+	switch v.kind {
+	case jString, jNumber, jBool:
+		line(v.text, v.path)
+	case jArray:
+		for _, it := range v.items {
+			if it.kind != jString && it.kind != jNumber && it.kind != jBool {
+				d.errf(it.path, RuleFieldType, "list items must be strings, got %s", it.kind)
+				continue
+			}
+			line(it.text, it.path)
+		}
+	case jObject:
+		mk, ok := mapKeys[key]
+		if !ok {
+			d.errf(v.path, RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
+			return Entry{}, false
+		}
+		order := make([]int, len(v.keys))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return v.keys[order[a]] < v.keys[order[b]] })
+		for _, i := range order {
+			k, mv := v.keys[i], v.vals[i]
+			if mv.kind != jString && mv.kind != jNumber && mv.kind != jBool {
+				d.errf(mv.path, RuleFieldType, "map values must be strings, got %s", mv.kind)
+				continue
+			}
+			if k == "" || hasControl(k) || strings.ContainsAny(k, " \t") || strings.Contains(k, mk.sep) ||
+				(key == "Environment" && !envNameRe.MatchString(k)) {
+				d.errf(mv.path, RuleMapKey, "map key %q cannot be rendered as a %s entry", k, key)
+				continue
+			}
+			text := k
+			if mv.text != "" || mk.keepEmpty {
+				text = k + mk.sep + mv.text
+			}
+			if key == "Environment" && strings.ContainsAny(mv.text, " \t\"'\\") {
+				text = quoteEnv(text)
+			}
+			line(text, mv.path)
+		}
+	default:
+		d.errf(v.path, RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// quoteEnv double-quotes one Environment assignment the way systemd's
+// word splitting reads it back as a single word.
+func quoteEnv(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func (d *decoder) policy(n *node) Policy {
+	v := n.get("reclaimPolicy")
+	if v == nil {
+		return Delete
+	}
+	if v.kind != jString {
+		d.errf(v.path, RuleFieldType, "reclaimPolicy must be a string, got %s", v.kind)
+		return Delete
+	}
+	switch p := Policy(v.text); p {
+	case Delete, Retain:
+		return p
+	}
+	d.errf(v.path, RuleEnum, "reclaimPolicy %q is not Delete or Retain", v.text)
+	return Delete
+}
+
+func (d *decoder) mode(n *node) uint32 {
+	v := n.get("mode")
+	if v == nil {
+		return DefaultMode
+	}
+	if v.kind != jString {
+		d.errf(v.path, RuleFieldType, "mode must be an octal string such as \"0644\", got %s", v.kind)
+		return DefaultMode
+	}
+	m, err := strconv.ParseUint(v.text, 8, 32)
+	if !modeRe.MatchString(v.text) || err != nil || m > 0o777 {
+		d.errf(v.path, RuleMode, "mode %q is not an octal permission between 0000 and 0777", v.text)
+		return DefaultMode
+	}
+	return uint32(m)
+}
+
+// content reads a file body: any text, including newlines, but no NUL.
+func (d *decoder) content(n *node, key string) string {
+	v := n.get(key)
+	if v == nil {
+		return ""
+	}
+	if v.kind != jString {
+		d.errf(v.path, RuleFieldType, "%s must be a string, got %s", key, v.kind)
+		return ""
+	}
+	if strings.ContainsRune(v.text, 0) {
+		d.errf(v.path, RuleControlChar, "%s contains a NUL byte", key)
+	}
+	return v.text
+}
+
+// objects checks that v is an array of objects with only the given fields.
+func (d *decoder) objects(v *node, what string, allowed ...string) []*node {
+	if v.kind != jArray {
+		d.errf(v.path, RuleFieldType, "%s must be an array, got %s", what, v.kind)
+		return nil
+	}
+	var out []*node
+	for _, it := range v.items {
+		if it.kind != jObject {
+			d.errf(it.path, RuleFieldType, "%s items must be objects, got %s", what, it.kind)
+			continue
+		}
+		for j, k := range it.keys {
+			if !slices.Contains(allowed, k) {
+				d.errf(it.vals[j].path, RuleUnknownField, "unknown field %q in %s (allowed: %s)", k, what, strings.Join(allowed, ", "))
+			}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// mountPath checks a path inside the container: absolute, clean, no "..",
+// and nothing that would break the Volume= syntax it ends up in.
+func (d *decoder) mountPath(n *node) string {
+	p := d.str(n, "mountPath", true)
+	v := n.get("mountPath")
+	if v == nil || v.kind != jString || p == "" {
+		return p
+	}
+	switch {
+	case hasControl(p):
+		d.errf(v.path, RuleControlChar, "mountPath contains a control character")
+	case !strings.HasPrefix(p, "/"):
+		d.errf(v.path, RuleMountPath, "mountPath %q must be absolute", p)
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		d.errf(v.path, RuleMountPath, "mountPath %q must not contain \"..\"", p)
+	case path.Clean(p) != p:
+		d.errf(v.path, RuleMountPath, "mountPath %q is not clean (did you mean %q?)", p, path.Clean(p))
+	case p == "/":
+		d.errf(v.path, RuleMountPath, "mountPath must not be the container's root")
+	case strings.ContainsAny(p, ": \t,\\"):
+		d.errf(v.path, RuleMountPath, "mountPath %q must not contain ':', ',', '\\' or whitespace (it becomes part of a Volume= line)", p)
+	default:
+		return p
+	}
+	return ""
+}
+
+func (d *decoder) container(n *node, s *Spec) {
+	s.DesiredState = Running
+	if v := n.get("desiredState"); v != nil {
+		if v.kind != jString {
+			d.errf(v.path, RuleFieldType, "desiredState must be a string, got %s", v.kind)
+		} else {
+			switch st := State(v.text); st {
+			case Running, Stopped, Oneshot:
+				s.DesiredState = st
+			default:
+				d.errf(v.path, RuleEnum, "desiredState %q is not running, stopped or oneshot", v.text)
+			}
+		}
+	}
+	if v := n.get("configFiles"); v != nil {
+		for _, it := range d.objects(v, "configFiles", "mountPath", "content", "mode") {
+			s.ConfigFiles = append(s.ConfigFiles, ConfigFile{
+				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.path,
+			})
+		}
+	}
+	if v := n.get("configDirs"); v != nil {
+		for _, it := range d.objects(v, "configDirs", "mountPath", "files") {
+			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.path}
+			fv := it.get("files")
+			if fv == nil {
+				d.errf(child(it.path, "files"), RuleRequired, "files is required (it may be an empty list)")
+			} else {
+				seen := map[string]string{}
+				for _, f := range d.objects(fv, "files", "name", "content", "mode") {
+					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.path}
+					np := child(f.path, "name")
+					switch {
+					case df.Name == "":
+					case hasControl(df.Name):
+						d.errf(np, RuleControlChar, "file name contains a control character")
+					case strings.ContainsAny(df.Name, `/\`) || df.Name == "." || strings.HasPrefix(df.Name, ".."):
+						d.errf(np, RuleFileName, "file name %q must be a plain name: no '/', not '.', not starting with \"..\" (reserved for the version links)", df.Name)
+					case len(df.Name) > 255:
+						d.errf(np, RuleFileName, "file name is longer than 255 bytes")
+					case seen[df.Name] != "":
+						d.errf(np, RuleFileDuplicate, "file name %q already appears at %s", df.Name, seen[df.Name])
+					default:
+						seen[df.Name] = np
+					}
+					cd.Files = append(cd.Files, df)
+				}
+			}
+			s.ConfigDirs = append(s.ConfigDirs, cd)
+		}
+	}
+	d.mountPaths(s)
+
+	if _, ok := s.Last(unit.Container, unit.KeyImage); !ok {
+		if _, rootfs := s.Last(unit.Container, "Rootfs"); !rootfs {
+			d.errf(child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
+		}
+	}
+	d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
+	d.noServiceName(s)
+
+	typ, hasType := s.Last(unit.Service, unit.KeyType)
+	restart, hasRestart := s.Last(unit.Service, unit.KeyRestart)
+	switch s.DesiredState {
+	case Running, Stopped:
+		if hasType && typ.Text == "oneshot" {
+			d.errf(typ.Path, RuleStateConflict, "[Service] Type=oneshot conflicts with desiredState %q: use desiredState \"oneshot\"", s.DesiredState)
+		}
+	case Oneshot:
+		if hasType && typ.Text != "oneshot" {
+			d.errf(typ.Path, RuleStateConflict, "[Service] Type=%s conflicts with desiredState \"oneshot\"", typ.Text)
+		}
+		if hasRestart && restart.Text != "no" {
+			d.errf(restart.Path, RuleStateConflict, "[Service] Restart=%s conflicts with desiredState \"oneshot\": a oneshot job runs to completion", restart.Text)
+		}
+	}
+	if len(s.ConfigDirs) > 0 {
+		_, er := s.Last(unit.Service, unit.KeyExecReload)
+		_, rc := s.Last(unit.Container, unit.KeyReloadCmd)
+		_, rs := s.Last(unit.Container, unit.KeyReloadSignal)
+		if !er && !rc && !rs {
+			d.errf(child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
+		}
+		if s.DesiredState == Oneshot {
+			d.errf(child(s.Path(), "configDirs"), RuleStateConflict, "configDirs need a running service to reload; a oneshot container cannot use them (use configFiles)")
+		}
+	}
+}
+
+// mountPaths checks config mount paths against each other: no duplicates,
+// none under another (the host side mirrors them as nested paths).
+func (d *decoder) mountPaths(s *Spec) {
+	type mp struct{ p, at string }
+	var all []mp
+	for _, f := range s.ConfigFiles {
+		if f.MountPath != "" {
+			all = append(all, mp{f.MountPath, child(f.Path, "mountPath")})
+		}
+	}
+	for _, c := range s.ConfigDirs {
+		if c.MountPath != "" {
+			all = append(all, mp{c.MountPath, child(c.Path, "mountPath")})
+		}
+	}
+	for i, a := range all {
+		for _, b := range all[:i] {
+			switch {
+			case a.p == b.p:
+				d.errf(a.at, RuleMountDuplicate, "mountPath %q is already used at %s", a.p, b.at)
+			case strings.HasPrefix(a.p, b.p+"/"):
+				d.errf(a.at, RuleMountNested, "mountPath %q is inside %q (%s)", a.p, b.p, b.at)
+			case strings.HasPrefix(b.p, a.p+"/"):
+				d.errf(a.at, RuleMountNested, "mountPath %q contains %q (%s)", a.p, b.p, b.at)
+			}
+		}
+	}
+}
+
+// forced reports a key syslet sets itself when the user set it to
+// something else; the same value is tolerated so older specs keep working.
+func (d *decoder) forced(s *Spec, section, key, want string) {
+	for _, v := range s.Values(section, key) {
+		switch {
+		case want == "":
+			d.errf(v.Path, RuleForcedKey, "[%s] %s is set by syslet, which writes the build context itself; remove it", section, key)
+		case v.Text != want:
+			d.errf(v.Path, RuleForcedKey, "[%s] %s is set by syslet to %q; remove it", section, key, want)
+		}
+	}
+}
+
+func (d *decoder) noServiceName(s *Spec) {
+	for _, sec := range s.Unit {
+		for _, e := range sec.Entries {
+			if e.Key == unit.KeyServiceName && unit.QuadletSection(sec.Name) {
+				d.errf(e.Path, RuleForcedKey, "[%s] ServiceName is not supported: syslet derives the service name from the spec name", sec.Name)
+			}
+		}
+	}
+}
+
+func (d *decoder) build(n *node, s *Spec) {
+	s.ReclaimPolicy = d.policy(n)
+	s.Containerfile = d.content(n, "containerfile")
+	if strings.TrimSpace(s.Containerfile) == "" {
+		d.errf(child(n.path, "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
+	}
+	if v := n.get("contextFiles"); v != nil {
+		seen := map[string]string{}
+		for _, it := range d.objects(v, "contextFiles", "filename", "content", "mode") {
+			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.path}
+			fp := child(it.path, "filename")
+			f := cf.Filename
+			switch {
+			case f == "":
+			case hasControl(f):
+				d.errf(fp, RuleControlChar, "filename contains a control character")
+			case strings.HasPrefix(f, "/") || slices.Contains(strings.Split(f, "/"), "..") || path.Clean(f) != f || f == ".":
+				d.errf(fp, RuleContextFile, "filename %q must be a clean relative path without \"..\"", f)
+			case f == "Containerfile":
+				d.errf(fp, RuleContextFile, "filename must not be \"Containerfile\": syslet writes the containerfile field there")
+			case seen[f] != "":
+				d.errf(fp, RuleContextFile, "filename %q already appears at %s", f, seen[f])
+			default:
+				for other, at := range seen {
+					if strings.HasPrefix(f, other+"/") || strings.HasPrefix(other, f+"/") {
+						d.errf(fp, RuleContextFile, "filename %q and %q (%s) cannot both exist: one is a directory of the other", f, other, at)
+					}
+				}
+				seen[f] = fp
+			}
+			s.ContextFiles = append(s.ContextFiles, cf)
+		}
+	}
+	tag, ok := s.Last(unit.Build, unit.KeyImageTag)
+	prefix := "localhost/" + s.Name + ":"
+	switch {
+	case !ok:
+		d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
+	case !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix):
+		d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+	}
+	d.forced(s, unit.Build, unit.KeyFile, "")
+	d.forced(s, unit.Build, unit.KeySetWorkingDirectory, "")
+	d.noServiceName(s)
+}
+
+func (d *decoder) secret(n *node, s *Spec) {
+	v := n.get("ciphertext")
+	if v == nil {
+		d.errf(child(n.path, "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document")
+		return
+	}
+	if v.kind != jString {
+		d.errf(v.path, RuleFieldType, "ciphertext must be a string, got %s", v.kind)
+		return
+	}
+	s.Ciphertext = v.text
+	keys, err := sopsKeys([]byte(v.text))
+	if err != nil {
+		d.errf(v.path, RuleSecretFormat, "%v", err)
+		return
+	}
+	for _, k := range keys {
+		if !secretKeyRe.MatchString(k) {
+			d.errf(v.path, RuleSecretKey, "secret key %q must match [a-z0-9-]+", k)
+			continue
+		}
+		s.SecretKeys = append(s.SecretKeys, k)
+	}
+}
+
+// String makes a Spec readable in test failures.
+func (s *Spec) String() string {
+	b, _ := json.Marshal(s)
+	return fmt.Sprintf("%s", b)
+}

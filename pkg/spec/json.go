@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+)
+
+// node is a JSON value that keeps object keys in document order, so a
+// unit's keys render in the order the user wrote them, and that knows its
+// own JSON path for error messages.
+type node struct {
+	kind  nodeKind
+	text  string // string value, or the literal of a number / bool
+	keys  []string
+	vals  []*node // object values, parallel to keys
+	items []*node // array items
+	path  string
+}
+
+type nodeKind int
+
+const (
+	jNull nodeKind = iota
+	jString
+	jNumber
+	jBool
+	jObject
+	jArray
+)
+
+func (k nodeKind) String() string {
+	return [...]string{"null", "a string", "a number", "a boolean", "an object", "an array"}[k]
+}
+
+func (n *node) get(key string) *node {
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// child forms the JSON path of an object member: .key, or ["key"] when the
+// key is not a plain identifier.
+func child(path, key string) string {
+	if identRe.MatchString(key) {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	q, _ := json.Marshal(key)
+	return path + "[" + string(q) + "]"
+}
+
+func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// syntaxError is a JSON stream that could not be read; Offset locates it.
+type syntaxError struct {
+	Line, Col int
+	Msg       string
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
+}
+
+// dupKeyError reports a key that appears twice in one object: Go's decoder
+// would silently keep the last one, which hides mistakes.
+type dupKeyError struct{ path, key string }
+
+func (e *dupKeyError) Error() string { return fmt.Sprintf("duplicate key %q", e.key) }
+
+// decodeStream reads every top-level value of data. Objects are specs;
+// arrays contribute their items as specs. Indexes count specs across the
+// whole source. Duplicate keys are returned as findings, not failures, so
+// the rest of the source is still checked.
+func decodeStream(data []byte) (specs []*node, dups []*dupKeyError, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	p := &parser{dec: dec}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return specs, p.dups, nil
+		}
+		if err != nil {
+			return specs, p.dups, p.wrap(data, err)
+		}
+		if d, ok := tok.(json.Delim); ok && d == '[' {
+			for dec.More() {
+				n, err := p.value(index("", len(specs)))
+				if err != nil {
+					return specs, p.dups, p.wrap(data, err)
+				}
+				specs = append(specs, n)
+			}
+			if _, err := dec.Token(); err != nil {
+				return specs, p.dups, p.wrap(data, err)
+			}
+			continue
+		}
+		n, err := p.fromToken(tok, index("", len(specs)))
+		if err != nil {
+			return specs, p.dups, p.wrap(data, err)
+		}
+		specs = append(specs, n)
+	}
+}
+
+type parser struct {
+	dec  *json.Decoder
+	dups []*dupKeyError
+}
+
+func (p *parser) value(path string) (*node, error) {
+	tok, err := p.dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return p.fromToken(tok, path)
+}
+
+func (p *parser) fromToken(tok json.Token, path string) (*node, error) {
+	n := &node{path: path}
+	switch t := tok.(type) {
+	case nil:
+		n.kind = jNull
+	case string:
+		n.kind, n.text = jString, t
+	case json.Number:
+		n.kind, n.text = jNumber, t.String()
+	case bool:
+		n.kind, n.text = jBool, strconv.FormatBool(t)
+	case json.Delim:
+		switch t {
+		case '{':
+			n.kind = jObject
+			seen := map[string]bool{}
+			for p.dec.More() {
+				kt, err := p.dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k := kt.(string)
+				v, err := p.value(child(path, k))
+				if err != nil {
+					return nil, err
+				}
+				if seen[k] {
+					p.dups = append(p.dups, &dupKeyError{path: child(path, k), key: k})
+					continue
+				}
+				seen[k] = true
+				n.keys = append(n.keys, k)
+				n.vals = append(n.vals, v)
+			}
+			if _, err := p.dec.Token(); err != nil {
+				return nil, err
+			}
+		case '[':
+			n.kind = jArray
+			for p.dec.More() {
+				v, err := p.value(index(path, len(n.items)))
+				if err != nil {
+					return nil, err
+				}
+				n.items = append(n.items, v)
+			}
+			if _, err := p.dec.Token(); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("unexpected %q", rune(t))
+		}
+	}
+	return n, nil
+}
+
+// wrap turns a decoder error into a syntaxError with a line and column.
+func (p *parser) wrap(data []byte, err error) error {
+	off := p.dec.InputOffset()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	msg := err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of input"
+	}
+	line, col := 1, 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return &syntaxError{Line: line, Col: col, Msg: msg}
+}

@@ -1,0 +1,48 @@
+package spec
+
+// Rule identifiers. They are part of syslet's interface: `syslet validate
+// --output json` prints them, and CI jobs and tests branch on them, so they
+// never change meaning. Messages are for people and may be reworded.
+const (
+	RuleJSON             = "json-syntax"           // the source is not a JSON stream
+	RuleSource           = "source"                // the source cannot be read
+	RuleNotObject        = "spec-not-object"       // a stream item is not an object
+	RuleDuplicateKey     = "duplicate-key"         // a JSON object repeats a key
+	RuleUnknownField     = "unknown-field"         // a field the spec's type does not have
+	RuleFieldType        = "field-type"            // a field has the wrong JSON type
+	RuleRequired         = "required"              // a required field is missing or empty
+	RuleAPIVersion       = "api-version"           // apiVersion is not "v1"
+	RuleType             = "type"                  // type is not one of the five kinds
+	RuleName             = "name"                  // name is not a valid unit / podman name
+	RuleDuplicateName    = "duplicate-name"        // two specs of one type share a name
+	RuleServiceConflict  = "service-name-conflict" // two units would get the same service
+	RuleControlChar      = "control-character"     // newline, NUL or other control character
+	RuleContinuation     = "line-continuation"     // a value ends in a backslash
+	RuleSection          = "unknown-section"       // a section the unit type does not have
+	RuleReservedSection  = "reserved-section"      // [X-Syslet] or a quadlet-internal section
+	RuleKeyName          = "invalid-key"           // a key that is not a systemd key name
+	RuleUnknownKey       = "unknown-key"           // quadlet does not know the key
+	RuleNewerPodman      = "key-needs-newer-podman"
+	RuleMapNotAllowed    = "map-not-allowed" // map value on a key that takes none
+	RuleMapKey           = "map-key"         // a map key that cannot be rendered
+	RuleForcedKey        = "forced-key"      // a key syslet sets itself
+	RuleEnum             = "invalid-value"   // desiredState, reclaimPolicy
+	RuleMode             = "mode"            // a file mode that is not octal 0000-0777
+	RuleMountPath        = "mount-path"      // not absolute, not clean, has "..", ":" or space
+	RuleMountDuplicate   = "duplicate-mount-path"
+	RuleMountNested      = "nested-mount-path"
+	RuleFileName         = "config-file-name" // a config-dir file name that is not plain
+	RuleFileDuplicate    = "duplicate-file-name"
+	RuleExecReload       = "exec-reload-required"
+	RuleStateConflict    = "desired-state-conflict"
+	RuleImageRequired    = "image-required"
+	RuleImageTag         = "image-tag"
+	RuleContextFile      = "context-file"
+	RuleSecretFormat     = "secret-format"
+	RuleSecretKey        = "secret-key"
+	RuleUndefinedRef     = "undefined-reference"
+	RuleUnsupportedRef   = "unsupported-reference"
+	RuleUndefinedSecret  = "undefined-secret"
+	RuleDuplicateDest    = "duplicate-mount-destination"
+	RuleDuplicateSecret  = "duplicate-secret-name"
+)

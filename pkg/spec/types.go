@@ -1,0 +1,170 @@
+package spec
+
+// Kind is the spec's "type" field.
+type Kind string
+
+const (
+	Container Kind = "container"
+	Volume    Kind = "volume"
+	Network   Kind = "network"
+	Build     Kind = "build"
+	Secret    Kind = "secret"
+)
+
+// Kinds lists every kind in the order syslet handles them when one order is
+// needed (resources before the containers that use them).
+var Kinds = []Kind{Network, Volume, Secret, Build, Container}
+
+// Ext is the quadlet file extension of a kind ("" for secrets, which have
+// no unit file).
+func (k Kind) Ext() string {
+	switch k {
+	case Container, Volume, Network, Build:
+		return "." + string(k)
+	}
+	return ""
+}
+
+// State is a container's desiredState.
+type State string
+
+const (
+	Running State = "running"
+	Stopped State = "stopped"
+	Oneshot State = "oneshot"
+)
+
+// Policy is a reclaimPolicy: what happens to the podman resource when its
+// spec is removed.
+type Policy string
+
+const (
+	Delete Policy = "Delete"
+	Retain Policy = "Retain"
+)
+
+// Spec is one decoded spec. Fields that do not apply to its Kind are zero.
+// Source and Index locate it for error messages; Paths maps field names to
+// their JSON paths for checks made after decoding.
+type Spec struct {
+	Source     string `json:"source"`
+	Index      int    `json:"index"`
+	APIVersion string `json:"apiVersion"`
+	Kind       Kind   `json:"type"`
+	Name       string `json:"name"`
+
+	Unit []Section `json:"unit,omitempty"`
+
+	DesiredState   State        `json:"desiredState,omitempty"`
+	RemovalAllowed bool         `json:"removalAllowed"`
+	ReclaimPolicy  Policy       `json:"reclaimPolicy,omitempty"`
+	ConfigFiles    []ConfigFile `json:"configFiles,omitempty"`
+	ConfigDirs     []ConfigDir  `json:"configDirs,omitempty"`
+
+	Containerfile string        `json:"containerfile,omitempty"`
+	ContextFiles  []ContextFile `json:"contextFiles,omitempty"`
+
+	// Ciphertext is the whole SOPS document; SecretKeys are its top-level
+	// keys, readable without decrypting.
+	Ciphertext string   `json:"-"`
+	SecretKeys []string `json:"secretKeys,omitempty"`
+}
+
+// Path returns the JSON path of the spec itself inside its source, "[i]".
+func (s *Spec) Path() string { return index("", s.Index) }
+
+// Ref names the spec for people: "container web (specs/web.json [0])".
+func (s *Spec) Ref() string {
+	return string(s.Kind) + " " + s.Name + " (" + s.Source + " " + s.Path() + ")"
+}
+
+// Section is one unit section as the user wrote it, in order.
+type Section struct {
+	Name    string  `json:"name"`
+	Path    string  `json:"path"`
+	Entries []Entry `json:"entries"`
+}
+
+// Entry is one key of a section with its rendered lines. A string gives one
+// line, a list one line per item, a map one line per key (sorted).
+type Entry struct {
+	Key   string  `json:"key"`
+	Path  string  `json:"path"`
+	Lines []Value `json:"lines"`
+}
+
+// Value is one rendered line value and the JSON path it came from.
+type Value struct {
+	Text string `json:"text"`
+	Path string `json:"path"`
+}
+
+// Lookup returns the section with the given name, or nil.
+func (s *Spec) Lookup(section string) *Section {
+	for i := range s.Unit {
+		if s.Unit[i].Name == section {
+			return &s.Unit[i]
+		}
+	}
+	return nil
+}
+
+// Values returns every line value of section.key in order.
+func (s *Spec) Values(section, key string) []Value {
+	sec := s.Lookup(section)
+	if sec == nil {
+		return nil
+	}
+	var vs []Value
+	for _, e := range sec.Entries {
+		if e.Key == key {
+			vs = append(vs, e.Lines...)
+		}
+	}
+	return vs
+}
+
+// Last returns the last line value of section.key: the one quadlet honours
+// for a single-valued key.
+func (s *Spec) Last(section, key string) (Value, bool) {
+	vs := s.Values(section, key)
+	if len(vs) == 0 {
+		return Value{}, false
+	}
+	return vs[len(vs)-1], true
+}
+
+// ConfigFile is a single file mounted read-only into a container.
+type ConfigFile struct {
+	MountPath string `json:"mountPath"`
+	Content   string `json:"content"`
+	Mode      uint32 `json:"mode"`
+	Path      string `json:"-"` // JSON path of the item
+}
+
+// ConfigDir is a directory of files mounted read-only into a container and
+// swapped atomically on change, so the service can reload in place.
+type ConfigDir struct {
+	MountPath string    `json:"mountPath"`
+	Files     []DirFile `json:"files"`
+	Path      string    `json:"-"`
+}
+
+// DirFile is one file of a ConfigDir.
+type DirFile struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	Mode    uint32 `json:"mode"`
+	Path    string `json:"-"`
+}
+
+// ContextFile is one file of a build context besides the Containerfile.
+type ContextFile struct {
+	Filename string `json:"filename"`
+	Content  string `json:"content"`
+	Mode     uint32 `json:"mode"`
+	Path     string `json:"-"`
+}
+
+// DefaultMode is the mode of config and context files that do not name one.
+const DefaultMode = 0o644

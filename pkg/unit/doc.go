@@ -1,0 +1,9 @@
+// Package unit is an ordered model of systemd / quadlet unit files: sections
+// in order, keys in order, repeated keys kept. Render builds a File through
+// Add and never formats INI text by hand; Bytes serialises it byte-stably;
+// Parse reads installed units back (comments dropped, continuation lines
+// joined the way systemd joins them).
+//
+// The package knows the section and key names syslet cares about, and which
+// keys each quadlet section accepts (Known), but nothing about specs or hosts.
+package unit

@@ -1,0 +1,211 @@
+package unit
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Entry is one Key=Value line.
+type Entry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Section is one [Name] group with its entries in file order.
+type Section struct {
+	Name    string  `json:"name"`
+	Entries []Entry `json:"entries"`
+}
+
+// File is a whole unit file.
+type File struct {
+	Sections []*Section `json:"sections"`
+}
+
+// Section returns the named section, or nil.
+func (f *File) Section(name string) *Section {
+	for _, s := range f.Sections {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Ensure returns the named section, appending an empty one if missing.
+func (f *File) Ensure(name string) *Section {
+	if s := f.Section(name); s != nil {
+		return s
+	}
+	s := &Section{Name: name}
+	f.Sections = append(f.Sections, s)
+	return s
+}
+
+// Add appends Key=Value to the named section, creating it at the end if needed.
+func (f *File) Add(section, key, value string) { f.Ensure(section).Add(key, value) }
+
+// Add appends Key=Value.
+func (s *Section) Add(key, value string) { s.Entries = append(s.Entries, Entry{key, value}) }
+
+// Has reports whether key appears at least once.
+func (s *Section) Has(key string) bool {
+	return s != nil && slices.ContainsFunc(s.Entries, func(e Entry) bool { return e.Key == key })
+}
+
+// Lookup returns every value of key in section, in order.
+func (f *File) Lookup(section, key string) []string {
+	s := f.Section(section)
+	if s == nil {
+		return nil
+	}
+	var vs []string
+	for _, e := range s.Entries {
+		if e.Key == key {
+			vs = append(vs, e.Value)
+		}
+	}
+	return vs
+}
+
+// Last returns the last value of key in section, which is the one systemd
+// and quadlet honour for single-valued keys.
+func (f *File) Last(section, key string) (string, bool) {
+	vs := f.Lookup(section, key)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return vs[len(vs)-1], true
+}
+
+// Bytes serialises the file: one blank line between sections, a trailing
+// newline, nothing else. The same File always gives the same bytes.
+func (f *File) Bytes() []byte {
+	var b bytes.Buffer
+	for i, s := range f.Sections {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteByte('[')
+		b.WriteString(s.Name)
+		b.WriteString("]\n")
+		for _, e := range s.Entries {
+			b.WriteString(e.Key)
+			b.WriteByte('=')
+			b.WriteString(e.Value)
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// Without returns a copy of f with the named sections removed and, when
+// key is non-empty, the given section/key pairs removed ("Unit.Description").
+// Sections left empty by the removal are dropped. It is used to compare two
+// units while ignoring what counts as metadata.
+func (f *File) Without(drop ...string) *File {
+	g := &File{}
+	for _, s := range f.Sections {
+		if slices.Contains(drop, s.Name) {
+			continue
+		}
+		ns := &Section{Name: s.Name}
+		for _, e := range s.Entries {
+			if slices.Contains(drop, s.Name+"."+e.Key) {
+				continue
+			}
+			ns.Entries = append(ns.Entries, e)
+		}
+		if len(ns.Entries) > 0 {
+			g.Sections = append(g.Sections, ns)
+		}
+	}
+	return g
+}
+
+// Equal reports whether two files have the same sections, keys and values in
+// the same order.
+func Equal(a, b *File) bool { return bytes.Equal(a.Bytes(), b.Bytes()) }
+
+// Parse reads a unit file the way systemd does: comments (# and ;) and blank
+// lines are skipped, whitespace around keys and values is trimmed, a line
+// ending in a backslash continues on the next line (joined with a space).
+// Entries before the first section header are an error.
+func Parse(data []byte) (*File, error) {
+	f := &File{}
+	var cur *Section
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	lineNo := 0
+	var pending strings.Builder
+	pendingStart := 0
+	flush := func(line string, at int) error {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return nil
+		}
+		if strings.HasPrefix(line, "[") {
+			if !strings.HasSuffix(line, "]") || len(line) < 3 {
+				return fmt.Errorf("line %d: malformed section header %q", at, line)
+			}
+			name := line[1 : len(line)-1]
+			cur = f.Section(name)
+			if cur == nil {
+				cur = &Section{Name: name}
+				f.Sections = append(f.Sections, cur)
+			}
+			return nil
+		}
+		if cur == nil {
+			return fmt.Errorf("line %d: assignment outside of a section", at)
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("line %d: expected Key=Value, got %q", at, line)
+		}
+		cur.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		return nil
+	}
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		if pending.Len() == 0 && (trimmed == "" || trimmed[0] == '#' || trimmed[0] == ';') {
+			continue
+		}
+		if pending.Len() > 0 && trimmed != "" && (trimmed[0] == '#' || trimmed[0] == ';') {
+			continue // systemd skips comment lines inside a continuation
+		}
+		if strings.HasSuffix(line, "\\") {
+			if pending.Len() == 0 {
+				pendingStart = lineNo
+			}
+			pending.WriteString(strings.TrimSuffix(line, "\\"))
+			pending.WriteByte(' ')
+			continue
+		}
+		if pending.Len() > 0 {
+			pending.WriteString(line)
+			if err := flush(pending.String(), pendingStart); err != nil {
+				return nil, err
+			}
+			pending.Reset()
+			continue
+		}
+		if err := flush(line, lineNo); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if pending.Len() > 0 {
+		if err := flush(pending.String(), pendingStart); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}

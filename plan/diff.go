@@ -1,0 +1,101 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/syslet/syslet/pkg/unit"
+)
+
+// diffKeys lists the [Section] Key changes from old to new. A key with one
+// value on each side that differs is a change (~); otherwise values only
+// in old are removed (-) and values only in new are added (+).
+func diffKeys(old, new *unit.File) []KeyChange {
+	type sk struct{ s, k string }
+	var order []sk
+	seen := map[sk]bool{}
+	collect := func(f *unit.File) map[sk][]string {
+		m := map[sk][]string{}
+		for _, s := range f.Sections {
+			for _, e := range s.Entries {
+				key := sk{s.Name, e.Key}
+				if !seen[key] {
+					seen[key] = true
+					order = append(order, key)
+				}
+				m[key] = append(m[key], e.Value)
+			}
+		}
+		return m
+	}
+	om, nm := collect(old), collect(new)
+	var out []KeyChange
+	for _, key := range order {
+		ov, nv := om[key], nm[key]
+		if slices.Equal(ov, nv) {
+			continue
+		}
+		if len(ov) == 1 && len(nv) == 1 {
+			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: ov[0], New: nv[0]})
+			continue
+		}
+		for _, v := range ov {
+			if !slices.Contains(nv, v) {
+				out = append(out, KeyChange{Op: "-", Section: key.s, Key: key.k, Old: v})
+			}
+		}
+		for _, v := range nv {
+			if !slices.Contains(ov, v) {
+				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
+			}
+		}
+		if slices.Equal(sorted(ov), sorted(nv)) {
+			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: "(order)", New: "(reordered)"})
+		}
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// summarizeKeys names the changed keys in one short phrase for a reason.
+func summarizeKeys(ks []KeyChange) string {
+	var names []string
+	for _, k := range ks {
+		n := "[" + k.Section + "] " + k.Key
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "unit changed"
+	case 1, 2, 3:
+		return strings.Join(names, ", ") + " changed"
+	}
+	return fmt.Sprintf("%s and %d more keys changed", strings.Join(names[:3], ", "), len(names)-3)
+}
+
+// unifiedDiff is a unified diff of a text file; binary content is only
+// described.
+func unifiedDiff(path string, old, new []byte) string {
+	if !utf8.Valid(old) || !utf8.Valid(new) {
+		return fmt.Sprintf("binary content changed (%d → %d bytes)\n", len(old), len(new))
+	}
+	oldLabel, newLabel := "a"+path, "b"+path
+	if old == nil {
+		oldLabel = "/dev/null"
+	}
+	if new == nil {
+		newLabel = "/dev/null"
+	}
+	return udiff.Unified(oldLabel, newLabel, string(old), string(new))
+}

@@ -1,0 +1,12 @@
+// Package plan compares what render produced with what the host has and
+// decides what an apply must do. Build is pure: it takes the rendered
+// output and an Observed value (files on disk, systemd unit states,
+// podman's secret and image stores) and returns a Plan, with no I/O and no
+// interface calls. Observe gathers the Observed value through the small
+// reader interfaces this package declares, each fact read once.
+//
+// A Plan is a value: it prints as text for people (Format), serialises to
+// JSON for machines, and the executor runs exactly its Actions, in the
+// order of their Step. Reasons in a plan explain; they never steer the
+// executor.
+package plan

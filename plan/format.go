@@ -1,0 +1,193 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+var opSign = map[Effect]string{
+	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ",
+}
+
+func sign(e Effect) string {
+	if s, ok := opSign[e]; ok {
+		return s
+	}
+	return "~"
+}
+
+// Counts summarises a plan by effect.
+type Counts struct {
+	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged int
+}
+
+// Count tallies the unit changes.
+func (p *Plan) Count() Counts {
+	var c Counts
+	for _, u := range p.Units {
+		switch u.Effect {
+		case EffectCreate:
+			c.Create++
+		case EffectRestart, EffectRecreate, EffectRebuild, EffectRun, EffectUpdate:
+			c.Change++
+		case EffectReload:
+			c.Reload++
+		case EffectMetadata:
+			c.Metadata++
+		case EffectRemove:
+			c.Remove++
+		case EffectStart:
+			c.Start++
+		case EffectStop:
+			c.Stop++
+		case EffectNone, EffectKeep, EffectIgnore:
+			c.Unchanged++
+		}
+	}
+	return c
+}
+
+// Format writes the plan for people: unit changes with their keys, file
+// diffs, secrets (names only), notes, refusals, the nine steps with what
+// each will do, and the unit status table.
+func (p *Plan) Format(w io.Writer) {
+	changed := slices.DeleteFunc(slices.Clone(p.Units), func(u UnitChange) bool { return u.Effect == EffectNone })
+	if len(changed) > 0 {
+		fmt.Fprintln(w, "Unit changes:")
+		for _, u := range changed {
+			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), u.FileName, u.Effect)
+			if len(u.Reasons) > 0 {
+				line += ": " + strings.Join(u.Reasons, "; ")
+			}
+			fmt.Fprintln(w, line)
+			if u.Effect == EffectRemove || u.Effect == EffectIgnore || u.Effect == EffectKeep {
+				continue
+			}
+			for _, k := range u.Keys {
+				switch k.Op {
+				case "+":
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, k.New)
+				case "-":
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, k.Old)
+				default:
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, k.Old, k.New)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(p.Files) > 0 {
+		fmt.Fprintln(w, "Config files:")
+		for _, f := range p.Files {
+			mode := ""
+			switch {
+			case f.Op == "+":
+				mode = fmt.Sprintf(" (%04o)", f.NewMode)
+			case f.Op == "~" && f.OldMode != f.NewMode:
+				mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
+			}
+			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, f.Path, mode, f.Kind, f.Owner)
+			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
+				if l != "" {
+					fmt.Fprintf(w, "      %s\n", l)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(p.Secrets) > 0 {
+		fmt.Fprintln(w, "Secrets:")
+		for _, s := range p.Secrets {
+			fmt.Fprintf(w, "  %s %s = (secret)  %s\n", s.Op, s.Name, s.Reason)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(p.Notes) > 0 {
+		fmt.Fprintln(w, "Left alone:")
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "  = %s: %s\n", n.Unit, n.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(p.Refusals) > 0 {
+		fmt.Fprintln(w, "Refused (nothing will be changed until these are resolved):")
+		for _, r := range p.Refusals {
+			src := ""
+			if r.Source != "" {
+				src = " (" + r.Source + ")"
+			}
+			fmt.Fprintf(w, "  ! %s%s: %s\n", r.Unit, src, r.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	if !p.Empty() {
+		fmt.Fprintln(w, "Steps, in the order they run:")
+		for _, s := range Steps {
+			var targets []string
+			for _, a := range p.Actions {
+				if a.Step == s {
+					targets = append(targets, describe(a))
+				}
+			}
+			if len(targets) == 0 {
+				fmt.Fprintf(w, "  %d. %-24s -\n", s, s)
+				continue
+			}
+			fmt.Fprintf(w, "  %d. %-24s %s\n", s, s, targets[0])
+			for _, t := range targets[1:] {
+				fmt.Fprintf(w, "     %-24s %s\n", "", t)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	var status []UnitChange
+	for _, u := range p.Units {
+		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep {
+			status = append(status, u)
+		}
+	}
+	if len(status) > 0 {
+		fmt.Fprintln(w, "UNIT STATUS CHANGES")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  SERVICE\tNOW\tAFTER\tCHANGE")
+		for _, u := range status {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", u.Service, u.Before, u.After, u.Effect)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	c := p.Count()
+	if p.Empty() {
+		fmt.Fprintln(w, "No changes. The host matches the specs.")
+	} else {
+		fmt.Fprintf(w, "Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions.\n",
+			c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions))
+	}
+}
+
+func describe(a Action) string {
+	switch a.Op {
+	case OpWriteDir:
+		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, len(a.Files))
+	case OpWriteFile, OpWriteUnit:
+		return fmt.Sprintf("%s (%04o)", a.Target, a.Mode)
+	case OpCreateSecret:
+		return "secret " + a.Target + " = (secret)"
+	case OpRemoveSecret:
+		return "remove secret " + a.Target
+	case OpRemoveUnit, OpRemoveFile:
+		return "remove " + a.Target
+	case OpDeleteVolume:
+		return "volume " + a.Target
+	case OpDeleteNetwork:
+		return "network " + a.Target
+	case OpDeleteImage:
+		return "image " + a.Target
+	case OpDaemonReload:
+		return "systemctl daemon-reload"
+	}
+	return a.Target
+}

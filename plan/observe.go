@@ -1,0 +1,151 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/render"
+)
+
+// FileReader reads the trees syslet manages. Paths in the result are
+// absolute host paths; directories are included with fs.ModeDir, symlinks
+// with Link set.
+type FileReader interface {
+	ReadTree(dirs ...string) (map[string]host.File, error)
+}
+
+// UnitReader reports systemd unit states in one batched call.
+type UnitReader interface {
+	UnitStates(ctx context.Context, names []string) (map[string]host.UnitState, error)
+}
+
+// StoreReader reads podman's secret and image stores.
+type StoreReader interface {
+	Secrets(ctx context.Context) ([]host.Secret, error)
+	ImageExists(ctx context.Context, ref string) (bool, error)
+}
+
+// Sources are the readers Observe uses. Units and Store may be nil: a
+// host without them reads as "nothing running, nothing stored".
+type Sources struct {
+	Files FileReader
+	Units UnitReader
+	Store StoreReader
+}
+
+// Observed is the host as it was when the plan was made.
+type Observed struct {
+	Files   map[string]host.File      `json:"-"`
+	Units   map[string]host.UnitState `json:"units"`
+	Secrets map[string]host.Secret    `json:"secrets"`
+	Images  map[string]bool           `json:"images"`
+	// UnitsKnown and StoreKnown say whether systemd and podman were read.
+	// Without them the plan assumes the host matches its installed files.
+	UnitsKnown bool `json:"unitsKnown"`
+	StoreKnown bool `json:"storeKnown"`
+}
+
+// Observe reads every host fact the plan needs, each once: the managed
+// file trees, the states of all relevant units in one call, the secret
+// store in one call, and one existence check per distinct image.
+func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, error) {
+	obs := &Observed{Units: map[string]host.UnitState{}, Secrets: map[string]host.Secret{}, Images: map[string]bool{}}
+	files, err := src.Files.ReadTree(render.UnitDir, render.ConfigRoot, render.BuildRoot)
+	if err != nil {
+		return nil, fmt.Errorf("reading installed files: %w", err)
+	}
+	obs.Files = files
+
+	var services []string
+	for _, u := range out.Units {
+		services = append(services, u.Service)
+	}
+	for p := range files {
+		if k, name, ok := installedUnitName(p); ok {
+			services = append(services, render.ServiceName(k, name))
+		}
+	}
+	slices.Sort(services)
+	services = slices.Compact(services)
+	if src.Units != nil && len(services) > 0 {
+		st, err := src.Units.UnitStates(ctx, services)
+		if err != nil {
+			return nil, fmt.Errorf("reading unit states: %w", err)
+		}
+		obs.Units = st
+	}
+	obs.UnitsKnown = src.Units != nil
+
+	if src.Store == nil {
+		return obs, nil
+	}
+	obs.StoreKnown = true
+	// The secret store is read when secrets are declared, or when syslet
+	// has managed this host before (to prune secrets it no longer
+	// declares); a fresh host with no secrets never needs podman for it.
+	if len(out.Secrets) > 0 || managedBefore(files) {
+		secs, err := src.Store.Secrets(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing podman secrets: %w", err)
+		}
+		for _, s := range secs {
+			obs.Secrets[s.Name] = s
+		}
+	}
+	for _, ref := range imagesToCheck(out) {
+		ok, err := src.Store.ImageExists(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("checking image %q: %w", ref, err)
+		}
+		obs.Images[ref] = ok
+	}
+	return obs, nil
+}
+
+// imagesToCheck lists the distinct registry images of containers that are
+// meant to run, and the tags of builds.
+func imagesToCheck(out *render.Output) []string {
+	var refs []string
+	for _, u := range out.Units {
+		switch {
+		case u.Kind == spec.Container && u.Image != "" && u.State != spec.Stopped:
+			refs = append(refs, u.Image)
+		case u.Kind == spec.Build && u.Resource != "":
+			refs = append(refs, u.Resource)
+		}
+	}
+	slices.Sort(refs)
+	return slices.Compact(refs)
+}
+
+// installedUnitName recognises a top-level unit file of one of the four
+// kinds syslet writes.
+func installedUnitName(p string) (spec.Kind, string, bool) {
+	if path.Dir(p) != render.UnitDir {
+		return "", "", false
+	}
+	base := path.Base(p)
+	for _, k := range []spec.Kind{spec.Container, spec.Volume, spec.Network, spec.Build} {
+		if name, ok := strings.CutSuffix(base, k.Ext()); ok && name != "" {
+			return k, name, true
+		}
+	}
+	return "", "", false
+}
+
+// managedBefore reports whether any unit file in the unit directory looks
+// like one syslet wrote.
+func managedBefore(files map[string]host.File) bool {
+	for p, f := range files {
+		if _, _, ok := installedUnitName(p); ok && bytes.Contains(f.Data, []byte("\n[X-Syslet]\n")) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,233 @@
+package plan
+
+import (
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/render"
+)
+
+// Step is one of the nine apply steps. The numeric order is the execution
+// order; it never changes, whatever the plan holds.
+type Step int
+
+const (
+	StepPull         Step = iota + 1 // pull images missing from the store
+	StepStop                         // stop changed and removed services
+	StepWriteConfig                  // config files, config dirs, build contexts, secrets
+	StepWriteUnits                   // quadlet unit files
+	StepPrune                        // stale units, config dirs, secrets
+	StepDelete                       // volumes, networks, images under reclaimPolicy Delete
+	StepDaemonReload                 // one systemctl daemon-reload, only if units changed
+	StepReload                       // in-place reload of config-dir-only changes
+	StepStart                        // start what should run
+)
+
+// Steps lists the steps in execution order.
+var Steps = []Step{StepPull, StepStop, StepWriteConfig, StepWriteUnits, StepPrune, StepDelete, StepDaemonReload, StepReload, StepStart}
+
+func (s Step) String() string {
+	switch s {
+	case StepPull:
+		return "pull images"
+	case StepStop:
+		return "stop"
+	case StepWriteConfig:
+		return "write config files"
+	case StepWriteUnits:
+		return "write unit files"
+	case StepPrune:
+		return "prune"
+	case StepDelete:
+		return "delete podman resources"
+	case StepDaemonReload:
+		return "daemon-reload"
+	case StepReload:
+		return "reload"
+	case StepStart:
+		return "start"
+	}
+	return "step?"
+}
+
+// Op is one kind of host change. The executor switches on Op alone.
+type Op string
+
+const (
+	OpPull          Op = "pull-image"
+	OpStop          Op = "stop"
+	OpWriteFile     Op = "write-file"
+	OpWriteDir      Op = "write-config-dir"
+	OpCreateSecret  Op = "create-secret"
+	OpWriteUnit     Op = "write-unit"
+	OpRemoveUnit    Op = "remove-unit"
+	OpRemoveFile    Op = "remove-file"
+	OpRemoveSecret  Op = "remove-secret"
+	OpDeleteVolume  Op = "delete-volume"
+	OpDeleteNetwork Op = "delete-network"
+	OpDeleteImage   Op = "delete-image"
+	OpDaemonReload  Op = "daemon-reload"
+	OpReload        Op = "reload"
+	OpStart         Op = "start"
+)
+
+// opStep is the single table that places each kind of change in the
+// nine-step order.
+var opStep = map[Op]Step{
+	OpPull:          StepPull,
+	OpStop:          StepStop,
+	OpWriteFile:     StepWriteConfig,
+	OpWriteDir:      StepWriteConfig,
+	OpCreateSecret:  StepWriteConfig,
+	OpWriteUnit:     StepWriteUnits,
+	OpRemoveUnit:    StepPrune,
+	OpRemoveFile:    StepPrune,
+	OpRemoveSecret:  StepPrune,
+	OpDeleteVolume:  StepDelete,
+	OpDeleteNetwork: StepDelete,
+	OpDeleteImage:   StepDelete,
+	OpDaemonReload:  StepDaemonReload,
+	OpReload:        StepReload,
+	OpStart:         StepStart,
+}
+
+// StepOf returns the step an op belongs to.
+func StepOf(op Op) Step { return opStep[op] }
+
+// Action is one host change. Target is a service name, an absolute host
+// path, an image reference, or a podman volume / network / secret name.
+type Action struct {
+	Step   Step   `json:"step"`
+	Op     Op     `json:"op"`
+	Target string `json:"target"`
+	// Reason explains the action to people. It is display text only and
+	// never influences how the action is executed.
+	Reason string `json:"reason,omitempty"`
+	// Unit is the unit file the action serves, for grouping in reports.
+	Unit string `json:"unit,omitempty"`
+
+	Content []byte           `json:"-"`              // OpWriteFile, OpWriteUnit
+	Mode    uint32           `json:"mode,omitempty"` // OpWriteFile, OpWriteUnit
+	Files   []render.DirFile `json:"files,omitempty"`
+	// Root bounds OpRemoveFile: empty parent directories are removed up to
+	// (not including) Root.
+	Root string `json:"root,omitempty"`
+	// Secret and Key identify the value of an OpCreateSecret; the value
+	// itself is decrypted by the executor and never stored in a plan.
+	Secret *render.Secret `json:"-"`
+	Key    string         `json:"key,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Size   int            `json:"size,omitempty"`
+}
+
+// Effect is what happens to a unit's service.
+type Effect string
+
+const (
+	EffectNone     Effect = "no-op"
+	EffectCreate   Effect = "create"
+	EffectMetadata Effect = "metadata-only"
+	EffectReload   Effect = "reload"
+	EffectRestart  Effect = "restart"
+	EffectRecreate Effect = "recreate" // volume / network removed and created again
+	EffectRebuild  Effect = "rebuild"
+	EffectStart    Effect = "start" // unchanged, but not running
+	EffectStop     Effect = "stop"  // desiredState stopped, but running
+	EffectRun      Effect = "run"   // a oneshot runs again
+	EffectUpdate   Effect = "update" // stopped container or resource rewritten without a service change
+	EffectRemove   Effect = "remove"
+	EffectKeep     Effect = "keep" // stale, but its installed marker forbids removal
+	EffectIgnore   Effect = "not managed"
+)
+
+// UnitChange is the plan's verdict on one unit file, desired or installed.
+type UnitChange struct {
+	FileName string        `json:"fileName"`
+	Path     string        `json:"path"`
+	Service  string        `json:"service"`
+	Kind     spec.Kind     `json:"kind"`
+	Effect   Effect        `json:"effect"`
+	Reasons  []string      `json:"reasons,omitempty"`
+	Source   string        `json:"source,omitempty"` // spec that declares it
+	Keys     []KeyChange   `json:"keys,omitempty"`
+	Before   string        `json:"before"` // active state now ("-" when unknown to systemd)
+	After    string        `json:"after"`  // intended state after the apply
+	Write    bool          `json:"write"`  // the unit file is (re)written
+	State    host.UnitState `json:"-"`
+}
+
+// KeyChange is one added, removed or changed [Section] Key.
+type KeyChange struct {
+	Op      string `json:"op"` // "+", "-", "~"
+	Section string `json:"section"`
+	Key     string `json:"key"`
+	Old     string `json:"old,omitempty"`
+	New     string `json:"new,omitempty"`
+}
+
+// FileChange is one config, config-dir or build-context file that changes.
+type FileChange struct {
+	Path    string          `json:"path"`
+	Op      string          `json:"op"` // "+", "-", "~"
+	Kind    render.FileKind `json:"kind"`
+	Owner   string          `json:"owner"`
+	OldMode uint32          `json:"oldMode,omitempty"`
+	NewMode uint32          `json:"newMode,omitempty"`
+	Diff    string          `json:"diff,omitempty"` // unified diff
+}
+
+// SecretChange is one podman secret that syslet creates, replaces or
+// removes. It carries names and hashes only.
+type SecretChange struct {
+	Name   string `json:"name"`
+	Op     string `json:"op"` // "+", "-", "~"
+	Secret string `json:"secret"`
+	Reason string `json:"reason"`
+}
+
+// Refusal is a change the plan will not make, for example recreating a
+// volume whose installed marker forbids removal. Any refusal makes the
+// whole plan unappliable: nothing on the host changes.
+type Refusal struct {
+	Unit    string `json:"unit"`
+	Source  string `json:"source,omitempty"`
+	Message string `json:"message"`
+}
+
+// Note is something a reader of the plan should know that changes nothing:
+// a unit kept because removal is not allowed, a file that is not syslet's.
+type Note struct {
+	Unit    string `json:"unit"`
+	Message string `json:"message"`
+}
+
+// Plan is the complete, reviewable result of comparing desired and
+// observed state.
+type Plan struct {
+	Units    []UnitChange   `json:"units"`
+	Files    []FileChange   `json:"files"`
+	Secrets  []SecretChange `json:"secrets"`
+	Actions  []Action       `json:"actions"`
+	Refusals []Refusal      `json:"refusals,omitempty"`
+	Notes    []Note         `json:"notes,omitempty"`
+	// Future is the complete set of unit files the unit directory will
+	// hold after the apply (syslet's and everyone else's), by file name.
+	// Staging runs the quadlet generator over exactly this set.
+	Future map[string][]byte `json:"-"`
+}
+
+// Empty reports whether the plan changes nothing on the host.
+func (p *Plan) Empty() bool { return len(p.Actions) == 0 }
+
+// Appliable reports whether the executor may run the plan.
+func (p *Plan) Appliable() bool { return len(p.Refusals) == 0 }
+
+// WritesUnits reports whether the plan writes or removes unit files, which
+// is when staging and a daemon-reload are needed.
+func (p *Plan) WritesUnits() bool {
+	for _, a := range p.Actions {
+		if a.Op == OpWriteUnit || a.Op == OpRemoveUnit {
+			return true
+		}
+	}
+	return false
+}

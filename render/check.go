@@ -1,0 +1,81 @@
+package render
+
+import (
+	"path"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+)
+
+// Check runs the post-render validation over the whole output: every
+// reference resolves to a declared unit of the right kind, every Secret=
+// names a declared secret key, no two mounts of a container share a
+// destination (syslet's config mounts included), and no two units or
+// secrets would collide on the host.
+func Check(o *Output) report.Report {
+	var rep report.Report
+	files := map[string]*Unit{}
+	services := map[string]*Unit{}
+	for _, u := range o.Units {
+		files[u.FileName] = u
+		if prev, ok := services[u.Service]; ok {
+			rep.Errorf(u.Spec.Source, u.Spec.Path()+".name", spec.RuleServiceConflict,
+				"%s would run as %s, which %s already uses", u.FileName, u.Service, prev.Spec.Ref())
+			continue
+		}
+		services[u.Service] = u
+	}
+	secrets := map[string]*spec.Spec{}
+	for _, s := range o.Secrets {
+		for _, k := range s.Keys {
+			n := s.PodmanName(k)
+			if prev, ok := secrets[n]; ok && prev != s.Spec {
+				rep.Errorf(s.Spec.Source, s.Spec.Path()+".ciphertext", spec.RuleDuplicateSecret,
+					"key %q gives podman secret %q, which %s also defines", k, n, prev.Ref())
+				continue
+			}
+			secrets[n] = s.Spec
+		}
+	}
+	for _, u := range o.Units {
+		src := u.Spec.Source
+		for _, r := range u.refs() {
+			ext := path.Ext(r.Target)
+			switch ext {
+			case ".image", ".pod", ".kube", ".artifact":
+				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to %s, but syslet does not manage %s units", r.Line.Key, r.Target, ext)
+				continue
+			}
+			if files[r.Target] == nil {
+				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "references undefined %s %q", strings.TrimPrefix(ext, "."), strings.TrimSuffix(r.Target, ext))
+			}
+		}
+		if u.Kind != spec.Container {
+			continue
+		}
+		dests := map[string]string{}
+		for _, l := range u.Lines {
+			if l.Section != unit.Container {
+				continue
+			}
+			if l.Key == unit.KeySecret {
+				if n := secretName(l); secrets[n] == nil {
+					rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\")", n)
+				}
+			}
+			d := mountDest(l)
+			if d == "" {
+				continue
+			}
+			d = path.Clean(d)
+			if prev, ok := dests[d]; ok {
+				rep.Errorf(src, l.Origin, spec.RuleDuplicateDest, "mount destination %q is already used by %s", d, prev)
+				continue
+			}
+			dests[d] = l.Origin
+		}
+	}
+	return rep
+}

@@ -1,0 +1,129 @@
+package render
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/unit"
+)
+
+// Ref is a reference from one unit line to another quadlet unit
+// ("data.volume", "net.network", "app.build").
+type Ref struct {
+	Target string // file name of the referenced unit
+	Line   Line
+}
+
+// refs lists every reference a unit's lines make, in line order.
+func (u *Unit) refs() []Ref {
+	var rs []Ref
+	for _, l := range u.Lines {
+		for _, t := range lineRefs(l) {
+			rs = append(rs, Ref{Target: t, Line: l})
+		}
+	}
+	return rs
+}
+
+// quadletExts are the unit types quadlet links by file name.
+var quadletExts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}
+
+func isQuadletRef(s string) bool {
+	return slices.ContainsFunc(quadletExts, func(e string) bool { return strings.HasSuffix(s, e) && len(s) > len(e) })
+}
+
+// lineRefs returns the unit file names a line refers to.
+func lineRefs(l Line) []string {
+	if !unit.QuadletSection(l.Section) {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if isQuadletRef(s) {
+			out = append(out, s)
+		}
+	}
+	switch l.Key {
+	case unit.KeyVolume:
+		if src, _, ok := strings.Cut(l.Value, ":"); ok {
+			add(src)
+		}
+	case unit.KeyNetwork:
+		name, _, _ := strings.Cut(l.Value, ":")
+		add(name)
+	case unit.KeyImage, unit.KeyPod:
+		add(l.Value)
+	case unit.KeyMount:
+		for _, kv := range strings.Split(l.Value, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "source" || k == "src" {
+				add(v)
+			}
+		}
+	}
+	return out
+}
+
+// mountDest returns the container path a Volume=, Mount= or Tmpfs= line
+// mounts onto, or "" if it has none.
+func mountDest(l Line) string {
+	switch l.Key {
+	case unit.KeyVolume:
+		parts := strings.Split(l.Value, ":")
+		if len(parts) == 1 {
+			return parts[0] // anonymous volume
+		}
+		return parts[1]
+	case unit.KeyTmpfs:
+		d, _, _ := strings.Cut(l.Value, ":")
+		return d
+	case unit.KeyMount:
+		for _, kv := range strings.Split(l.Value, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "destination" || k == "dst" || k == "target" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// secretName is the podman secret a container Secret= line names.
+func secretName(l Line) string {
+	n, _, _ := strings.Cut(l.Value, ",")
+	return n
+}
+
+// derive fills the container facts the planner uses from the rendered
+// lines, so quadlet semantics are interpreted in one place.
+func (u *Unit) derive() {
+	for _, r := range u.refs() {
+		base := strings.TrimSuffix(r.Target, path.Ext(r.Target))
+		switch {
+		case strings.HasSuffix(r.Target, ".volume"):
+			appendOnce(&u.Volumes, base)
+		case strings.HasSuffix(r.Target, ".network"):
+			appendOnce(&u.Networks, base)
+		case strings.HasSuffix(r.Target, ".build") && r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container:
+			u.Build = base
+		}
+	}
+	if u.Kind != "container" {
+		return
+	}
+	if img, ok := u.File.Last(unit.Container, unit.KeyImage); ok && !isQuadletRef(img) {
+		u.Image = img
+	}
+	for _, l := range u.Lines {
+		if l.Section == unit.Container && l.Key == unit.KeySecret {
+			appendOnce(&u.Secrets, secretName(l))
+		}
+	}
+}
+
+func appendOnce(s *[]string, v string) {
+	if !slices.Contains(*s, v) {
+		*s = append(*s, v)
+	}
+}

@@ -1,0 +1,230 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+)
+
+// Render turns specs into units and files. Specs with an unknown kind or no
+// name are skipped: pre-render validation has already reported them.
+// Output order is stable: units and secrets sorted by kind order then name.
+func Render(specs []*spec.Spec) *Output {
+	out := &Output{}
+	for _, s := range specs {
+		if s.Name == "" {
+			continue
+		}
+		switch s.Kind {
+		case spec.Container:
+			out.container(s)
+		case spec.Volume:
+			out.Units = append(out.Units, resource(s, unit.Volume, unit.KeyVolumeName))
+		case spec.Network:
+			out.Units = append(out.Units, resource(s, unit.Network, unit.KeyNetworkName))
+		case spec.Build:
+			out.build(s)
+		case spec.Secret:
+			sum := sha256.Sum256([]byte(s.Ciphertext))
+			out.Secrets = append(out.Secrets, &Secret{Spec: s, Name: s.Name, Keys: slices.Clone(s.SecretKeys),
+				Hash: hex.EncodeToString(sum[:]), Ciphertext: []byte(s.Ciphertext)})
+		}
+	}
+	rank := map[spec.Kind]int{}
+	for i, k := range spec.Kinds {
+		rank[k] = i
+	}
+	slices.SortStableFunc(out.Units, func(a, b *Unit) int {
+		if rank[a.Kind] != rank[b.Kind] {
+			return rank[a.Kind] - rank[b.Kind]
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	slices.SortStableFunc(out.Secrets, func(a, b *Secret) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// builder accumulates a unit's lines with their origins, then produces the
+// unit.File in section order.
+type builder struct {
+	u     *Unit
+	order []string
+}
+
+func newUnit(s *spec.Spec) (*Unit, *builder) {
+	u := &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.Name + s.Kind.Ext(),
+		Service: ServiceName(s.Kind, s.Name), File: &unit.File{}}
+	u.Path = path.Join(UnitDir, u.FileName)
+	return u, &builder{u: u}
+}
+
+func (b *builder) add(section, key, value, origin string) {
+	b.u.Lines = append(b.u.Lines, Line{section, key, value, origin})
+	b.u.File.Add(section, key, value)
+}
+
+// user copies the user's entries of one section.
+func (b *builder) user(s *spec.Spec, section string) {
+	sec := s.Lookup(section)
+	if sec == nil {
+		return
+	}
+	for _, e := range sec.Entries {
+		for _, v := range e.Lines {
+			b.add(section, e.Key, v.Text, v.Path)
+		}
+	}
+}
+
+// userExcept copies a section without the keys syslet forces.
+func (b *builder) userExcept(s *spec.Spec, section string, skip ...string) {
+	sec := s.Lookup(section)
+	if sec == nil {
+		return
+	}
+	for _, e := range sec.Entries {
+		if slices.Contains(skip, e.Key) {
+			continue
+		}
+		for _, v := range e.Lines {
+			b.add(section, e.Key, v.Text, v.Path)
+		}
+	}
+}
+
+// rest copies the user's own X- sections (and [Quadlet]) in their order.
+func (b *builder) rest(s *spec.Spec, done ...string) {
+	for _, sec := range s.Unit {
+		if !slices.Contains(done, sec.Name) {
+			b.user(s, sec.Name)
+		}
+	}
+}
+
+func (b *builder) marker(removal *bool, policy spec.Policy) {
+	origin := b.u.Spec.Path()
+	if removal != nil {
+		b.add(unit.Syslet, unit.KeyRemovalAllowed, strconv.FormatBool(*removal), origin)
+	}
+	if policy != "" {
+		b.add(unit.Syslet, unit.KeyReclaimPolicy, string(policy), origin)
+	}
+}
+
+func (o *Output) container(s *spec.Spec) {
+	u, b := newUnit(s)
+	u.State = s.DesiredState
+	u.RemovalAllowed = s.RemovalAllowed
+	origin := s.Path()
+
+	if _, ok := s.Last(unit.Unit, unit.KeyDescription); !ok {
+		b.add(unit.Unit, unit.KeyDescription, s.Name+" container", origin)
+	}
+	b.user(s, unit.Unit)
+
+	b.add(unit.Container, unit.KeyContainerName, s.Name, origin)
+	b.userExcept(s, unit.Container, unit.KeyContainerName)
+	for _, f := range s.ConfigFiles {
+		host := configPath(s.Name, f.MountPath)
+		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
+		u.ConfigFiles = append(u.ConfigFiles, host)
+		o.Files = append(o.Files, File{Path: host, Content: []byte(f.Content), Mode: f.Mode, Kind: ConfigFile, Owner: u.FileName})
+	}
+	for _, d := range s.ConfigDirs {
+		host := configPath(s.Name, d.MountPath)
+		b.add(unit.Container, unit.KeyVolume, host+":"+d.MountPath+":ro,Z", d.Path+".mountPath")
+		u.ConfigDirs = append(u.ConfigDirs, host)
+		dir := Dir{Path: host, Owner: u.FileName}
+		for _, f := range d.Files {
+			dir.Files = append(dir.Files, DirFile{Name: f.Name, Content: []byte(f.Content), Mode: f.Mode})
+		}
+		slices.SortFunc(dir.Files, func(a, b DirFile) int { return strings.Compare(a.Name, b.Name) })
+		o.Dirs = append(o.Dirs, dir)
+	}
+
+	b.user(s, unit.Service)
+	switch s.DesiredState {
+	case spec.Running:
+		if _, ok := s.Last(unit.Service, unit.KeyRestart); !ok {
+			b.add(unit.Service, unit.KeyRestart, "always", origin)
+		}
+	case spec.Oneshot:
+		if _, ok := s.Last(unit.Service, unit.KeyType); !ok {
+			b.add(unit.Service, unit.KeyType, "oneshot", origin)
+		}
+	}
+	b.user(s, unit.Install)
+	if s.DesiredState == spec.Running {
+		if _, ok := s.Last(unit.Install, unit.KeyWantedBy); !ok {
+			b.add(unit.Install, unit.KeyWantedBy, "multi-user.target default.target", origin)
+		}
+	}
+	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
+	b.marker(&s.RemovalAllowed, "")
+	u.derive()
+	o.Units = append(o.Units, u)
+}
+
+// resource renders a .volume or .network: the podman object's name is
+// forced to the spec name, so it never becomes "systemd-<name>".
+func resource(s *spec.Spec, section, nameKey string) *Unit {
+	u, b := newUnit(s)
+	u.Resource = s.Name
+	u.RemovalAllowed = s.RemovalAllowed
+	u.ReclaimPolicy = s.ReclaimPolicy
+	b.user(s, unit.Unit)
+	b.add(section, nameKey, s.Name, s.Path())
+	b.userExcept(s, section, nameKey)
+	b.user(s, unit.Service)
+	b.user(s, unit.Install)
+	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
+	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
+	u.derive()
+	return u
+}
+
+func (o *Output) build(s *spec.Spec) {
+	u, b := newUnit(s)
+	u.ReclaimPolicy = s.ReclaimPolicy
+	u.RemovalAllowed = true
+	dir := path.Join(BuildRoot, s.Name)
+	b.user(s, unit.Unit)
+	b.userExcept(s, unit.Build, unit.KeyFile, unit.KeySetWorkingDirectory)
+	b.add(unit.Build, unit.KeyFile, path.Join(dir, "Containerfile"), s.Path()+".containerfile")
+	b.add(unit.Build, unit.KeySetWorkingDirectory, dir, s.Path())
+	b.user(s, unit.Service)
+	b.user(s, unit.Install)
+	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
+	b.marker(nil, s.ReclaimPolicy)
+	if tag, ok := u.File.Last(unit.Build, unit.KeyImageTag); ok {
+		u.Resource = tag
+	}
+	o.Files = append(o.Files, File{Path: path.Join(dir, "Containerfile"), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
+	for _, f := range s.ContextFiles {
+		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
+	}
+	o.Units = append(o.Units, u)
+}
+
+// configPath mirrors a container path under the container's config root:
+// /etc/nginx/nginx.conf of "web" lives at
+// /etc/containers/config/web/etc/nginx/nginx.conf. Mount paths are clean,
+// absolute and never nested, so mirrored paths cannot collide.
+func configPath(container, mountPath string) string {
+	return path.Join(ConfigRoot, container, mountPath)
+}
+
+// ConfigDirOf returns the directory holding all of a container's config
+// files and dirs; it is removed whole when the container goes.
+func ConfigDirOf(container string) string { return path.Join(ConfigRoot, container) }
+
+// BuildDirOf returns a build's context directory.
+func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }

@@ -1,0 +1,124 @@
+package render_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// dump prints everything a render produced in one reviewable text: each
+// unit file whole, each config / context file with its mode, each config
+// dir file, each secret's podman names (never the ciphertext).
+func dump(o *render.Output) string {
+	var b strings.Builder
+	for _, u := range o.Units {
+		fmt.Fprintf(&b, "=== %s (%s)\n%s", u.Path, u.Service, u.File.Bytes())
+	}
+	for _, f := range o.Files {
+		fmt.Fprintf(&b, "=== %s (%s %04o %s)\n%s\n", f.Path, f.Kind, f.Mode, f.Owner, f.Content)
+	}
+	for _, d := range o.Dirs {
+		for _, f := range d.Files {
+			fmt.Fprintf(&b, "=== %s/%s (config-dir %04o %s)\n%s\n", d.Path, f.Name, f.Mode, d.Owner, f.Content)
+		}
+	}
+	for _, s := range o.Secrets {
+		fmt.Fprintf(&b, "=== secret %s hash=%s\n", s.Name, s.Hash)
+		for _, k := range s.Keys {
+			fmt.Fprintf(&b, "%s\n", s.PodmanName(k))
+		}
+	}
+	return b.String()
+}
+
+func renderDir(t *testing.T, dir string) (*render.Output, string) {
+	t.Helper()
+	srcs, err := spec.ReadSources(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, rep := spec.Load(srcs)
+	out := render.Render(specs)
+	rep.Merge(render.Check(out))
+	// Findings name the source relative to the case dir so golden files
+	// do not depend on where the repository is checked out.
+	s := strings.ReplaceAll(rep.String(), dir+string(filepath.Separator), "")
+	return out, s
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if got == "" {
+			os.Remove(path)
+			return
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run go test ./render -update to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// TestGolden renders every testdata/<case>/ directory of specs and compares
+// the result with want.txt (rendered files) and want.err (findings).
+func TestGolden(t *testing.T) {
+	ents, err := os.ReadDir("testdata")
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for _, e := range ents {
+		c := filepath.Join("testdata", e.Name())
+		t.Run(e.Name(), func(t *testing.T) {
+			in := filepath.Join(c, "in")
+			out, findings := renderDir(t, in)
+			golden(t, filepath.Join(c, "want.err"), findings)
+			if findings == "" || !strings.Contains(findings, ": ") {
+				golden(t, filepath.Join(c, "want.txt"), dump(out))
+			}
+		})
+	}
+}
+
+// TestExamples renders examples/ cleanly, twice, byte-identically, and
+// every rendered unit parses back to the same bytes.
+func TestExamples(t *testing.T) {
+	dir := filepath.Join("..", "examples")
+	a, findings := renderDir(t, dir)
+	if findings != "" {
+		t.Fatalf("examples do not validate:\n%s", findings)
+	}
+	b, _ := renderDir(t, dir)
+	if dump(a) != dump(b) {
+		t.Fatal("rendering examples twice gave different output")
+	}
+	if len(a.Units) < 8 {
+		t.Fatalf("examples rendered %d units, want the whole stack", len(a.Units))
+	}
+	for _, u := range a.Units {
+		parsed, err := unit.Parse(u.File.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", u.FileName, err)
+		}
+		if !bytes.Equal(parsed.Bytes(), u.File.Bytes()) {
+			t.Errorf("%s does not round-trip:\n%s\n---\n%s", u.FileName, u.File.Bytes(), parsed.Bytes())
+		}
+	}
+}
