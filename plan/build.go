@@ -733,4 +733,3 @@ func (b *builder) finish() {
 	})
 	slices.SortStableFunc(b.p.Files, func(a, c FileChange) int { return strings.Compare(a.Path, c.Path) })
 }
-

@@ -113,10 +113,10 @@ type Action struct {
 	Root string `json:"root,omitempty"`
 	// Secret and Key identify the value of an OpCreateSecret; the value
 	// itself is decrypted by the executor and never stored in a plan.
-	Secret *render.Secret `json:"-"`
-	Key    string         `json:"key,omitempty"`
+	Secret *render.Secret    `json:"-"`
+	Key    string            `json:"key,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
-	Size   int            `json:"size,omitempty"`
+	Size   int               `json:"size,omitempty"`
 }
 
 // Effect is what happens to a unit's service.
@@ -130,9 +130,9 @@ const (
 	EffectRestart  Effect = "restart"
 	EffectRecreate Effect = "recreate" // volume / network removed and created again
 	EffectRebuild  Effect = "rebuild"
-	EffectStart    Effect = "start" // unchanged, but not running
-	EffectStop     Effect = "stop"  // desiredState stopped, but running
-	EffectRun      Effect = "run"   // a oneshot runs again
+	EffectStart    Effect = "start"  // unchanged, but not running
+	EffectStop     Effect = "stop"   // desiredState stopped, but running
+	EffectRun      Effect = "run"    // a oneshot runs again
 	EffectUpdate   Effect = "update" // stopped container or resource rewritten without a service change
 	EffectRemove   Effect = "remove"
 	EffectKeep     Effect = "keep" // stale, but its installed marker forbids removal
@@ -141,17 +141,17 @@ const (
 
 // UnitChange is the plan's verdict on one unit file, desired or installed.
 type UnitChange struct {
-	FileName string        `json:"fileName"`
-	Path     string        `json:"path"`
-	Service  string        `json:"service"`
-	Kind     spec.Kind     `json:"kind"`
-	Effect   Effect        `json:"effect"`
-	Reasons  []string      `json:"reasons,omitempty"`
-	Source   string        `json:"source,omitempty"` // spec that declares it
-	Keys     []KeyChange   `json:"keys,omitempty"`
-	Before   string        `json:"before"` // active state now ("-" when unknown to systemd)
-	After    string        `json:"after"`  // intended state after the apply
-	Write    bool          `json:"write"`  // the unit file is (re)written
+	FileName string         `json:"fileName"`
+	Path     string         `json:"path"`
+	Service  string         `json:"service"`
+	Kind     spec.Kind      `json:"kind"`
+	Effect   Effect         `json:"effect"`
+	Reasons  []string       `json:"reasons,omitempty"`
+	Source   string         `json:"source,omitempty"` // spec that declares it
+	Keys     []KeyChange    `json:"keys,omitempty"`
+	Before   string         `json:"before"` // active state now ("-" when unknown to systemd)
+	After    string         `json:"after"`  // intended state after the apply
+	Write    bool           `json:"write"`  // the unit file is (re)written
 	State    host.UnitState `json:"-"`
 }
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/executor"
-	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/quadlet"
 	"github.com/syslet/syslet/pkg/host/systemd"
@@ -150,4 +150,3 @@ func (s *lazySystemd) LastLog(ctx context.Context, name string, n int) ([]string
 	}
 	return m.LastLog(ctx, name, n)
 }
-

@@ -280,4 +280,3 @@ func (r Root) Exists(p string) bool {
 	_, err := os.Lstat(r.Path(p))
 	return err == nil
 }
-
