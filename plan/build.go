@@ -146,8 +146,16 @@ func (b *builder) imagePresent(ref string) bool {
 		return b.obs.Images[ref]
 	}
 	for _, iu := range b.inst {
-		if iu.managed && iu.kind == spec.Container {
+		if !iu.managed {
+			continue
+		}
+		switch iu.kind {
+		case spec.Container:
 			if img, _ := iu.file.Last(unit.Container, unit.KeyImage); img == ref {
+				return true
+			}
+		case spec.Build:
+			if tag, _ := iu.file.Last(unit.Build, unit.KeyImageTag); tag == ref {
 				return true
 			}
 		}

@@ -1,0 +1,179 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// fake records every host call in order and fails the ones named in fail.
+type fake struct {
+	calls []string
+	fail  map[string]error
+}
+
+var (
+	_ executor.Files   = (*fake)(nil)
+	_ executor.Systemd = (*fake)(nil)
+	_ executor.Podman  = (*fake)(nil)
+)
+
+func (f *fake) call(s string) error {
+	f.calls = append(f.calls, s)
+	return f.fail[s]
+}
+
+func (f *fake) WriteFile(p string, _ []byte, mode uint32) error { return f.call("write " + p) }
+func (f *fake) WriteDir(p string, _ []host.DirFile) error      { return f.call("writedir " + p) }
+func (f *fake) Remove(p, _ string) error                        { return f.call("remove " + p) }
+func (f *fake) DaemonReload(context.Context) error              { return f.call("daemon-reload") }
+func (f *fake) Start(_ context.Context, n string) error         { return f.call("start " + n) }
+func (f *fake) Stop(_ context.Context, n string) error          { return f.call("stop " + n) }
+func (f *fake) Reload(_ context.Context, n string) error        { return f.call("reload " + n) }
+func (f *fake) LastLog(_ context.Context, n string, _ int) ([]string, error) {
+	return []string{n + ": boom"}, nil
+}
+func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { return f.call("pull " + r) }
+func (f *fake) RemoveImage(_ context.Context, r string) error            { return f.call("rmi " + r) }
+func (f *fake) RemoveVolume(_ context.Context, n string) error           { return f.call("rmvol " + n) }
+func (f *fake) RemoveNetwork(_ context.Context, n string) error          { return f.call("rmnet " + n) }
+func (f *fake) CreateSecret(_ context.Context, n string, d []byte, _ map[string]string) error {
+	return f.call("secret " + n + "=" + string(d))
+}
+func (f *fake) RemoveSecret(_ context.Context, n string) error { return f.call("rmsecret " + n) }
+
+type decrypter map[string][]byte
+
+func (d decrypter) Decrypt(*render.Secret) (map[string][]byte, error) { return d, nil }
+
+func mk(ops ...string) *plan.Plan {
+	p := &plan.Plan{}
+	for _, s := range ops {
+		op, target, _ := strings.Cut(s, " ")
+		p.Actions = append(p.Actions, plan.Action{Op: plan.Op(op), Step: plan.StepOf(plan.Op(op)), Target: target})
+	}
+	return p
+}
+
+func apply(t *testing.T, p *plan.Plan, f *fake) (*executor.Result, error) {
+	t.Helper()
+	h := executor.Host{Files: f, Systemd: f, Podman: f}
+	return executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.Nop()})
+}
+
+func TestRunsStepsInFixedOrder(t *testing.T) {
+	// Given out of order, the executor still runs the nine steps in order.
+	p := mk("start web.service", "daemon-reload x", "delete-volume v", "remove-unit /u/old", "write-unit /u/web",
+		"write-file /c/web", "stop web.service", "pull-image img", "reload app.service")
+	f := &fake{}
+	res, err := apply(t, p, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pull img", "stop web.service", "write /c/web", "write /u/web", "remove /u/old", "rmvol v", "daemon-reload", "reload app.service", "start web.service"}
+	if !slices.Equal(f.calls, want) {
+		t.Errorf("calls:\n got %q\nwant %q", f.calls, want)
+	}
+	if len(res.Applied) != len(want) || len(res.Failed)+len(res.NotReached) != 0 {
+		t.Errorf("result: %+v", res)
+	}
+}
+
+func TestPullFailureChangesNothing(t *testing.T) {
+	p := mk("pull-image bad", "stop web.service", "write-unit /u/web", "daemon-reload x", "start web.service")
+	f := &fake{fail: map[string]error{"pull bad": errors.New("manifest unknown")}}
+	res, err := apply(t, p, f)
+	if !errors.Is(err, executor.ErrFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if !slices.Equal(f.calls, []string{"pull bad"}) {
+		t.Errorf("after a failed pull nothing else may run: %q", f.calls)
+	}
+	if len(res.Failed) != 1 || len(res.NotReached) != 4 || len(res.Applied) != 0 {
+		t.Errorf("result: applied %d failed %d not reached %d", len(res.Applied), len(res.Failed), len(res.NotReached))
+	}
+}
+
+func TestWriteFailureStops(t *testing.T) {
+	p := mk("stop a.service", "write-unit /u/a", "write-unit /u/b", "daemon-reload x", "start a.service")
+	f := &fake{fail: map[string]error{"write /u/a": errors.New("disk full")}}
+	res, _ := apply(t, p, f)
+	if !slices.Equal(f.calls, []string{"stop a.service", "write /u/a"}) {
+		t.Errorf("calls %q", f.calls)
+	}
+	if len(res.Applied) != 1 || len(res.NotReached) != 3 {
+		t.Errorf("applied %d not reached %d", len(res.Applied), len(res.NotReached))
+	}
+}
+
+func TestStartFailuresAreIndependent(t *testing.T) {
+	p := mk("start a.service", "start b.service", "start c.service")
+	f := &fake{fail: map[string]error{"start b.service": &host.JobError{Unit: "b.service", Op: "start", Result: "failed"}}}
+	res, err := apply(t, p, f)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	if !slices.Equal(f.calls, []string{"start a.service", "start b.service", "start c.service"}) {
+		t.Errorf("every start must be attempted: %q", f.calls)
+	}
+	if len(res.Failed) != 1 || res.Failed[0].Log[0] != "b.service: boom" || len(res.Applied) != 2 {
+		t.Errorf("result %+v", res)
+	}
+	var je *host.JobError
+	if !strings.Contains(err.Error(), "1 unit(s) failed") || errors.As(err, &je) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRefusedPlanRunsNothing(t *testing.T) {
+	p := mk("start a.service")
+	p.Refusals = []plan.Refusal{{Unit: "x", Message: "no"}}
+	f := &fake{}
+	if _, err := apply(t, p, f); !errors.Is(err, executor.ErrRefused) || len(f.calls) != 0 {
+		t.Fatalf("err %v calls %q", err, f.calls)
+	}
+}
+
+func TestSecretsNeedADecrypter(t *testing.T) {
+	s := &render.Secret{Name: "db", Keys: []string{"password"}}
+	p := mk("write-unit /u/a")
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Secret: s, Key: "password"})
+	f := &fake{}
+	if _, err := apply(t, p, f); err == nil || len(f.calls) != 0 {
+		t.Fatalf("without a decrypter nothing may run: err %v calls %q", err, f.calls)
+	}
+	h := executor.Host{Files: f, Systemd: f, Podman: f, Secrets: decrypter{"password": []byte("s3cret")}}
+	var logbuf strings.Builder
+	res, err := executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.New(&logbuf)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(f.calls, "secret db-password=s3cret") {
+		t.Errorf("calls %q", f.calls)
+	}
+	if strings.Contains(logbuf.String(), "s3cret") || strings.Contains(fmt.Sprintf("%+v", res), "s3cret") {
+		t.Errorf("secret value leaked into the log or result")
+	}
+}
+
+func TestInterruptStopsBeforeNextAction(t *testing.T) {
+	p := mk("write-unit /u/a", "write-unit /u/b")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := &fake{}
+	res, err := executor.Apply(ctx, p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop()})
+	if err == nil || len(f.calls) != 0 || len(res.NotReached) != 2 {
+		t.Fatalf("err %v calls %q res %+v", err, f.calls, res)
+	}
+}
