@@ -1,0 +1,13 @@
+// Package podman is syslet's live adapter to rootful podman through its REST
+// socket: it checks for, pulls and removes images, removes volumes and
+// networks, and reads and writes the secret store with labels.
+//
+// The connection is made on the first call, not in New: opening it pings the
+// service, which costs time on every host and fails where podman.socket is
+// not enabled, and a dry run or validation that needs nothing from podman
+// must never depend on it.
+//
+// Absence is answered by the Exists calls (false, not an error) and is
+// success for every Remove call; any other podman error is returned. Secret
+// data is sent to podman and nowhere else: it never appears in errors.
+package podman

@@ -1,0 +1,267 @@
+package systemd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	sd "github.com/coreos/go-systemd/v22/dbus"
+	godbus "github.com/godbus/dbus/v5"
+
+	"github.com/syslet/syslet/pkg/host"
+)
+
+// noSuchUnit is the D-Bus error systemd answers with when a call names a unit
+// it has not loaded ("Unit x.service not loaded." / "... not found.").
+const noSuchUnit = "org.freedesktop.systemd1.NoSuchUnit"
+
+// Manager is one connection to systemd's manager on the system bus. It is
+// safe for concurrent use; Close it when the run ends.
+type Manager struct {
+	conn *sd.Conn
+	// journalctl is the program LastLog runs; tests point it at a fake.
+	journalctl string
+}
+
+// Dial connects to systemd through the system bus. The connection is meant
+// to be shared by every call of one run: go-systemd opens two sockets per
+// connection (calls and job signals), so dialling per call would cost
+// authentication twice each time.
+func Dial(ctx context.Context) (*Manager, error) {
+	conn, err := sd.NewSystemConnectionContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to systemd over the system bus: %w", err)
+	}
+	return &Manager{conn: conn, journalctl: "journalctl"}, nil
+}
+
+// Close releases the D-Bus connection.
+func (m *Manager) Close() { m.conn.Close() }
+
+// UnitStates returns the state of every named unit, keyed by the name as
+// given, in one D-Bus call. A unit systemd knows nothing about is reported
+// with LoadState "not-found" and ActiveState "inactive", not as an error.
+func (m *Manager) UnitStates(ctx context.Context, names []string) (map[string]host.UnitState, error) {
+	out := make(map[string]host.UnitState, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	list, err := m.conn.ListUnitsByNamesContext(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("listing units %q: %w", names, err)
+	}
+	// systemd answers in request order, one entry per name, under the unit's
+	// primary name; keying by the requested name keeps aliases findable. It
+	// skips names that are not valid unit names, so then match by name.
+	positional := len(list) == len(names)
+	for i, u := range list {
+		name := u.Name
+		if positional {
+			name = names[i]
+		}
+		out[name] = host.UnitState{Name: name, LoadState: u.LoadState, ActiveState: u.ActiveState, SubState: u.SubState}
+	}
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			return nil, fmt.Errorf("listing unit %q: systemd returned no state (not a valid unit name?)", n)
+		}
+	}
+	return out, nil
+}
+
+// DaemonReload makes systemd re-read unit files and re-run generators (the
+// quadlet generator among them). It returns once the reload has finished.
+func (m *Manager) DaemonReload(ctx context.Context) error {
+	if err := m.conn.ReloadContext(ctx); err != nil {
+		return fmt.Errorf("reloading systemd unit files: %w", err)
+	}
+	return nil
+}
+
+// Start starts the unit and waits for the job. The unit must then be active,
+// or, for a Type=oneshot service without RemainAfterExit, have finished
+// without failing.
+func (m *Manager) Start(ctx context.Context, name string) error {
+	if err := m.resetFailed(ctx, name); err != nil {
+		return err
+	}
+	if err := m.job(ctx, "start", name, m.conn.StartUnitContext); err != nil {
+		return err
+	}
+	return m.checkUp(ctx, "start", name)
+}
+
+// Restart restarts the unit (starting it if it was stopped), with the same
+// end-state check as Start.
+func (m *Manager) Restart(ctx context.Context, name string) error {
+	if err := m.resetFailed(ctx, name); err != nil {
+		return err
+	}
+	if err := m.job(ctx, "restart", name, m.conn.RestartUnitContext); err != nil {
+		return err
+	}
+	return m.checkUp(ctx, "restart", name)
+}
+
+// Reload runs the unit's ExecReload= and checks the unit is still active.
+// The main process keeps its PID.
+func (m *Manager) Reload(ctx context.Context, name string) error {
+	if err := m.job(ctx, "reload", name, m.conn.ReloadUnitContext); err != nil {
+		return err
+	}
+	return m.checkUp(ctx, "reload", name)
+}
+
+// Stop stops the unit and waits for it to be down. Ending "failed" counts as
+// stopped: quadlet containers exit 143 on SIGTERM and systemd records that as
+// a failure. Stopping a unit systemd has not loaded returns an error wrapping
+// host.ErrNotFound, which a caller removing the unit may ignore.
+func (m *Manager) Stop(ctx context.Context, name string) error {
+	if err := m.job(ctx, "stop", name, m.conn.StopUnitContext); err != nil {
+		return err
+	}
+	st, err := m.state(ctx, name)
+	if err != nil {
+		return fmt.Errorf("checking unit %q after stop: %w", name, err)
+	}
+	if !isDown(st) {
+		return &host.JobError{Unit: name, Op: "stop", Result: stateResult(st)}
+	}
+	return nil
+}
+
+// MainPID returns the PID of the unit's main process, 0 when none runs.
+// Comparing it before and after an operation proves a service was not
+// restarted.
+func (m *Manager) MainPID(ctx context.Context, name string) (uint32, error) {
+	p, err := m.conn.GetServicePropertyContext(ctx, name, "MainPID")
+	if err != nil {
+		return 0, fmt.Errorf("reading MainPID of unit %q: %w", name, classify(err))
+	}
+	pid, ok := p.Value.Value().(uint32)
+	if !ok {
+		return 0, fmt.Errorf("reading MainPID of unit %q: unexpected type %s", name, p.Value.Signature())
+	}
+	return pid, nil
+}
+
+type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+
+// job queues one job in mode "replace" and waits for its result. The result
+// channel is buffered: go-systemd delivers results from its single signal
+// loop, and an unread unbuffered channel would stall every later job on the
+// connection (for instance after ctx is cancelled here).
+func (m *Manager) job(ctx context.Context, op, name string, queue queueFunc) error {
+	ch := make(chan string, 1)
+	if _, err := queue(ctx, name, "replace", ch); err != nil {
+		return fmt.Errorf("%s unit %q: %w", gerund(op), name, classify(err))
+	}
+	select {
+	case res := <-ch:
+		if res != "done" {
+			return &host.JobError{Unit: name, Op: op, Result: res}
+		}
+		return nil
+	case <-ctx.Done():
+		// The job keeps running in systemd; only the wait is abandoned.
+		return fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())
+	}
+}
+
+// resetFailed clears the unit's failed state and its start-rate counter, so
+// a unit restarted often by deploys is not refused with "start request
+// repeated too quickly" and left failed.
+func (m *Manager) resetFailed(ctx context.Context, name string) error {
+	err := m.conn.ResetFailedUnitContext(ctx, name)
+	if err == nil || isNoSuchUnit(err) {
+		return nil
+	}
+	return fmt.Errorf("resetting failed state of unit %q: %w", name, err)
+}
+
+// checkUp turns a "done" job whose unit is not up into a *host.JobError.
+func (m *Manager) checkUp(ctx context.Context, op, name string) error {
+	st, err := m.state(ctx, name)
+	if err != nil {
+		return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
+	}
+	if st.Active() {
+		return nil
+	}
+	if st.ActiveState == "inactive" && strings.HasSuffix(name, ".service") {
+		once, err := m.runsOnce(ctx, name)
+		if err != nil {
+			return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
+		}
+		if once {
+			return nil
+		}
+	}
+	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+}
+
+// runsOnce reports whether the service is Type=oneshot without
+// RemainAfterExit, i.e. one for which "inactive" after a start means done.
+func (m *Manager) runsOnce(ctx context.Context, name string) (bool, error) {
+	t, err := m.conn.GetServicePropertyContext(ctx, name, "Type")
+	if err != nil {
+		return false, fmt.Errorf("reading Type of unit %q: %w", name, err)
+	}
+	if typ, _ := t.Value.Value().(string); typ != "oneshot" {
+		return false, nil
+	}
+	r, err := m.conn.GetServicePropertyContext(ctx, name, "RemainAfterExit")
+	if err != nil {
+		return false, fmt.Errorf("reading RemainAfterExit of unit %q: %w", name, err)
+	}
+	remain, _ := r.Value.Value().(bool)
+	return !remain, nil
+}
+
+func (m *Manager) state(ctx context.Context, name string) (host.UnitState, error) {
+	states, err := m.UnitStates(ctx, []string{name})
+	if err != nil {
+		return host.UnitState{}, err
+	}
+	return states[name], nil
+}
+
+// isDown reports whether a stopped unit reached a resting state.
+func isDown(st host.UnitState) bool {
+	return st.ActiveState == "inactive" || st.ActiveState == "failed"
+}
+
+func stateResult(st host.UnitState) string {
+	return "state " + st.ActiveState + "/" + st.SubState
+}
+
+func gerund(op string) string {
+	if op == "stop" {
+		return "stopping"
+	}
+	return op + "ing"
+}
+
+func isNoSuchUnit(err error) bool {
+	var de godbus.Error
+	if errors.As(err, &de) {
+		return de.Name == noSuchUnit
+	}
+	var dp *godbus.Error
+	return errors.As(err, &dp) && dp.Name == noSuchUnit
+}
+
+// classify marks systemd's "no such unit" answer as host.ErrNotFound while
+// keeping systemd's own message.
+func classify(err error) error {
+	if isNoSuchUnit(err) {
+		return notFound{err}
+	}
+	return err
+}
+
+type notFound struct{ err error }
+
+func (e notFound) Error() string   { return e.err.Error() }
+func (e notFound) Unwrap() []error { return []error{host.ErrNotFound, e.err} }
