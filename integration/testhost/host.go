@@ -1,0 +1,662 @@
+package testhost
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Host is one running test host. Its methods are safe for concurrent use.
+type Host struct {
+	name   string
+	port   int
+	script string
+
+	mu     sync.Mutex
+	client *ssh.Client
+	signer ssh.Signer
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Result is the outcome of a command run in the guest.
+type Result struct {
+	Cmd    string
+	Stdout string
+	Stderr string
+	// Code is the command's exit status; -1 if it did not run to completion (see Err).
+	Code int
+	// Err is set when the command could not be run or its status not read (SSH failure),
+	// not when it exited non-zero.
+	Err error
+}
+
+// OK reports whether the command ran and exited 0.
+func (r Result) OK() bool { return r.Err == nil && r.Code == 0 }
+
+// String describes the result for test failure messages.
+func (r Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ %s\n", r.Cmd)
+	if r.Err != nil {
+		fmt.Fprintf(&b, "error: %v\n", r.Err)
+	} else {
+		fmt.Fprintf(&b, "exit %d\n", r.Code)
+	}
+	if r.Stdout != "" {
+		fmt.Fprintf(&b, "--- stdout\n%s", ensureNL(r.Stdout))
+	}
+	if r.Stderr != "" {
+		fmt.Fprintf(&b, "--- stderr\n%s", ensureNL(r.Stderr))
+	}
+	return b.String()
+}
+
+func ensureNL(s string) string {
+	if strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// Script returns the path of testhost.sh in this checkout. It is found by walking up from the
+// working directory to go.mod; SYSLET_TESTHOST_SCRIPT overrides it.
+func Script() (string, error) {
+	if s := os.Getenv("SYSLET_TESTHOST_SCRIPT"); s != "" {
+		return s, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "integration", "testhost", "testhost.sh"), nil
+}
+
+// ModuleRoot returns the directory holding go.mod, found by walking up from the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testhost: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// CacheDir returns integration/.cache of this checkout (or TESTHOST_CACHE), where the harness keeps
+// its base image, instances and build outputs.
+func CacheDir() (string, error) {
+	if c := os.Getenv("TESTHOST_CACHE"); c != "" {
+		return filepath.Abs(c)
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "integration", ".cache"), nil
+}
+
+// script runs testhost.sh with args and extra environment; stderr goes to logw (if not nil) and is
+// returned in the error on failure.
+func runScript(logw io.Writer, env []string, args ...string) (string, error) {
+	script, err := Script()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if logw != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, logw)
+	}
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("testhost.sh %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// Build builds the base image if this checkout's recipe has none yet (about two minutes on a fresh
+// machine; a no-op when cached). It fails, with the reason, where the test host cannot run: not
+// root, host PID 1 is systemd, no cgroup2, missing tools that cannot be installed.
+func Build() error {
+	_, err := runScript(os.Stderr, nil, "build")
+	return err
+}
+
+// Sweep stops the leftovers of earlier runs that were killed: instances whose owner process is gone,
+// orphan cgroups, forwarders and run directories. Live instances of other test processes are kept.
+func Sweep() error {
+	_, err := runScript(os.Stderr, nil, "cleanup")
+	return err
+}
+
+var (
+	nameSeq  atomic.Int64
+	badChars = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// instanceName makes a name unique across concurrent test processes and tests:
+// <test name, shortened>-<pid>-<n>.
+func instanceName(testName string) string {
+	s := strings.Trim(badChars.ReplaceAllString(strings.ToLower(testName), "-"), "-")
+	if len(s) > 22 {
+		s = strings.TrimRight(s[:22], "-")
+	}
+	if s == "" {
+		s = "t"
+	}
+	return fmt.Sprintf("%s-%d-%d", s, os.Getpid()%1000000, nameSeq.Add(1))
+}
+
+// Options tune Start.
+type Options struct {
+	// Forward maps host ports (on 127.0.0.1) to guest ports, e.g. {18080: 8080}.
+	Forward map[int]int
+	// Copy uses a full copy of the base image instead of an overlay (slower; for tests that need
+	// the root file system not to be overlayfs).
+	Copy bool
+}
+
+// Start boots a fresh host for t and stops it in t.Cleanup, even if the test fails. On failure to
+// boot it fails t. With TESTHOST_KEEP_FAILED=1 a host whose test failed is left running for
+// inspection (testhost.sh list; the next cleanup sweep removes it once this process has exited).
+func Start(t testing.TB, opts ...Options) *Host {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h, err := start(instanceName(t.Name()), o)
+	if h != nil {
+		t.Cleanup(func() {
+			if t.Failed() {
+				h.dumpDiagnostics(t)
+				if os.Getenv("TESTHOST_KEEP_FAILED") == "1" {
+					t.Logf("testhost: TESTHOST_KEEP_FAILED=1: leaving %s running: TESTHOST_NAME=%s integration/testhost/testhost.sh ssh", h.name, h.name)
+					return
+				}
+			}
+			if err := h.Stop(); err != nil {
+				t.Errorf("testhost: stop %s: %v", h.name, err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatalf("testhost: start: %v", err)
+	}
+	t.Logf("testhost: %s up on 127.0.0.1:%d", h.name, h.port)
+	return h
+}
+
+func start(name string, o Options) (*Host, error) {
+	script, err := Script()
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"TESTHOST_NAME=" + name, "TESTHOST_OWNER=" + strconv.Itoa(os.Getpid())}
+	if o.Copy {
+		env = append(env, "TESTHOST_ROOTFS=copy")
+	}
+	if len(o.Forward) > 0 {
+		var f []string
+		for hp, gp := range o.Forward {
+			f = append(f, fmt.Sprintf("%d:%d", hp, gp))
+		}
+		env = append(env, "TESTHOST_FWD="+strings.Join(f, ","))
+	}
+	h := &Host{name: name, script: script}
+	out, err := runScript(nil, env, "up")
+	if err != nil {
+		return h, err // h is returned so that the caller still stops what may have started
+	}
+	lines := strings.Fields(out)
+	if len(lines) == 0 {
+		return h, fmt.Errorf("testhost.sh up printed no port")
+	}
+	h.port, err = strconv.Atoi(lines[len(lines)-1])
+	if err != nil {
+		return h, fmt.Errorf("testhost.sh up: bad port %q", out)
+	}
+	paths, err := runScript(nil, nil, "paths")
+	if err != nil {
+		return h, err
+	}
+	var keyPath string
+	for _, l := range strings.Split(paths, "\n") {
+		if v, ok := strings.CutPrefix(l, "sshkey="); ok {
+			keyPath = v
+		}
+	}
+	key, err := os.ReadFile(keyPath)
+	if err != nil {
+		return h, fmt.Errorf("testhost: ssh key: %w", err)
+	}
+	h.signer, err = ssh.ParsePrivateKey(key)
+	if err != nil {
+		return h, fmt.Errorf("testhost: ssh key %s: %w", keyPath, err)
+	}
+	if _, err := h.conn(); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// Name is the instance name (TESTHOST_NAME for testhost.sh).
+func (h *Host) Name() string { return h.name }
+
+// Port is the SSH port on 127.0.0.1.
+func (h *Host) Port() int { return h.port }
+
+// SSHCommand returns an ssh command line that reaches the host, for logs and manual debugging.
+func (h *Host) SSHCommand() string {
+	return fmt.Sprintf("TESTHOST_NAME=%s %s ssh", h.name, h.script)
+}
+
+func (h *Host) conn() (*ssh.Client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client != nil {
+		return h.client, nil
+	}
+	cfg := &ssh.ClientConfig{
+		User:            "root",
+		Auth:            []ssh.AuthMethod{ssh.PublicKeys(h.signer)},
+		HostKeyCallback: ssh.InsecureIgnoreHostKey(), // a throwaway guest on loopback
+		Timeout:         10 * time.Second,
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(h.port))
+	var err error
+	for i := 0; i < 3; i++ {
+		var c *ssh.Client
+		if c, err = ssh.Dial("tcp", addr, cfg); err == nil {
+			h.client = c
+			return c, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("testhost: ssh %s: %w", addr, err)
+}
+
+// session opens an SSH session, redialing once if the connection broke (e.g. sshd restarted).
+func (h *Host) session() (*ssh.Session, error) {
+	c, err := h.conn()
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.NewSession()
+	if err == nil {
+		return s, nil
+	}
+	h.mu.Lock()
+	if h.client == c {
+		c.Close()
+		h.client = nil
+	}
+	h.mu.Unlock()
+	if c, err = h.conn(); err != nil {
+		return nil, err
+	}
+	return c.NewSession()
+}
+
+// Run runs cmd with /bin/sh -c semantics in the guest, as root, and returns its output and exit
+// status.
+func (h *Host) Run(cmd string) Result { return h.RunInput(nil, cmd) }
+
+// RunInput is Run with stdin.
+func (h *Host) RunInput(stdin io.Reader, cmd string) Result {
+	var stdout, stderr bytes.Buffer
+	r := h.stream(stdin, &stdout, &stderr, cmd)
+	r.Stdout, r.Stderr = stdout.String(), stderr.String()
+	return r
+}
+
+func (h *Host) stream(stdin io.Reader, stdout, stderr io.Writer, cmd string) Result {
+	r := Result{Cmd: cmd, Code: -1}
+	s, err := h.session()
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer s.Close()
+	s.Stdin, s.Stdout, s.Stderr = stdin, stdout, stderr
+	err = s.Run(cmd)
+	var exit *ssh.ExitError
+	switch {
+	case err == nil:
+		r.Code = 0
+	case errors.As(err, &exit) && exit.Signal() == "":
+		r.Code = exit.ExitStatus()
+	default:
+		r.Err = err
+	}
+	return r
+}
+
+// MustRun runs cmd and fails t unless it exits 0; it returns stdout.
+func (h *Host) MustRun(t testing.TB, cmd string) string {
+	t.Helper()
+	r := h.Run(cmd)
+	if !r.OK() {
+		t.Fatalf("testhost %s:\n%s", h.name, r)
+	}
+	return r.Stdout
+}
+
+// Eventually runs cmd until it exits 0 or timeout passes, and returns the last result.
+func (h *Host) Eventually(cmd string, timeout time.Duration) Result {
+	deadline := time.Now().Add(timeout)
+	for {
+		r := h.Run(cmd)
+		if r.OK() || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Quote quotes s for /bin/sh.
+func Quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// QuoteArgs quotes each argument and joins them with spaces.
+func QuoteArgs(args ...string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = Quote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// WriteFile writes data to path in the guest (parent directories are created).
+func (h *Host) WriteFile(path string, data []byte, mode fs.FileMode) error {
+	cmd := fmt.Sprintf("mkdir -p %s && cat > %s && chmod %o %s", Quote(filepath.Dir(path)), Quote(path), mode.Perm(), Quote(path))
+	if r := h.RunInput(bytes.NewReader(data), cmd); !r.OK() {
+		return fmt.Errorf("testhost: write %s: %s", path, r)
+	}
+	return nil
+}
+
+// ReadFile returns the content of path in the guest.
+func (h *Host) ReadFile(path string) ([]byte, error) {
+	r := h.Run("cat " + Quote(path))
+	if !r.OK() {
+		return nil, fmt.Errorf("testhost: read %s: %s", path, r)
+	}
+	return []byte(r.Stdout), nil
+}
+
+// CopyIn copies the host file or directory src to dst in the guest, like `cp -a`: a file becomes the
+// file dst; a directory's contents go into the directory dst (created if missing). Modes are kept,
+// everything is owned by root.
+func (h *Host) CopyIn(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeTar(pw, src, fi, filepath.Base(dst))) }()
+	var cmd string
+	if fi.IsDir() {
+		cmd = fmt.Sprintf("mkdir -p %s && tar -x --no-same-owner -C %s", Quote(dst), Quote(dst))
+	} else {
+		cmd = fmt.Sprintf("mkdir -p %s && tar -x --no-same-owner -C %s", Quote(filepath.Dir(dst)), Quote(filepath.Dir(dst)))
+	}
+	r := h.RunInput(pr, cmd)
+	pr.Close()
+	if !r.OK() {
+		return fmt.Errorf("testhost: copy %s to guest %s: %s", src, dst, r)
+	}
+	return nil
+}
+
+// writeTar writes src as a tar stream: a directory as its contents (names relative to it), a file as
+// one entry named fileName.
+func writeTar(w io.Writer, src string, fi fs.FileInfo, fileName string) error {
+	tw := tar.NewWriter(w)
+	add := func(path, name string, fi fs.FileInfo) error {
+		link := ""
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			var err error
+			if link, err = os.Readlink(path); err != nil {
+				return err
+			}
+		}
+		hdr, err := tar.FileInfoHeader(fi, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name, hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = name, 0, 0, "root", "root"
+		if fi.IsDir() {
+			hdr.Name += "/"
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if _, err := io.Copy(tw, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !fi.IsDir() {
+		if err := add(src, fileName, fi); err != nil {
+			return err
+		}
+		return tw.Close()
+	}
+	err := filepath.Walk(src, func(path string, fi fs.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		return add(path, filepath.ToSlash(rel), fi)
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// CopyOut copies the guest file or directory src to dst on this machine: a file becomes the file dst;
+// a directory's contents go into the directory dst.
+func (h *Host) CopyOut(src, dst string) error {
+	r := h.Run("test -d " + Quote(src) + " && echo dir || { test -e " + Quote(src) + " && echo file; }")
+	if !r.OK() {
+		return fmt.Errorf("testhost: copy from guest: %s does not exist: %s", src, r)
+	}
+	isDir := strings.TrimSpace(r.Stdout) == "dir"
+	var cmd string
+	if isDir {
+		cmd = "tar -c -C " + Quote(src) + " ."
+	} else {
+		cmd = "tar -c -C " + Quote(filepath.Dir(src)) + " " + Quote(filepath.Base(src))
+	}
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan Result, 1)
+	go func() {
+		res := h.stream(nil, pw, &stderr, cmd)
+		pw.Close()
+		done <- res
+	}()
+	xerr := readTar(pr, dst, isDir)
+	io.Copy(io.Discard, pr)
+	res := <-done
+	res.Stderr = stderr.String()
+	if !res.OK() {
+		return fmt.Errorf("testhost: copy guest %s to %s: %s", src, dst, res)
+	}
+	if xerr != nil {
+		return fmt.Errorf("testhost: copy guest %s to %s: %w", src, dst, xerr)
+	}
+	return nil
+}
+
+func readTar(r io.Reader, dst string, isDir bool) error {
+	tr := tar.NewReader(r)
+	if isDir {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		target := dst
+		if isDir {
+			name := filepath.Clean(hdr.Name)
+			if name == "." {
+				continue
+			}
+			if !filepath.IsLocal(name) {
+				return fmt.Errorf("unsafe path %q in archive", hdr.Name)
+			}
+			target = filepath.Join(dst, name)
+		}
+		mode := fs.FileMode(hdr.Mode).Perm()
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, mode|0o700); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			os.Remove(target)
+			if err := os.Symlink(hdr.Linkname, target); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.Chmod(target, mode); err != nil {
+				return err
+			}
+		default:
+			// devices, fifos, hard links: not needed by the tests
+		}
+	}
+}
+
+// JournalCursor returns the guest journal's current position, for JournalSince.
+func (h *Host) JournalCursor() (string, error) {
+	r := h.Run("journalctl -q -n 0 --show-cursor")
+	if !r.OK() {
+		return "", fmt.Errorf("testhost: journal cursor: %s", r)
+	}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if c, ok := strings.CutPrefix(l, "-- cursor: "); ok {
+			return strings.TrimSpace(c), nil
+		}
+	}
+	return "", fmt.Errorf("testhost: journal cursor: no cursor in %q", r.Stdout)
+}
+
+// JournalSince returns the guest journal's entries after cursor (from JournalCursor), as printed by
+// journalctl with args added (e.g. "-u", "web.service", "-o", "cat"). An empty cursor means the
+// whole journal of this boot. The journal is synced first.
+func (h *Host) JournalSince(cursor string, args ...string) (string, error) {
+	cmd := "journalctl --sync 2>/dev/null; journalctl -q --no-pager"
+	if cursor != "" {
+		cmd += " --after-cursor=" + Quote(cursor)
+	} else {
+		cmd += " -b"
+	}
+	if len(args) > 0 {
+		cmd += " " + QuoteArgs(args...)
+	}
+	r := h.Run(cmd)
+	if !r.OK() {
+		return r.Stdout, fmt.Errorf("testhost: journal: %s", r)
+	}
+	return r.Stdout, nil
+}
+
+// MakeImage builds a busybox-based image whose /etc/testhost-marker and /www/index.html hold marker,
+// pushes it to the guest's registry as localhost:5000/REF (REF is NAME[:TAG], default tag latest),
+// and returns that reference. The image is not left in the guest's local store. Different markers give
+// different digests, so two tags of one name can be told apart.
+func (h *Host) MakeImage(ref, marker string) (string, error) {
+	r := h.Run("testhost-mkimage " + QuoteArgs(ref, marker))
+	if !r.OK() {
+		return "", fmt.Errorf("testhost: make image %s: %s", ref, r)
+	}
+	return strings.TrimSpace(r.Stdout), nil
+}
+
+// Stop stops the host and deletes its state (by the PIDs and cgroup recorded at start). Start's
+// cleanup calls it; calling it again is a no-op.
+func (h *Host) Stop() error {
+	h.stopOnce.Do(func() {
+		h.mu.Lock()
+		if h.client != nil {
+			h.client.Close()
+			h.client = nil
+		}
+		h.mu.Unlock()
+		_, h.stopErr = runScript(nil, []string{"TESTHOST_NAME=" + h.name, "TESTHOST_STOP_TIMEOUT=0"}, "down")
+	})
+	return h.stopErr
+}
+
+func (h *Host) dumpDiagnostics(t testing.TB) {
+	r := h.Run("systemctl is-system-running; systemctl --failed --no-legend --no-pager; podman ps -a --format '{{.Names}} {{.Status}}'; journalctl -b --no-pager -q -n 80")
+	t.Logf("testhost %s diagnostics after failure:\n%s", h.name, r)
+}
