@@ -187,7 +187,12 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 	case plan.OpPull:
 		return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
 	case plan.OpStop:
-		return h.Systemd.Stop(ctx, a.Target)
+		// A unit systemd has not loaded is not running: the stop's goal
+		// already holds.
+		if err := h.Systemd.Stop(ctx, a.Target); err != nil && !errors.Is(err, host.ErrNotFound) {
+			return err
+		}
+		return nil
 	case plan.OpWriteFile, plan.OpWriteUnit:
 		return h.Files.WriteFile(a.Target, a.Content, a.Mode)
 	case plan.OpWriteDir:
