@@ -2,6 +2,7 @@ package render
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/syslet/syslet/pkg/report"
@@ -21,6 +22,9 @@ func Check(o *Output) report.Report {
 	for _, u := range o.Units {
 		files[u.FileName] = u
 		if prev, ok := services[u.Service]; ok {
+			if prev.FileName == u.FileName {
+				continue // the same kind and name: spec.CheckSet reports the duplicate name
+			}
 			rep.Errorf(u.Spec.Source, u.Spec.Path()+".name", spec.RuleServiceConflict,
 				"%s would run as %s, which %s already uses", u.FileName, u.Service, prev.Spec.Ref())
 			continue
@@ -32,6 +36,9 @@ func Check(o *Output) report.Report {
 		for _, k := range s.Keys {
 			n := s.PodmanName(k)
 			if prev, ok := secrets[n]; ok && prev != s.Spec {
+				if prev.Name == s.Spec.Name {
+					continue // two secret specs of one name: spec.CheckSet reports it
+				}
 				rep.Errorf(s.Spec.Source, s.Spec.Path()+".ciphertext", spec.RuleDuplicateSecret,
 					"key %q gives podman secret %q, which %s also defines", k, n, prev.Ref())
 				continue
@@ -48,12 +55,25 @@ func Check(o *Output) report.Report {
 				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to %s, but syslet does not manage %s units", r.Line.Key, r.Target, ext)
 				continue
 			}
+			if want := refKinds[r.Line.Key]; !slices.Contains(want, ext) {
+				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= refers to %s, but %s= takes a %s", r.Line.Key, r.Target, r.Line.Key, strings.Join(want, " or "))
+				continue
+			}
 			if files[r.Target] == nil {
-				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "references undefined %s %q", strings.TrimPrefix(ext, "."), strings.TrimSuffix(r.Target, ext))
+				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= references undefined %s %q", r.Line.Key, strings.TrimPrefix(ext, "."), strings.TrimSuffix(r.Target, ext))
 			}
 		}
 		if u.Kind != spec.Container {
 			continue
+		}
+		// Config mounts are compared with each other before rendering
+		// (duplicate-mount-path); here they only meet the user's mounts.
+		configMounts := map[string]bool{}
+		for _, f := range u.Spec.ConfigFiles {
+			configMounts[f.Path+".mountPath"] = true
+		}
+		for _, d := range u.Spec.ConfigDirs {
+			configMounts[d.Path+".mountPath"] = true
 		}
 		dests := map[string]string{}
 		for _, l := range u.Lines {
@@ -71,6 +91,9 @@ func Check(o *Output) report.Report {
 			}
 			d = path.Clean(d)
 			if prev, ok := dests[d]; ok {
+				if configMounts[prev] && configMounts[l.Origin] {
+					continue
+				}
 				rep.Errorf(src, l.Origin, spec.RuleDuplicateDest, "mount destination %q is already used by %s", d, prev)
 				continue
 			}
@@ -78,4 +101,16 @@ func Check(o *Output) report.Report {
 		}
 	}
 	return rep
+}
+
+// refKinds lists, per key, the unit types a reference may name (quadlet
+// links other types on these keys either not at all or to something else:
+// Image=x.volume is not an image). .image and .pod are quadlet's but not
+// syslet's, and are reported as unsupported before this is consulted.
+var refKinds = map[string][]string{
+	unit.KeyVolume:  {".volume"},
+	unit.KeyMount:   {".volume", ".image"},
+	unit.KeyNetwork: {".network", ".container"}, // x.container: share x's network namespace
+	unit.KeyImage:   {".image", ".build"},
+	unit.KeyPod:     {".pod"},
 }

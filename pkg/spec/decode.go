@@ -68,10 +68,39 @@ var (
 type decoder struct {
 	source string
 	rep    *report.Report
+	// refused holds the unit parts a finding was made about: "unit", a
+	// section name, or "Section.Key". Checks for a missing key consult it,
+	// so a key that is present but refused (null, a control character, a
+	// section that is not an object) is reported once, for what is wrong
+	// with it, and not a second time as missing.
+	refused map[string]bool
 }
 
 func (d *decoder) errf(path, rule, format string, args ...any) {
 	d.rep.Errorf(d.source, path, rule, format, args...)
+}
+
+// refuse records that a finding was made about part of the unit.
+func (d *decoder) refuse(part string) {
+	if d.refused == nil {
+		d.refused = map[string]bool{}
+	}
+	d.refused[part] = true
+}
+
+// missing reports whether none of keys has a value in section and no
+// finding was made about the unit, the section or those keys: only then is
+// "KEY is required" the one thing to tell the user.
+func (d *decoder) missing(s *Spec, section string, keys ...string) bool {
+	if d.refused["unit"] || d.refused[section] {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := s.Last(section, k); ok || d.refused[section+"."+k] {
+			return false
+		}
+	}
+	return true
 }
 
 // spec decodes one stream item. It returns nil only when the item is not
@@ -123,8 +152,12 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	switch s.Kind {
 	case Container:
 		d.container(n, s)
-	case Volume, Network:
+	case Volume:
 		s.ReclaimPolicy = d.policy(n)
+		d.resource(s, unit.Volume, unit.KeyVolumeName)
+	case Network:
+		s.ReclaimPolicy = d.policy(n)
+		d.resource(s, unit.Network, unit.KeyNetworkName)
 	case Build:
 		d.build(n, s)
 	case Secret:
@@ -174,6 +207,7 @@ func hasControl(s string) bool {
 func (d *decoder) unit(v *node, kind Kind) []Section {
 	if v.kind != jObject {
 		d.errf(v.path, RuleFieldType, "unit must be an object of sections, got %s", v.kind)
+		d.refuse("unit")
 		return nil
 	}
 	var out []Section
@@ -195,6 +229,7 @@ func (d *decoder) unit(v *node, kind Kind) []Section {
 		}
 		if sv.kind != jObject {
 			d.errf(sv.path, RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.kind)
+			d.refuse(name)
 			continue
 		}
 		sec := Section{Name: name, Path: sv.path}
@@ -209,17 +244,21 @@ func (d *decoder) unit(v *node, kind Kind) []Section {
 }
 
 func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
+	fail := func(p, rule, format string, args ...any) {
+		d.refuse(section + "." + key)
+		d.errf(p, rule, format, args...)
+	}
 	switch {
 	case hasControl(key):
-		d.errf(v.path, RuleControlChar, "key %q contains a control character", key)
+		fail(v.path, RuleControlChar, "key %q contains a control character", key)
 		return Entry{}, false
 	case !keyRe.MatchString(key):
-		d.errf(v.path, RuleKeyName, "key %q is not a valid unit key name", key)
+		fail(v.path, RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
 	switch unit.Known(section, key) {
 	case unit.KeyUnknown:
-		d.errf(v.path, RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
+		fail(v.path, RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
 		return Entry{}, false
 	case unit.KeyAfter54:
 		d.rep.Warnf(d.source, v.path, RuleNewerPodman, "[%s] %s needs podman 5.5 or later; podman 5.4 rejects the unit", section, key)
@@ -228,9 +267,9 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	line := func(text, p string) {
 		switch {
 		case hasControl(text):
-			d.errf(p, RuleControlChar, "value contains a newline or other control character; a unit value is one line")
+			fail(p, RuleControlChar, "%s value contains a newline or other control character; a unit value is one line", key)
 		case strings.HasSuffix(text, `\`):
-			d.errf(p, RuleContinuation, "value ends in a backslash, which systemd reads as a line continuation")
+			fail(p, RuleContinuation, "%s value ends in a backslash, which systemd reads as a line continuation", key)
 		default:
 			e.Lines = append(e.Lines, Value{Text: text, Path: p})
 		}
@@ -241,7 +280,7 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	case jArray:
 		for _, it := range v.items {
 			if it.kind != jString && it.kind != jNumber && it.kind != jBool {
-				d.errf(it.path, RuleFieldType, "list items must be strings, got %s", it.kind)
+				fail(it.path, RuleFieldType, "%s list items must be strings, got %s", key, it.kind)
 				continue
 			}
 			line(it.text, it.path)
@@ -249,7 +288,7 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	case jObject:
 		mk, ok := mapKeys[key]
 		if !ok {
-			d.errf(v.path, RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
+			fail(v.path, RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
 			return Entry{}, false
 		}
 		order := make([]int, len(v.keys))
@@ -260,12 +299,16 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		for _, i := range order {
 			k, mv := v.keys[i], v.vals[i]
 			if mv.kind != jString && mv.kind != jNumber && mv.kind != jBool {
-				d.errf(mv.path, RuleFieldType, "map values must be strings, got %s", mv.kind)
+				fail(mv.path, RuleFieldType, "%s map values must be strings, got %s", key, mv.kind)
 				continue
 			}
 			if k == "" || hasControl(k) || strings.ContainsAny(k, " \t") || strings.Contains(k, mk.sep) ||
 				(key == "Environment" && !envNameRe.MatchString(k)) {
-				d.errf(mv.path, RuleMapKey, "map key %q cannot be rendered as a %s entry", k, key)
+				also := ""
+				if key == "Environment" {
+					also = ", quotes or backslashes"
+				}
+				fail(mv.path, RuleMapKey, "%s map key %q cannot be rendered: a key must be non-empty, without whitespace, control characters, %q%s", key, k, mk.sep, also)
 				continue
 			}
 			text := k
@@ -278,7 +321,7 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 			line(text, mv.path)
 		}
 	default:
-		d.errf(v.path, RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
+		fail(v.path, RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
 		return Entry{}, false
 	}
 	return e, true
@@ -443,12 +486,12 @@ func (d *decoder) container(n *node, s *Spec) {
 	}
 	d.mountPaths(s)
 
-	if _, ok := s.Last(unit.Container, unit.KeyImage); !ok {
-		if _, rootfs := s.Last(unit.Container, "Rootfs"); !rootfs {
-			d.errf(child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
-		}
+	if d.missing(s, unit.Container, unit.KeyImage, "Rootfs") {
+		d.errf(child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
 	}
-	d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
+	if s.Name != "" { // a missing name is reported already
+		d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
+	}
 	d.noServiceName(s)
 
 	typ, hasType := s.Last(unit.Service, unit.KeyType)
@@ -466,16 +509,14 @@ func (d *decoder) container(n *node, s *Spec) {
 			d.errf(restart.Path, RuleStateConflict, "[Service] Restart=%s conflicts with desiredState \"oneshot\": a oneshot job runs to completion", restart.Text)
 		}
 	}
-	if len(s.ConfigDirs) > 0 {
-		_, er := s.Last(unit.Service, unit.KeyExecReload)
-		_, rc := s.Last(unit.Container, unit.KeyReloadCmd)
-		_, rs := s.Last(unit.Container, unit.KeyReloadSignal)
-		if !er && !rc && !rs {
-			d.errf(child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
-		}
-		if s.DesiredState == Oneshot {
-			d.errf(child(s.Path(), "configDirs"), RuleStateConflict, "configDirs need a running service to reload; a oneshot container cannot use them (use configFiles)")
-		}
+	switch {
+	case len(s.ConfigDirs) == 0:
+	case s.DesiredState == Oneshot:
+		// Asking for ExecReload= as well would send the user the wrong way:
+		// a oneshot container cannot use config dirs at all.
+		d.errf(child(s.Path(), "configDirs"), RuleStateConflict, "configDirs need a running service to reload; a oneshot container cannot use them (use configFiles)")
+	case d.missing(s, unit.Service, unit.KeyExecReload) && d.missing(s, unit.Container, unit.KeyReloadCmd, unit.KeyReloadSignal):
+		d.errf(child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
 	}
 }
 
@@ -521,6 +562,16 @@ func (d *decoder) forced(s *Spec, section, key, want string) {
 	}
 }
 
+// resource checks the keys syslet sets in a .volume or .network unit: the
+// podman object is named after the spec, and the service after the unit
+// file, because the plan looks both up by the spec name.
+func (d *decoder) resource(s *Spec, section, nameKey string) {
+	if s.Name != "" { // a missing name is reported already
+		d.forced(s, section, nameKey, s.Name)
+	}
+	d.noServiceName(s)
+}
+
 func (d *decoder) noServiceName(s *Spec) {
 	for _, sec := range s.Unit {
 		for _, e := range sec.Entries {
@@ -539,6 +590,7 @@ func (d *decoder) build(n *node, s *Spec) {
 	}
 	if v := n.get("contextFiles"); v != nil {
 		seen := map[string]string{}
+		var order []string // accepted filenames, in document order
 		for _, it := range d.objects(v, "contextFiles", "filename", "content", "mode") {
 			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.path}
 			fp := child(it.path, "filename")
@@ -554,12 +606,18 @@ func (d *decoder) build(n *node, s *Spec) {
 			case seen[f] != "":
 				d.errf(fp, RuleContextFile, "filename %q already appears at %s", f, seen[f])
 			default:
-				for other, at := range seen {
-					if strings.HasPrefix(f, other+"/") || strings.HasPrefix(other, f+"/") {
-						d.errf(fp, RuleContextFile, "filename %q and %q (%s) cannot both exist: one is a directory of the other", f, other, at)
-					}
+				// Compare in document order, and name only the first clash:
+				// ranging over the map would report in random order.
+				clash := slices.IndexFunc(order, func(other string) bool {
+					return strings.HasPrefix(f, other+"/") || strings.HasPrefix(other, f+"/")
+				})
+				if clash >= 0 {
+					other := order[clash]
+					d.errf(fp, RuleContextFile, "filename %q and %q (%s) cannot both exist: one is a directory of the other", f, other, seen[other])
+				} else {
+					seen[f] = fp
+					order = append(order, f)
 				}
-				seen[f] = fp
 			}
 			s.ContextFiles = append(s.ContextFiles, cf)
 		}
@@ -568,7 +626,11 @@ func (d *decoder) build(n *node, s *Spec) {
 	prefix := "localhost/" + s.Name + ":"
 	switch {
 	case !ok:
-		d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
+		if d.missing(s, unit.Build, unit.KeyImageTag) { // else present but refused, and reported
+			d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
+		}
+	case s.Name == "":
+		// the prefix depends on the name, whose absence is reported already
 	case !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix):
 		d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
 	}

@@ -196,7 +196,10 @@ func (p *parser) wrap(data []byte, err error) error {
 		off = se.Offset
 	}
 	msg := err.Error()
-	if errors.Is(err, io.ErrUnexpectedEOF) {
+	// Inside a value, the decoder reports a plain io.EOF when the input
+	// stops (only the top-level loop treats EOF as the clean end), which
+	// would print as a bare "EOF".
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		msg = "unexpected end of input"
 	}
 	line, col := 1, 1

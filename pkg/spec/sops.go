@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -25,6 +26,12 @@ func sopsKeys(doc []byte) ([]string, error) {
 	hasSops := false
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
+		// yaml.v3 refuses duplicate keys only when decoding into Go values,
+		// not into a Node; a repeated key would name one podman secret twice
+		// with two values, and sops would decrypt only one of them.
+		if slices.Contains(keys, k.Value) || (k.Value == "sops" && hasSops) {
+			return nil, fmt.Errorf("key %q appears twice in the ciphertext", k.Value)
+		}
 		if k.Value == "sops" {
 			hasSops = v.Kind == yaml.MappingNode
 			continue
