@@ -136,7 +136,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		err := e.do(ctx, a)
 		if err == nil {
 			res.Applied = append(res.Applied, a)
-			ev.Info().Dur("took", time.Since(t0)).Msg("applied")
+			ev.Info().Str("took", time.Since(t0).Round(time.Millisecond).String()).Msg("applied")
 			continue
 		}
 		f := Failure{Action: a, Error: err.Error()}
@@ -144,7 +144,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			f.Log, _ = h.Systemd.LastLog(context.WithoutCancel(ctx), a.Target, opts.LogLines)
 		}
 		res.Failed = append(res.Failed, f)
-		ev.Error().Err(err).Dur("took", time.Since(t0)).Msg("failed")
+		ev.Error().Err(err).Str("took", time.Since(t0).Round(time.Millisecond).String()).Msg("failed")
 		if !continueOnError[a.Step] {
 			stopErr = err
 		}

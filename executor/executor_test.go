@@ -35,7 +35,7 @@ func (f *fake) call(s string) error {
 }
 
 func (f *fake) WriteFile(p string, _ []byte, mode uint32) error { return f.call("write " + p) }
-func (f *fake) WriteDir(p string, _ []host.DirFile) error      { return f.call("writedir " + p) }
+func (f *fake) WriteDir(p string, _ []host.DirFile) error       { return f.call("writedir " + p) }
 func (f *fake) Remove(p, _ string) error                        { return f.call("remove " + p) }
 func (f *fake) DaemonReload(context.Context) error              { return f.call("daemon-reload") }
 func (f *fake) Start(_ context.Context, n string) error         { return f.call("start " + n) }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -24,6 +25,7 @@ func execute(ctx context.Context, o applyOptions, h *hostConn, p *plan.Plan, std
 		fmt.Fprintln(stderr, "syslet:", err)
 		return exitError
 	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
 	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: !isTerminal(stderr), TimeFormat: "15:04:05.000"}).With().Timestamp().Logger()
 	opts := executor.Options{Log: log, StartTimeout: o.timeout}
 	if isTerminal(stderr) {
