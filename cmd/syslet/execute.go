@@ -55,7 +55,7 @@ func printSummary(w io.Writer, r *executor.Result) {
 			names = append(names, fmt.Sprintf("%s %s", a.Op, a.Target))
 		}
 		fmt.Fprintf(w, "  not reached: %s\n", strings.Join(names, ", "))
-		fmt.Fprintln(w, "  Re-run syslet to resume: what was applied is already in place and will not be redone.")
+		fmt.Fprintln(w, "  Fix the cause and re-run syslet to resume: what was applied is in place and will not be redone.")
 	}
 }
 
