@@ -115,7 +115,11 @@ proc_start() { # pid -> start time in clock ticks (field 22 of /proc/PID/stat), 
   local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
   s=${s##*) }; set -- $s; echo "${20}"
 }
-alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+alive() { # pid -> 0 if it runs (a zombie waiting for this machine's PID 1 to reap it does not)
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
+  local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }; [[ ${s:0:1} != Z ]]
+}
 owner_alive() { # run dir -> 0 if the owner process still lives (manual instances always do)
   local o; o=$(cat "$1/owner" 2>/dev/null) || return 1
   [[ $o == manual ]] && return 0
@@ -151,8 +155,12 @@ stop_instance() {
     for ((i = 0; i < timeout * 10; i++)); do alive "$pid" || break; sleep 0.1; done
   fi
   cg_kill "$cg"
-  # a launcher that died before it joined its cgroup (up killed at the wrong moment)
-  if alive "$pid" && [[ $(proc_start "$pid") == "$(cat "$d/pid.start" 2>/dev/null)" ]]; then kill -9 "$pid" 2>/dev/null || true; fi
+  if [[ -n $pid && $(proc_start "$pid") == "$(cat "$d/pid.start" 2>/dev/null)" ]]; then
+    # a launcher that died before it joined its cgroup (up killed at the wrong moment)
+    alive "$pid" && kill -9 "$pid" 2>/dev/null
+    # give this machine's PID 1 a moment to reap it, so no <defunct> nspawn lingers in ps
+    for ((i = 0; i < 40; i++)); do [[ -e /proc/$pid ]] || break; sleep 0.05; done
+  fi
   rm -rf "/run/systemd/nspawn/propagate/$cg" 2>/dev/null || true
   rm -f "$REGISTRY/${cg#testhost-}"
   if [[ -n $d && -d $d ]]; then
