@@ -36,6 +36,7 @@ func execute(ctx context.Context, o applyOptions, h *hostConn, p *plan.Plan, std
 	printSummary(stdout, res)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
+		hintPodmanSocket(stderr, err)
 		return exitError
 	}
 	return exitOK
