@@ -62,6 +62,14 @@ type builder struct {
 
 	recreated map[string]bool // "data.volume", "net.network", "app.build" rebuilt or recreated
 	secrets   map[string]bool // podman secret names created or replaced
+
+	// Indexes built once so that planning stays linear in the number of
+	// units and files.
+	desired  map[string]*render.Unit  // by unit file name
+	ownFiles map[string][]render.File // desired files by owner unit file
+	ownDirs  map[string][]render.Dir  // desired config dirs by owner unit file
+	under    map[string][]string      // observed paths by the config or build root holding them
+	children map[string][]string      // observed paths by parent directory
 }
 
 // Build compares desired and observed state and returns the plan. It is
@@ -69,6 +77,7 @@ type builder struct {
 func Build(out *render.Output, obs *Observed) *Plan {
 	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		rank: map[int]int{}, recreated: map[string]bool{}, secrets: map[string]bool{}}
+	b.index()
 	b.readInstalled()
 	for _, u := range out.Units {
 		if u.Kind != spec.Container {
@@ -85,6 +94,30 @@ func Build(out *render.Output, obs *Observed) *Plan {
 	b.orphans()
 	b.finish()
 	return b.p
+}
+
+func (b *builder) index() {
+	b.desired = map[string]*render.Unit{}
+	for _, u := range b.out.Units {
+		b.desired[u.FileName] = u
+	}
+	b.ownFiles, b.ownDirs = map[string][]render.File{}, map[string][]render.Dir{}
+	for _, f := range b.out.Files {
+		b.ownFiles[f.Owner] = append(b.ownFiles[f.Owner], f)
+	}
+	for _, d := range b.out.Dirs {
+		b.ownDirs[d.Owner] = append(b.ownDirs[d.Owner], d)
+	}
+	b.under, b.children = map[string][]string{}, map[string][]string{}
+	for p := range b.obs.Files {
+		b.children[path.Dir(p)] = append(b.children[path.Dir(p)], p)
+		for _, root := range []string{render.ConfigRoot, render.BuildRoot} {
+			if rest, ok := strings.CutPrefix(p, root+"/"); ok {
+				name, _, _ := strings.Cut(rest, "/")
+				b.under[path.Join(root, name)] = append(b.under[path.Join(root, name)], p)
+			}
+		}
+	}
 }
 
 func (b *builder) readInstalled() {
@@ -294,10 +327,7 @@ func markerPolicy(iu *installedUnit) string {
 // uc.Reasons by the caller via dirsChanged.
 func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 	rank := kindRank(u.Kind)
-	for _, f := range b.out.Files {
-		if f.Owner != u.FileName {
-			continue
-		}
+	for _, f := range b.ownFiles[u.FileName] {
 		cur, exists := b.obs.Files[f.Path]
 		if exists && cur.Link == "" && !cur.Mode.IsDir() && bytes.Equal(cur.Data, f.Content) && uint32(cur.Mode.Perm()) == f.Mode {
 			continue
@@ -334,11 +364,8 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 
 // dirs plans a container's config dirs; it reports whether any changed.
 func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
-	for _, d := range b.out.Dirs {
-		if d.Owner != u.FileName {
-			continue
-		}
-		cur := ReadConfigDir(b.obs.Files, d.Path)
+	for _, d := range b.ownDirs[u.FileName] {
+		cur := readConfigDir(b.obs.Files, b.children[d.Path], d.Path)
 		same := cur != nil && len(cur) == len(d.Files)
 		for _, f := range d.Files {
 			old, ok := cur[f.Name]
@@ -375,13 +402,25 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 // and the ..data link, as the container sees them. It returns nil when the
 // directory does not exist.
 func ReadConfigDir(files map[string]host.File, dir string) map[string]host.File {
+	var entries []string
+	for p := range files {
+		if path.Dir(p) == dir {
+			entries = append(entries, p)
+		}
+	}
+	return readConfigDir(files, entries, dir)
+}
+
+// readConfigDir is ReadConfigDir given the directory's entries.
+func readConfigDir(files map[string]host.File, entries []string, dir string) map[string]host.File {
 	d, ok := files[dir]
 	if !ok || !d.Mode.IsDir() {
 		return nil
 	}
 	out := map[string]host.File{}
-	for p, f := range files {
-		if path.Dir(p) != dir || strings.HasPrefix(path.Base(p), "..") || f.Link == "" {
+	for _, p := range entries {
+		f := files[p]
+		if strings.HasPrefix(path.Base(p), "..") || f.Link == "" {
 			continue
 		}
 		target := resolve(files, dir, f.Link, 8)
@@ -415,20 +454,16 @@ func resolve(files map[string]host.File, dir, link string, depth int) string {
 // config dir of owner accounts for.
 func (b *builder) staleUnder(root, owner string) []string {
 	var keep []string
-	for _, f := range b.out.Files {
-		if f.Owner == owner {
-			keep = append(keep, f.Path)
-		}
+	for _, f := range b.ownFiles[owner] {
+		keep = append(keep, f.Path)
 	}
 	var dirs []string
-	for _, d := range b.out.Dirs {
-		if d.Owner == owner {
-			dirs = append(dirs, d.Path)
-		}
+	for _, d := range b.ownDirs[owner] {
+		dirs = append(dirs, d.Path)
 	}
 	var paths []string
-	for p := range b.obs.Files {
-		if strings.HasPrefix(p, root+"/") {
+	for _, p := range b.under[root] {
+		if p != root {
 			paths = append(paths, p)
 		}
 	}
@@ -617,7 +652,7 @@ func (b *builder) stale() {
 	})
 	for _, n := range names {
 		iu := b.inst[n]
-		if b.out.Unit(n) != nil {
+		if b.desired[n] != nil {
 			continue
 		}
 		service := render.ServiceName(iu.kind, iu.name)
@@ -684,7 +719,7 @@ func (b *builder) orphans() {
 			continue
 		}
 		fn := path.Base(p) + ext
-		if b.out.Unit(fn) != nil || b.inst[fn] != nil {
+		if b.desired[fn] != nil || b.inst[fn] != nil {
 			continue
 		}
 		b.add(Action{Op: OpRemoveFile, Target: p, Root: path.Dir(p), Reason: "no unit owns it"}, 9)

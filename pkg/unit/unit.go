@@ -1,7 +1,6 @@
 package unit
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"slices"
@@ -137,8 +136,6 @@ func Equal(a, b *File) bool { return bytes.Equal(a.Bytes(), b.Bytes()) }
 func Parse(data []byte) (*File, error) {
 	f := &File{}
 	var cur *Section
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	lineNo := 0
 	var pending strings.Builder
 	pendingStart := 0
@@ -169,9 +166,11 @@ func Parse(data []byte) (*File, error) {
 		cur.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		return nil
 	}
-	for sc.Scan() {
+	for len(data) > 0 {
+		var raw []byte
+		raw, data, _ = bytes.Cut(data, []byte{'\n'})
 		lineNo++
-		line := sc.Text()
+		line := strings.TrimSuffix(string(raw), "\r")
 		trimmed := strings.TrimSpace(line)
 		if pending.Len() == 0 && (trimmed == "" || trimmed[0] == '#' || trimmed[0] == ';') {
 			continue
@@ -198,9 +197,6 @@ func Parse(data []byte) (*File, error) {
 		if err := flush(line, lineNo); err != nil {
 			return nil, err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	if pending.Len() > 0 {
 		if err := flush(pending.String(), pendingStart); err != nil {

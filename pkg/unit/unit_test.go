@@ -1,0 +1,89 @@
+package unit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, in, want, err string
+	}{
+		{name: "plain", in: "[Unit]\nDescription=x\n\n[Container]\nImage=a\nVolume=b:/c\nVolume=d:/e\n",
+			want: "[Unit]\nDescription=x\n\n[Container]\nImage=a\nVolume=b:/c\nVolume=d:/e\n"},
+		{name: "comments, blanks, spaces, CRLF", in: "# top\r\n[Unit]\r\n; note\r\n  Description = x y  \r\n",
+			want: "[Unit]\nDescription=x y\n"},
+		{name: "continuation joined with a space, comment inside skipped", in: "[Container]\nExec=sh -c \\\n# c\n  'echo hi'\nImage=a\n",
+			want: "[Container]\nExec=sh -c    'echo hi'\nImage=a\n"},
+		{name: "repeated section merges", in: "[A]\nk=1\n[B]\nk=2\n[A]\nk=3\n", want: "[A]\nk=1\nk=3\n\n[B]\nk=2\n"},
+		{name: "value with =", in: "[Container]\nEnvironment=A=b\n", want: "[Container]\nEnvironment=A=b\n"},
+		{name: "no final newline", in: "[A]\nk=v", want: "[A]\nk=v\n"},
+		{name: "assignment before section", in: "k=v\n", err: "outside of a section"},
+		{name: "bad header", in: "[A\nk=v\n", err: "malformed section header"},
+		{name: "no equals", in: "[A]\nkv\n", err: "expected Key=Value"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.Bytes()); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			// Serialising is a fixed point: parse(bytes(f)) == f.
+			g, err := Parse(f.Bytes())
+			if err != nil || !Equal(f, g) {
+				t.Errorf("round trip changed the file: %v\n%s", err, g.Bytes())
+			}
+		})
+	}
+}
+
+func TestBuildAndQuery(t *testing.T) {
+	f := &File{}
+	f.Add(Unit, KeyDescription, "web")
+	f.Add(Container, KeyImage, "a")
+	f.Add(Container, KeyVolume, "x:/x")
+	f.Add(Container, KeyVolume, "y:/y")
+	f.Add(Syslet, KeyRemovalAllowed, "true")
+	if got := f.Lookup(Container, KeyVolume); strings.Join(got, ",") != "x:/x,y:/y" {
+		t.Errorf("Lookup = %q", got)
+	}
+	if v, ok := f.Last(Container, KeyVolume); !ok || v != "y:/y" {
+		t.Errorf("Last = %q %v", v, ok)
+	}
+	if _, ok := f.Last(Service, KeyRestart); ok {
+		t.Error("Last of a missing key reported found")
+	}
+	g := f.Without(Syslet, Unit+"."+KeyDescription)
+	if got := string(g.Bytes()); got != "[Container]\nImage=a\nVolume=x:/x\nVolume=y:/y\n" {
+		t.Errorf("Without:\n%s", got)
+	}
+	if f.Section(Syslet) == nil || g.Section(Syslet) != nil || g.Section(Unit) != nil {
+		t.Error("Without must drop the named section and sections it empties, and leave f alone")
+	}
+}
+
+func TestKnown(t *testing.T) {
+	for _, tc := range []struct {
+		section, key string
+		want         KeySupport
+	}{
+		{Container, "Image", KeySince54},
+		{Container, "Memory", KeyAfter54},
+		{Container, "Bogus", KeyUnknown},
+		{Network, "InterfaceName", KeyAfter54},
+		{Service, "Anything", KeySince54},
+	} {
+		if got := Known(tc.section, tc.key); got != tc.want {
+			t.Errorf("Known(%s, %s) = %v, want %v", tc.section, tc.key, got, tc.want)
+		}
+	}
+}
