@@ -1,0 +1,101 @@
+package fsroot
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/syslet/syslet/pkg/host"
+)
+
+func TestWriteFileExactModeAndNoLeftovers(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	r := New(t.TempDir())
+	for _, mode := range []uint32{0o644, 0o600, 0o755} {
+		if err := r.WriteFile("/etc/containers/systemd/a.container", []byte("x"), mode); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(r.Path("/etc/containers/systemd/a.container"))
+		if err != nil || uint32(fi.Mode().Perm()) != mode {
+			t.Fatalf("mode %o, want %o (%v)", fi.Mode().Perm(), mode, err)
+		}
+	}
+	ents, _ := os.ReadDir(r.Path("/etc/containers/systemd"))
+	if len(ents) != 1 {
+		t.Errorf("temporary files left behind: %v", ents)
+	}
+	// A directory in the way of a file is replaced.
+	os.MkdirAll(r.Path("/etc/x/d/sub"), 0o755)
+	if err := r.WriteFile("/etc/x/d", []byte("f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		n := e.Name()
+		if l, err := os.Readlink(filepath.Join(dir, n)); err == nil {
+			n += "->" + l
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
+
+func TestWriteDirSwapsVersions(t *testing.T) {
+	r := New(t.TempDir())
+	p := "/etc/containers/config/app/etc/app/conf.d"
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(r.WriteDir(p, []host.DirFile{{Name: "a.conf", Content: []byte("1"), Mode: 0o644}, {Name: "b.conf", Content: []byte("2"), Mode: 0o600}}))
+	if got := listDir(t, r.Path(p)); got != "..data->..v1 ..v1 a.conf->..data/a.conf b.conf->..data/b.conf" {
+		t.Errorf("first version: %s", got)
+	}
+	must(r.WriteDir(p, []host.DirFile{{Name: "a.conf", Content: []byte("1b"), Mode: 0o644}, {Name: "c.conf", Content: []byte("3"), Mode: 0o644}}))
+	if got := listDir(t, r.Path(p)); got != "..data->..v2 ..v2 a.conf->..data/a.conf c.conf->..data/c.conf" {
+		t.Errorf("second version: %s", got)
+	}
+	data, err := os.ReadFile(r.Path(p + "/a.conf"))
+	if err != nil || string(data) != "1b" {
+		t.Errorf("a.conf through the links = %q, %v", data, err)
+	}
+	// ReadTree sees the links and the version dir, which the planner resolves.
+	tree, err := r.ReadTree("/etc/containers/config")
+	must(err)
+	if tree[p+"/..data"].Link != "..v2" || string(tree[p+"/..v2/c.conf"].Data) != "3" || tree[p+"/c.conf"].Link != "..data/c.conf" {
+		t.Errorf("ReadTree: %+v", tree)
+	}
+}
+
+func TestRemovePrunesEmptyParents(t *testing.T) {
+	r := New(t.TempDir())
+	r.WriteFile("/etc/containers/config/web/etc/nginx/nginx.conf", []byte("x"), 0o644)
+	r.WriteFile("/etc/containers/config/web/etc/keep.conf", []byte("x"), 0o644)
+	if err := r.Remove("/etc/containers/config/web/etc/nginx/nginx.conf", "/etc/containers/config/web"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Exists("/etc/containers/config/web/etc/nginx") || !r.Exists("/etc/containers/config/web/etc/keep.conf") {
+		t.Error("empty parent not pruned, or a non-empty one removed")
+	}
+	if err := r.Remove("/etc/containers/config/nope", "/etc/containers/config"); err != nil {
+		t.Errorf("removing a missing path: %v", err)
+	}
+	if got, _ := r.ReadTree("/does/not/exist"); len(got) != 0 {
+		t.Errorf("missing tree: %v", got)
+	}
+}
