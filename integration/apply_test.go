@@ -522,3 +522,33 @@ func TestOneshotOnceAndCrashRecovery(t *testing.T) {
 		t.Errorf("web does not answer after recovery:\n%s", got)
 	}
 }
+
+// Specs pushed on stdin (`cat *.json | ssh root@host syslet --stdin`) are
+// applied and stored (0600), so a later plain `syslet` re-applies them.
+func TestStdinPushIsStored(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	r := h.Run("cat " + specDir + "/*.json | syslet --stdin")
+	if !r.OK() {
+		t.Fatalf("apply from stdin:\n%s", r)
+	}
+	if got := strings.TrimSpace(h.MustRun(t, "stat -c %a /etc/syslet/config.json")); got != "600" {
+		t.Errorf("/etc/syslet/config.json mode %s, want 600", got)
+	}
+	if got := prop(t, h, "web.service", "ActiveState"); got != "active" {
+		t.Errorf("web.service %s after the stdin apply", got)
+	}
+	d := h.Run("syslet --diff --detailed-exitcode")
+	if d.Code != 0 || !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("plain syslet should re-read the stored specs and find nothing to do:\n%s", d)
+	}
+	// Invalid input on stdin changes nothing, not even the stored copy.
+	stored := h.MustRun(t, "sha256sum /etc/syslet/config.json")
+	bad := h.RunInput(strings.NewReader(`{"apiVersion":"v1","type":"container","name":"x"}`), "syslet --stdin")
+	if bad.Code != 2 || !strings.Contains(bad.Stderr, "stdin: [0].unit.Container: [Container] Image is required") {
+		t.Errorf("invalid stdin: want exit 2 naming stdin and the field:\n%s", bad)
+	}
+	if h.MustRun(t, "sha256sum /etc/syslet/config.json") != stored {
+		t.Errorf("invalid input replaced the stored specs")
+	}
+}
