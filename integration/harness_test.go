@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -199,5 +201,89 @@ func TestConcurrentHosts(t *testing.T) {
 				t.Errorf("image content: %q", out)
 			}
 		})
+	}
+}
+
+// TestSweepRemovesLeftovers: an instance whose owner process died (a test run killed with kill -9)
+// is removed by the next sweep: no nspawn, no forwarder, no listening port, no cgroup, no run dir.
+func TestSweepRemovesLeftovers(t *testing.T) {
+	script, err := testhost.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command("sleep", "600") // stands in for a test binary that will be killed
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Process.Kill()
+	name := fmt.Sprintf("sweep-%d", os.Getpid())
+	env := append(os.Environ(), "TESTHOST_NAME="+name, fmt.Sprintf("TESTHOST_OWNER=%d", owner.Process.Pid))
+	t.Cleanup(func() { // only does something if the test failed half-way
+		cmd := exec.Command("bash", script, "down")
+		cmd.Env = append(env, "TESTHOST_STOP_TIMEOUT=0")
+		cmd.Run()
+	})
+	up := exec.Command("bash", script, "up")
+	up.Env = env
+	out, err := up.Output()
+	if err != nil {
+		t.Fatalf("testhost.sh up: %v", err)
+	}
+	port := strings.TrimSpace(string(out))
+
+	// what the instance holds on this machine, from `testhost.sh list`
+	list := exec.Command("bash", script, "list")
+	lout, err := list.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cgroup, runDir, pid string
+	for _, l := range strings.Split(string(lout), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) >= 3 && strings.HasSuffix(f[1], "/run/"+name) {
+			cgroup, runDir, pid = f[0], f[1], strings.TrimPrefix(f[2], "pid=")
+		}
+	}
+	if cgroup == "" {
+		t.Fatalf("instance %s not in testhost.sh list:\n%s", name, lout)
+	}
+	cgDirs := []string{"/sys/fs/cgroup/unified/" + cgroup, "/sys/fs/cgroup/systemd/" + cgroup}
+	held := func() []string {
+		var h []string
+		if comm, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "systemd-nspawn" {
+			h = append(h, "systemd-nspawn pid "+pid)
+		}
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
+			c.Close()
+			h = append(h, "listening port "+port)
+		}
+		for _, p := range append(cgDirs, runDir) {
+			if _, err := os.Stat(p); err == nil {
+				h = append(h, p)
+			}
+		}
+		return h
+	}
+	before := held()
+	t.Logf("instance %s holds: %s", name, strings.Join(before, ", "))
+	if len(before) < 4 {
+		t.Fatalf("instance %s is not fully up: %v", name, before)
+	}
+
+	// a sweep while the owner lives keeps the instance
+	if err := testhost.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if h := held(); len(h) != len(before) {
+		t.Fatalf("sweep stopped an instance whose owner lives: left %v", h)
+	}
+	// the owner dies (kill -9), the next sweep removes everything
+	owner.Process.Kill()
+	owner.Wait()
+	if err := testhost.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if h := held(); len(h) > 0 {
+		t.Fatalf("left behind after the sweep: %v", h)
 	}
 }

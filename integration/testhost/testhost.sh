@@ -223,7 +223,7 @@ start_forwarder() { # leader hostport guestport -> 0 if listening
   local leader=$1 hp=$2 gp=$3 pid i
   setsid bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$U/$CG/fwd" \
     systemd-socket-activate -l "127.0.0.1:$hp" -- nsenter -t "$leader" -n -- "$SOCKET_PROXYD" "127.0.0.1:$gp" \
-    >>"$RUN/fwd.log" 2>&1 </dev/null &
+    >>"$RUN/fwd.log" 2>&1 </dev/null 9>&- &
   pid=$!; disown "$pid"
   for i in $(seq 100); do
     alive "$pid" || return 1
@@ -264,6 +264,7 @@ nspawn_leader() { # -> pid of the guest's PID 1 (the child of systemd-nspawn run
 start_instance() {
   local t0=$SECONDS root leader="" port="" hp gp i state
   mkdir -p "$REGISTRY"
+  exec 8>"$REGISTRY/.lock"; flock 8   # a concurrent cleanup must not see a half-registered instance
   [[ ! -e $REGISTRY/$ID ]] || die "instance $NAME is registered already ($REGISTRY/$ID); down or cleanup first"
   rm -rf "$RUN"; mkdir -p "$RUN"
   if [[ -n ${TESTHOST_OWNER:-} ]]; then
@@ -272,7 +273,8 @@ start_instance() {
   else
     echo manual > "$RUN/owner"
   fi
-  echo "$RUN" > "$REGISTRY/$ID"   # registered before anything exists, so cleanup can always find it
+  echo "$RUN" > "$REGISTRY/$ID"   # registered before anything runs, so cleanup can always find it
+  exec 8>&-
   echo "$BASE" > "$RUN/base"
   echo "$CG" > "$RUN/cgroup"
   case $ROOTFS_MODE in
@@ -300,7 +302,7 @@ start_instance() {
   mkdir -p "$U/$CG/nspawn" "$U/$CG/fwd"
   [[ -z $V1 ]] || mkdir -p "$V1/$CG/nspawn"
   write_launcher "$root"
-  setsid "$RUN/launch.sh" >"$RUN/console.log" 2>&1 </dev/null &
+  setsid "$RUN/launch.sh" >"$RUN/console.log" 2>&1 </dev/null 9>&- &
   echo $! > "$RUN/pid"; proc_start "$!" > "$RUN/pid.start"; disown $!
   for i in $(seq 400); do
     alive "$(cat "$RUN/pid")" || { tail -20 "$RUN/console.log" >&2; die "systemd-nspawn exited during start (log: $RUN/console.log)"; }
@@ -382,6 +384,7 @@ cmd_cleanup() {
   local all=0 f id d cg n=0; [[ ${1:-} == --all ]] && all=1
   [[ $(id -u) == 0 ]] || die "cleanup needs root"
   mkdir -p "$REGISTRY"
+  exec 8>"$REGISTRY/.lock"; flock 8
   for f in "$REGISTRY"/*; do
     [[ -f $f ]] || continue
     id=${f##*/}; d=$(cat "$f"); cg=testhost-$id
