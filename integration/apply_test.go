@@ -477,6 +477,14 @@ func TestStagingRejects(t *testing.T) {
 	if snapshot(t, h) != before {
 		t.Errorf("the host changed although verify failed")
 	}
+	// A unit someone else broke before does not block syslet; it is
+	// reported as a warning.
+	must(t, h.WriteFile("/etc/containers/systemd/other.container", []byte("[Container]\nImage=localhost:5000/busybox:latest\nBogus=1\n"), 0o644))
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.Restart = "always" | .unit.Container.Label = ["app=shop", "tier=frontend", "rev=2"] else . end`)
+	r = syslet(h, specDir)
+	if !r.OK() || !strings.Contains(r.Stderr, "other.container") || !strings.Contains(r.Stderr, "already so on the host") {
+		t.Errorf("a unit broken before syslet's change must only warn:\n%s", r)
+	}
 }
 
 // 10. The oneshot job runs to completion once and later applies never run

@@ -75,7 +75,7 @@ type builder struct {
 // Build compares desired and observed state and returns the plan. It is
 // pure: the same inputs always give the same plan.
 func Build(out *render.Output, obs *Observed) *Plan {
-	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}}, inst: map[string]*installedUnit{},
+	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		rank: map[int]int{}, recreated: map[string]bool{}, secrets: map[string]bool{}}
 	b.index()
 	b.readInstalled()
@@ -741,10 +741,11 @@ func (b *builder) finish() {
 			continue
 		}
 		rel := strings.TrimPrefix(p, render.UnitDir+"/")
-		if _, ok := b.inst[rel]; ok {
+		if f.Link != "" {
 			continue
 		}
-		if f.Link == "" {
+		b.p.Current[rel] = f.Data
+		if _, ok := b.inst[rel]; !ok {
 			b.p.Future[rel] = f.Data
 		}
 	}

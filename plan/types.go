@@ -213,6 +213,9 @@ type Plan struct {
 	// hold after the apply (syslet's and everyone else's), by file name.
 	// Staging runs the quadlet generator over exactly this set.
 	Future map[string][]byte `json:"-"`
+	// Current is the unit directory as it is now, for telling problems
+	// this apply would cause from problems the host already has.
+	Current map[string][]byte `json:"-"`
 }
 
 // Empty reports whether the plan changes nothing on the host.

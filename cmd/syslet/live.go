@@ -57,7 +57,7 @@ func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output) 
 	if _, err := exec.LookPath(s.Verify); err != nil {
 		return fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
-	warnings, err := s.Check(ctx, p.Future, changed)
+	warnings, err := s.Check(ctx, p.Future, p.Current, changed)
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "syslet: staging warning:", attribute(w, out))
 	}

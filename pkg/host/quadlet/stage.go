@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -32,56 +33,42 @@ func (e *Error) Error() string {
 	return e.Tool + " rejected the units:\n  " + strings.Join(e.Output, "\n  ")
 }
 
-// Check stages units (file name relative to the unit directory → content)
-// and verifies the services generated for the names in verify (unit file
-// names such as "web.container"). It returns *Error when a tool rejects
-// the set, with messages naming the unit files, and the generator's
-// warnings (such as short image names), which do not block.
-func (s Stager) Check(ctx context.Context, units map[string][]byte, verify []string) (warnings []string, err error) {
+// Check stages the future unit set (file name relative to the unit
+// directory → content), runs the generator over it and verifies the
+// services generated for the unit files in verify (the ones this apply
+// writes). It returns *Error when a tool rejects the set, with messages
+// naming the unit files, and warnings that do not block: the generator's
+// own warnings, and problems of units this apply does not write that the
+// host's current set (before) already has — a unit someone else broke is
+// not a reason to refuse this apply, but a unit this apply breaks is.
+func (s Stager) Check(ctx context.Context, future, before map[string][]byte, verify []string) (warnings []string, err error) {
 	tmp, err := os.MkdirTemp("", "syslet-stage-")
 	if err != nil {
 		return nil, fmt.Errorf("staging: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	src, gen := filepath.Join(tmp, "units"), filepath.Join(tmp, "generated")
-	names := make([]string, 0, len(units))
-	for n := range units {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := filepath.Join(src, filepath.FromSlash(n))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("staging: %w", err)
-		}
-		if err := os.WriteFile(p, units[n], 0o644); err != nil {
-			return nil, fmt.Errorf("staging: %w", err)
-		}
-	}
-	cmd := exec.CommandContext(ctx, s.Generator, "-no-kmsg-log", gen)
-	cmd.Env = append(os.Environ(), "QUADLET_UNIT_DIRS="+src)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	runErr := cmd.Run()
-	var problems []string
-	for _, m := range clean(stderr.String(), tmp) {
-		if strings.Contains(m, "Warning:") {
-			warnings = append(warnings, m)
-		} else {
-			problems = append(problems, m)
-		}
-	}
-	if runErr != nil {
-		var ee *exec.ExitError
-		if !errors.As(runErr, &ee) {
-			return warnings, fmt.Errorf("running %s: %w", s.Generator, runErr)
-		}
-		return warnings, &Error{Tool: "quadlet", Output: problems}
+	gen := filepath.Join(tmp, "generated")
+	warnings, problems, err := s.generate(ctx, future, filepath.Join(tmp, "units"), gen)
+	if err != nil {
+		return warnings, err
 	}
 	if len(problems) > 0 {
-		// Anything but a warning from the generator means a unit it could
-		// not take as written, even when it exits 0.
+		var old []string
+		if before != nil {
+			_, old, err = s.generate(ctx, before, filepath.Join(tmp, "before"), filepath.Join(tmp, "before-generated"))
+			if err != nil {
+				return warnings, err
+			}
+		}
+		problems = slices.DeleteFunc(problems, func(m string) bool {
+			if slices.Contains(old, m) && aboutOthers(m, future, verify) {
+				warnings = append(warnings, m+" (already so on the host; this apply does not change that unit)")
+				return true
+			}
+			return false
+		})
+	}
+	if len(problems) > 0 {
 		return warnings, &Error{Tool: "quadlet", Output: problems}
 	}
 	if s.Verify == "" || len(verify) == 0 {
@@ -113,22 +100,90 @@ func (s Stager) Check(ctx context.Context, units map[string][]byte, verify []str
 	return warnings, nil
 }
 
-// clean drops empty lines and the generator's progress chatter, and strips
-// the scratch directory from paths so messages name the unit files.
+// generate writes units under src and runs the generator into out. It
+// returns the generator's warnings and problems; err is only for a
+// generator that could not be run at all.
+func (s Stager) generate(ctx context.Context, units map[string][]byte, src, out string) (warnings, problems []string, err error) {
+	names := make([]string, 0, len(units))
+	for n := range units {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("staging: %w", err)
+	}
+	for _, n := range names {
+		p := filepath.Join(src, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, nil, fmt.Errorf("staging: %w", err)
+		}
+		if err := os.WriteFile(p, units[n], 0o644); err != nil {
+			return nil, nil, fmt.Errorf("staging: %w", err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, s.Generator, "-no-kmsg-log", out)
+	cmd.Env = append(os.Environ(), "QUADLET_UNIT_DIRS="+src)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	runErr := cmd.Run()
+	var ee *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &ee) {
+		return nil, nil, fmt.Errorf("running %s: %w", s.Generator, runErr)
+	}
+	for _, m := range clean(output.String(), filepath.Dir(src)) {
+		switch {
+		case strings.Contains(m, "processing encountered some errors"):
+			// The closing summary of the errors reported line by line.
+		case strings.Contains(m, "Warning:"):
+			warnings = append(warnings, m)
+		default:
+			// Anything else from the generator means a unit it could not
+			// take as written, even when it exits 0.
+			problems = append(problems, m)
+		}
+	}
+	if runErr != nil && len(problems) == 0 {
+		problems = append(problems, fmt.Sprintf("%s failed: %v", s.Generator, runErr))
+	}
+	return warnings, problems, nil
+}
+
+var generatorPrefix = regexp.MustCompile(`^quadlet-generator\[\d+\]: `)
+
+// clean drops empty lines, the generator's progress chatter and its
+// "quadlet-generator[PID]:" prefix, and strips the scratch directories from
+// paths, so messages name the unit files and compare across runs.
 func clean(out, tmp string) []string {
 	var msgs []string
 	for _, l := range strings.Split(out, "\n") {
-		l = strings.TrimSpace(l)
+		l = generatorPrefix.ReplaceAllString(strings.TrimSpace(l), "")
 		if l == "" || strings.Contains(l, "Loading source unit file") {
 			continue
 		}
-		l = strings.ReplaceAll(l, filepath.Join(tmp, "units")+"/", "")
-		l = strings.ReplaceAll(l, filepath.Join(tmp, "generated")+"/", "")
+		for _, d := range []string{"units", "generated", "before", "before-generated"} {
+			l = strings.ReplaceAll(l, filepath.Join(tmp, d)+"/", "")
+		}
 		if !slices.Contains(msgs, l) {
 			msgs = append(msgs, l)
 		}
 	}
 	return msgs
+}
+
+// aboutOthers reports whether a message names unit files, none of which is
+// in verify.
+func aboutOthers(msg string, units map[string][]byte, verify []string) bool {
+	other := false
+	for name := range units {
+		if !strings.Contains(msg, `"`+name+`"`) && !strings.Contains(msg, " "+name) {
+			continue
+		}
+		if slices.Contains(verify, name) {
+			return false
+		}
+		other = true
+	}
+	return other
 }
 
 // ServiceFile is the service quadlet generates for a unit file name.

@@ -29,7 +29,7 @@ func TestCheck(t *testing.T) {
 		"web.container": []byte("[Container]\nImage=busybox\nContainerName=web\nVolume=data.volume:/d\n[X-Syslet]\nRemovalAllowed=true\n"),
 		"data.volume":   []byte("[Volume]\nVolumeName=data\n"),
 	}
-	warns, err := s.Check(context.Background(), good, []string{"web.container"})
+	warns, err := s.Check(context.Background(), good, nil, []string{"web.container"})
 	if err != nil {
 		t.Fatalf("good units rejected: %v", err)
 	}
@@ -39,7 +39,7 @@ func TestCheck(t *testing.T) {
 	bad := map[string][]byte{
 		"web.container": []byte("[Container]\nImage=busybox\nBogus=1\n"),
 	}
-	_, err = s.Check(context.Background(), bad, []string{"web.container"})
+	_, err = s.Check(context.Background(), bad, nil, []string{"web.container"})
 	var se *Error
 	if !errors.As(err, &se) {
 		t.Fatalf("bad unit: got %v, want *Error", err)
@@ -48,8 +48,31 @@ func TestCheck(t *testing.T) {
 		t.Errorf("message should name the key and the file, not the scratch dir: %v", err)
 	}
 	missing := map[string][]byte{"web.container": []byte("[Container]\nImage=busybox\nVolume=nope.volume:/d\n")}
-	if _, err := s.Check(context.Background(), missing, nil); err == nil || !strings.Contains(err.Error(), "nope.volume") {
+	if _, err := s.Check(context.Background(), missing, nil, nil); err == nil || !strings.Contains(err.Error(), "nope.volume") {
 		t.Errorf("missing reference: got %v", err)
+	}
+}
+
+func TestBrokenUnitOfSomeoneElse(t *testing.T) {
+	s := Stager{Generator: generator(t)}
+	hand := []byte("[Container]\nImage=localhost/x:1\nVolume=data.volume:/d\nBogus=1\n")
+	web := []byte("[Container]\nImage=localhost/web:1\nContainerName=web\n")
+	// hand.container was already broken: writing web.container goes ahead.
+	before := map[string][]byte{"hand.container": hand}
+	future := map[string][]byte{"hand.container": hand, "web.container": web}
+	warns, err := s.Check(context.Background(), future, before, []string{"web.container"})
+	if err != nil {
+		t.Fatalf("a unit that was broken before must not block this apply: %v", err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "hand.container") {
+		t.Errorf("want one warning about hand.container, got %q", warns)
+	}
+	// A unit this apply breaks (here by removing the volume it uses) blocks.
+	fine := []byte("[Container]\nImage=localhost/x:1\nVolume=data.volume:/d\n")
+	before = map[string][]byte{"hand.container": fine, "data.volume": []byte("[Volume]\n")}
+	future = map[string][]byte{"hand.container": fine, "web.container": web}
+	if _, err := s.Check(context.Background(), future, before, []string{"web.container"}); err == nil || !strings.Contains(err.Error(), "data.volume") {
+		t.Errorf("breaking a unit that worked before must block: %v", err)
 	}
 }
 
