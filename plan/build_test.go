@@ -218,20 +218,26 @@ func TestChanges(t *testing.T) {
 			effects: map[string]plan.Effect{"api.container": plan.EffectMetadata},
 		},
 		{
-			name:   "volume change with Delete marker recreates it and restarts users",
-			stream: func(t *testing.T) string { return edit(t, `"name":"data","reclaimPolicy":"Delete"}`, `"name":"data","reclaimPolicy":"Delete","unit":{"Volume":{"Label":"x=1"}}}`) },
+			name: "volume change with Delete marker recreates it and restarts users",
+			stream: func(t *testing.T) string {
+				return edit(t, `"name":"data","reclaimPolicy":"Delete"}`, `"name":"data","reclaimPolicy":"Delete","unit":{"Volume":{"Label":"x=1"}}}`)
+			},
 			want: []string{"stop web.service", "stop data-volume.service", "write-unit /etc/containers/systemd/data.volume",
 				"delete-volume data", "daemon-reload systemd", "start data-volume.service", "start web.service"},
 			effects: map[string]plan.Effect{"data.volume": plan.EffectRecreate, "web.container": plan.EffectRestart},
 		},
 		{
-			name:    "volume change without permission is refused",
-			stream:  func(t *testing.T) string { return edit(t, `"removalAllowed":false}`, `"removalAllowed":false,"unit":{"Volume":{"Label":"x=1"}}}`) },
+			name: "volume change without permission is refused",
+			stream: func(t *testing.T) string {
+				return edit(t, `"removalAllowed":false}`, `"removalAllowed":false,"unit":{"Volume":{"Label":"x=1"}}}`)
+			},
 			refused: true,
 		},
 		{
-			name:   "network change recreates it and restarts attached containers",
-			stream: func(t *testing.T) string { return edit(t, `"name":"net"}`, `"name":"net","unit":{"Network":{"Subnet":"10.1.0.0/24"}}}`) },
+			name: "network change recreates it and restarts attached containers",
+			stream: func(t *testing.T) string {
+				return edit(t, `"name":"net"}`, `"name":"net","unit":{"Network":{"Subnet":"10.1.0.0/24"}}}`)
+			},
 			want: []string{"stop api.service", "stop web.service", "stop net-network.service", "write-unit /etc/containers/systemd/net.network",
 				"delete-network net", "daemon-reload systemd", "start net-network.service", "start api.service", "start web.service"},
 			effects: map[string]plan.Effect{"net.network": plan.EffectRecreate, "api.container": plan.EffectRestart, "web.container": plan.EffectRestart},
@@ -243,16 +249,20 @@ func TestChanges(t *testing.T) {
 			effects: map[string]plan.Effect{"app.build": plan.EffectRebuild, "api.container": plan.EffectRestart},
 		},
 		{
-			name:    "crashed running container is started again; finished oneshot is left alone",
-			stream:  func(t *testing.T) string { return base },
-			tweak:   func(t *testing.T, h *hostState) { h.obs.Units["web.service"] = host.UnitState{LoadState: "loaded", ActiveState: "failed"} },
+			name:   "crashed running container is started again; finished oneshot is left alone",
+			stream: func(t *testing.T) string { return base },
+			tweak: func(t *testing.T, h *hostState) {
+				h.obs.Units["web.service"] = host.UnitState{LoadState: "loaded", ActiveState: "failed"}
+			},
 			want:    []string{"start web.service"},
 			effects: map[string]plan.Effect{"web.container": plan.EffectStart, "job.container": plan.EffectNone},
 		},
 		{
-			name:    "stopped container that runs is stopped",
-			stream:  func(t *testing.T) string { return base },
-			tweak:   func(t *testing.T, h *hostState) { h.obs.Units["idle.service"] = host.UnitState{LoadState: "loaded", ActiveState: "active"} },
+			name:   "stopped container that runs is stopped",
+			stream: func(t *testing.T) string { return base },
+			tweak: func(t *testing.T, h *hostState) {
+				h.obs.Units["idle.service"] = host.UnitState{LoadState: "loaded", ActiveState: "active"}
+			},
 			want:    []string{"stop idle.service"},
 			effects: map[string]plan.Effect{"idle.container": plan.EffectStop},
 		},
@@ -270,9 +280,14 @@ func TestChanges(t *testing.T) {
 			effects: map[string]plan.Effect{"data.volume": plan.EffectRemove, "keep.volume": plan.EffectKeep},
 		},
 		{
-			name:    "whole container removed with its config",
-			stream:  func(t *testing.T) string { return edit(t, `{"apiVersion":"v1","type":"container","name":"idle","desiredState":"stopped","unit":{"Container":{"Image":"registry.example/idle:1"}}}`, ``) },
-			tweak:   func(t *testing.T, h *hostState) { must(t, h.root.WriteFile("/etc/containers/config/idle/etc/x", []byte("x"), 0o644)); h.reread(t) },
+			name: "whole container removed with its config",
+			stream: func(t *testing.T) string {
+				return edit(t, `{"apiVersion":"v1","type":"container","name":"idle","desiredState":"stopped","unit":{"Container":{"Image":"registry.example/idle:1"}}}`, ``)
+			},
+			tweak: func(t *testing.T, h *hostState) {
+				must(t, h.root.WriteFile("/etc/containers/config/idle/etc/x", []byte("x"), 0o644))
+				h.reread(t)
+			},
 			want:    []string{"remove-unit /etc/containers/systemd/idle.container", "remove-file /etc/containers/config/idle", "daemon-reload systemd"},
 			effects: map[string]plan.Effect{"idle.container": plan.EffectRemove},
 		},
@@ -287,8 +302,10 @@ func TestChanges(t *testing.T) {
 			effects: map[string]plan.Effect{"hand.container": plan.EffectIgnore},
 		},
 		{
-			name:    "config file dropped from a kept container is pruned and the container restarts",
-			stream:  func(t *testing.T) string { return edit(t, `"configFiles":[{"mountPath":"/etc/web.conf","content":"a=1\n"}],`, ``) },
+			name: "config file dropped from a kept container is pruned and the container restarts",
+			stream: func(t *testing.T) string {
+				return edit(t, `"configFiles":[{"mountPath":"/etc/web.conf","content":"a=1\n"}],`, ``)
+			},
 			want:    []string{"stop web.service", "write-unit /etc/containers/systemd/web.container", "remove-file /etc/containers/config/web/etc/web.conf", "daemon-reload systemd", "start web.service"},
 			effects: map[string]plan.Effect{"web.container": plan.EffectRestart},
 		},
