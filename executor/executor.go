@@ -222,15 +222,24 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 	case plan.OpDaemonReload:
 		return h.Systemd.DaemonReload(ctx)
 	case plan.OpReload:
-		cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
-		defer cancel()
-		return h.Systemd.Reload(cctx, a.Target)
+		return e.bounded(ctx, a, h.Systemd.Reload)
 	case plan.OpStart:
-		cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
-		defer cancel()
-		return h.Systemd.Start(cctx, a.Target)
+		return e.bounded(ctx, a, h.Systemd.Start)
 	}
 	return fmt.Errorf("unknown action %q", a.Op)
+}
+
+// bounded runs a start or reload job under the start timeout and says so
+// plainly when the unit did not come up in time (for a Notify=healthy
+// container: its health check never passed).
+func (e *run) bounded(ctx context.Context, a plan.Action, job func(context.Context, string) error) error {
+	cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
+	defer cancel()
+	err := job(cctx, a.Target)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, e.opts.StartTimeout, err)
+	}
+	return err
 }
 
 func (e *run) open(s *render.Secret) (map[string][]byte, error) {

@@ -560,3 +560,34 @@ func TestStdinPushIsStored(t *testing.T) {
 		t.Errorf("invalid input replaced the stored specs")
 	}
 }
+
+// A unit that does not come up is reported with its last journal lines and
+// a non-zero exit; the other units of the step are still started. "sick"
+// declares a health check that never passes and Notify=healthy, so its
+// start job waits for health until --timeout.
+func TestFailedStartIsReportedWithLog(t *testing.T) {
+	t.Parallel()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket")
+	specs := `{"apiVersion":"v1","type":"container","name":"sick","unit":{"Container":{"Image":"localhost:5000/busybox:latest","RunInit":"true","Exec":"sh -c 'echo sick-marker; exec sleep 1000'","HealthCmd":"false","HealthInterval":"1s","Notify":"healthy"}}}
+{"apiVersion":"v1","type":"container","name":"zfine","unit":{"Container":{"Image":"localhost:5000/busybox:latest","RunInit":"true","Exec":"sleep 1000"}}}
+`
+	must(t, h.WriteFile("/root/sick/specs.json", []byte(specs), 0o644))
+	t0 := time.Now()
+	r := syslet(h, "--timeout", "15s", "/root/sick")
+	took := time.Since(t0)
+	out := r.Stdout + r.Stderr
+	if r.Code != 1 || !strings.Contains(out, "FAILED 9. start sick.service") || !strings.Contains(out, "| ") {
+		t.Errorf("want a reported start failure with journal lines:\n%s", r)
+	}
+	if !strings.Contains(out, "sick-marker") || !strings.Contains(out, "did not become active within 15s") {
+		t.Errorf("the failure should say it timed out and show sick.service's own log lines:\n%s", out)
+	}
+	if st := prop(t, h, "zfine.service", "ActiveState"); st != "active" {
+		t.Errorf("zfine.service is %s: a failed start must not stop the other starts", st)
+	}
+	if took > 90*time.Second {
+		t.Errorf("--timeout 15s did not bound the wait (took %s)", took)
+	}
+	t.Logf("apply took %s:\n%s", took.Round(time.Millisecond), r.Stdout)
+}
