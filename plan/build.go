@@ -321,10 +321,10 @@ func markerPolicy(iu *installedUnit) string {
 	return v
 }
 
-// files plans the config files, config dirs (containers) or context files
-// (builds) a unit owns, and stale files under its directory. It reports
-// whether any plain file changed; config-dir changes are reported through
-// uc.Reasons by the caller via dirsChanged.
+// files plans the config files (containers) or context files (builds) a
+// unit owns, and the stale files under its directory. It reports whether
+// a file that already existed changed, which restarts a container or
+// rebuilds an image; config dirs are planned by dirs.
 func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 	rank := kindRank(u.Kind)
 	for _, f := range b.ownFiles[u.FileName] {

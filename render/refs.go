@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -109,7 +110,7 @@ func (u *Unit) derive() {
 			u.Build = base
 		}
 	}
-	if u.Kind != "container" {
+	if u.Kind != spec.Container {
 		return
 	}
 	if img, ok := u.File.Last(unit.Container, unit.KeyImage); ok && !isQuadletRef(img) {
