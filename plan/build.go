@@ -56,12 +56,13 @@ type builder struct {
 	obs  *Observed
 	p    *Plan
 	inst map[string]*installedUnit // by file name
-	// rank orders actions inside a step: resources before containers
-	// when starting, containers before resources when stopping.
-	rank map[int]int
 
 	recreated map[string]bool // "data.volume", "net.network", "app.build" rebuilt or recreated
 	secrets   map[string]bool // podman secret names created or replaced
+	pulls     map[string]bool // image references already planned for pull
+	// installedImages are the images installed managed units run or
+	// build, which stand in for the image store when podman is not read.
+	installedImages map[string]bool
 
 	// Indexes built once so that planning stays linear in the number of
 	// units and files.
@@ -76,7 +77,7 @@ type builder struct {
 // pure: the same inputs always give the same plan.
 func Build(out *render.Output, obs *Observed) *Plan {
 	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
-		rank: map[int]int{}, recreated: map[string]bool{}, secrets: map[string]bool{}}
+		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
 	b.index()
 	b.readInstalled()
 	for _, u := range out.Units {
@@ -121,6 +122,7 @@ func (b *builder) index() {
 }
 
 func (b *builder) readInstalled() {
+	b.installedImages = map[string]bool{}
 	for p, f := range b.obs.Files {
 		k, name, ok := installedUnitName(p)
 		if !ok || f.Mode.IsDir() || f.Link != "" {
@@ -131,13 +133,24 @@ func (b *builder) readInstalled() {
 			iu.file = uf
 			iu.managed = uf.Section(unit.Syslet) != nil
 		}
+		if iu.managed {
+			switch k {
+			case spec.Container:
+				if img, ok := iu.file.Last(unit.Container, unit.KeyImage); ok {
+					b.installedImages[img] = true
+				}
+			case spec.Build:
+				if tag, ok := iu.file.Last(unit.Build, unit.KeyImageTag); ok {
+					b.installedImages[tag] = true
+				}
+			}
+		}
 		b.inst[iu.fileName] = iu
 	}
 }
 
 func (b *builder) add(a Action, rank int) {
-	a.Step = StepOf(a.Op)
-	b.rank[len(b.p.Actions)] = rank
+	a.Step, a.rank = StepOf(a.Op), rank
 	b.p.Actions = append(b.p.Actions, a)
 }
 
@@ -178,22 +191,7 @@ func (b *builder) imagePresent(ref string) bool {
 	if b.obs.StoreKnown {
 		return b.obs.Images[ref]
 	}
-	for _, iu := range b.inst {
-		if !iu.managed {
-			continue
-		}
-		switch iu.kind {
-		case spec.Container:
-			if img, _ := iu.file.Last(unit.Container, unit.KeyImage); img == ref {
-				return true
-			}
-		case spec.Build:
-			if tag, _ := iu.file.Last(unit.Build, unit.KeyImageTag); tag == ref {
-				return true
-			}
-		}
-	}
-	return false
+	return b.installedImages[ref]
 }
 
 func beforeState(st host.UnitState) string {
@@ -398,20 +396,10 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 	return changed
 }
 
-// ReadConfigDir resolves a config dir's files through its per-file links
-// and the ..data link, as the container sees them. It returns nil when the
-// directory does not exist.
-func ReadConfigDir(files map[string]host.File, dir string) map[string]host.File {
-	var entries []string
-	for p := range files {
-		if path.Dir(p) == dir {
-			entries = append(entries, p)
-		}
-	}
-	return readConfigDir(files, entries, dir)
-}
-
-// readConfigDir is ReadConfigDir given the directory's entries.
+// readConfigDir resolves a config dir's files (entries are the paths
+// directly inside it) through its per-file links and the ..data link, as
+// the container sees them. It returns nil when the directory does not
+// exist.
 func readConfigDir(files map[string]host.File, entries []string, dir string) map[string]host.File {
 	d, ok := files[dir]
 	if !ok || !d.Mode.IsDir() {
@@ -629,11 +617,10 @@ func (b *builder) container(u *render.Unit) {
 }
 
 func (b *builder) pull(ref, owner string) {
-	for _, a := range b.p.Actions {
-		if a.Op == OpPull && a.Target == ref {
-			return
-		}
+	if b.pulls[ref] {
+		return
 	}
+	b.pulls[ref] = true
 	b.add(Action{Op: OpPull, Target: ref, Unit: owner, Reason: "not in the image store"}, 0)
 }
 
@@ -749,26 +736,16 @@ func (b *builder) finish() {
 			b.p.Future[rel] = f.Data
 		}
 	}
-	idx := make([]int, len(b.p.Actions))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(i, j int) bool {
-		ai, aj := b.p.Actions[idx[i]], b.p.Actions[idx[j]]
+	sort.SliceStable(b.p.Actions, func(i, j int) bool {
+		ai, aj := b.p.Actions[i], b.p.Actions[j]
 		if ai.Step != aj.Step {
 			return ai.Step < aj.Step
 		}
-		ri, rj := b.rank[idx[i]], b.rank[idx[j]]
 		if ai.Step == StepStop {
-			return ri > rj // containers stop before the volumes and networks they use
+			return ai.rank > aj.rank // containers stop before the volumes and networks they use
 		}
-		return ri < rj
+		return ai.rank < aj.rank
 	})
-	sorted := make([]Action, len(idx))
-	for i, k := range idx {
-		sorted[i] = b.p.Actions[k]
-	}
-	b.p.Actions = sorted
 	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {
 		if a.Kind != c.Kind {
 			return kindRank(a.Kind) - kindRank(c.Kind)

@@ -116,7 +116,11 @@ type Action struct {
 	Secret *render.Secret    `json:"-"`
 	Key    string            `json:"key,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
-	Size   int               `json:"size,omitempty"`
+
+	// rank orders actions inside a step (resources before containers when
+	// starting, after them when stopping); only Build reads it.
+	rank int
+	Size int `json:"size,omitempty"`
 }
 
 // Effect is what happens to a unit's service.

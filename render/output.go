@@ -110,13 +110,3 @@ func ServiceName(kind spec.Kind, name string) string {
 	}
 	return ""
 }
-
-// Unit returns the unit with the given file name, or nil.
-func (o *Output) Unit(fileName string) *Unit {
-	for _, u := range o.Units {
-		if u.FileName == fileName {
-			return u
-		}
-	}
-	return nil
-}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -102,7 +101,6 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	obs, err := plan.Observe(ctx, h.sources(), l.out)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
-		hintPodmanSocket(stderr, err)
 		return exitError
 	}
 	p := plan.Build(l.out, obs)
@@ -185,13 +183,4 @@ func lockApply(root string, stderr io.Writer) (func(), error) {
 		}
 	}
 	return func() { f.Close() }, nil
-}
-
-// hintPodmanSocket explains the most common first-run failure: podman's
-// API socket is installed but not enabled on a fresh host.
-func hintPodmanSocket(w io.Writer, err error) {
-	if err == nil || !strings.Contains(err.Error(), "connecting to podman") {
-		return
-	}
-	fmt.Fprintln(w, "syslet: is podman's API socket running? Enable it once with: systemctl enable --now podman.socket")
 }

@@ -36,7 +36,6 @@ func execute(ctx context.Context, o applyOptions, h *hostConn, p *plan.Plan, std
 	printSummary(stdout, res)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
-		hintPodmanSocket(stderr, err)
 		return exitError
 	}
 	return exitOK

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/executor"
-	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/quadlet"
@@ -19,11 +18,12 @@ import (
 )
 
 // liveHost is the running system: systemd over D-Bus (one connection for
-// the run, dialled on first use), podman over its REST socket (connected
-// on first use), and the quadlet generator for staging.
+// the run: every live plan reads unit states, so it is dialled at once),
+// podman over its REST socket (connected on first use: a run that needs no
+// image or secret never dials it), and the quadlet generator for staging.
 type liveHost struct {
 	opts applyOptions
-	sd   *lazySystemd
+	sd   *systemd.Manager
 	pm   *podman.Client
 }
 
@@ -31,7 +31,11 @@ func openLive(o applyOptions) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	return &liveHost{opts: o, sd: &lazySystemd{}, pm: podman.New(podman.DefaultURI)}, nil
+	sd, err := systemd.Dial(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("connecting to systemd: %w", err)
+	}
+	return &liveHost{opts: o, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
@@ -73,80 +77,9 @@ func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output) 
 // attribute appends the spec a message's unit file comes from.
 func attribute(msg string, out *render.Output) string {
 	for _, u := range out.Units {
-		if strings.Contains(msg, u.FileName) || strings.Contains(msg, quadlet.ServiceFile(u.FileName)) {
+		if strings.Contains(msg, u.FileName) || strings.Contains(msg, u.Service) {
 			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
 		}
 	}
 	return msg
-}
-
-// lazySystemd dials the system bus on first use and keeps the connection
-// for the rest of the run.
-type lazySystemd struct {
-	m   *systemd.Manager
-	err error
-}
-
-func (s *lazySystemd) get(ctx context.Context) (*systemd.Manager, error) {
-	if s.m == nil && s.err == nil {
-		s.m, s.err = systemd.Dial(ctx)
-		if s.err != nil {
-			s.err = fmt.Errorf("connecting to systemd: %w", s.err)
-		}
-	}
-	return s.m, s.err
-}
-
-func (s *lazySystemd) Close() {
-	if s.m != nil {
-		s.m.Close()
-	}
-}
-
-func (s *lazySystemd) UnitStates(ctx context.Context, names []string) (map[string]host.UnitState, error) {
-	m, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.UnitStates(ctx, names)
-}
-
-func (s *lazySystemd) DaemonReload(ctx context.Context) error {
-	m, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.DaemonReload(ctx)
-}
-
-func (s *lazySystemd) Start(ctx context.Context, name string) error {
-	m, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Start(ctx, name)
-}
-
-func (s *lazySystemd) Stop(ctx context.Context, name string) error {
-	m, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Stop(ctx, name)
-}
-
-func (s *lazySystemd) Reload(ctx context.Context, name string) error {
-	m, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Reload(ctx, name)
-}
-
-func (s *lazySystemd) LastLog(ctx context.Context, name string, n int) ([]string, error) {
-	m, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.LastLog(ctx, name, n)
 }

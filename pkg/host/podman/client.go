@@ -42,7 +42,13 @@ func (c *Client) connect(ctx context.Context) (context.Context, error) {
 	if c.conn == nil {
 		conn, err := bindings.NewConnection(ctx, c.uri)
 		if err != nil {
-			return nil, fmt.Errorf("connecting to podman at %q: %w", c.uri, err)
+			hint := ""
+			if c.uri == DefaultURI {
+				// The usual first-run failure: podman is installed but its
+				// API socket was never enabled.
+				hint = " (is podman's API socket running? enable it once with: systemctl enable --now podman.socket)"
+			}
+			return nil, fmt.Errorf("connecting to podman at %q%s: %w", c.uri, hint, err)
 		}
 		c.conn = conn
 	}
