@@ -350,7 +350,7 @@ func TestUnmanagedCollisionRefused(t *testing.T) {
 	}
 }
 
-const sops = "password: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    version: 3.9.0\n"
+const sops = "password: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n        - recipient: age1xyz\n          enc: x\n    version: 3.9.0\n"
 
 func TestSecrets(t *testing.T) {
 	stream := base + `{"apiVersion":"v1","type":"secret","name":"db","ciphertext":` + quote(sops) + "}\n"

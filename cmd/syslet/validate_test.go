@@ -106,6 +106,9 @@ var wantRule = map[string]string{
 	"76-image-null.json":                  "field-type",
 	"77-duplicate-secret-spec.json":       "duplicate-name",
 	"78-context-file-under-another.json":  "context-file",
+	"79-secret-plaintext.json":            "secret-not-encrypted",
+	"80-secret-no-recipients.json":        "secret-recipients",
+	"81-secret-value-type.json":           "secret-value-type",
 }
 
 // notFromSpecs are rules no spec content can trigger: "source" is an

@@ -650,10 +650,13 @@ func (d *decoder) secret(n *node, s *Spec) {
 		return
 	}
 	s.Ciphertext = v.text
-	keys, err := sopsKeys([]byte(v.text))
-	if err != nil {
-		d.errf(v.path, RuleSecretFormat, "%v", err)
-		return
+	keys, findings := sopsKeys([]byte(v.text))
+	for _, f := range findings {
+		if f.warning {
+			d.rep.Warnf(d.source, v.path, f.rule, "%v", f.err)
+		} else {
+			d.errf(v.path, f.rule, "%v", f.err)
+		}
 	}
 	for _, k := range keys {
 		if !secretKeyRe.MatchString(k) {

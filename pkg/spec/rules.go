@@ -40,9 +40,14 @@ const (
 	RuleContextFile     = "context-file"
 	RuleSecretFormat    = "secret-format"
 	RuleSecretKey       = "secret-key"
-	RuleUndefinedRef    = "undefined-reference"
-	RuleUnsupportedRef  = "unsupported-reference"
-	RuleUndefinedSecret = "undefined-secret"
-	RuleDuplicateDest   = "duplicate-mount-destination"
-	RuleDuplicateSecret = "duplicate-secret-name"
+	// RuleSecretNotEncrypted: no value of the ciphertext is encrypted (an
+	// error), or some are left in clear text (a warning).
+	RuleSecretNotEncrypted = "secret-not-encrypted"
+	RuleSecretRecipients   = "secret-recipients" // no age recipient in the sops metadata
+	RuleSecretValueType    = "secret-value-type" // a value encrypted as int, float or bool
+	RuleUndefinedRef       = "undefined-reference"
+	RuleUnsupportedRef     = "unsupported-reference"
+	RuleUndefinedSecret    = "undefined-secret"
+	RuleDuplicateDest      = "duplicate-mount-destination"
+	RuleDuplicateSecret    = "duplicate-secret-name"
 )

@@ -16,7 +16,7 @@ const img = `"Image": "docker.io/library/busybox:1.37"`
 
 // sops is a minimal SOPS document: keys in clear, values ENC[...], and a
 // sops: mapping, which is all the validator looks at.
-const sops = `db-password: ENC[AES256_GCM,data:abc,iv:x,tag:y,type:str]\nsops:\n    mac: ENC[AES256_GCM,data:m,iv:i,tag:t,type:str]\n    version: 3.9.0\n`
+const sops = `db-password: ENC[AES256_GCM,data:abc,iv:x,tag:y,type:str]\nsops:\n    age:\n        - recipient: age1xyz\n          enc: x\n    mac: ENC[AES256_GCM,data:m,iv:i,tag:t,type:str]\n    version: 3.9.0\n`
 
 func vol(name string) string {
 	return `{"apiVersion": "v1", "type": "volume", "name": "` + name + `"}`
