@@ -1,0 +1,116 @@
+package secrets
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/render"
+)
+
+// SpecError is a secret spec that cannot be opened on this host. Its
+// message names the spec and where it is declared.
+type SpecError struct {
+	Name   string // secret spec name
+	Source string // file the spec came from
+	Path   string // JSON path of the spec in Source
+	Err    error
+}
+
+func (e *SpecError) Error() string {
+	where := strings.TrimSpace(e.Source + " " + e.Path)
+	return fmt.Sprintf("secret %q (%s): %v", e.Name, where, e.Err)
+}
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Opened holds the decrypted values of one run's secret specs, keyed by
+// the hash of their ciphertext. It implements the executor's Decrypter.
+// Values live only here and in the copies handed out, until Wipe.
+type Opened struct {
+	byHash map[string]map[string][]byte
+	handed [][]byte
+}
+
+// OpenAll decrypts every secret spec with the keyring's identities. Each
+// spec that fails gives a *SpecError; all of them are joined in the
+// returned error, so one run reports every broken secret at once. On
+// error nothing decrypted is kept.
+func OpenAll(secs []*render.Secret, kr *Keyring) (*Opened, error) {
+	o := &Opened{byHash: map[string]map[string][]byte{}}
+	var errs []error
+	for _, s := range secs {
+		fail := func(err error) {
+			se := &SpecError{Name: s.Name, Err: err}
+			if s.Spec != nil {
+				se.Source, se.Path = s.Spec.Source, s.Spec.Path()
+			}
+			errs = append(errs, se)
+		}
+		vals, err := Open(s.Ciphertext, kr.Identities())
+		if err != nil {
+			fail(err)
+			continue
+		}
+		var got []string
+		for k := range vals {
+			got = append(got, k)
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(s.Keys))
+		if !slices.Equal(got, want) {
+			wipe(vals)
+			fail(fmt.Errorf("%w: decrypted keys %v differ from the document's keys %v", ErrShape, got, want))
+			continue
+		}
+		o.byHash[s.Hash] = vals
+	}
+	if len(errs) > 0 {
+		o.Wipe()
+		return nil, errors.Join(errs...)
+	}
+	return o, nil
+}
+
+// Decrypt returns a copy of the values of s; the copy is zeroed by Wipe
+// too. It implements executor.Decrypter.
+func (o *Opened) Decrypt(s *render.Secret) (map[string][]byte, error) {
+	vals, ok := o.byHash[s.Hash]
+	if !ok {
+		return nil, fmt.Errorf("secret %q was not opened while planning", s.Name)
+	}
+	out := make(map[string][]byte, len(vals))
+	for k, v := range vals {
+		c := slices.Clone(v)
+		o.handed = append(o.handed, c)
+		out[k] = c
+	}
+	return out, nil
+}
+
+// Value returns the value of one key, for SYSLET_SHOW_SECRETS in --diff.
+func (o *Opened) Value(s *render.Secret, key string) ([]byte, bool) {
+	v, ok := o.byHash[s.Hash][key]
+	return v, ok
+}
+
+// Wipe zeroes every value buffer this Opened holds or handed out.
+func (o *Opened) Wipe() {
+	if o == nil {
+		return
+	}
+	for _, vals := range o.byHash {
+		wipe(vals)
+	}
+	for _, b := range o.handed {
+		clear(b)
+	}
+	o.byHash, o.handed = nil, nil
+}
+
+func wipe(vals map[string][]byte) {
+	for _, v := range vals {
+		clear(v)
+	}
+}
