@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -497,10 +498,20 @@ func (b *builder) secretChanges() {
 			b.add(Action{Op: OpCreateSecret, Target: name, Secret: s, Key: k, Labels: map[string]string{render.HashLabel: s.Hash}, Reason: sc.Reason}, kindRank(spec.Secret))
 		}
 	}
-	for name, cur := range b.obs.Secrets {
-		if cur.Labels[render.HashLabel] == "" || slices.ContainsFunc(b.out.Secrets, func(s *render.Secret) bool {
+	// In name order, so that two plans of one host read the same.
+	for _, name := range slices.Sorted(maps.Keys(b.obs.Secrets)) {
+		cur := b.obs.Secrets[name]
+		if slices.ContainsFunc(b.out.Secrets, func(s *render.Secret) bool {
 			return slices.ContainsFunc(s.Keys, func(k string) bool { return s.PodmanName(k) == name })
 		}) {
+			continue // declared: handled above
+		}
+		if cur.Labels[render.HashLabel] == "" {
+			// Someone else's secret (made by hand, or by another tool):
+			// never removed, and said so, as for unit files without the
+			// [X-Syslet] marker.
+			b.p.Notes = append(b.p.Notes, Note{Unit: "secret " + name,
+				Message: fmt.Sprintf("podman secret without the %s label: not managed by syslet, left alone", render.HashLabel)})
 			continue
 		}
 		b.p.Secrets = append(b.p.Secrets, SecretChange{Name: name, Op: "-", Reason: "no longer declared"})

@@ -380,6 +380,11 @@ func TestSecrets(t *testing.T) {
 	if got := actions(p); !slices.Equal(got, []string{"remove-secret old-key"}) {
 		t.Errorf("stale secret: got %q", got)
 	}
+	if !slices.ContainsFunc(p.Notes, func(n plan.Note) bool {
+		return n.Unit == "secret theirs" && strings.Contains(n.Message, "not managed by syslet")
+	}) {
+		t.Errorf("the unlabelled secret is not reported: %+v", p.Notes)
+	}
 	h.obs.Secrets["db-password"] = host.Secret{Name: "db-password"}
 	if p := plan.Build(out, h.obs); p.Appliable() {
 		t.Errorf("unlabelled collision must be refused")

@@ -98,6 +98,14 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 
+	opened, err := openSecrets(o, l.out, stderr)
+	if err != nil {
+		printSecretFailure(stderr, err)
+		return exitError
+	}
+	defer opened.Wipe()
+	h.secrets = opened
+
 	obs, err := plan.Observe(ctx, h.sources(), l.out)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
@@ -111,6 +119,7 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	printPlan(stdout, o, l, p)
+	printSecretValues(stdout, o, p, l.out, opened)
 	if !p.Appliable() {
 		fmt.Fprintf(stderr, "syslet: the plan has %d refusal(s); nothing was changed\n", len(p.Refusals))
 		return exitError
@@ -139,7 +148,7 @@ func printPlan(w io.Writer, o applyOptions, l *loaded, p *plan.Plan) {
 	}
 	what := "host"
 	if o.hostless() {
-		what = o.root + " (no host: systemd and podman are not read; installed units are assumed to run as declared)"
+		what = o.root + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"
 	}
 	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", len(l.specs), len(l.srcs), what)
 	p.Format(w)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -16,6 +17,8 @@ import (
 type hostConn struct {
 	files fsroot.Root
 	live  *liveHost // nil under --root
+	// secrets holds the values decrypted while planning (nil: none).
+	secrets *secrets.Opened
 }
 
 func openHost(o applyOptions) (*hostConn, error) {
@@ -60,5 +63,9 @@ func (h *hostConn) executor() (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, fmt.Errorf("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
 	}
-	return h.live.executor(h.files), nil
+	eh := h.live.executor(h.files)
+	if h.secrets != nil {
+		eh.Secrets = h.secrets
+	}
+	return eh, nil
 }

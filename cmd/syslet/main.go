@@ -27,6 +27,7 @@ Usage:
                                                  default /etc/syslet/config.json)
   syslet validate [--output json] [PATH | -]    check specs without touching any host
   syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet host-key                               print this host's age recipient (encrypt secrets for it)
   syslet version
 
 Flags for apply / --diff:
@@ -38,6 +39,10 @@ Flags for apply / --diff:
   --detailed-exitcode    with --diff: exit 3 when changes are pending
   --quadlet PATH         quadlet generator used for staging (default /usr/libexec/podman/quadlet)
   --timeout DURATION     how long to wait for started units to become active (default 2m)
+
+Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
+/var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
+shows their values in --diff.
 
 Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode).
 `
@@ -53,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdValidate(args[1:], stdin, stdout, stderr)
 		case "render":
 			return cmdRender(args[1:], stdin, stdout, stderr)
+		case "host-key":
+			return cmdHostKey(args[1:], stdout, stderr)
 		case "version", "--version":
 			fmt.Fprintf(stdout, "syslet %s\n", version)
 			return exitOK
