@@ -24,6 +24,13 @@ bash "$TH" cp bin/syslet /usr/local/bin/syslet
 bash "$TH" cp examples /root/examples
 g 'systemctl enable --now podman.socket' >/dev/null 2>&1
 
+bold "0. encrypt the example secret for this host: syslet host-key, then sops (examples/encrypt-secret.sh)"
+recipient=$(g syslet host-key)
+echo "this host's age recipient: $recipient"
+bash examples/encrypt-secret.sh shop examples/secrets/shop.yaml "$recipient" > bin/70-secrets.json
+bash "$TH" cp bin/70-secrets.json /root/examples/70-secrets.json
+echo "examples/70-secrets.json re-encrypted for it: keys $(jq -r .ciphertext bin/70-secrets.json | grep -o '^[a-z0-9-]*: ENC' | cut -d: -f1 | tr '\n' ' ')(values stay encrypted)"
+
 bold "1. deploy the previous version of the stack: syslet /root/examples/demo-previous"
 g 'syslet /root/examples/demo-previous 2>/dev/null | sed -n "/^Summary/,\$p"'
 
@@ -38,7 +45,9 @@ g 'podman ps --format "table {{.Names}}\t{{.Image}}\t{{.Status}}"; echo
    systemctl list-units --no-pager --all --legend=no backend-network.service db-data-volume.service web-cache-volume.service app-build.service app.service db.service web.service migrate.service; echo
    echo "GET http://127.0.0.1:8080/          → $(curl -fsS http://127.0.0.1:8080/)"
    echo "GET http://127.0.0.1:9000/settings  →"; curl -fsS http://127.0.0.1:9000/settings | sed "s/^/    /"
-   echo "podman volumes: $(podman volume ls -q | tr "\n" " ")"'
+   echo "podman volumes: $(podman volume ls -q | tr "\n" " ")"
+   echo "podman secrets (name, syslet/hash label): $(curl -fsS --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/secrets/json | jq -r ".[] | \"\(.Spec.Name)=\(.Spec.Labels[\"syslet/hash\"][:12])…\"" | tr "\n" " ")"
+   echo "inside web: API_TOKEN=$(podman exec web sh -c "echo \$API_TOKEN"), /run/secrets/shop-db-password=$(podman exec web cat /run/secrets/shop-db-password)  (demo values)"'
 
 bold "5. plan again, in a fresh process: syslet --diff --detailed-exitcode /root/examples"
 g 'syslet --diff --detailed-exitcode /root/examples; echo "exit code $? (0: nothing to change)"'

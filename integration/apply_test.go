@@ -34,6 +34,7 @@ func applyHost(t *testing.T) *testhost.Host {
 	if err := h.CopyIn(filepath.Join(root, "examples"), specDir); err != nil {
 		t.Fatal(err)
 	}
+	encryptExamples(t, h, specDir) // the example secret, for this guest's key
 	h.MustRun(t, "systemctl enable --now podman.socket")
 	return h
 }

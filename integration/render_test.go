@@ -281,6 +281,7 @@ func TestRenderExamples(t *testing.T) {
 			t.Errorf("spec %s %q: no %s%s rendered (got %v)", s.Type, s.Name, s.Name, ext, r.units)
 		}
 	}
+	createExampleSecrets(t, h) // web uses the example secret; render does not store secrets
 	startAndCheck(t, h, r, specs)
 	if len(r.ports) == 0 {
 		t.Fatal("the examples publish no port; the test wants at least one")

@@ -409,3 +409,53 @@ func TestSecretsRefusedAndHostKeyRotation(t *testing.T) {
 	}
 	s.noLeaks(v1, v2, v3)
 }
+
+// exampleSecret is the secret spec of examples/ and its demo plaintext:
+// the committed ciphertext is encrypted for a key nobody holds, so tests
+// (like the demo) encrypt the plaintext again for their guest.
+const (
+	exampleSecretName  = "shop"
+	exampleSecretFile  = "70-secrets.json"
+	examplePlaintextIn = "examples/secrets/shop.yaml"
+)
+
+func examplePlaintext(t *testing.T) string {
+	t.Helper()
+	root, err := testhost.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, examplePlaintextIn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// encryptExamples rewrites DIR/70-secrets.json in the guest with the
+// example secret encrypted for the guest's own recipient, as
+// examples/demo.sh does, so `syslet DIR` can open it there.
+func encryptExamples(t *testing.T, h *testhost.Host, dir string) {
+	t.Helper()
+	r := h.Run("syslet host-key")
+	if !r.OK() {
+		t.Fatalf("syslet host-key:\n%s", r)
+	}
+	ct := sopsEncryptFor(t, examplePlaintext(t), strings.TrimSpace(r.Stdout))
+	if err := h.WriteFile(filepath.Join(dir, exampleSecretFile), secretSpec(t, exampleSecretName, ct), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createExampleSecrets stores the example secret's values in podman by
+// hand, for tests that install rendered units without syslet's apply.
+func createExampleSecrets(t *testing.T, h *testhost.Host) {
+	t.Helper()
+	for _, line := range strings.Split(examplePlaintext(t), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok || strings.HasPrefix(k, "#") {
+			continue
+		}
+		h.MustRun(t, fmt.Sprintf("printf %%s %s | podman secret create %s - >/dev/null", testhost.Quote(v), testhost.Quote(exampleSecretName+"-"+k)))
+	}
+}
