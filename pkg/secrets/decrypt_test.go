@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"maps"
 	"regexp"
@@ -126,12 +127,19 @@ func TestOpenAll(t *testing.T) {
 	}
 	good := sopsEncrypt(t, "db-password: s3cret-hunter2\n", "yaml", host.Recipient().String())
 	bad := sopsEncrypt(t, "api-token: tok-4f9a1c77e2\n", "yaml", other.Recipient().String())
-	specs, rep := spec.Load([]spec.Source{{Name: "s.json", Data: []byte(stream("db", good) + stream("api", bad))}})
-	if rep.HasErrors() {
+	asJSON := sopsEncrypt(t, `{"token": "tok-4f9a1c77e2"}`, "json", host.Recipient().String())
+	specs, rep := spec.Load([]spec.Source{{Name: "s.json", Data: []byte(stream("db", good) + stream("api", bad) + stream("js", asJSON))}})
+	if len(rep.Findings) > 0 { // real sops output, YAML and JSON, validates cleanly
 		t.Fatalf("%v", rep.Findings)
 	}
 	out := render.Render(specs)
 	kr := &Keyring{ids: ids(host)}
+	js := out.Secrets[slices.IndexFunc(out.Secrets, func(s *render.Secret) bool { return s.Name == "js" })]
+	if o, err := OpenAll([]*render.Secret{js}, kr); err != nil {
+		t.Errorf("JSON ciphertext: %v", err)
+	} else if v, _ := o.Value(js, "token"); string(v) != "tok-4f9a1c77e2" {
+		t.Errorf("JSON ciphertext: wrong value")
+	}
 
 	_, err := OpenAll(out.Secrets, kr)
 	var se *SpecError
@@ -163,20 +171,6 @@ func TestOpenAll(t *testing.T) {
 }
 
 func quoteJSON(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	b, _ := json.Marshal(s)
+	return string(b)
 }
