@@ -200,7 +200,8 @@ func (s *secretsRun) noLeaks(values ...string) {
 		pats = append(pats, "-e", v)
 	}
 	args := testhost.QuoteArgs(pats...)
-	if r := s.h.Run("grep -rlaF " + args + " /etc/containers /etc/syslet /var/lib/syslet"); r.Code != 1 {
+	// /etc/syslet exists only once syslet stored something there.
+	if r := s.h.Run("grep -rlaF " + args + " $(ls -d /etc/containers /etc/syslet /var/lib/syslet 2>/dev/null)"); r.Code != 1 {
 		s.t.Errorf("a secret value is in a file syslet manages (grep exit %d):\n%s", r.Code, r)
 	}
 	if r := s.h.Run("journalctl --no-pager -o export | grep -caF " + args); r.Code != 1 {
