@@ -244,7 +244,7 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	if !resume {
 		return p, nil
 	}
-	runs, err := jr.Runs()
+	runs, err := jr.Recent()
 	if err != nil {
 		return nil, err
 	}
@@ -266,14 +266,10 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	return p, nil
 }
 
-// record writes a run that executed nothing: its intent and its end.
+// record writes a run that executed nothing: its intent and its end, in
+// one write.
 func record(jr *runlog.Journal, runID string, req *Request, l *Loaded, p *plan.Plan, result string) {
-	r, err := jr.Begin(intent(runID, req, l, p))
-	if err != nil {
-		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
-		return
-	}
-	if err := r.End(runlog.Record{Result: result}); err != nil {
+	if _, err := jr.Record(intent(runID, req, l, p), runlog.Record{Result: result}); err != nil {
 		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
 	}
 }

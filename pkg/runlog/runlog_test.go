@@ -127,3 +127,32 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("the newest run must survive rotation")
 	}
 }
+
+func TestRecentReadsTheTail(t *testing.T) {
+	root := t.TempDir()
+	j := Open(root)
+	var last string
+	for i := range 400 {
+		id, err := j.Record(Record{Source: "s", Actions: []Action{{Index: 0, Op: "start", Target: strings.Repeat("x", 1000)}}}, Record{Result: ResultNoChanges})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 399 {
+			last = id
+		}
+	}
+	all, err := j.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recent, err := j.Recent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 400 || len(recent) == 0 || len(recent) >= len(all) {
+		t.Fatalf("Runs %d, Recent %d: Recent should read only the tail", len(all), len(recent))
+	}
+	if recent[len(recent)-1].ID() != last || recent[len(recent)-1].Result() != ResultNoChanges {
+		t.Fatalf("Recent's last run %s, want %s", recent[len(recent)-1].ID(), last)
+	}
+}
