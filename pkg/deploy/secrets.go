@@ -1,0 +1,73 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/syslet/syslet/pkg/secrets"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// ShowSecretsEnv reveals decrypted values in the text of --diff, and
+// nowhere else (not in an apply's output, not in --output json).
+const ShowSecretsEnv = "SYSLET_SHOW_SECRETS"
+
+// ErrSecrets is returned when a secret spec cannot be opened on this host;
+// its message names every such spec.
+var ErrSecrets = errors.New("secrets cannot be opened on this host (encrypt them for `syslet host-key`); nothing was changed")
+
+// openSecrets decrypts every secret spec while planning, so that a wrong
+// recipient, a bad MAC or a missing identity stops --diff and apply by
+// spec name before anything is written. Under another root there is no
+// host identity to decrypt with and no apply: nothing is opened. An apply
+// (not --diff) also records the host identity in the append-only cache.
+func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
+	if req.hostless() || len(out.Secrets) == 0 {
+		return nil, nil
+	}
+	kr, err := secrets.Load(req.Root)
+	if err != nil {
+		return nil, fmt.Errorf("loading the host's age identities: %w", err)
+	}
+	for _, w := range kr.Warnings {
+		fmt.Fprintln(req.Stderr, "syslet: warning:", w)
+	}
+	opened, err := secrets.OpenAll(out.Secrets, kr)
+	if err != nil {
+		return nil, fmt.Errorf("%w:\n%w", ErrSecrets, err)
+	}
+	if !req.Diff {
+		if err := kr.Remember(); err != nil {
+			opened.Wipe()
+			return nil, err
+		}
+	}
+	return opened, nil
+}
+
+// printSecretValues lists the values of the secrets the plan creates or
+// replaces, for --diff with SYSLET_SHOW_SECRETS=true.
+func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.Opened) {
+	if !req.Diff || req.JSON || opened == nil || os.Getenv(ShowSecretsEnv) != "true" {
+		return
+	}
+	var lines []string
+	for _, a := range p.Actions {
+		if a.Op != plan.OpCreateSecret || a.Secret == nil {
+			continue
+		}
+		if v, ok := opened.Value(a.Secret, a.Key); ok {
+			lines = append(lines, fmt.Sprintf("  %s = %q", a.Target, v))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSecret values (%s=true; shown by --diff only):\n", ShowSecretsEnv)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
