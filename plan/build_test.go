@@ -8,6 +8,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -94,7 +95,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 }
 
 func (h *hostState) reread(t *testing.T) {
-	files, err := h.root.ReadTree(render.UnitDir, render.ConfigRoot, render.BuildRoot)
+	files, err := h.root.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
 	must(t, err)
 	h.obs.Files = files
 }
