@@ -10,6 +10,7 @@
 // order of their Step. Reasons in a plan explain; they never steer the
 // executor.
 package plan
+
 //
 // Build's work is split by what it decides about: installed.go reads the
 // installed units and what they say about themselves, units.go plans
