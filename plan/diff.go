@@ -14,7 +14,12 @@ import (
 // diffKeys lists the [Section] Key changes from old to new. A key with one
 // value on each side that differs is a change (~); otherwise values only
 // in old are removed (-) and values only in new are added (+).
+//
+// Both files are read in their normalized form (unit.Normalize), so only
+// differences in meaning are listed, and every difference in meaning names
+// its key.
 func diffKeys(old, new *unit.File) []KeyChange {
+	old, new = unit.Normalize(old), unit.Normalize(new)
 	type sk struct{ s, k string }
 	var order []sk
 	seen := map[sk]bool{}

@@ -29,15 +29,23 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: "new unit"}, kindRank(u.Kind))
 		return nil, false, false, true
 	}
-	if bytes.Equal(iu.data, want) {
+	// A unit that means the same as the installed one is left as it is,
+	// whatever its formatting: line order, spacing or comments written by
+	// another tool (or an earlier syslet) never cause a write, a restart
+	// or a recreation.
+	if bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File)) {
+		b.p.Future[u.FileName] = iu.data
 		return iu, false, false, true
 	}
 	uc.Write = true
 	uc.Keys = diffKeys(iu.file, u.File)
-	meta = unit.Equal(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
+	meta = unit.Same(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
 	reason := "unit changed"
-	if meta {
+	switch {
+	case meta:
 		reason = "metadata changed"
+	case adoptedBuild(u, uc.Keys):
+		meta, reason = true, "adopted from the earlier syslet"
 	}
 	b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: reason}, kindRank(u.Kind))
 	return iu, !meta, meta, true
@@ -117,7 +125,11 @@ func (b *builder) container(u *render.Unit) {
 	st := b.state(u.Service, iu)
 	uc.State, uc.Before = st, beforeState(st)
 	if changed {
-		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		moves, rest := configMountMoves(u, uc.Keys)
+		uc.Reasons = append(uc.Reasons, moves...)
+		if len(rest) > 0 || len(moves) == 0 {
+			uc.Reasons = append(uc.Reasons, summarizeKeys(rest))
+		}
 	}
 	restart := changed
 	if b.files(u, &uc) {

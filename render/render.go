@@ -101,12 +101,18 @@ func (b *builder) userExcept(s *spec.Spec, section string, skip ...string) {
 	}
 }
 
-// rest copies the user's own X- sections (and [Quadlet]) in their order.
+// rest copies the user's own X- sections (and [Quadlet]) sorted by name,
+// so that the order of sections in the spec's JSON never reaches the file.
 func (b *builder) rest(s *spec.Spec, done ...string) {
+	var names []string
 	for _, sec := range s.Unit {
 		if !slices.Contains(done, sec.Name) {
-			b.user(s, sec.Name)
+			names = append(names, sec.Name)
 		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		b.user(s, n)
 	}
 }
 
@@ -170,7 +176,7 @@ func (o *Output) container(s *spec.Spec) {
 	}
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
-	u.derive()
+	u.finish()
 	o.Units = append(o.Units, u)
 }
 
@@ -188,7 +194,7 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
-	u.derive()
+	u.finish()
 	return u
 }
 
@@ -205,6 +211,7 @@ func (o *Output) build(s *spec.Spec) {
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
 	b.marker(nil, s.ReclaimPolicy)
+	u.finish()
 	if tag, ok := u.File.Last(unit.Build, unit.KeyImageTag); ok {
 		u.Resource = tag
 	}
@@ -213,4 +220,13 @@ func (o *Output) build(s *spec.Spec) {
 		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
 	}
 	o.Units = append(o.Units, u)
+}
+
+// finish puts the unit's keys in canonical order and derives the facts the
+// planner reads. Keys are sorted within each section (values of one key
+// keep their order, which can matter), so generators that reorder JSON
+// keys — CUE, jq — produce byte-identical files.
+func (u *Unit) finish() {
+	u.File.SortKeys()
+	u.derive()
 }
