@@ -108,6 +108,9 @@ func (b *builder) resource(u *render.Unit) {
 		b.recreated[u.FileName] = true
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "build " + u.Resource}, rank)
 		uc.After = "built"
+	case meta && adoptedBuild(u, uc.Keys):
+		uc.Effect = EffectMetadata
+		uc.Reasons = append(uc.Reasons, "written by the earlier syslet: SetWorkingDirectory added, image "+u.Resource+" kept")
 	case meta:
 		uc.Effect = EffectMetadata
 		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))

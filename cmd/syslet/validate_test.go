@@ -17,7 +17,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/want.txt from the current output")
+var update = flag.Bool("update", false, "rewrite golden files (testdata/invalid/want.txt, testdata/golden/) from the current output")
 
 // invalidDir holds one invalid spec stream per file; each must give exactly
 // one finding. want.txt is the text `syslet validate` prints for the whole

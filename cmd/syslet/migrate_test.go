@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// earlierDir is a host as the earlier syslet left it (root/) and the specs
+// it was deployed from (specs/); see its README.md.
+const earlierDir = "testdata/earlier"
+
+// TestMigrateEarlierHost is the migration acceptance: planning the specs
+// an earlier-syslet host was deployed from recreates nothing, deletes
+// nothing, and restarts only the container whose config mounts move.
+func TestMigrateEarlierHost(t *testing.T) {
+	root := filepath.Join(earlierDir, "root")
+	before := snapshot(t, root)
+	code, stdout, stderr := runCLI(t, "--diff", "--root", root, "--output", "json", filepath.Join(earlierDir, "specs"))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if d := diffSnapshots(before, snapshot(t, root)); len(d) > 0 {
+		t.Fatalf("--diff changed the root:\n%s", strings.Join(d, "\n"))
+	}
+	var p struct {
+		Units []struct {
+			FileName string   `json:"fileName"`
+			Effect   string   `json:"effect"`
+			Reasons  []string `json:"reasons"`
+		} `json:"units"`
+		Actions []struct {
+			Op     string `json:"op"`
+			Target string `json:"target"`
+		} `json:"actions"`
+		Refusals []any `json:"refusals"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, stdout)
+	}
+	if len(p.Refusals) > 0 {
+		t.Errorf("refusals: %v", p.Refusals)
+	}
+	for _, a := range p.Actions {
+		switch a.Op {
+		case "delete-volume", "delete-network", "delete-image", "remove-unit":
+			t.Errorf("planned %s %s", a.Op, a.Target)
+		case "stop", "start", "reload":
+			if a.Target != "legacy-web.service" {
+				t.Errorf("planned %s %s: only legacy-web's mounts move", a.Op, a.Target)
+			}
+		}
+	}
+	effects := map[string]string{}
+	for _, u := range p.Units {
+		effects[u.FileName] = u.Effect
+		switch u.Effect {
+		case "no-op", "metadata-only":
+		case "restart":
+			if u.FileName != "legacy-web.container" {
+				t.Errorf("%s restarts: %q", u.FileName, u.Reasons)
+			}
+			if !slices.ContainsFunc(u.Reasons, func(r string) bool { return strings.HasPrefix(r, "config file mount /etc/web/web.conf moves from ") }) {
+				t.Errorf("restart reasons %q do not say the config file mount moves", u.Reasons)
+			}
+		default:
+			t.Errorf("%s: %s %q", u.FileName, u.Effect, u.Reasons)
+		}
+	}
+	if effects["legacy-web.container"] != "restart" || len(effects) != 6 {
+		t.Errorf("effects %v", effects)
+	}
+	// The fixture is what the earlier syslet wrote: every line sorted.
+	data, err := os.ReadFile(filepath.Join(root, "etc/containers/systemd/legacy-db.container"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "[Container]\nContainerName=legacy-db\n") {
+		t.Errorf("fixture is not in the earlier syslet's sorted form:\n%s", data)
+	}
+}
