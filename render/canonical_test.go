@@ -62,7 +62,7 @@ func TestKeyOrderNeverReachesUnits(t *testing.T) {
 		// both.
 		sections["Container"] = object(container, ko)
 		so := secOrders[i%len(secOrders)]
-		stream := `{"apiVersion":"v1","type":"volume","name":"data"}` + "\n" +
+		stream := `{"apiVersion":"v1","type":"volume","name":"data","unit":{}}` + "\n" +
 			`{"name":"web","unit":` + object(sections, so) + `,"type":"container","apiVersion":"v1"}`
 		specs, rep := spec.Load([]spec.Source{{Name: "perm.json", Data: []byte(stream)}})
 		if rep.HasErrors() {

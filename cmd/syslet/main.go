@@ -25,7 +25,9 @@ const usage = `syslet — deploy podman quadlet units from JSON specs
 Usage:
   syslet [--diff] [flags] [PATH | --stdin | -]   plan and apply (PATH: file or directory of *.json;
                                                  default /etc/syslet/config.json)
-  syslet validate [--output json] [PATH | -]    check specs without touching any host
+  syslet validate [--strict] [--output json] [PATH | -]
+                                                check specs without touching any host
+                                                (--strict: warnings are errors, for CI)
   syslet render PATH --out DIR                  write the files a host would get under DIR
   syslet version
 

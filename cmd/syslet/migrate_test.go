@@ -82,3 +82,43 @@ func TestMigrateEarlierHost(t *testing.T) {
 		t.Errorf("fixture is not in the earlier syslet's sorted form:\n%s", data)
 	}
 }
+
+// TestValidateEarlierDocs: every spec form the earlier syslet's
+// documentation shows validates (warnings allowed, never an error), and
+// renders with the meaning it had there; --strict refuses what warns.
+func TestValidateEarlierDocs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(earlierDir, "docs", "*.json"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("docs specs: %v %v", files, err)
+	}
+	for _, f := range files {
+		code, out, stderr := runCLI(t, "validate", f)
+		if code != exitOK || stderr != "" || !strings.HasSuffix(out, "are valid\n") {
+			t.Errorf("%s: exit %d\n%s%s", f, code, out, stderr)
+		}
+		warns := strings.Count(out, "warning: ")
+		scode, _, _ := runCLI(t, "validate", "--strict", f)
+		if (warns > 0) != (scode == exitInvalid) {
+			t.Errorf("%s: %d warning(s), but --strict exits %d", f, warns, scode)
+		}
+	}
+	out := t.TempDir()
+	if code, _, stderr := runCLI(t, "render", filepath.Join(earlierDir, "docs", "02-cue-export.json"), "--out", out); code != exitOK {
+		t.Fatalf("render: exit %d\n%s", code, stderr)
+	}
+	for file, want := range map[string][]string{
+		"worker.container": {"ContainerName=worker\n", "Environment=\"OPTS=--fast --quiet\"\n", "Environment=MODE=batch\n"},
+		"cache.volume":     {"VolumeName=cache\n"},
+		"backend.network":  {"NetworkName=backend\n"},
+	} {
+		data, err := os.ReadFile(filepath.Join(out, "etc/containers/systemd", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(data), w) {
+				t.Errorf("%s lacks %q:\n%s", file, w, data)
+			}
+		}
+	}
+}

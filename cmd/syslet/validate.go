@@ -22,6 +22,7 @@ type validateResult struct {
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", stderr)
 	output := fs.String("output", "text", "text or json")
+	strict := fs.Bool("strict", false, "treat warnings as errors")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitInvalid
@@ -39,6 +40,9 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
+	}
+	if *strict {
+		l.report.Strict()
 	}
 	if *output == "json" {
 		res := validateResult{Valid: !l.report.HasErrors(), Sources: len(l.srcs), Specs: len(l.specs), Errors: l.report.Errors(), Findings: l.report.Findings}
