@@ -6,6 +6,7 @@ require (
 	github.com/containers/podman/v5 v5.8.2
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/godbus/dbus/v5 v5.1.1-0.20241109141217-c266b19b28e9
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
 
 require (

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // TestGoldenPlan pins the plan for the example stack, as people read it
@@ -51,5 +54,15 @@ func TestGoldenPlan(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSchemaCommand: `syslet schema` prints the embedded schema, a JSON
+// document with its $id, for editors to point at.
+func TestSchemaCommand(t *testing.T) {
+	code, stdout, _ := runCLI(t, "schema")
+	var doc map[string]any
+	if code != exitOK || json.Unmarshal([]byte(stdout), &doc) != nil || doc["$id"] != spec.SchemaID || stdout != string(spec.Schema) {
+		t.Fatalf("syslet schema: exit %d, $id %v", code, doc["$id"])
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // Exit codes. They are documented in the README and stable: CI jobs and
@@ -29,6 +31,7 @@ Usage:
                                                 check specs without touching any host
                                                 (--strict: warnings are errors, for CI)
   syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet schema                                 print the JSON Schema of spec format v1
   syslet version
 
 Flags for apply / --diff:
@@ -55,6 +58,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdValidate(args[1:], stdin, stdout, stderr)
 		case "render":
 			return cmdRender(args[1:], stdin, stdout, stderr)
+		case "schema":
+			stdout.Write(spec.Schema)
+			return exitOK
 		case "version", "--version":
 			fmt.Fprintf(stdout, "syslet %s\n", version)
 			return exitOK
