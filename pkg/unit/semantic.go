@@ -40,6 +40,9 @@ var assignKeys = []string{"Environment", "Label", "Annotation", "LogOpt", "Sysct
 // forms mean the same to systemd and quadlet.
 func Normalize(f *File) *File {
 	g := &File{}
+	if f == nil {
+		return g
+	}
 	for _, s := range f.Sections {
 		byKey := map[string][]string{}
 		var keys []string
