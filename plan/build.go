@@ -82,6 +82,9 @@ func (b *builder) index() {
 
 func (b *builder) add(a Action, rank int) {
 	a.Step, a.rank = StepOf(a.Op), rank
+	if a.Content != nil {
+		a.Digest = contentDigest(a.Content)
+	}
 	b.p.Actions = append(b.p.Actions, a)
 }
 

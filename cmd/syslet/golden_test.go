@@ -33,7 +33,11 @@ func TestGoldenPlan(t *testing.T) {
 				if code != exitOK {
 					t.Fatalf("exit %d\n%s", code, stderr)
 				}
-				got := strings.ReplaceAll(stdout, root, "ROOT")
+				abs, err := filepath.Abs(examples)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := strings.ReplaceAll(strings.ReplaceAll(stdout, root, "ROOT"), abs, "EXAMPLES")
 				ext := map[string]string{"text": ".txt", "json": ".json"}[format]
 				path := filepath.Join("testdata", "golden", "examples-"+tc.name+ext)
 				if *update {

@@ -26,20 +26,15 @@ func TestMigrateEarlierHost(t *testing.T) {
 	if d := diffSnapshots(before, snapshot(t, root)); len(d) > 0 {
 		t.Fatalf("--diff changed the root:\n%s", strings.Join(d, "\n"))
 	}
-	var p struct {
-		Units []struct {
-			FileName string   `json:"fileName"`
-			Effect   string   `json:"effect"`
-			Reasons  []string `json:"reasons"`
-		} `json:"units"`
-		Actions []struct {
-			Op     string `json:"op"`
-			Target string `json:"target"`
-		} `json:"actions"`
-		Refusals []any `json:"refusals"`
+	var doc struct {
+		Plan planJSON `json:"plan"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, stdout)
+	}
+	p := doc.Plan
+	if len(p.Units) == 0 {
+		t.Fatalf("no units in the plan:\n%s", stdout)
 	}
 	if len(p.Refusals) > 0 {
 		t.Errorf("refusals: %v", p.Refusals)
@@ -121,4 +116,18 @@ func TestValidateEarlierDocs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planJSON is the part of `--diff --output json` these tests read.
+type planJSON struct {
+	Units []struct {
+		FileName string   `json:"fileName"`
+		Effect   string   `json:"effect"`
+		Reasons  []string `json:"reasons"`
+	} `json:"units"`
+	Actions []struct {
+		Op     string `json:"op"`
+		Target string `json:"target"`
+	} `json:"actions"`
+	Refusals []any `json:"refusals"`
 }
