@@ -24,6 +24,9 @@ func TestMigrateFromEarlierSyslet(t *testing.T) {
 	fixture := filepath.Join(root, "cmd", "syslet", "testdata", "earlier")
 	must(t, h.CopyIn(filepath.Join(fixture, "root", "etc", "containers"), "/etc/containers"))
 	must(t, h.CopyIn(filepath.Join(fixture, "specs"), "/root/earlier"))
+	// The modes the earlier syslet wrote (its default 0644; git keeps no
+	// modes, and a checkout under umask 002 gives 0664).
+	h.MustRun(t, "find /etc/containers/builds /etc/containers/config /etc/containers/systemd -type f -exec chmod 0644 {} +")
 	h.MustRun(t, "systemctl enable --now podman.socket")
 
 	// Deploy the way the earlier syslet did: its units, one daemon-reload,

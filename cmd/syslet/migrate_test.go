@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,7 @@ const earlierDir = "testdata/earlier"
 // an earlier-syslet host was deployed from recreates nothing, deletes
 // nothing, and restarts only the container whose config mounts move.
 func TestMigrateEarlierHost(t *testing.T) {
-	root := filepath.Join(earlierDir, "root")
+	root := earlierRoot(t)
 	before := snapshot(t, root)
 	code, stdout, stderr := runCLI(t, "--diff", "--root", root, "--output", "json", filepath.Join(earlierDir, "specs"))
 	if code != exitOK {
@@ -130,4 +131,42 @@ type planJSON struct {
 		Target string `json:"target"`
 	} `json:"actions"`
 	Refusals []any `json:"refusals"`
+}
+
+// earlierRoot copies the fixture host into a scratch directory with the
+// modes the earlier syslet wrote (0644 files, 0755 directories; git does
+// not keep modes, and a checkout under umask 002 would make every file look
+// changed).
+func earlierRoot(t *testing.T) string {
+	t.Helper()
+	src, dst := filepath.Join(earlierDir, "root"), t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
