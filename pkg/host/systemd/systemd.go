@@ -30,35 +30,12 @@ type Manager struct {
 // to be shared by every call of one run: go-systemd opens two sockets per
 // connection (calls and job signals), so dialling per call would cost
 // authentication twice each time.
-//
-// ctx bounds the dialling only. godbus closes a connection when the
-// context it was made with ends, so the connection itself is made with a
-// context that is never cancelled; a caller's dial deadline would
-// otherwise close it ("connection closed by user") on its first use.
 func Dial(ctx context.Context) (*Manager, error) {
-	type result struct {
-		conn *sd.Conn
-		err  error
+	conn, err := sd.NewSystemConnectionContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to systemd over the system bus: %w", err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := sd.NewSystemConnectionContext(context.WithoutCancel(ctx))
-		done <- result{conn, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("connecting to systemd over the system bus: %w", r.err)
-		}
-		return &Manager{conn: r.conn, journalctl: "journalctl"}, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.conn != nil {
-				r.conn.Close()
-			}
-		}()
-		return nil, fmt.Errorf("connecting to systemd over the system bus: %w", ctx.Err())
-	}
+	return &Manager{conn: conn, journalctl: "journalctl"}, nil
 }
 
 // Close releases the D-Bus connection.
