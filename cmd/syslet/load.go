@@ -33,12 +33,18 @@ func load(path, root string, stdin io.Reader) (*loaded, error) {
 		}
 		return nil, err
 	}
+	return check(srcs), nil
+}
+
+// check runs the host-independent checks on sources already read (also
+// used by push, which reads a fleet's directories itself).
+func check(srcs []spec.Source) *loaded {
 	l := &loaded{srcs: srcs}
 	l.specs, l.report = spec.Load(srcs)
 	l.out = render.Render(l.specs)
 	l.report.Merge(render.Check(l.out))
 	l.report.Sort()
-	return l, nil
+	return l
 }
 
 // printFindings writes findings one per line and a count.

@@ -27,6 +27,12 @@ Usage:
                                                  default /etc/syslet/config.json)
   syslet validate [--output json] [PATH | -]    check specs without touching any host
   syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet push [flags] TARGET… PATH              validate PATH here, then plan/apply it on each
+                                                TARGET ([user@]host[:port]) over SSH
+  syslet push [flags] --hosts-dir DIR [TARGET…] each TARGET gets DIR/<host>/ plus DIR/common/
+                                                (no TARGET: every host directory)
+  syslet ssh-command [--diff-only]              authorized_keys forced command: runs only
+                                                "syslet --diff --stdin" or "syslet --stdin"
   syslet version
 
 Flags for apply / --diff:
@@ -38,6 +44,20 @@ Flags for apply / --diff:
   --detailed-exitcode    with --diff: exit 3 when changes are pending
   --quadlet PATH         quadlet generator used for staging (default /usr/libexec/podman/quadlet)
   --timeout DURATION     how long to wait for started units to become active (default 2m)
+
+Flags for push:
+  --diff                 plan only, on every host
+  --parallel N           hosts worked on at once (default 4)
+  --remote-command CMD   program run on the hosts (default syslet; e.g. "sudo syslet")
+  -F FILE                ssh_config file (default ~/.ssh/config, /etc/ssh/ssh_config)
+  -i FILE                private key (repeatable); also IdentityFile and SSH_AUTH_SOCK
+  --known-hosts FILE     known_hosts file (default ~/.ssh/known_hosts)
+  --accept-new           pin the key of a host not in known_hosts yet (never a changed key)
+  --connect-timeout D    connect, host key check and login (default 15s)
+  --command-timeout D    the remote plan/apply (default 30m; 0 = none)
+  --allow-empty          push a set with no specs (removes every removable syslet unit)
+  push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
+  (then nothing was sent).
 
 Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode).
 `
@@ -53,6 +73,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdValidate(args[1:], stdin, stdout, stderr)
 		case "render":
 			return cmdRender(args[1:], stdin, stdout, stderr)
+		case "push":
+			return cmdPush(args[1:], stdin, stdout, stderr)
+		case "ssh-command":
+			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			fmt.Fprintf(stdout, "syslet %s\n", version)
 			return exitOK
