@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,17 +192,25 @@ func (probeKey) Type() string                        { return "syslet-probe@sysl
 func (probeKey) Marshal() []byte                     { return []byte("syslet-probe") }
 func (probeKey) Verify([]byte, *ssh.Signature) error { return errors.New("probe key") }
 
+// firstSeen is the order of host key algorithms for a host known_hosts has
+// no key of: ed25519 first, as ssh(1) does, so the key shown (and pinned
+// by AcceptNew) is the one people compare fingerprints of.
+var firstSeen = []string{
+	ssh.KeyAlgoED25519,
+	ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+	ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+}
+
 // Algorithms returns the host key algorithms to offer for addr: those of
 // the keys known_hosts has for it, so that a server with several keys
 // presents the one we know rather than the one it prefers (which would
-// look like a changed key). For an unknown host it returns nil: the
-// library's defaults.
+// look like a changed key). For an unknown host: firstSeen.
 func (k *HostKeys) Algorithms(addr string) []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	db, err := k.database()
 	if err != nil {
-		return nil
+		return slices.Clone(firstSeen)
 	}
 	host, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portStr)
@@ -210,8 +219,8 @@ func (k *HostKeys) Algorithms(addr string) []string {
 		remote.IP = net.IPv4zero
 	}
 	var kerr *knownhosts.KeyError
-	if !errors.As(db(addr, remote, probeKey{}), &kerr) {
-		return nil
+	if !errors.As(db(addr, remote, probeKey{}), &kerr) || len(kerr.Want) == 0 {
+		return slices.Clone(firstSeen)
 	}
 	var algs []string
 	seen := map[string]bool{}

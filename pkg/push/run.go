@@ -128,9 +128,9 @@ func Run(ctx context.Context, jobs []Job, o Options) []Result {
 	return results
 }
 
-func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) Result {
+func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	start := time.Now()
-	r := Result{Target: j.Target, ExitCode: -1}
+	r = Result{Target: j.Target, ExitCode: -1}
 	defer func() { r.Duration = time.Since(start) }()
 
 	client, err := dial(j, o)
@@ -140,7 +140,6 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) Result {
 		if errors.As(err, &hk) {
 			r.Status = Refused
 		}
-		r.Duration = time.Since(start)
 		return r
 	}
 	defer client.Close()
@@ -148,7 +147,6 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) Result {
 	sess, err := client.NewSession()
 	if err != nil {
 		r.Status, r.Err = Failed, fmt.Errorf("opening a session: %w", err)
-		r.Duration = time.Since(start)
 		return r
 	}
 	defer sess.Close()
@@ -159,7 +157,6 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) Result {
 	sess.Stdout, sess.Stderr = stdout, stderr
 	if err := sess.Start(o.Command); err != nil {
 		r.Status, r.Err = Failed, fmt.Errorf("starting %q: %w", o.Command, err)
-		r.Duration = time.Since(start)
 		return r
 	}
 	done := make(chan error, 1)
