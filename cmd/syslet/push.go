@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/term"
 
+	"github.com/syslet/syslet/pkg/deploy"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/spec"
 )
@@ -107,7 +108,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parsePush(args, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet push:", err)
-		return exitError
+		return exitUsage
 	}
 	if o.hostsDir != "" && len(o.targets) == 0 {
 		if o.targets, err = hostDirs(o.hostsDir); err != nil {
@@ -211,7 +212,10 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	fmt.Fprintln(stdout)
 	push.WriteTable(stdout, results)
-	if push.AnyFailed(results) {
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case push.AnyFailed(results):
 		return exitError
 	}
 	return exitOK
@@ -268,12 +272,12 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 // validStream checks one set of sources and joins them into one stream
 // (a stream may mix objects, arrays and NDJSON, so joining is lossless).
 func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
-	l := check(srcs)
-	printFindings(stderr, l.report)
-	if l.report.HasErrors() {
+	l := deploy.Check(srcs)
+	deploy.PrintFindings(stderr, l.Report)
+	if l.Report.HasErrors() {
 		return nil, false
 	}
-	if len(l.specs) == 0 && !o.allowEmpty {
+	if len(l.Specs) == 0 && !o.allowEmpty {
 		fmt.Fprintf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
 		return nil, false
 	}

@@ -142,7 +142,7 @@ func TestSSHCommand(t *testing.T) {
 		{"other command", nil, ptr("cat /etc/shadow"), exitError, `"cat /etc/shadow" is not an allowed command`},
 		{"chained", nil, ptr("syslet --stdin; id"), exitError, "not an allowed command"},
 		{"apply on a diff-only key", []string{"--diff-only"}, ptr("syslet --stdin"), exitError, "may only plan"},
-		{"stray argument", []string{"--stdin"}, ptr("syslet --stdin"), exitError, ""},
+		{"stray argument", []string{"--stdin"}, ptr("syslet --stdin"), exitUsage, ""},
 		// Allowed: the apply runs and stops at the invalid stdin, before any host access.
 		{"plan", nil, ptr("syslet --diff --stdin"), exitInvalid, "apiVersion"},
 		{"apply", nil, ptr("syslet --stdin"), exitInvalid, "apiVersion"},

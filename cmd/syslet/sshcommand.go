@@ -15,11 +15,11 @@ func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fs := newFlagSet("syslet ssh-command", stderr)
 	diffOnly := fs.Bool("diff-only", false, "")
 	if err := fs.Parse(args); err != nil {
-		return exitError
+		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "syslet ssh-command: unexpected argument %q (the client's command comes from SSH_ORIGINAL_COMMAND)\n", fs.Arg(0))
-		return exitError
+		return exitUsage
 	}
 	original, present := os.LookupEnv("SSH_ORIGINAL_COMMAND")
 	argv, err := sshcommand.Policy{DiffOnly: *diffOnly}.Check(original, present)
