@@ -153,7 +153,7 @@ func planHandler(s *execSession) int {
 		return 1
 	}
 	fmt.Fprintf(s.Stdout, "syslet plan: got %d bytes\n\n", len(s.Stdin))
-	fmt.Fprintf(s.Stdout, "Plan: 1 to create, 0 to change, 0 to reload, 0 metadata-only, 0 to remove, 1 to start, 0 to stop, 2 unchanged; 5 actions.\n")
+	fmt.Fprintf(s.Stdout, "Plan: 1 to create, 0 to change, 0 to reload, 0 metadata-only, 0 to remove, 1 to start, 0 to stop, 2 unchanged; 5 actions (digest 5e7b792e4a17).\n")
 	fmt.Fprint(s.Stderr, "a warning without newline")
 	return 0
 }

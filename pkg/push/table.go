@@ -39,11 +39,15 @@ func (s *summary) String() string {
 	return s.plan + "; " + s.applied
 }
 
-// compactPlan drops the zero counts of a plan line:
-// "1 to create, 0 to change, …, 3 unchanged; 7 actions." → "1 to create, 3 unchanged; 7 actions".
+// compactPlan drops the zero counts and the digest of a plan line:
+// "1 to create, 0 to change, …, 3 unchanged; 7 actions (digest 5e7b…)." →
+// "1 to create, 3 unchanged; 7 actions".
 func compactPlan(s string) string {
 	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
 	counts, tail, _ := strings.Cut(s, "; ")
+	if i := strings.Index(tail, " ("); i >= 0 {
+		tail = tail[:i]
+	}
 	var keep []string
 	for _, c := range strings.Split(counts, ", ") {
 		if !strings.HasPrefix(c, "0 ") {
