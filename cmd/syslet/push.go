@@ -125,15 +125,18 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	// 2. Where and how to connect; passphrases are asked now, once each.
 	home, _ := os.UserHomeDir()
-	cfgFiles := []string{filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config"}
+	var cfg *push.SSHConfig
 	if o.sshConfig != "" {
 		if _, err := os.Stat(o.sshConfig); err != nil {
 			fmt.Fprintln(stderr, "syslet push: -F:", err)
 			return exitError
 		}
-		cfgFiles = []string{o.sshConfig}
+		cfg, err = push.LoadSSHConfig(home, o.sshConfig)
+	} else {
+		cfg, err = push.LoadDefaultSSHConfig(home, func(path string, err error) {
+			fmt.Fprintf(stderr, "syslet push: warning: ignoring %s: %v (pass -F FILE with your hosts' settings)\n", path, err)
+		}, filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config")
 	}
-	cfg, err := push.LoadSSHConfig(home, cfgFiles...)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet push:", err)
 		return exitError

@@ -95,6 +95,19 @@ Host *
 			t.Errorf("Resolve(%q) =\n %+v\nwant\n %+v", tt.arg, got, tt.want)
 		}
 	}
+	matchFile := filepath.Join(dir, "with-match")
+	os.WriteFile(matchFile, []byte("Match host *.corp\n  User corp\n"), 0o600)
+	if _, err := LoadSSHConfig("/home/me", matchFile); err == nil {
+		t.Error("a config the parser cannot read was accepted")
+	}
+	var skipped []string
+	lenient, err := LoadDefaultSSHConfig("/home/me", func(p string, err error) { skipped = append(skipped, p) }, matchFile, cfgFile)
+	if err != nil || len(skipped) != 1 || skipped[0] != matchFile {
+		t.Fatalf("LoadDefaultSSHConfig: %v, skipped %q", err, skipped)
+	}
+	if got, _ := lenient.Resolve("web1", "me"); got.HostName != "10.0.0.1" {
+		t.Errorf("the readable default file was not used: %+v", got)
+	}
 	none, _ := LoadSSHConfig("/home/me")
 	if got, _ := none.Resolve("web1", "me"); got.User != "me" || got.Port != 22 || got.HostName != "web1" {
 		t.Errorf("without config: %+v", got)

@@ -24,6 +24,17 @@ type SSHConfig struct {
 // laptop without ~/.ssh/config is normal); unreadable or unparsable ones
 // are errors. home expands `~` in IdentityFile.
 func LoadSSHConfig(home string, paths ...string) (*SSHConfig, error) {
+	return loadSSHConfig(home, nil, paths)
+}
+
+// LoadDefaultSSHConfig is LoadSSHConfig for files the user did not name:
+// one the parser cannot read (it does not support Match blocks) is
+// reported to skipped and left out rather than failing every push.
+func LoadDefaultSSHConfig(home string, skipped func(path string, err error), paths ...string) (*SSHConfig, error) {
+	return loadSSHConfig(home, skipped, paths)
+}
+
+func loadSSHConfig(home string, skipped func(string, error), paths []string) (*SSHConfig, error) {
 	c := &SSHConfig{home: home}
 	for _, p := range paths {
 		f, err := os.Open(p)
@@ -35,6 +46,10 @@ func LoadSSHConfig(home string, paths ...string) (*SSHConfig, error) {
 		}
 		cfg, err := ssh_config.Decode(f)
 		f.Close()
+		if err != nil && skipped != nil {
+			skipped(p, err)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("parsing ssh config %s: %w", p, err)
 		}
