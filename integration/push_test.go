@@ -15,6 +15,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -601,4 +602,71 @@ func sshRun(t *testing.T, h *testhost.Host, signer ssh.Signer, cmd string) sshRe
 		t.Fatalf("ssh %q: %v", cmd, err)
 	}
 	return res
+}
+
+// TestPushInterrupt: Ctrl-C during a push starts no more hosts and lets
+// the running one finish its deploy; the push exits 130.
+func TestPushInterrupt(t *testing.T) {
+	h := pushHost(t)
+	e := newPushEnv(t)
+	e.addHost("web1", h.Port())
+	e.addHost("later", h.Port()) // the same host under another name: it must never be contacted
+	e.trust(h, hostKey(t, h))
+	// A start that takes a few seconds, so the interrupt lands while web1 is being deployed.
+	slow := `{"apiVersion":"v1","type":"container","name":"slow","unit":{"Container":{"Image":"localhost:5000/busybox:latest","RunInit":"true","Exec":"sleep 100000"},"Service":{"ExecStartPre":"/bin/sleep 4"}}}`
+	specs := e.writeSpecs("specs", map[string]string{"slow.json": slow})
+	cursor := verboseSSHD(t, h)
+
+	cmd := exec.Command(sysletBin, "push", "-F", e.sshConfig, "--known-hosts", e.knownHosts, "-i", e.key, "--parallel", "1", "web1", "later", specs)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "SSH_AUTH_SOCK=")
+	var stdout, stderr bytes.Buffer
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	// Interrupt once web1's remote syslet has printed its plan.
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stdout.String(), "web1  | Plan: ") { // names are padded to the longest, "later"
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("web1's plan never appeared:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		n, err := pr.Read(buf)
+		stdout.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(pr)
+	stdout.Write(rest)
+	err = cmd.Wait()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	}
+	t.Logf("$ syslet push --parallel 1 web1 later %s (interrupted)\nexit %d\n--- stdout\n%s--- stderr\n%s", specs, code, stdout.String(), stderr.String())
+	if code != 130 {
+		t.Errorf("exit %d; want 130 (interrupted)", code)
+	}
+	mustContain(t, "interrupt notice", stderr.String(), "interrupted: starting no more hosts; running ones finish")
+	mustContain(t, "web1 row", tableRow(t, stdout.String(), "web1"), "web1 ok 1 to create; ", "applied, 0 failed, 0 not reached")
+	mustContain(t, "later row", tableRow(t, stdout.String(), "later"), "later not started")
+	mustContain(t, "interrupted push", stdout.String(), "later: not started: interrupted\n", "1 of 2 host(s) ok, 0 failed, 1 not started\n")
+	if got := strings.TrimSpace(h.MustRun(t, "systemctl is-active slow.service")); got != "active" {
+		t.Errorf("slow.service %q: the running deploy did not finish", got)
+	}
+	// web1's one login, and no second one for "later".
+	if n := strings.Count(sshdLog(t, h, cursor), "Accepted publickey"); n != 1 {
+		t.Errorf("%d logins after the interrupt test's start; want 1 (web1 only)", n)
+	}
 }

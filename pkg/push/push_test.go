@@ -405,6 +405,11 @@ func TestInterruptStopsStartingHosts(t *testing.T) {
 	if res[1].Status != NotStarted || second.execs.Load() != 0 || second.authCalls.Load() != 0 {
 		t.Errorf("second host: %v; execs %d; want not started, never contacted", res[1].Status, second.execs.Load())
 	}
+	var table bytes.Buffer
+	WriteTable(&table, res)
+	if !strings.HasSuffix(table.String(), "second: not started: context canceled\n1 of 2 host(s) ok, 0 failed, 1 not started\n") {
+		t.Errorf("table:\n%s", table.String())
+	}
 }
 
 func TestAbortForwardsSIGINT(t *testing.T) {

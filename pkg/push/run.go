@@ -113,7 +113,7 @@ func Run(ctx context.Context, jobs []Job, o Options) []Result {
 		}
 		if ctx.Err() != nil {
 			for k := i; k < len(jobs); k++ {
-				results[k] = Result{Target: jobs[k].Target, Status: NotStarted, ExitCode: -1, Err: fmt.Errorf("not started: %w", context.Cause(ctx))}
+				results[k] = Result{Target: jobs[k].Target, Status: NotStarted, ExitCode: -1, Err: context.Cause(ctx)}
 			}
 			break
 		}

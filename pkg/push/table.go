@@ -77,14 +77,24 @@ func WriteTable(w io.Writer, results []Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Target.Arg, r.Status, plan, r.Duration.Round(100*time.Millisecond))
 	}
 	tw.Flush()
-	failed := 0
+	ok, failed, notStarted := 0, 0, 0
 	for _, r := range results {
-		if r.Status != OK {
+		switch r.Status {
+		case OK:
+			ok++
+			continue
+		case NotStarted:
+			notStarted++
+		default:
 			failed++
-			fmt.Fprintf(w, "%s: %s: %v\n", r.Target.Arg, r.Status, r.Err)
 		}
+		fmt.Fprintf(w, "%s: %s: %v\n", r.Target.Arg, r.Status, r.Err)
 	}
-	fmt.Fprintf(w, "%d of %d host(s) ok, %d failed\n", len(results)-failed, len(results), failed)
+	fmt.Fprintf(w, "%d of %d host(s) ok, %d failed", ok, len(results), failed)
+	if notStarted > 0 {
+		fmt.Fprintf(w, ", %d not started", notStarted)
+	}
+	fmt.Fprintln(w)
 }
 
 // AnyFailed reports whether any host did not succeed.
