@@ -507,3 +507,15 @@ func TestKeysPassphrase(t *testing.T) {
 		t.Error("missing -i key: no error")
 	}
 }
+
+func TestExitHints(t *testing.T) {
+	f := newFixture(t)
+	for code, want := range map[int]string{127: "is syslet installed on the host", 2: "found the specs invalid", 1: `exited 1`} {
+		srv := startServer(t, f.client.PublicKey(), func(*execSession) int { return code })
+		f.know(srv.addr, srv.hostKey.PublicKey())
+		r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, nil, nil))[0]
+		if r.Status != Failed || r.ExitCode != code || !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("exit %d: %v %d %v; want failed with %q", code, r.Status, r.ExitCode, r.Err, want)
+		}
+	}
+}

@@ -202,13 +202,24 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 		r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
 	case errors.As(err, &exit) && exit.Signal() == "":
 		r.Status, r.ExitCode = Failed, exit.ExitStatus()
-		r.Err = fmt.Errorf("%q exited %d", o.Command, exit.ExitStatus())
+		r.Err = fmt.Errorf("%q exited %d%s", o.Command, exit.ExitStatus(), exitHint[exit.ExitStatus()])
 	case errors.As(err, &exit):
 		r.Status, r.Err = Failed, fmt.Errorf("%q killed by signal %s", o.Command, exit.Signal())
 	default:
 		r.Status, r.Err = Failed, fmt.Errorf("running %q: %w", o.Command, err)
 	}
 	return r
+}
+
+// exitHint explains the exit codes of the remote command that have a
+// meaning of their own (syslet's documented codes, and the shell's).
+var exitHint = map[int]string{
+	2:   " (the host's syslet found the specs invalid)",
+	3:   " (changes pending)",
+	64:  " (the host's syslet did not accept the command line: is it older than this one?)",
+	126: " (the remote command is not executable)",
+	127: " (the remote command was not found: is syslet installed on the host, or set --remote-command)",
+	130: " (interrupted; run the push again to resume)",
 }
 
 // dial connects, checks the host key (during the key exchange, before any
