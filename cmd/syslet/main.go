@@ -65,7 +65,7 @@ Flags for push:
   --remote-command CMD   program run on the hosts (default syslet; e.g. "sudo syslet")
   -F FILE                ssh_config file (default ~/.ssh/config, /etc/ssh/ssh_config)
   -i FILE                private key (repeatable); also IdentityFile and SSH_AUTH_SOCK
-  --known-hosts FILE     known_hosts file (default ~/.ssh/known_hosts)
+  --known-hosts FILE     known_hosts file (default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)
   --accept-new           pin the key of a host not in known_hosts yet (never a changed key)
   --connect-timeout D    connect, host key check and login (default 15s)
   --command-timeout D    the remote plan/apply (default 30m; 0 = none)

@@ -173,11 +173,13 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Auth: push.Auth(signers, ag)})
 	}
-	knownHosts := o.knownHosts
-	if knownHosts == "" {
-		knownHosts = filepath.Join(home, ".ssh", "known_hosts")
+	// As ssh: the user's file (where --accept-new pins) and the system-wide
+	// one; --known-hosts replaces both.
+	knownHosts := []string{o.knownHosts}
+	if o.knownHosts == "" {
+		knownHosts = []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"}
 	}
-	hk := &push.HostKeys{Files: []string{knownHosts}, AcceptNew: o.acceptNew, Pinned: func(addr, typ, fp, file string) {
+	hk := &push.HostKeys{Files: knownHosts, AcceptNew: o.acceptNew, Pinned: func(addr, typ, fp, file string) {
 		fmt.Fprintf(stderr, "syslet push: %s: new host key %s %s pinned in %s (--accept-new)\n", addr, typ, fp, file)
 	}}
 
