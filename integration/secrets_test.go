@@ -80,7 +80,7 @@ func secretSpec(t *testing.T, name, ciphertext string) []byte {
 
 // sleeper is a container spec that runs until stopped (catatonit forwards
 // SIGTERM, so stops are prompt) and consumes the given Secret= entries.
-func sleeper(name string, secrets map[string]string) []byte {
+func secretSleeper(name string, secrets map[string]string) []byte {
 	c := map[string]any{"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep 2147483647"}
 	if len(secrets) > 0 {
 		c["Secret"] = secrets
@@ -238,9 +238,9 @@ func TestSecretsConsumeRotatePrune(t *testing.T) {
 
 	s.write("10-app-secret.json", secretSpec(t, "app", sopsEncryptFor(t, fmt.Sprintf("password: %s\ntoken: %s\n", pw1, tok1), host)))
 	s.write("11-extra-secret.json", secretSpec(t, "extra", sopsEncryptFor(t, "key: "+extra+"\n", host)))
-	s.write("20-consumer.json", sleeper("consumer", map[string]string{"app-password": "type=env,target=APP_PASSWORD", "app-token": ""}))
-	s.write("21-bystander.json", sleeper("bystander", map[string]string{"extra-key": "type=env,target=EXTRA"}))
-	s.write("22-plain.json", sleeper("plain", nil))
+	s.write("20-consumer.json", secretSleeper("consumer", map[string]string{"app-password": "type=env,target=APP_PASSWORD", "app-token": ""}))
+	s.write("21-bystander.json", secretSleeper("bystander", map[string]string{"extra-key": "type=env,target=EXTRA"}))
+	s.write("22-plain.json", secretSleeper("plain", nil))
 
 	d := s.syslet("--diff", secretSpecs)
 	if !d.OK() || !strings.Contains(d.Stdout, "+ app-password = (secret)") || !strings.Contains(d.Stdout, "+ app-token = (secret)") {
@@ -342,7 +342,7 @@ func TestSecretsRefusedAndHostKeyRotation(t *testing.T) {
 	old := s.recipient()
 	v1, v2, v3 := randomValue("old"), randomValue("new"), randomValue("lost")
 	s.write("10-db-secret.json", secretSpec(t, "db", sopsEncryptFor(t, "password: "+v1+"\n", old)))
-	s.write("20-db.json", sleeper("db", map[string]string{"db-password": "type=env,target=DB_PASSWORD"}))
+	s.write("20-db.json", secretSleeper("db", map[string]string{"db-password": "type=env,target=DB_PASSWORD"}))
 	s.apply()
 	if got := s.inside("db", `echo "$DB_PASSWORD"`); got != v1 {
 		t.Fatalf("db sees %q", got)
@@ -366,7 +366,7 @@ func TestSecretsRefusedAndHostKeyRotation(t *testing.T) {
 		{"bad MAC", tampered, "MAC check failed"},
 	} {
 		s.write("30-cache-secret.json", secretSpec(t, "cache", c.ct))
-		s.write("40-cache.json", sleeper("cache", map[string]string{"cache-password": ""}))
+		s.write("40-cache.json", secretSleeper("cache", map[string]string{"cache-password": ""}))
 		for _, args := range [][]string{{"--diff", secretSpecs}, {secretSpecs}} {
 			r := s.syslet(args...)
 			if r.Code != 1 || !strings.Contains(r.Stderr, `secret "cache" (`+secretSpecs+`/30-cache-secret.json [0]): `+c.want) ||
@@ -396,7 +396,7 @@ func TestSecretsRefusedAndHostKeyRotation(t *testing.T) {
 	// secret for the new key only.
 	s.write("10-db-secret.json", secretSpec(t, "db", sopsEncryptFor(t, "password: "+v3+"\n", old)))
 	s.write("30-fresh-secret.json", secretSpec(t, "fresh", sopsEncryptFor(t, "token: "+v2+"\n", fresh)))
-	s.write("40-fresh.json", sleeper("fresh", map[string]string{"fresh-token": "type=env,target=TOKEN"}))
+	s.write("40-fresh.json", secretSleeper("fresh", map[string]string{"fresh-token": "type=env,target=TOKEN"}))
 	s.apply()
 	if got := s.inside("db", `echo "$DB_PASSWORD"`); got != v3 {
 		t.Errorf("db sees %q after rotation, want the value encrypted for the old key", got)
