@@ -189,7 +189,7 @@ func (r *Repo) validate(hostname string, f func(string) string, add func(field, 
 		case "ssh", "https":
 			r.endpoint = ep
 		case "file":
-			if !path.IsAbs(ep.Path) {
+			if !path.IsAbs(ep.Path) || !strings.Contains(r.URL, "://") && !path.IsAbs(r.URL) {
 				add(f("url"), "a local path must be absolute, got %q", r.URL)
 			} else {
 				r.endpoint = ep
