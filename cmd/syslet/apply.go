@@ -45,6 +45,7 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.DurationVar(&r.StopTimeout, "stop-timeout", executor.DefaultStopTimeout, "")
 	fs.DurationVar(&r.ReloadTimeout, "reload-timeout", executor.DefaultReloadTimeout, "")
 	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.DefaultDialTimeout, "")
+	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.DefaultReadTimeout, "")
 	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -51,6 +51,7 @@ Flags for apply / --diff:
   --stop-timeout D       deadline of one stop (default 2m)
   --reload-timeout D     deadline of the daemon-reload (default 2m)
   --dial-timeout D       deadline for connecting to systemd (default 30s)
+  --read-timeout D       deadline for reading the host's state to plan (default 2m)
 
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
 was not reached; a second one aborts at once. The next run resumes (see syslet history).

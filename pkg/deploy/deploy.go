@@ -56,6 +56,9 @@ type Request struct {
 	StopTimeout  time.Duration
 	// ReloadTimeout bounds the daemon-reload.
 	ReloadTimeout time.Duration
+	// ReadTimeout bounds reading the host's state for the plan (files,
+	// unit states, podman's stores).
+	ReadTimeout time.Duration
 
 	// AfterStep is a test hook run by the executor after each step.
 	AfterStep func(plan.Step)
@@ -66,6 +69,7 @@ const (
 	DefaultQuadlet     = "/usr/libexec/podman/quadlet"
 	DefaultLockTimeout = 5 * time.Minute
 	DefaultDialTimeout = 30 * time.Second
+	DefaultReadTimeout = 2 * time.Minute
 )
 
 // Outcome is everything a run produced: what the CLI prints as JSON, what
@@ -113,6 +117,9 @@ func (req *Request) defaults() {
 	}
 	if req.DialTimeout == 0 {
 		req.DialTimeout = DefaultDialTimeout
+	}
+	if req.ReadTimeout == 0 {
+		req.ReadTimeout = DefaultReadTimeout
 	}
 	if req.Source == "" {
 		switch req.Path {
@@ -181,7 +188,12 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		resumeOK = false
 	}
 
-	p, err := makePlan(ctx, h, jr, l, resumeOK)
+	rctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
+	p, err := makePlan(rctx, h, jr, l, resumeOK)
+	cancel()
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -244,7 +256,7 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	if !resume {
 		return p, nil
 	}
-	runs, err := jr.Runs()
+	runs, err := jr.Recent()
 	if err != nil {
 		return nil, err
 	}
@@ -266,14 +278,10 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	return p, nil
 }
 
-// record writes a run that executed nothing: its intent and its end.
+// record writes a run that executed nothing: its intent and its end, in
+// one write.
 func record(jr *runlog.Journal, runID string, req *Request, l *Loaded, p *plan.Plan, result string) {
-	r, err := jr.Begin(intent(runID, req, l, p))
-	if err != nil {
-		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
-		return
-	}
-	if err := r.End(runlog.Record{Result: result}); err != nil {
+	if _, err := jr.Record(intent(runID, req, l, p), runlog.Record{Result: result}); err != nil {
 		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
 	}
 }

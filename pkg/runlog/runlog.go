@@ -125,6 +125,20 @@ type Run struct {
 // run's intent. The caller records each action with Action and closes the
 // run with End.
 func (j *Journal) Begin(intent Record) (*Run, error) {
+	r, err := j.open(&intent)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.write(intent); err != nil {
+		r.f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// open prepares the directory, rotates, opens the file for appending and
+// stamps the intent.
+func (j *Journal) open(intent *Record) (*Run, error) {
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the run journal directory: %w", err)
 	}
@@ -148,24 +162,22 @@ func (j *Journal) Begin(intent Record) (*Run, error) {
 		intent.Run = NewRunID(j.now())
 	}
 	intent.Type = TypeIntent
-	r := &Run{ID: intent.Run, f: f, j: j}
-	if err := r.write(intent); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return r, nil
+	return &Run{ID: intent.Run, f: f, j: j}, nil
 }
 
-func (r *Run) write(rec Record) error {
-	rec.Run = r.ID
-	if rec.Time.IsZero() {
-		rec.Time = r.j.now().UTC()
+func (r *Run) write(recs ...Record) error {
+	var b []byte
+	for _, rec := range recs {
+		rec.Run = r.ID
+		if rec.Time.IsZero() {
+			rec.Time = r.j.now().UTC()
+		}
+		line, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("encoding a journal line: %w", err)
+		}
+		b = append(append(b, line...), '\n')
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encoding a journal line: %w", err)
-	}
-	b = append(b, '\n')
 	if _, err := r.f.Write(b); err != nil {
 		return fmt.Errorf("writing the run journal: %w", err)
 	}
@@ -190,6 +202,21 @@ func endLine(f *os.File) error {
 		_, err = f.Write([]byte{'\n'})
 	}
 	return err
+}
+
+// Record writes a run that executed nothing — its intent and its end — in
+// one write and one fsync.
+func (j *Journal) Record(intent, end Record) (string, error) {
+	r, err := j.open(&intent)
+	if err != nil {
+		return "", err
+	}
+	end.Type = TypeEnd
+	err = r.write(intent, end)
+	if cerr := r.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the run journal: %w", cerr)
+	}
+	return r.ID, err
 }
 
 // Step records that a step begins.
@@ -235,20 +262,24 @@ func (ri *RunInfo) Result() string {
 }
 
 // Done reports whether the action with this index landed.
-func (ri *RunInfo) Done(i int) bool {
+func (ri *RunInfo) Done(i int) bool { return ri.landed()[i] }
+
+func (ri *RunInfo) landed() map[int]bool {
+	done := make(map[int]bool, len(ri.Actions))
 	for _, a := range ri.Actions {
-		if a.Index != nil && *a.Index == i && a.Result == ResultOK {
-			return true
+		if a.Index != nil && a.Result == ResultOK {
+			done[*a.Index] = true
 		}
 	}
-	return false
+	return done
 }
 
 // Unfinished lists the intent's actions that did not land.
 func (ri *RunInfo) Unfinished() []Action {
+	done := ri.landed()
 	var out []Action
 	for _, a := range ri.Intent.Actions {
-		if !ri.Done(a.Index) {
+		if !done[a.Index] {
 			out = append(out, a)
 		}
 	}
@@ -258,48 +289,87 @@ func (ri *RunInfo) Unfinished() []Action {
 // Runs reads every run in the journal (the rotated generation first),
 // oldest first. Lines that do not parse — a torn last line — are skipped.
 func (j *Journal) Runs() ([]*RunInfo, error) {
-	var runs []*RunInfo
-	byID := map[string]*RunInfo{}
+	c := collector{byID: map[string]*RunInfo{}}
 	for _, p := range []string{j.Path() + ".1", j.Path()} {
-		f, err := os.Open(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the run journal: %w", err)
-		}
-		err = scan(f, func(rec Record) {
-			ri := byID[rec.Run]
-			if rec.Type == TypeIntent {
-				ri = &RunInfo{Intent: rec}
-				byID[rec.Run] = ri
-				runs = append(runs, ri)
-				return
-			}
-			if ri == nil {
-				return // its intent was rotated away
-			}
-			switch rec.Type {
-			case TypeStep:
-				ri.Steps = append(ri.Steps, rec)
-			case TypeAction:
-				ri.Actions = append(ri.Actions, rec)
-			case TypeEnd:
-				r := rec
-				ri.End = &r
-			}
-		})
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading the run journal %s: %w", p, err)
+		if err := c.read(p, 0); err != nil {
+			return nil, err
 		}
 	}
-	return runs, nil
+	return c.runs, nil
+}
+
+// tailSize is how much of the journal's end Recent reads first: enough for
+// the last several runs of a large host.
+const tailSize = 256 << 10
+
+// Recent reads the runs whose intent lies in the last part of the current
+// journal file — what a run needs to resume its predecessor — without
+// parsing the whole file. When that part holds no intent it reads
+// everything, as Runs does.
+func (j *Journal) Recent() ([]*RunInfo, error) {
+	fi, err := os.Stat(j.Path())
+	if err != nil || fi.Size() <= tailSize {
+		return j.Runs()
+	}
+	c := collector{byID: map[string]*RunInfo{}}
+	if err := c.read(j.Path(), fi.Size()-tailSize); err != nil {
+		return nil, err
+	}
+	if len(c.runs) == 0 {
+		return j.Runs()
+	}
+	return c.runs, nil
+}
+
+type collector struct {
+	runs []*RunInfo
+	byID map[string]*RunInfo
+}
+
+// read adds the records of file p from offset on; a partial first line
+// (when reading from an offset) does not parse and is skipped.
+func (c *collector) read(p string, offset int64) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the run journal: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("reading the run journal: %w", err)
+	}
+	err = scan(f, func(rec Record) {
+		ri := c.byID[rec.Run]
+		if rec.Type == TypeIntent {
+			ri = &RunInfo{Intent: rec}
+			c.byID[rec.Run] = ri
+			c.runs = append(c.runs, ri)
+			return
+		}
+		if ri == nil {
+			return // its intent was rotated away, or lies before the offset
+		}
+		switch rec.Type {
+		case TypeStep:
+			ri.Steps = append(ri.Steps, rec)
+		case TypeAction:
+			ri.Actions = append(ri.Actions, rec)
+		case TypeEnd:
+			r := rec
+			ri.End = &r
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("reading the run journal %s: %w", p, err)
+	}
+	return nil
 }
 
 // Last returns the most recent run, or nil when there is none.
 func (j *Journal) Last() (*RunInfo, error) {
-	runs, err := j.Runs()
+	runs, err := j.Recent()
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
