@@ -437,7 +437,7 @@ func TestWebhookd(t *testing.T) {
 	t.Run("BurstOf20PushesCoalesces", func(t *testing.T) {
 		w.t = t
 		out := w.MustRun(t, `cd `+whWork+` && f=`+w.specDir+`/web.json && for i in $(seq 1 20); do
-			jq '.unit.Container.Environment.REV = "burst-'"'"'$i'"'"'"' $f > $f.new && mv $f.new $f &&
+			jq --arg rev "burst-$i" '.unit.Container.Environment.REV = $rev' $f > $f.new && mv $f.new $f &&
 			git commit -q -am "burst $i" && git push -q origin HEAD:main && git rev-parse HEAD || exit 1; done`)
 		commits := strings.Fields(out)
 		if len(commits) != 20 {
