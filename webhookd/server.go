@@ -138,7 +138,6 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, ready func()) error
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          nil,
 	}
 	if t := d.cfg.TLS; t != nil {
 		cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
@@ -146,11 +145,16 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, ready func()) error
 			return fmt.Errorf("tls: %w", err)
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	d.Start()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	d.log.Info().Str("listen", ln.Addr().String()).Bool("tls", d.cfg.TLS != nil).Int("repos", len(d.order)).Msg("webhookd serving")
 	if ready != nil {
 		ready()
