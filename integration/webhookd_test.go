@@ -449,7 +449,7 @@ func TestWebhookd(t *testing.T) {
 			body, headers := w.request(whDelivery{forge: "github", ref: "refs/heads/main", after: c})
 			f := fmt.Sprintf("/tmp/wh-burst-%d.json", i)
 			must(t, w.WriteFile(f, body, 0o644))
-			fmt.Fprintf(&script, "( %s > %s.out ) &\n", whCurl("/hooks/infra", f, headers), f)
+			fmt.Fprintf(&script, "( %s ) > %s.out &\n", whCurl("/hooks/infra", f, headers), f)
 		}
 		script.WriteString("wait; cat /tmp/wh-burst-*.json.out | grep -c '^202$'\n")
 		t0 := time.Now()
