@@ -97,16 +97,22 @@ func startWebhookd(t *testing.T) *whHost {
 
 func (w *whHost) writeConfig(url string) {
 	w.t.Helper()
+	w.writeConfigLines(url, "    secretFile: "+whSecret)
+}
+
+// writeConfigLines writes webhookd's config with extra lines in the repository entry.
+func (w *whHost) writeConfigLines(url string, extra ...string) {
+	w.t.Helper()
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:9090
 repos:
   - name: infra
     url: %s
     branch: main
     path: hosts/{hostname}
-    secretFile: %s
     sshKey: /etc/syslet/deploy_ed25519
     knownHosts: /etc/syslet/known_hosts
-`, url, whSecret)
+%s
+`, url, strings.Join(extra, "\n"))
 	must(w.t, w.WriteFile(whConfig, []byte(cfg), 0o644))
 }
 
@@ -628,6 +634,35 @@ func TestWebhookd(t *testing.T) {
 		if _, _, rev := w.running(); rev != "after-junk" {
 			t.Fatalf("web runs REV=%s", rev)
 		}
+		applied = c
+	})
+
+	t.Run("PollModeDeploysWithoutWebhooks", func(t *testing.T) {
+		w.t = t
+		// A host the forge cannot reach: no secret, no webhooks, a timer.
+		w.writeConfigLines("ssh://root@127.0.0.1/srv/git/infra.git", "    poll: 5s")
+		w.MustRun(t, "systemctl restart webhookd.service")
+		w.writeSpec("localhost:5000/web:v4", "polled", "")
+		c := w.commit("found by polling")
+		st := w.waitStatus("polled commit applied", func(s whStatus) bool { return s.LastApplied == c })
+		if img, _, rev := w.running(); img != "localhost:5000/web:v4" || rev != "polled" {
+			t.Fatalf("web runs %s REV=%s", img, rev)
+		}
+		if st.Last.Result != "success" {
+			t.Fatalf("status: %+v", st.Last)
+		}
+		body, headers := w.request(whDelivery{forge: "github", ref: "refs/heads/main", after: c})
+		if code, reply := w.post("/hooks/infra", body, headers); code != 401 {
+			t.Fatalf("a signed push to a repository without a secret: %d %s", code, reply)
+		}
+		// Polls of an applied tip deploy nothing.
+		before := w.deploys()
+		time.Sleep(12 * time.Second)
+		if n := w.deploys(); n != before {
+			t.Fatalf("deploys went %v → %v while the branch stood still", before, n)
+		}
+		w.writeConfig("ssh://root@127.0.0.1/srv/git/infra.git")
+		w.MustRun(t, "systemctl restart webhookd.service")
 		applied = c
 	})
 
