@@ -57,8 +57,9 @@ type Daemon struct {
 	order   []*worker
 	router  http.Handler
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 // New builds the daemon for a validated configuration.
@@ -118,7 +119,7 @@ func (d *Daemon) Start() {
 
 // Stop stops taking new work and waits for running deploys to finish.
 func (d *Daemon) Stop() {
-	close(d.stop)
+	d.stopOnce.Do(func() { close(d.stop) })
 	for _, w := range d.order {
 		if st := w.status(); st.State != "idle" {
 			d.log.Info().Str("repo", st.Name).Str("commit", st.Deploying).Msg("waiting for the running deploy to finish")
