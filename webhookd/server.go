@@ -31,9 +31,13 @@ const (
 	idleTimeout       = 60 * time.Second
 	shutdownGrace     = 10 * time.Second // for in-flight requests at shutdown
 
-	// maxInFlight bounds concurrent hook requests (each holds up to
-	// MaxBody in memory); more are answered 503 at once.
+	// maxInFlight bounds hook requests being read and handled at once
+	// (each holds up to MaxBody in memory); up to maxBacklog more wait
+	// for a slot for at most backlogWait (a forge fires many deliveries
+	// at once), and past that the answer is 429.
 	maxInFlight = 16
+	maxBacklog  = 256
+	backlogWait = 5 * time.Second
 	// seenDeliveries is how many delivery ids are remembered for replay refusal.
 	seenDeliveries = 10000
 )
@@ -93,7 +97,7 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 func (d *Daemon) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
-	r.With(middleware.Throttle(maxInFlight)).Post("/hooks/{repo}", d.hook)
+	r.With(middleware.ThrottleBacklog(maxInFlight, maxBacklog, backlogWait)).Post("/hooks/{repo}", d.hook)
 	r.Get("/status", d.statusHandler)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

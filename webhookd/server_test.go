@@ -541,3 +541,40 @@ func TestStatusAndHealthz(t *testing.T) {
 		t.Fatalf("GET /hooks: %d", rec.Code)
 	}
 }
+
+// More deliveries at once than are handled at once all get through: the
+// extra ones wait for a slot instead of being turned away.
+func TestConcurrentDeliveriesWaitForASlot(t *testing.T) {
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, "")
+	a := f.remote.commit(`{"v":"a"}`)
+	f.start()
+	n := maxInFlight + 8
+	release := make(chan struct{})
+	codes := make(chan int, n)
+	for i := range n {
+		body := pushBody("refs/heads/main", a)
+		pr, pw := io.Pipe()
+		req := httptest.NewRequest(http.MethodPost, "/hooks/infra", pr)
+		req.Header.Set("X-GitHub-Event", "push")
+		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("c%d", i))
+		req.Header.Set("X-Hub-Signature-256", "sha256="+sign([]byte(testSecret), body))
+		go func() {
+			<-release // every request is in flight (or waiting) before any body arrives
+			pw.Write(body)
+			pw.Close()
+		}()
+		go func() {
+			rec := httptest.NewRecorder()
+			f.d.Handler().ServeHTTP(rec, req)
+			codes <- rec.Code
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	for range n {
+		if c := <-codes; c != http.StatusAccepted {
+			t.Fatalf("a concurrent delivery got %d", c)
+		}
+	}
+}
