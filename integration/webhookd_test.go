@@ -488,6 +488,7 @@ func TestWebhookd(t *testing.T) {
 
 	t.Run("CommitNotOnBranchFailsCleanly", func(t *testing.T) {
 		w.t = t
+		w.waitStatus("no deploy running or queued", func(s whStatus) bool { return s.State == "idle" && s.Queued == "" })
 		inv := prop(t, w.Host, "web.service", "InvocationID")
 		failed := w.metric(`webhookd_deploys_total{repo="infra",result="failed"}`)
 		w.MustRun(t, "cd "+whWork+" && git checkout -q -b side")
@@ -520,6 +521,16 @@ func TestWebhookd(t *testing.T) {
 		w.writeSpec("localhost:5000/web:v5", "unreachable", "")
 		c := w.commit("web v5 while the remote is away")
 		w.MustRun(t, "cp /etc/syslet/known_hosts /root/known_hosts.good")
+		restore := func() {
+			w.MustRun(t, "cp /root/known_hosts.good /etc/syslet/known_hosts")
+			w.writeConfig("ssh://root@127.0.0.1/srv/git/infra.git")
+			w.MustRun(t, "systemctl restart webhookd.service")
+		}
+		t.Cleanup(func() {
+			if t.Failed() { // leave the next subtests a working daemon
+				restore()
+			}
+		})
 		otherKey, _, _ := ed25519.GenerateKey(rand.Reader)
 		ok, _ := ssh.NewPublicKey(otherKey)
 		wrongKey := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(ok)))
@@ -555,9 +566,7 @@ func TestWebhookd(t *testing.T) {
 			}
 		}
 		// Back to the real remote: the same commit deploys.
-		w.MustRun(t, "cp /root/known_hosts.good /etc/syslet/known_hosts")
-		w.writeConfig("ssh://root@127.0.0.1/srv/git/infra.git")
-		w.MustRun(t, "systemctl restart webhookd.service")
+		restore()
 		if code, _ := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: c}); code != 202 {
 			t.Fatal("push refused")
 		}
