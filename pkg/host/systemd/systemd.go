@@ -85,13 +85,7 @@ func (m *Manager) DaemonReload(ctx context.Context) error {
 // or, for a Type=oneshot service without RemainAfterExit, have finished
 // without failing.
 func (m *Manager) Start(ctx context.Context, name string) error {
-	if err := m.resetFailed(ctx, name); err != nil {
-		return err
-	}
-	if err := m.job(ctx, "start", name, m.conn.StartUnitContext); err != nil {
-		return err
-	}
-	return m.checkUp(ctx, "start", name)
+	return m.one(ctx, host.JobStart, name)
 }
 
 // Restart restarts the unit (starting it if it was stopped), with the same
@@ -109,10 +103,7 @@ func (m *Manager) Restart(ctx context.Context, name string) error {
 // Reload runs the unit's ExecReload= and checks the unit is still active.
 // The main process keeps its PID.
 func (m *Manager) Reload(ctx context.Context, name string) error {
-	if err := m.job(ctx, "reload", name, m.conn.ReloadUnitContext); err != nil {
-		return err
-	}
-	return m.checkUp(ctx, "reload", name)
+	return m.one(ctx, host.JobReload, name)
 }
 
 // Stop stops the unit and waits for it to be down. Ending "failed" counts as
@@ -120,17 +111,13 @@ func (m *Manager) Reload(ctx context.Context, name string) error {
 // a failure. Stopping a unit systemd has not loaded returns an error wrapping
 // host.ErrNotFound, which a caller removing the unit may ignore.
 func (m *Manager) Stop(ctx context.Context, name string) error {
-	if err := m.job(ctx, "stop", name, m.conn.StopUnitContext); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, name)
-	if err != nil {
-		return fmt.Errorf("checking unit %q after stop: %w", name, err)
-	}
-	if !isDown(st) {
-		return &host.JobError{Unit: name, Op: "stop", Result: stateResult(st)}
-	}
-	return nil
+	return m.one(ctx, host.JobStop, name)
+}
+
+// one is Jobs for a single unit.
+func (m *Manager) one(ctx context.Context, op host.JobOp, name string) (err error) {
+	m.Jobs(ctx, op, []string{name}, func(_ int, e error) { err = e })
+	return err
 }
 
 // MainPID returns the PID of the unit's main process, 0 when none runs.
@@ -149,6 +136,87 @@ func (m *Manager) MainPID(ctx context.Context, name string) (uint32, error) {
 }
 
 type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+
+// Jobs queues the same job for every named unit at once and reports each
+// unit's result through landed as its job ends, with the same meaning as
+// Start, Stop and Reload give it for one unit. systemd runs the jobs side
+// by side and orders them itself (After=, Requires= and Wants= of the
+// quadlet units), so N starts take about as long as the slowest one rather
+// than the sum. Jobs are queued one after another in the given order,
+// which costs one D-Bus round trip each, before any result is awaited;
+// landed is called from Jobs' own goroutine, in the order the jobs end,
+// once per unit. ctx bounds the wait of every unit.
+func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, landed func(i int, err error)) {
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, len(names))
+	var queued []int
+	chans := make([]chan string, len(names))
+	for i, name := range names {
+		var queue queueFunc
+		switch op {
+		case host.JobStart:
+			queue = m.conn.StartUnitContext
+		case host.JobStop:
+			queue = m.conn.StopUnitContext
+		case host.JobReload:
+			queue = m.conn.ReloadUnitContext
+		default:
+			landed(i, fmt.Errorf("unknown job %q for unit %q", op, name))
+			continue
+		}
+		if op == host.JobStart {
+			if err := m.resetFailed(ctx, name); err != nil {
+				landed(i, err)
+				continue
+			}
+		}
+		// Buffered: the result may arrive before its waiter runs, and an
+		// unread channel would stall go-systemd's signal loop.
+		chans[i] = make(chan string, 1)
+		if _, err := queue(ctx, name, "replace", chans[i]); err != nil {
+			landed(i, fmt.Errorf("%s unit %q: %w", gerund(string(op)), name, classify(err)))
+			continue
+		}
+		queued = append(queued, i)
+	}
+	for _, i := range queued {
+		go func() {
+			results <- result{i, m.await(ctx, string(op), names[i], chans[i])}
+		}()
+	}
+	for range queued {
+		r := <-results
+		landed(r.i, r.err)
+	}
+}
+
+// await waits for one queued job and checks the state it left the unit
+// in, as Start, Stop and Reload do.
+func (m *Manager) await(ctx context.Context, op, name string, ch <-chan string) error {
+	select {
+	case res := <-ch:
+		if res != "done" {
+			return &host.JobError{Unit: name, Op: op, Result: res}
+		}
+	case <-ctx.Done():
+		// The job keeps running in systemd; only the wait is abandoned.
+		return fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())
+	}
+	if op != string(host.JobStop) {
+		return m.checkUp(ctx, op, name)
+	}
+	st, err := m.state(ctx, name)
+	if err != nil {
+		return fmt.Errorf("checking unit %q after stop: %w", name, err)
+	}
+	if !isDown(st) {
+		return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+	}
+	return nil
+}
 
 // job queues one job in mode "replace" and waits for its result. The result
 // channel is buffered: go-systemd delivers results from its single signal
