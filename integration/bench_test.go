@@ -290,7 +290,8 @@ func installAnsible(b *bench) {
 	}
 	must(b.t, b.h.CopyIn(debs, "/root/debs"))
 	b.must(`printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d &&
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download /root/debs/*.deb >/root/debs/install.log 2>&1 || { tail -30 /root/debs/install.log; exit 1; }
+cp /root/debs/*.deb /var/cache/apt/archives/ &&
+{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download ansible python3-apt >/root/debs/install.log 2>&1 || { tail -30 /root/debs/install.log; exit 1; }; }
 rm -f /usr/sbin/policy-rc.d; ansible --version | head -1; ansible-galaxy collection list containers.podman 2>/dev/null | tail -1`)
 }
 
