@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -32,13 +33,42 @@ func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	dctx, cancel := context.WithTimeout(ctx, req.DialTimeout)
-	defer cancel()
-	sd, err := systemd.Dial(dctx)
+	sd, err := dialSystemd(ctx, req.DialTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to systemd (within %s): %w", req.DialTimeout, err)
+		return nil, err
 	}
 	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+}
+
+// dialSystemd connects within timeout. The connection lives as long as ctx
+// (go-systemd closes it when its dial context ends), so the deadline is
+// raced here instead of put on the dial's context.
+func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, error) {
+	type dialed struct {
+		m   *systemd.Manager
+		err error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		m, err := systemd.Dial(ctx)
+		ch <- dialed{m, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			return nil, fmt.Errorf("connecting to systemd: %w", d.err)
+		}
+		return d.m, nil
+	case <-t.C:
+		go func() {
+			if d := <-ch; d.m != nil {
+				d.m.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
+	}
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
