@@ -146,27 +146,36 @@ type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (i
 // which costs one D-Bus round trip each, before any result is awaited;
 // landed is called from Jobs' own goroutine, in the order the jobs end,
 // once per unit. ctx bounds the wait of every unit.
+//
+// Only the waits run side by side. The D-Bus calls (queueing, and the
+// state check after each job) are made one at a time from this goroutine:
+// the bus refuses more than a bounded number of pending calls per
+// connection ("maximum number of pending replies"), which a few hundred
+// concurrent checks exceed. Jobs that end together are checked together,
+// with one ListUnitsByNames call.
 func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, landed func(i int, err error)) {
-	type result struct {
-		i   int
-		err error
-	}
-	results := make(chan result, len(names))
-	var queued []int
-	chans := make([]chan string, len(names))
-	for i, name := range names {
-		var queue queueFunc
-		switch op {
-		case host.JobStart:
-			queue = m.conn.StartUnitContext
-		case host.JobStop:
-			queue = m.conn.StopUnitContext
-		case host.JobReload:
-			queue = m.conn.ReloadUnitContext
-		default:
+	var queue queueFunc
+	switch op {
+	case host.JobStart:
+		queue = m.conn.StartUnitContext
+	case host.JobStop:
+		queue = m.conn.StopUnitContext
+	case host.JobReload:
+		queue = m.conn.ReloadUnitContext
+	default:
+		for i, name := range names {
 			landed(i, fmt.Errorf("unknown job %q for unit %q", op, name))
-			continue
 		}
+		return
+	}
+	type ended struct {
+		i      int
+		result string // the job's result, "" when the wait ended first
+		err    error
+	}
+	results := make(chan ended, len(names))
+	pending := 0
+	for i, name := range names {
 		if op == host.JobStart {
 			if err := m.resetFailed(ctx, name); err != nil {
 				landed(i, err)
@@ -175,53 +184,88 @@ func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, lande
 		}
 		// Buffered: the result may arrive before its waiter runs, and an
 		// unread channel would stall go-systemd's signal loop.
-		chans[i] = make(chan string, 1)
-		if _, err := queue(ctx, name, "replace", chans[i]); err != nil {
+		ch := make(chan string, 1)
+		if _, err := queue(ctx, name, "replace", ch); err != nil {
 			landed(i, fmt.Errorf("%s unit %q: %w", gerund(string(op)), name, classify(err)))
 			continue
 		}
-		queued = append(queued, i)
-	}
-	for _, i := range queued {
+		pending++
 		go func() {
-			results <- result{i, m.await(ctx, string(op), names[i], chans[i])}
+			select {
+			case res := <-ch:
+				results <- ended{i: i, result: res}
+			case <-ctx.Done():
+				// The job keeps running in systemd; only the wait is abandoned.
+				results <- ended{i: i, err: fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())}
+			}
 		}()
 	}
-	for range queued {
-		r := <-results
-		landed(r.i, r.err)
-	}
-}
-
-// await waits for one queued job and checks the state it left the unit
-// in, as Start, Stop and Reload do.
-func (m *Manager) await(ctx context.Context, op, name string, ch <-chan string) error {
-	select {
-	case res := <-ch:
-		if res != "done" {
-			return &host.JobError{Unit: name, Op: op, Result: res}
+	for pending > 0 {
+		// Take every job that has ended by now, so they share one check.
+		batch := []ended{<-results}
+		for more := true; more && len(batch) < pending; {
+			select {
+			case e := <-results:
+				batch = append(batch, e)
+			default:
+				more = false
+			}
 		}
-	case <-ctx.Done():
-		// The job keeps running in systemd; only the wait is abandoned.
-		return fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())
+		pending -= len(batch)
+		var done []string
+		for _, e := range batch {
+			if e.err == nil && e.result == "done" {
+				done = append(done, names[e.i])
+			}
+		}
+		states, serr := m.UnitStates(ctx, done)
+		for _, e := range batch {
+			name := names[e.i]
+			switch {
+			case e.err != nil:
+				landed(e.i, e.err)
+			case e.result != "done":
+				landed(e.i, &host.JobError{Unit: name, Op: string(op), Result: e.result})
+			case serr != nil:
+				landed(e.i, fmt.Errorf("checking unit %q after %s: %w", name, op, serr))
+			default:
+				landed(e.i, m.endState(ctx, string(op), name, states[name]))
+			}
+		}
 	}
-	if op != string(host.JobStop) {
-		return m.checkUp(ctx, op, name)
-	}
-	st, err := m.state(ctx, name)
-	if err != nil {
-		return fmt.Errorf("checking unit %q after stop: %w", name, err)
-	}
-	if !isDown(st) {
-		return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
-	}
-	return nil
 }
 
-// job queues one job in mode "replace" and waits for its result. The result
-// channel is buffered: go-systemd delivers results from its single signal
-// loop, and an unread unbuffered channel would stall every later job on the
-// connection (for instance after ctx is cancelled here).
+// endState turns a "done" job whose unit is not where the job should have
+// left it into a *host.JobError: down after a stop ("failed" counts, as
+// quadlet containers exit 143 on SIGTERM); up after a start or reload, or
+// finished for a Type=oneshot service without RemainAfterExit.
+func (m *Manager) endState(ctx context.Context, op, name string, st host.UnitState) error {
+	if op == string(host.JobStop) {
+		if !isDown(st) {
+			return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+		}
+		return nil
+	}
+	if st.Active() {
+		return nil
+	}
+	if st.ActiveState == "inactive" && strings.HasSuffix(name, ".service") {
+		once, err := m.runsOnce(ctx, name)
+		if err != nil {
+			return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
+		}
+		if once {
+			return nil
+		}
+	}
+	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+}
+
+// job queues one job in mode "replace" and waits for its result (Restart,
+// which the executor does not batch). The result channel is buffered:
+// go-systemd delivers results from its single signal loop, and an unread
+// unbuffered channel would stall every later job on the connection (for
+// instance after ctx is cancelled here).
 func (m *Manager) job(ctx context.Context, op, name string, queue queueFunc) error {
 	ch := make(chan string, 1)
 	if _, err := queue(ctx, name, "replace", ch); err != nil {
@@ -234,7 +278,6 @@ func (m *Manager) job(ctx context.Context, op, name string, queue queueFunc) err
 		}
 		return nil
 	case <-ctx.Done():
-		// The job keeps running in systemd; only the wait is abandoned.
 		return fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())
 	}
 }
@@ -256,19 +299,7 @@ func (m *Manager) checkUp(ctx context.Context, op, name string) error {
 	if err != nil {
 		return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
 	}
-	if st.Active() {
-		return nil
-	}
-	if st.ActiveState == "inactive" && strings.HasSuffix(name, ".service") {
-		once, err := m.runsOnce(ctx, name)
-		if err != nil {
-			return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
-		}
-		if once {
-			return nil
-		}
-	}
-	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+	return m.endState(ctx, op, name, st)
 }
 
 // runsOnce reports whether the service is Type=oneshot without

@@ -8,6 +8,7 @@ package systemd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -394,5 +395,44 @@ func TestJobsBatch(t *testing.T) {
 	})
 	if n != len(names) {
 		t.Errorf("%d of %d stops landed", n, len(names))
+	}
+}
+
+// TestJobsManyUnits starts and stops 300 units in one batch each: more
+// jobs than the bus allows pending calls on one connection, so the checks
+// after the jobs must not all be in flight at once.
+func TestJobsManyUnits(t *testing.T) {
+	m := dial(t)
+	ctx := context.Background()
+	var names []string
+	for i := range 300 {
+		n := fmt.Sprintf("syslet-t-many-%03d.service", i)
+		if err := os.WriteFile(filepath.Join(runtimeUnits, n), []byte(simpleUnit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			os.Remove(filepath.Join(runtimeUnits, n))
+		}
+		m.DaemonReload(context.Background())
+	})
+	if err := m.DaemonReload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []host.JobOp{host.JobStart, host.JobStop} {
+		landed := 0
+		t0 := time.Now()
+		m.Jobs(ctx, op, names, func(i int, err error) {
+			landed++
+			if err != nil {
+				t.Errorf("%s %s: %v", op, names[i], err)
+			}
+		})
+		t.Logf("%s of %d units: %s", op, len(names), time.Since(t0))
+		if landed != len(names) {
+			t.Errorf("%s: %d of %d landed", op, landed, len(names))
+		}
 	}
 }
