@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,13 +55,12 @@ func services(o specgen.Options) []string {
 	return s
 }
 
-// benchRuns is how many whole-process runs each measurement takes
-// (BENCH_RUNS, default 5).
-func benchRuns() int {
-	if n, err := strconv.Atoi(os.Getenv("BENCH_RUNS")); err == nil && n > 0 {
+// envInt reads a positive count from the environment.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 5
+	return def
 }
 
 // sample is the wall times of the runs of one measurement.
@@ -163,10 +163,35 @@ type row struct {
 	peer         string // "syslet" or "Ansible"
 }
 
+// TestBenchmark measures on two test hosts, one for syslet and the floor,
+// one for Ansible and the floor. BENCH_RUNS is the number of runs per
+// measurement (default 5), BENCH_ANSIBLE_RUNS the same for Ansible
+// (default BENCH_RUNS); BENCH_PARALLEL=1 measures on both hosts at once
+// (each ratio still compares runs made side by side on one host).
 func TestBenchmark(t *testing.T) {
-	runs := benchRuns()
+	runs := envInt("BENCH_RUNS", 5)
+	aruns := envInt("BENCH_ANSIBLE_RUNS", runs)
+	parallel := os.Getenv("BENCH_PARALLEL") == "1"
+	var mu sync.Mutex
 	var rows []row
+	add := func(r ...row) {
+		mu.Lock()
+		defer mu.Unlock()
+		rows = append(rows, r...)
+	}
+	t.Run("hosts", func(t *testing.T) { benchHosts(t, runs, aruns, parallel, add) })
+	table := benchTable(rows)
+	fmt.Println(table)
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		must(t, os.WriteFile(out, []byte(table), 0o644))
+	}
+}
+
+func benchHosts(t *testing.T, runs, aruns int, parallel bool, add func(...row)) {
 	t.Run("syslet", func(t *testing.T) {
+		if parallel {
+			t.Parallel()
+		}
 		small, big := benchSpecs(50), benchSpecs(200)
 		b := newBench(t, map[string]specgen.Options{"s50": small, "s200": big, "s200c": benchSpecs(200, 7)})
 		b.must("systemctl start podman.socket")
@@ -182,7 +207,7 @@ func TestBenchmark(t *testing.T) {
 				}
 				t.Logf("first deploy of %d, run %d: floor %s, syslet %s", n, i+1, secs(floor[i]), secs(sys[i]))
 			}
-			rows = append(rows, row{fmt.Sprintf("first deploy of %d", n), floor, sys, "syslet"})
+			add(row{fmt.Sprintf("first deploy of %d", n), floor, sys, "syslet"})
 		}
 		// The host now runs the 200 as syslet deployed them.
 		var floor, apply, diff sample
@@ -194,7 +219,7 @@ func TestBenchmark(t *testing.T) {
 		if out := b.must("syslet --diff --detailed-exitcode /root/bench/s200.json >/dev/null; echo $?"); strings.TrimSpace(out) != "0" {
 			t.Errorf("the converged host has pending changes (exit %s)", out)
 		}
-		rows = append(rows, row{"converged apply of 200", floor, apply, "syslet"}, row{"`--diff` of 200, converged", floor, diff, "syslet"})
+		add(row{"converged apply of 200", floor, apply, "syslet"}, row{"`--diff` of 200, converged", floor, diff, "syslet"})
 
 		// One change among 200, back and forth: syslet, then the same
 		// change by hand.
@@ -220,17 +245,22 @@ func TestBenchmark(t *testing.T) {
 			floor = append(floor, b.timed("cp /root/bench/"+other+".tree/"+unit+" /"+unit+" && systemctl daemon-reload && systemctl restart "+target))
 			b.must("cp /root/bench/" + set + ".tree/" + unit + " /" + unit + " && systemctl daemon-reload && systemctl restart " + target)
 		}
-		rows = append(rows, row{"one change among 200 (1 reload, 1 restart)", floor, apply, "syslet"})
+		add(row{"one change among 200 (1 reload, 1 restart)", floor, apply, "syslet"})
 	})
 
 	t.Run("ansible", func(t *testing.T) {
+		if parallel {
+			t.Parallel()
+		}
 		o := benchSpecs(50)
 		b := newBench(t, map[string]specgen.Options{"s50": o})
 		installAnsible(b)
 		must(t, b.h.WriteFile("/root/bench/site.yml", []byte(playbook(o)), 0o644))
+		must(t, b.h.WriteFile("/root/bench/files.sh", []byte(configTree(o)), 0o755))
+		b.must("/root/bench/files.sh /root/bench/files")
 		play := "ANSIBLE_NOCOLOR=1 ansible-playbook -i localhost, -c local /root/bench/site.yml"
 		var floor, first, again sample
-		for i := range runs {
+		for i := range aruns {
 			floor = append(floor, b.timed(floorDeploy("s50")))
 			b.teardown()
 			first = append(first, b.timed(play))
@@ -245,31 +275,25 @@ func TestBenchmark(t *testing.T) {
 		// here it is the same read for 50.
 		b.timed(floorDeploy("s50"))
 		var read sample
-		for range runs {
+		for range aruns {
 			read = append(read, b.timed(floorRead))
 		}
-		rows = append(rows, row{"first deploy of 50", floor, first, "Ansible"}, row{"converged run of 50", read, again, "Ansible"})
+		add(row{"first deploy of 50", floor, first, "Ansible"}, row{"converged run of 50", read, again, "Ansible"})
 	})
-
-	table := benchTable(rows, runs)
-	fmt.Println(table)
-	if out := os.Getenv("BENCH_OUT"); out != "" {
-		must(t, os.WriteFile(out, []byte(table), 0o644))
-	}
 }
 
 // benchTable formats the rows: median (min–max) of each, and the ratio of
 // the medians.
-func benchTable(rows []row, runs int) string {
+func benchTable(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nmedian (min–max) of %d whole-process runs; ratio = median / floor median\n\n", runs)
-	b.WriteString("| work | tool | floor | tool time | ratio |\n|---|---|---|---|---|\n")
+	b.WriteString("\nmedian (min–max) of whole-process runs, seconds; ratio = median / floor median\n\n")
+	b.WriteString("| work | tool | runs | floor | tool | ratio |\n|---|---|---|---|---|---|\n")
 	slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(x.peer, y.peer) * -1 })
 	for _, r := range rows {
 		if len(r.floor) == 0 || len(r.other) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f× |\n", r.work, r.peer, r.floor, r.other, float64(r.other.median())/float64(r.floor.median()))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.2f× |\n", r.work, r.peer, len(r.other), r.floor, r.other, float64(r.other.median())/float64(r.floor.median()))
 	}
 	return b.String()
 }
@@ -297,8 +321,9 @@ rm -f /usr/sbin/policy-rc.d; ansible --version | head -1; ansible-galaxy collect
 
 // playbook deploys the same containers as specgen with Ansible's own
 // modules: podman_network / podman_volume / podman_container in quadlet
-// state write the units, copy writes the config files and config dir
-// files, one daemon-reload, and systemd_service starts each service.
+// state write the units, one copy task writes the config files and config
+// dir files from a tree (configTree), then one daemon-reload, and
+// systemd_service starts each service.
 func playbook(o specgen.Options) string {
 	var b strings.Builder
 	b.WriteString(`- hosts: all
@@ -314,18 +339,12 @@ func playbook(o specgen.Options) string {
         name: "{{ item }}"
         state: quadlet
       loop: [` + list(o.Volumes(), "v%04d") + `]
-    - name: config files
+    - name: config files and config dirs, as a tree of files shipped with the playbook
       ansible.builtin.copy:
-        dest: "/etc/containers/config/{{ item }}/etc/app/f0.conf"
-        content: "container={{ item }}\nfile=0\n"
-        mode: "0644"
-      loop: &containers [` + list(o.Containers, "c%05d") + `]
-    - name: config dir files
-      ansible.builtin.copy:
-        dest: "/etc/containers/config/{{ item[0] }}/etc/app.d/{{ item[1] }}.conf"
-        content: "container={{ item[0] }}\npart={{ item[1] | int }}\n"
-        mode: "0644"
-      loop: "{{ [` + list(o.Containers, "'c%05d'") + `] | product(['00', '01']) | list }}"
+        src: /root/bench/files/
+        dest: /etc/containers/config/
+        remote_src: true
+        mode: preserve
     - name: containers
       containers.podman.podman_container:
         name: "{{ item }}"
@@ -347,7 +366,7 @@ func playbook(o specgen.Options) string {
           - "ExecReload=/usr/bin/podman kill --signal HUP {{ item }}"
           - "[Install]"
           - "WantedBy=multi-user.target default.target"
-      loop: *containers
+      loop: &containers [` + list(o.Containers, "c%05d") + `]
     - name: start
       ansible.builtin.systemd_service:
         name: "{{ item }}.service"
@@ -357,6 +376,26 @@ func playbook(o specgen.Options) string {
       loop_control:
         extended: true
 `)
+	return b.String()
+}
+
+// configTree is a shell script that writes, under its argument, the
+// config files and config dir files of the set as a plain tree: what an
+// Ansible user keeps beside the playbook.
+func configTree(o specgen.Options) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\nset -e\ncd \"$1\" 2>/dev/null || { mkdir -p \"$1\"; cd \"$1\"; }\n")
+	for i := range o.Containers {
+		c := specgen.ContainerName(i)
+		fmt.Fprintf(&b, "mkdir -p %s/etc/app %s/etc/app.d\n", c, c)
+		for f := range o.ConfigFiles {
+			fmt.Fprintf(&b, "printf 'container=%s\\nfile=%d\\n' > %s/etc/app/f%d.conf\n", c, f, c, f)
+		}
+		for f := range o.ConfigDirFiles {
+			fmt.Fprintf(&b, "printf 'container=%s\\npart=%d\\n' > %s/etc/app.d/%02d.conf\n", c, f, c, f)
+		}
+	}
+	b.WriteString("chmod -R u=rwX,go=rX .\n")
 	return b.String()
 }
 

@@ -142,8 +142,10 @@ type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (i
 // Start, Stop and Reload give it for one unit. systemd runs the jobs side
 // by side and orders them itself (After=, Requires= and Wants= of the
 // quadlet units), so N starts take about as long as the slowest one rather
-// than the sum. Jobs are queued one after another in the given order,
-// which costs one D-Bus round trip each, before any result is awaited;
+// than the sum. Starts first reset every unit's failed state (resetAll);
+// then the jobs are queued one after another in the given order, one D-Bus
+// round trip each (go-systemd serialises job calls that report results),
+// before any result is awaited;
 // landed is called from Jobs' own goroutine, in the order the jobs end,
 // once per unit. ctx bounds the wait of every unit.
 //
@@ -175,12 +177,14 @@ func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, lande
 	}
 	results := make(chan ended, len(names))
 	pending := 0
+	var resetErrs []error
+	if op == host.JobStart {
+		resetErrs = m.resetAll(ctx, names)
+	}
 	for i, name := range names {
-		if op == host.JobStart {
-			if err := m.resetFailed(ctx, name); err != nil {
-				landed(i, err)
-				continue
-			}
+		if resetErrs != nil && resetErrs[i] != nil {
+			landed(i, resetErrs[i])
+			continue
 		}
 		// Buffered: the result may arrive before its waiter runs, and an
 		// unread channel would stall go-systemd's signal loop.
@@ -259,6 +263,45 @@ func (m *Manager) endState(ctx context.Context, op, name string, st host.UnitSta
 		}
 	}
 	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+}
+
+// resetWorkers bounds the reset-failed calls in flight at once, well below
+// the bus's limit of pending calls per connection.
+const resetWorkers = 16
+
+// resetAll clears the failed state and start-rate counter of every unit
+// before any start is queued: systemd answers these quickly while it is
+// still idle, so the queueing that follows costs one round trip per unit,
+// as systemctl start does, rather than two while systemd is busy starting
+// the first units. The result is nil when every reset succeeded.
+func (m *Manager) resetAll(ctx context.Context, names []string) []error {
+	errs := make([]error, len(names))
+	failed := false
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range min(resetWorkers, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := m.resetFailed(ctx, names[i]); err != nil {
+					mu.Lock()
+					errs[i], failed = err, true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range names {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if !failed {
+		return nil
+	}
+	return errs
 }
 
 // job queues one job in mode "replace" and waits for its result (Restart,
