@@ -16,32 +16,64 @@ import (
 // value on each side that differs is a change (~); otherwise values only
 // in old are removed (-) and values only in new are added (+).
 func diffKeys(old, new *unit.File) []KeyChange {
-	type sk struct{ s, k string }
-	var order []sk
-	seen := map[sk]bool{}
-	collect := func(f *unit.File) map[sk][]string {
-		m := map[sk][]string{}
-		for _, s := range f.Sections {
-			for _, e := range s.Entries {
-				key := sk{s.Name, e.Key}
-				if !seen[key] {
-					seen[key] = true
-					order = append(order, key)
-				}
-				m[key] = append(m[key], e.Value)
-			}
-		}
-		return m
+	// Values grouped by [Section] Key in order of first appearance. A
+	// unit has a few dozen distinct keys (quadlet's vocabulary bounds
+	// them), so a slice searched from the end is cheaper than maps; an
+	// index takes over if a file has many.
+	type group struct {
+		s, k   string
+		ov, nv []string
 	}
-	om, nm := collect(old), collect(new)
+	groups := make([]group, 0, 24)
+	var index map[[2]string]int
+	find := func(s, k string) *group {
+		if index == nil {
+			for i := len(groups) - 1; i >= 0; i-- {
+				if groups[i].k == k && groups[i].s == s {
+					return &groups[i]
+				}
+			}
+		} else if i, ok := index[[2]string{s, k}]; ok {
+			return &groups[i]
+		}
+		groups = append(groups, group{s: s, k: k})
+		if index == nil && len(groups) > 64 {
+			index = make(map[[2]string]int, 2*len(groups))
+			for i, g := range groups {
+				index[[2]string{g.s, g.k}] = i
+			}
+		} else if index != nil {
+			index[[2]string{s, k}] = len(groups) - 1
+		}
+		return &groups[len(groups)-1]
+	}
+	for _, s := range old.Sections {
+		for _, e := range s.Entries {
+			g := find(s.Name, e.Key)
+			g.ov = append(g.ov, e.Value)
+		}
+	}
+	for _, s := range new.Sections {
+		for _, e := range s.Entries {
+			g := find(s.Name, e.Key)
+			g.nv = append(g.nv, e.Value)
+		}
+	}
 	var out []KeyChange
-	for _, key := range order {
-		ov, nv := om[key], nm[key]
+	for _, g := range groups {
+		ov, nv := g.ov, g.nv
+		key := struct{ s, k string }{g.s, g.k}
 		if slices.Equal(ov, nv) {
 			continue
 		}
 		if len(ov) == 1 && len(nv) == 1 {
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: ov[0], New: nv[0]})
+			continue
+		}
+		if len(ov) == 0 {
+			for _, v := range nv {
+				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
+			}
 			continue
 		}
 		// Sets, not slices.Contains: a container with thousands of config
