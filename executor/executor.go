@@ -94,6 +94,28 @@ type Recorder interface {
 	ActionLanded(index int, a plan.Action, err error, took time.Duration) error
 }
 
+// Landed is one action's outcome, for a BatchRecorder.
+type Landed struct {
+	Index  int
+	Action plan.Action
+	Err    error
+	Took   time.Duration
+}
+
+// BatchRecorder is a Recorder that can also journal several landed actions
+// at once. The file writes of a step run side by side, and a BatchRecorder
+// hears them in one call when they have all landed (one fsync of the
+// journal instead of one per file); a plain Recorder hears each as it
+// lands.
+type BatchRecorder interface {
+	Recorder
+	ActionsLanded(ls []Landed) error
+}
+
+// writeWorkers is how many file writes run at once: each waits for its
+// fsyncs, which the disk serves together.
+const writeWorkers = 8
+
 // Default deadlines of host operations.
 const (
 	DefaultStartTimeout  = 2 * time.Minute
@@ -171,6 +193,21 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		}
 		if stopErr != nil {
 			res.NotReached = append(res.NotReached, a)
+			continue
+		}
+		if fileWrites[a.Op] {
+			end := n + 1
+			for end < len(idx) && fileWrites[p.Actions[idx[end]].Op] && p.Actions[idx[end]].Step == a.Step {
+				end++
+			}
+			sent, err := e.writes(ctx, p, idx[n:end])
+			if err != nil && stopErr == nil {
+				stopErr = err
+			}
+			for _, j := range idx[n+sent : end] {
+				res.NotReached = append(res.NotReached, p.Actions[j])
+			}
+			n = end - 1
 			continue
 		}
 		if op, ok := jobOps[a.Op]; ok {
@@ -289,6 +326,90 @@ type run struct {
 // step.
 var jobOps = map[plan.Op]host.JobOp{plan.OpStop: host.JobStop, plan.OpReload: host.JobReload, plan.OpStart: host.JobStart}
 
+// fileWrites are the actions that only write under the managed trees, each
+// to its own path: independent of each other, so they run side by side.
+var fileWrites = map[plan.Op]bool{plan.OpWriteFile: true, plan.OpWriteUnit: true, plan.OpWriteDir: true}
+
+// writes runs consecutive file writes (indexes into the plan) with up to
+// writeWorkers at once. The first failure, or a stop request, stops new
+// writes; those in flight finish. Every write that ran is journalled —
+// all at once through a BatchRecorder, else each as it lands — and listed
+// in the result in plan order. It returns how many writes were started
+// (the rest were not reached) and what stops the run.
+func (e *run) writes(ctx context.Context, p *plan.Plan, indexes []int) (int, error) {
+	type out struct {
+		k    int
+		err  error
+		took time.Duration
+	}
+	results := make(chan out, len(indexes))
+	sem := make(chan struct{}, writeWorkers)
+	batch, _ := e.opts.Recorder.(BatchRecorder)
+	var landed []Landed
+	var stopErr error
+	received := 0
+	receive := func(o out) {
+		received++
+		i := indexes[o.k]
+		l := Landed{Index: i, Action: p.Actions[i], Err: o.err, Took: o.took}
+		landed = append(landed, l)
+		if batch == nil {
+			if jerr := e.landed(i, l.Action, o.err, o.took); jerr != nil && stopErr == nil {
+				stopErr = jerr
+			}
+		} else {
+			e.logLanded(l.Action, o.err, o.took)
+		}
+		if o.err != nil && stopErr == nil {
+			stopErr = o.err
+		}
+	}
+	sent := 0
+	for k, i := range indexes {
+		if stopErr == nil && k > 0 {
+			stopErr = e.interrupted(ctx)
+		}
+		if stopErr != nil {
+			break
+		}
+		sem <- struct{}{}
+		sent++
+		go func() {
+			defer func() { <-sem }()
+			t0 := time.Now()
+			err := e.do(ctx, p.Actions[i])
+			results <- out{k, err, time.Since(t0)}
+		}()
+		for more := true; more; {
+			select {
+			case o := <-results:
+				receive(o)
+			default:
+				more = false
+			}
+		}
+	}
+	for received < sent {
+		receive(<-results)
+	}
+	if batch != nil {
+		if err := batch.ActionsLanded(landed); err != nil {
+			if stopErr == nil {
+				stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
+			}
+		}
+	}
+	slices.SortFunc(landed, func(a, b Landed) int { return a.Index - b.Index })
+	for _, l := range landed {
+		if l.Err == nil {
+			e.res.Applied = append(e.res.Applied, l.Action)
+		} else {
+			e.res.Failed = append(e.res.Failed, Failure{Action: l.Action, Error: l.Err.Error()})
+		}
+	}
+	return sent, stopErr
+}
+
 // landed journals and logs one action as it ends. It returns the journal's
 // error, which stops the run.
 func (e *run) landed(i int, a plan.Action, err error, took time.Duration) error {
@@ -298,13 +419,17 @@ func (e *run) landed(i int, a plan.Action, err error, took time.Duration) error 
 			jerr = fmt.Errorf("%w: %w", ErrJournal, rerr)
 		}
 	}
+	e.logLanded(a, err, took)
+	return jerr
+}
+
+func (e *run) logLanded(a plan.Action, err error, took time.Duration) {
 	ev := e.log.With().Int("step", int(a.Step)).Str("op", string(a.Op)).Str("target", a.Target).Str("took", took.Round(time.Millisecond).String()).Logger()
 	if err == nil {
 		ev.Info().Msg("applied")
 	} else {
 		ev.Error().Err(err).Msg("failed")
 	}
-	return jerr
 }
 
 // jobs runs the stop, reload or start actions at indexes (all of one op)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 // fake records every host call in order and fails the ones named in fail.
 type fake struct {
+	mu      sync.Mutex // file writes run side by side
 	calls   []string
 	fail    map[string]error
 	batches []string // one entry per Jobs call: "op unit unit..."
@@ -32,6 +35,8 @@ var (
 )
 
 func (f *fake) call(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, s)
 	return f.fail[s]
 }
@@ -112,15 +117,18 @@ func TestPullFailureChangesNothing(t *testing.T) {
 	}
 }
 
+// A failed write stops the run: no write starts after it (those already in
+// flight beside it finish), and nothing of a later step runs.
 func TestWriteFailureStops(t *testing.T) {
 	p := mk("stop a.service", "write-unit /u/a", "write-unit /u/b", "daemon-reload x", "start a.service")
 	f := &fake{fail: map[string]error{"write /u/a": errors.New("disk full")}}
 	res, _ := apply(t, p, f)
-	if !slices.Equal(f.calls, []string{"stop a.service", "write /u/a"}) {
+	if f.calls[0] != "stop a.service" || !slices.Contains(f.calls, "write /u/a") ||
+		slices.Contains(f.calls, "daemon-reload") || slices.Contains(f.calls, "start a.service") {
 		t.Errorf("calls %q", f.calls)
 	}
-	if len(res.Applied) != 1 || len(res.NotReached) != 3 {
-		t.Errorf("applied %d not reached %d", len(res.Applied), len(res.NotReached))
+	if len(res.Failed) != 1 || len(res.Applied)+len(res.Failed)+len(res.NotReached) != 5 || len(res.NotReached) < 2 {
+		t.Errorf("applied %d failed %d not reached %d", len(res.Applied), len(res.Failed), len(res.NotReached))
 	}
 }
 
@@ -205,6 +213,44 @@ func (r *rec) ActionLanded(i int, a plan.Action, err error, _ time.Duration) err
 	return r.fail
 }
 
+// batchRec is a BatchRecorder: file writes reach it as one batch.
+type batchRec struct {
+	rec
+	batches [][]string
+}
+
+func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
+	var b []string
+	for _, l := range ls {
+		b = append(b, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
+	}
+	slices.Sort(b)
+	r.batches = append(r.batches, b)
+	return nil
+}
+
+// The file writes of a step run side by side and are journalled once, as
+// a batch, with one record per write; other actions as they land.
+func TestFileWritesLandAsOneBatch(t *testing.T) {
+	p := mk("write-file /c/a", "write-config-dir /c/d", "write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
+	f := &fake{}
+	r := &batchRec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"0 write-file /c/a", "1 write-config-dir /c/d"}, {"2 write-unit /u/a", "3 write-unit /u/b"}}
+	if !reflect.DeepEqual(r.batches, want) {
+		t.Errorf("batches %q, want %q", r.batches, want)
+	}
+	if want := []string{"step 3", "step 4", "step 7", "4 daemon-reload systemd ok", "step 9", "5 start a.service ok"}; !slices.Equal(r.lines, want) {
+		t.Errorf("records %q, want %q", r.lines, want)
+	}
+	if len(res.Applied) != 6 || res.Applied[2].Target != "/u/a" {
+		t.Errorf("applied %+v", res.Applied)
+	}
+}
+
 func TestRecorderHearsEveryActionAsItLands(t *testing.T) {
 	p := mk("write-unit /u/a", "daemon-reload systemd", "start a.service", "start b.service")
 	f := &fake{fail: map[string]error{"start b.service": errors.New("boom")}}
@@ -224,7 +270,7 @@ func TestJournalFailureStopsTheRun(t *testing.T) {
 	f := &fake{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f},
 		executor.Options{Log: zerolog.Nop(), Recorder: &rec{fail: errors.New("disk full")}})
-	if !errors.Is(err, executor.ErrJournal) || len(f.calls) != 1 || len(res.NotReached) != 2 {
+	if !errors.Is(err, executor.ErrJournal) || slices.Contains(f.calls, "daemon-reload") || len(res.NotReached) == 0 {
 		t.Fatalf("an unrecordable change must stop the run: err %v calls %q not reached %d", err, f.calls, len(res.NotReached))
 	}
 }
@@ -244,6 +290,7 @@ func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
 	if !errors.Is(err, executor.ErrInterrupted) || !res.Interrupted {
 		t.Fatalf("want an interrupted run, got err %v interrupted %v", err, res.Interrupted)
 	}
+	slices.Sort(f.calls)
 	if !slices.Equal(f.calls, []string{"write /u/a", "write /u/b"}) || len(res.NotReached) != 2 || len(res.Applied) != 2 {
 		t.Fatalf("calls %q applied %d not reached %d", f.calls, len(res.Applied), len(res.NotReached))
 	}
