@@ -15,67 +15,52 @@ import (
 // diffKeys lists the [Section] Key changes from old to new. A key with one
 // value on each side that differs is a change (~); otherwise values only
 // in old are removed (-) and values only in new are added (+).
+//
+// Whether a key changed is judged on the normalized files (unit.Normalize),
+// so only differences in meaning are listed and every difference in meaning
+// names its key; the values shown are the lines as written.
 func diffKeys(old, new *unit.File) []KeyChange {
-	// Values grouped by [Section] Key in order of first appearance. A
-	// unit has a few dozen distinct keys (quadlet's vocabulary bounds
-	// them), so a slice searched from the end is cheaper than maps; an
-	// index takes over if a file has many.
-	type group struct {
-		s, k   string
-		ov, nv []string
+	type sk struct{ s, k string }
+	collect := func(f *unit.File) map[sk][]string {
+		m := map[sk][]string{}
+		if f == nil {
+			return m
+		}
+		for _, s := range f.Sections {
+			for _, e := range s.Entries {
+				m[sk{s.Name, e.Key}] = append(m[sk{s.Name, e.Key}], e.Value)
+			}
+		}
+		return m
 	}
-	groups := make([]group, 0, 24)
-	var index map[[2]string]int
-	find := func(s, k string) *group {
-		if index == nil {
-			for i := len(groups) - 1; i >= 0; i-- {
-				if groups[i].k == k && groups[i].s == s {
-					return &groups[i]
+	om, nm := collect(old), collect(new)
+	nom, nnm := collect(unit.Normalize(old)), collect(unit.Normalize(new))
+	// Keys in the order the new file has them (syslet's canonical order),
+	// then those only the old one has.
+	var order []sk
+	for _, f := range []*unit.File{new, old} {
+		if f == nil {
+			continue
+		}
+		for _, s := range f.Sections {
+			for _, e := range s.Entries {
+				if key := (sk{s.Name, e.Key}); !slices.Contains(order, key) {
+					order = append(order, key)
 				}
 			}
-		} else if i, ok := index[[2]string{s, k}]; ok {
-			return &groups[i]
-		}
-		groups = append(groups, group{s: s, k: k})
-		if index == nil && len(groups) > 64 {
-			index = make(map[[2]string]int, 2*len(groups))
-			for i, g := range groups {
-				index[[2]string{g.s, g.k}] = i
-			}
-		} else if index != nil {
-			index[[2]string{s, k}] = len(groups) - 1
-		}
-		return &groups[len(groups)-1]
-	}
-	for _, s := range old.Sections {
-		for _, e := range s.Entries {
-			g := find(s.Name, e.Key)
-			g.ov = append(g.ov, e.Value)
-		}
-	}
-	for _, s := range new.Sections {
-		for _, e := range s.Entries {
-			g := find(s.Name, e.Key)
-			g.nv = append(g.nv, e.Value)
 		}
 	}
 	var out []KeyChange
-	for _, g := range groups {
-		ov, nv := g.ov, g.nv
-		key := struct{ s, k string }{g.s, g.k}
-		if slices.Equal(ov, nv) {
+	for _, key := range order {
+		if slices.Equal(nom[key], nnm[key]) {
 			continue
 		}
+		ov, nv := om[key], nm[key]
 		if len(ov) == 1 && len(nv) == 1 {
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: ov[0], New: nv[0]})
 			continue
 		}
-		if len(ov) == 0 {
-			for _, v := range nv {
-				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
-			}
-			continue
-		}
+		n := len(out)
 		// Sets, not slices.Contains: a container with thousands of config
 		// files has thousands of Volume= values under one key.
 		inOld, inNew := set(ov), set(nv)
@@ -89,7 +74,13 @@ func diffKeys(old, new *unit.File) []KeyChange {
 				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
 			}
 		}
-		if slices.Equal(sorted(ov), sorted(nv)) {
+		switch {
+		case len(out) > n:
+		case len(ov) != len(nv):
+			// The same values, repeated a different number of times.
+			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: fmt.Sprintf("(%d lines)", len(ov)), New: fmt.Sprintf("(%d lines)", len(nv))})
+		default:
+			// The same values, in an order that matters (ExecStartPre=, DNS=).
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: "(order)", New: "(reordered)"})
 		}
 	}
@@ -102,12 +93,6 @@ func set(vs []string) map[string]bool {
 		m[v] = true
 	}
 	return m
-}
-
-func sorted(s []string) []string {
-	c := slices.Clone(s)
-	slices.Sort(c)
-	return c
 }
 
 // summarizeKeys names the changed keys in one short phrase for a reason.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/specgen"
 	"github.com/syslet/syslet/plan"
@@ -108,7 +109,7 @@ func bestOf(runs int, f func()) time.Duration {
 // tens of thousands of fsyncs that writing a big set to disk costs.
 func memInstall(out *render.Output) *plan.Observed {
 	files := map[string]host.File{}
-	roots := []string{render.UnitDir, render.ConfigRoot, render.BuildRoot}
+	roots := []string{layout.UnitDir, layout.ConfigRoot, layout.BuildRoot}
 	mkdir := func(p string) {
 		for ; p != "/"; p = path.Dir(p) {
 			if _, ok := files[p]; ok {

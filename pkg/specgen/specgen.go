@@ -83,10 +83,10 @@ func Generate(o Options) []byte {
 	var b strings.Builder
 	b.Grow(o.Containers * (400 + 80*(o.ConfigFiles+o.ConfigDirFiles)))
 	for i := range o.Networks() {
-		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"network","name":"n%04d"}`+"\n", i)
+		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"network","name":"n%04d","unit":{"Network":{}}}`+"\n", i)
 	}
 	for i := range o.Volumes() {
-		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"volume","name":"v%04d"}`+"\n", i)
+		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"volume","name":"v%04d","unit":{"Volume":{}}}`+"\n", i)
 	}
 	for i := range o.Containers {
 		name := ContainerName(i)
