@@ -232,7 +232,9 @@ func benchHosts(t *testing.T, runs, aruns int, parallel bool, add func(...row)) 
 			}
 			cur := cursor(t, b.h)
 			apply = append(apply, b.timed("syslet /root/bench/"+set+".json"))
-			jobs := systemdJobs(t, b.h, cur)
+			// podman's API service, socket-activated by syslet's first call,
+			// is not a deploy job.
+			jobs := slices.DeleteFunc(systemdJobs(t, b.h, cur), func(j string) bool { return strings.Contains(j, "podman.service") })
 			count := func(prefix string) int {
 				return len(slices.DeleteFunc(slices.Clone(jobs), func(j string) bool { return !strings.HasPrefix(j, prefix) }))
 			}
