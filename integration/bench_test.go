@@ -118,7 +118,8 @@ func (b *bench) must(cmd string) string {
 func newBench(t *testing.T, sets map[string]specgen.Options) *bench {
 	t.Helper()
 	b := &bench{t: t, h: startWithSyslet(t)}
-	b.must("mkdir -p /root/bench && podman pull -q " + benchImage + " >/dev/null")
+	// podman's API socket, which syslet and the floor's reads both use.
+	b.must("mkdir -p /root/bench && podman pull -q " + benchImage + " >/dev/null && systemctl start podman.socket")
 	for name, o := range sets {
 		must(t, b.h.WriteFile("/root/bench/"+name+".json", specgen.Generate(o), 0o644))
 		// What an apply writes, for the floor to copy by hand.
@@ -194,7 +195,6 @@ func benchHosts(t *testing.T, runs, aruns int, parallel bool, add func(...row)) 
 		}
 		small, big := benchSpecs(50), benchSpecs(200)
 		b := newBench(t, map[string]specgen.Options{"s50": small, "s200": big, "s200c": benchSpecs(200, 7)})
-		b.must("systemctl start podman.socket")
 		for _, n := range []int{50, 200} {
 			set := fmt.Sprintf("s%d", n)
 			var floor, sys sample
