@@ -204,8 +204,10 @@ func (o *Output) build(s *spec.Spec) {
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
 	b.marker(nil, s.ReclaimPolicy)
-	if tag, ok := u.File.Last(unit.Build, unit.KeyImageTag); ok {
-		u.Resource = tag
+	// The image is known by its first tag: that is the name quadlet gives
+	// containers that use Image=NAME.build (GetBuiltImageName).
+	if tags := u.File.Lookup(unit.Build, unit.KeyImageTag); len(tags) > 0 {
+		u.Resource = tags[0]
 	}
 	o.Files = append(o.Files, File{Path: path.Join(dir, "Containerfile"), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
 	for _, f := range s.ContextFiles {

@@ -22,7 +22,10 @@ const (
 	RuleReservedSection = "reserved-section"      // [X-Syslet] or a quadlet-internal section
 	RuleKeyName         = "invalid-key"           // a key that is not a systemd key name
 	RuleUnknownKey      = "unknown-key"           // quadlet does not know the key
-	RuleNewerPodman     = "key-needs-newer-podman"
+	RuleNewerPodman     = "key-needs-newer-podman" // the podman checked against does not know the key yet
+	RuleQuadlet         = "quadlet-conversion"     // podman's quadlet converter rejects the unit
+	RuleQuadletWarning  = "quadlet-warning"        // podman's quadlet converter warns about the unit
+	RuleDisagreement    = "quadlet-disagreement"   // syslet and quadlet derive different names (a syslet bug)
 	RuleMapNotAllowed   = "map-not-allowed" // map value on a key that takes none
 	RuleMapKey          = "map-key"         // a map key that cannot be rendered
 	RuleForcedKey       = "forced-key"      // a key syslet sets itself

@@ -4,6 +4,7 @@
 // Parse reads installed units back (comments dropped, continuation lines
 // joined the way systemd joins them).
 //
-// The package knows the section and key names syslet cares about, and which
-// keys each quadlet section accepts (Known), but nothing about specs or hosts.
+// The package knows the section and key names syslet cares about, and — as
+// one table of data — which podman release introduced each key of the
+// quadlet sections (KeySince, Podman), but nothing about specs or hosts.
 package unit
