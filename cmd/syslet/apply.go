@@ -14,6 +14,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -26,6 +27,7 @@ type applyOptions struct {
 	quadlet  string
 	timeout  time.Duration
 	path     string
+	podman   unit.Podman // --podman, only with --root; zero: the oldest supported
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
@@ -38,6 +40,7 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 	fs.StringVar(&o.quadlet, "quadlet", "/usr/libexec/podman/quadlet", "")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "")
+	podman := fs.String("podman", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
@@ -54,6 +57,14 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	}
 	if o.root, err = filepath.Abs(o.root); err != nil {
 		return o, err
+	}
+	if *podman != "" {
+		if !o.hostless() {
+			return o, fmt.Errorf("%w: --podman only applies with --root: on a host, syslet checks against the podman the host runs", errUsage)
+		}
+		if o.podman, err = podmanFlag(*podman); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
 }
@@ -80,7 +91,6 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		printFindings(stderr, l.report)
 		return exitInvalid
 	}
-	printFindings(stderr, l.report) // warnings only
 
 	h, err := openHost(o)
 	if err != nil {
@@ -88,6 +98,19 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer h.Close()
+
+	// Podman's quadlet converter, for the podman this host runs: cheap,
+	// and before anything is read or staged.
+	release, err := h.podmanRelease(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet:", err)
+		return exitError
+	}
+	l.checkPodman(release)
+	printFindings(stderr, l.report)
+	if l.report.HasErrors() {
+		return exitInvalid
+	}
 
 	if !o.diff {
 		unlock, err := lockApply(o.root, stderr)

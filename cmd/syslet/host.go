@@ -6,6 +6,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -35,6 +36,19 @@ func (h *hostConn) Close() {
 	if h.live != nil {
 		h.live.Close()
 	}
+}
+
+// podmanRelease is the podman release the specs are checked against: the
+// host's, as podman's API reports it; under --root, --podman or the oldest
+// release syslet supports.
+func (h *hostConn) podmanRelease(ctx context.Context, o applyOptions) (unit.Podman, error) {
+	if h.live != nil {
+		return h.live.podmanRelease(ctx)
+	}
+	if o.podman == (unit.Podman{}) {
+		return unit.OldestPodman, nil
+	}
+	return o.podman, nil
 }
 
 func (h *hostConn) sources() plan.Sources {

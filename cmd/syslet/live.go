@@ -13,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/quadlet"
 	"github.com/syslet/syslet/pkg/host/systemd"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -39,6 +40,19 @@ func openLive(o applyOptions) (*liveHost, error) {
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
+
+// podmanRelease reads the host's podman release over its API.
+func (l *liveHost) podmanRelease(ctx context.Context) (unit.Podman, error) {
+	v, err := l.pm.Version(ctx)
+	if err != nil {
+		return unit.Podman{}, err
+	}
+	p, err := unit.ParsePodman(v)
+	if err != nil {
+		return unit.Podman{}, fmt.Errorf("the host's podman: %w", err)
+	}
+	return p, nil
+}
 
 func (l *liveHost) systemd() plan.UnitReader { return l.sd }
 func (l *liveHost) podman() plan.StoreReader { return l.pm }

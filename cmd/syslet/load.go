@@ -5,8 +5,10 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/syslet/syslet/pkg/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -39,6 +41,27 @@ func load(path, root string, stdin io.Reader) (*loaded, error) {
 	l.report.Merge(render.Check(l.out))
 	l.report.Sort()
 	return l, nil
+}
+
+// checkPodman runs the rendered unit set through podman's quadlet
+// converter, gating keys by the podman release the specs are for. It is a
+// step of its own because an apply on a host learns that release from the
+// host, after loading.
+func (l *loaded) checkPodman(p unit.Podman) {
+	l.report.Merge(quadletcheck.Check(l.out, p, l.report))
+	l.report.Sort()
+}
+
+// podmanFlag parses --podman: the podman release specs are checked against.
+func podmanFlag(s string) (unit.Podman, error) {
+	p, err := unit.ParsePodman(s)
+	if err != nil {
+		return p, fmt.Errorf("%w: --podman: %v", errUsage, err)
+	}
+	if p.Less(unit.OldestPodman) {
+		return p, fmt.Errorf("%w: --podman %s: syslet supports podman %s and later", errUsage, s, unit.OldestPodman)
+	}
+	return p, nil
 }
 
 // printFindings writes findings one per line and a count.

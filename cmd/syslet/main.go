@@ -25,7 +25,10 @@ const usage = `syslet — deploy podman quadlet units from JSON specs
 Usage:
   syslet [--diff] [flags] [PATH | --stdin | -]   plan and apply (PATH: file or directory of *.json;
                                                  default /etc/syslet/config.json)
-  syslet validate [--output json] [PATH | -]    check specs without touching any host
+  syslet validate [--output json] [--podman VERSION] [PATH | -]
+                                                check specs without touching any host, podman's
+                                                quadlet converter included, for podman VERSION
+                                                (default 5.4, the oldest syslet supports)
   syslet render PATH --out DIR                  write the files a host would get under DIR
   syslet version
 
@@ -38,6 +41,8 @@ Flags for apply / --diff:
   --detailed-exitcode    with --diff: exit 3 when changes are pending
   --quadlet PATH         quadlet generator used for staging (default /usr/libexec/podman/quadlet)
   --timeout DURATION     how long to wait for started units to become active (default 2m)
+  --podman VERSION       with --root: podman release to check the units against (default 5.4);
+                         on a host, syslet reads the host's podman version from its API
 
 Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode).
 `

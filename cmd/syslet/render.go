@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // cmdRender writes what a host would get — unit files, config files,
@@ -13,6 +14,7 @@ import (
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stderr)
 	outDir := fs.String("out", "", "directory standing in for / (required)")
+	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitInvalid
@@ -20,6 +22,10 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
 		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
+	}
+	var release unit.Podman
+	if err == nil {
+		release, err = podmanFlag(*podman)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
@@ -30,6 +36,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
+	l.checkPodman(release)
 	if l.report.HasErrors() {
 		printFindings(stderr, l.report)
 		return exitInvalid

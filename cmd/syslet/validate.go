@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // validateResult is the JSON form of `syslet validate --output json`.
@@ -18,10 +19,13 @@ type validateResult struct {
 }
 
 // cmdValidate checks specs with no host access at all: no systemd, no
-// podman, nothing read outside the given sources, nothing written.
+// podman, nothing read outside the given sources, nothing written. The
+// rendered units go through podman's quadlet converter in-process, for the
+// podman release --podman names (default: the oldest syslet supports).
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", stderr)
 	output := fs.String("output", "text", "text or json")
+	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitInvalid
@@ -35,11 +39,17 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syslet validate: --output must be text or json, got %q\n", *output)
 		return exitError
 	}
+	release, err := podmanFlag(*podman)
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet validate:", err)
+		return exitError
+	}
 	l, err := load(path, "/", stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
 	}
+	l.checkPodman(release)
 	if *output == "json" {
 		res := validateResult{Valid: !l.report.HasErrors(), Sources: len(l.srcs), Specs: len(l.specs), Errors: l.report.Errors(), Findings: l.report.Findings}
 		if res.Findings == nil {
