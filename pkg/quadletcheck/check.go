@@ -82,6 +82,17 @@ func specKey(source, jsonPath string) string {
 func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 	seen := map[string]bool{}
 	for _, l := range c.Lines {
+		if l.Section == unit.Unit && target.Less(unit.DependencySince) && slices.Contains(unit.DependencyKeys, l.Key) && !seen["dep"] {
+			if name := quadletName(l.Value); name != "" {
+				seen["dep"] = true
+				c.gated = true
+				if !quiet {
+					rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
+						"[Unit] %s=%s names a quadlet unit, which quadlet translates to its service only from podman %s; these specs are checked against podman %s (name the service instead: %s)",
+						l.Key, name, unit.DependencySince, target, serviceOf(name))
+				}
+			}
+		}
 		if !unit.QuadletSection(l.Section) {
 			continue
 		}
@@ -102,6 +113,29 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 			c.withheld = append(c.withheld, id)
 		}
 	}
+}
+
+// quadletName returns the first word of a dependency list that names a
+// quadlet file ("db.container"), or "".
+func quadletName(value string) string {
+	for _, w := range strings.Fields(value) {
+		if slices.Contains(unit.QuadletExts, path.Ext(w)) && len(w) > len(path.Ext(w)) {
+			return w
+		}
+	}
+	return ""
+}
+
+// serviceOf is the service quadlet generates for a file name without a
+// ServiceName= (x.container → x.service, x.volume → x-volume.service).
+func serviceOf(file string) string {
+	f := parser.NewUnitFile()
+	f.Filename = file
+	name, err := quadlet.GetUnitServiceName(f)
+	if err != nil {
+		return file
+	}
+	return name + ".service"
 }
 
 // kindOrder is the order the generator converts unit types in, so that a

@@ -116,3 +116,19 @@ func QuadletKeys(section string, p Podman) []string {
 	slices.Sort(out)
 	return out
 }
+
+// DependencySince is the release from which quadlet translates a [Unit]
+// dependency naming a quadlet file (Requires=db.container) into the
+// generated service's name (podman 5.5 release notes: "Wants=my.container
+// is now valid"). An older generator passes the name through, and systemd
+// ignores a dependency on a unit type it does not know.
+var DependencySince = Podman{5, 5}
+
+// DependencyKeys are the [Unit] keys quadlet translates (its
+// unitDependencyKeys).
+var DependencyKeys = []string{"After", "Before", "BindsTo", "Conflicts", "OnFailure", "OnSuccess", "PartOf",
+	"PropagatesReloadTo", "PropagatesStopTo", "ReloadPropagatedFrom", "Requires", "Requisite",
+	"StopPropagatedFrom", "Upholds", "Wants"}
+
+// QuadletExts are the file types quadlet generates services from.
+var QuadletExts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}
