@@ -16,7 +16,7 @@ import (
 // to start, which volume to delete, which containers to restart when a
 // network is recreated); the host runs the converter's. Any difference is
 // a syslet bug, reported so that nothing is deployed while it stands.
-func agree(rep *report.Report, c *checked, infos map[string]*quadlet.UnitInfo) {
+func agree(rep *report.Report, c *checked, byService map[string]string) {
 	differ := func(what, syslet, quadlet string) {
 		rep.Errorf(c.Spec.Source, c.Spec.Path(), spec.RuleDisagreement,
 			"%s: syslet derives %s %q but podman's quadlet derives %q; this is a syslet bug, please report it", c.FileName, what, syslet, quadlet)
@@ -41,11 +41,8 @@ func agree(rep *report.Report, c *checked, infos map[string]*quadlet.UnitInfo) {
 		return
 	}
 	// The units a container requires, by kind, as the converter wrote them
-	// into its service: Requires=NAME-volume.service and so on.
-	byService := map[string]string{}
-	for file, info := range infos {
-		byService[info.ServiceFileName()] = file
-	}
+	// into its service: Requires=NAME-volume.service and so on (byService
+	// maps a service back to its quadlet file).
 	var volumes, networks []string
 	build := ""
 	for _, req := range c.service.LookupAllStrv(quadlet.UnitGroup, "Requires") {

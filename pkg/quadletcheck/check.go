@@ -192,9 +192,13 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		}
 		c.service = service
 	}
+	byService := make(map[string]string, len(infos))
+	for file, info := range infos {
+		byService[info.ServiceFileName()] = file
+	}
 	for _, c := range units {
 		if c.service != nil && !quiet(c.Unit) {
-			agree(rep, c, infos)
+			agree(rep, c, byService)
 		}
 	}
 }
