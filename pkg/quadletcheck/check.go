@@ -168,6 +168,9 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 	for _, c := range units {
 		c.info = infos[c.FileName]
 	}
+	// Units the converter refuses; a unit using one fails with it on the
+	// host too, and its finding says where the trouble starts.
+	refused := map[string]bool{}
 	order := slices.Clone(units)
 	slices.SortStableFunc(order, func(a, b *checked) int { return cmp.Compare(kindOrder(a.FileName), kindOrder(b.FileName)) })
 	for _, c := range order {
@@ -175,6 +178,9 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 			continue
 		}
 		service, warnings, err := convertOne(c.file, infos)
+		if err != nil {
+			refused[c.FileName] = true
+		}
 		if quiet(c.Unit) {
 			continue
 		}
@@ -187,7 +193,13 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 			}
 		}
 		if err != nil {
-			rep.Errorf(c.Spec.Source, blame(c.Unit, err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v", c.FileName, err)
+			because := ""
+			for file := range refused {
+				if file != c.FileName && strings.Contains(err.Error(), file) {
+					because = " (" + file + " itself fails to convert; fix that first)"
+				}
+			}
+			rep.Errorf(c.Spec.Source, blame(c.Unit, err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v%s", c.FileName, err, because)
 			continue
 		}
 		c.service = service

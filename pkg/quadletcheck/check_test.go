@@ -97,6 +97,17 @@ func TestCrossUnit(t *testing.T) {
 	if len(r.Findings) != 1 || r.Findings[0].Path != "[0].unit.Volume.Options" {
 		t.Fatalf("want one finding at [0].unit.Volume.Options, got:\n%s", r.String())
 	}
+
+	// A network the converter refuses has no name, so a container joining
+	// it fails on the host too: both are told, the container's finding
+	// pointing at the network.
+	out, rep = load(t, `[{"apiVersion":"v1","type":"network","name":"lan","unit":{"Network":{"Gateway":"10.89.0.1"}}},
+	 {"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"docker.io/library/nginx:1.27","Network":"lan.network"}}}]`)
+	r = quadletcheck.Check(out, unit.OldestPodman, rep)
+	if len(r.Findings) != 2 || r.Findings[0].Path != "[0].unit.Network.Gateway" || r.Findings[1].Path != "[1].unit.Container.Network" ||
+		!strings.Contains(r.Findings[1].Message, "lan.network itself fails to convert") {
+		t.Fatalf("got:\n%s", r.String())
+	}
 }
 
 // TestPriorFindingsAreNotRepeated: a spec syslet already refused is not

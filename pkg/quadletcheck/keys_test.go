@@ -76,3 +76,19 @@ func TestKeyTableMatchesConverter(t *testing.T) {
 		}
 	}
 }
+
+// TestConverterStaysOutOfRenderAndPlan: podman's converter imports os, so
+// it lives here and never in the pure packages.
+func TestConverterStaysOutOfRenderAndPlan(t *testing.T) {
+	for _, pkg := range []string{"../../render", "../../plan"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/containers/podman/") || dep == "github.com/syslet/syslet/pkg/quadletcheck" {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
