@@ -29,7 +29,8 @@ Usage:
                                                 check specs without touching any host, podman's
                                                 quadlet converter included, for podman VERSION
                                                 (default 5.4, the oldest syslet supports)
-  syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet render PATH --out DIR [--podman VERSION]
+                                                write the files a host would get under DIR
   syslet version
 
 Flags for apply / --diff:

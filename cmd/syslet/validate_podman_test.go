@@ -1,0 +1,48 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidatePodmanFlag: --podman picks the release keys are gated by;
+// the default is the oldest supported, 5.4.
+func TestValidatePodmanFlag(t *testing.T) {
+	dir := t.TempDir()
+	spec := `{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"docker.io/library/nginx:1.27","ReloadSignal":"SIGHUP","HttpProxy":"false"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "web.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, exitInvalid, "[0].unit.Container.ReloadSignal: [Container] ReloadSignal needs podman 5.5 or later; these specs are checked against podman 5.4"},
+		{[]string{"--podman", "5.5.2"}, exitInvalid, "[0].unit.Container.HttpProxy: [Container] HttpProxy needs podman 5.7 or later; these specs are checked against podman 5.5\n1 error(s)"},
+		{[]string{"--podman", "v5.7"}, exitOK, "1 spec(s) from 1 source(s) are valid"},
+		{[]string{"--podman", "5.3"}, exitError, "syslet supports podman 5.4 and later"},
+		{[]string{"--podman", "five"}, exitError, `podman version "five": want MAJOR.MINOR`},
+		{[]string{"--podman", "5.x"}, exitError, `"x" is not a number`},
+	} {
+		code, out, errOut := runCLI(t, append(append([]string{"validate"}, tc.args...), dir)...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("validate %v: exit %d, want %d with %q:\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+}
+
+// TestApplyPodmanFlagOnlyWithRoot: on a host syslet asks the host's podman;
+// --podman is for hostless runs.
+func TestApplyPodmanFlagOnlyWithRoot(t *testing.T) {
+	if _, err := parseApply([]string{"--diff", "--podman", "5.5", "x"}, io.Discard); err == nil || !strings.Contains(err.Error(), "only applies with --root") {
+		t.Errorf("--podman without --root: %v", err)
+	}
+	o, err := parseApply([]string{"--diff", "--root", t.TempDir(), "--podman", "5.8.2", "x"}, io.Discard)
+	if err != nil || o.podman.String() != "5.8" {
+		t.Errorf("--podman with --root: %+v, %v", o.podman, err)
+	}
+}
