@@ -82,15 +82,17 @@ func specKey(source, jsonPath string) string {
 func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 	seen := map[string]bool{}
 	for _, l := range c.Lines {
-		if l.Section == unit.Unit && target.Less(unit.DependencySince) && slices.Contains(unit.DependencyKeys, l.Key) && !seen["dep"] {
-			if name := quadletName(l.Value); name != "" {
-				seen["dep"] = true
-				c.gated = true
-				if !quiet {
-					rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
-						"[Unit] %s=%s names a quadlet unit, which quadlet translates to its service only from podman %s; these specs are checked against podman %s (name the service instead: %s)",
-						l.Key, name, unit.DependencySince, target, serviceOf(name))
-				}
+		for _, f := range unit.Features {
+			id := "feature " + f.What
+			if seen[id] || !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) {
+				continue
+			}
+			seen[id] = true
+			c.gated = true
+			if !quiet {
+				rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
+					"[%s] %s=%s: %s needs podman %s or later; these specs are checked against podman %s (for older podman: %s%s)",
+					l.Section, l.Key, l.Value, f.What, f.Since, target, f.Instead, servicesOf(l))
 			}
 		}
 		if !unit.QuadletSection(l.Section) {
@@ -115,27 +117,24 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 	}
 }
 
-// quadletName returns the first word of a dependency list that names a
-// quadlet file ("db.container"), or "".
-func quadletName(value string) string {
-	for _, w := range strings.Fields(value) {
-		if slices.Contains(unit.QuadletExts, path.Ext(w)) && len(w) > len(path.Ext(w)) {
-			return w
+// servicesOf names the services of the quadlet files a [Unit] dependency
+// lists, as the converter names them: "; db.container runs as db.service".
+func servicesOf(l render.Line) string {
+	if l.Section != unit.Unit {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range strings.Fields(l.Value) {
+		if !slices.Contains(unit.QuadletExts, path.Ext(w)) || w == path.Ext(w) {
+			continue
+		}
+		f := parser.NewUnitFile()
+		f.Filename = w
+		if name, err := quadlet.GetUnitServiceName(f); err == nil {
+			fmt.Fprintf(&b, "; %s runs as %s.service", w, name)
 		}
 	}
-	return ""
-}
-
-// serviceOf is the service quadlet generates for a file name without a
-// ServiceName= (x.container → x.service, x.volume → x-volume.service).
-func serviceOf(file string) string {
-	f := parser.NewUnitFile()
-	f.Filename = file
-	name, err := quadlet.GetUnitServiceName(f)
-	if err != nil {
-		return file
-	}
-	return name + ".service"
+	return b.String()
 }
 
 // kindOrder is the order the generator converts unit types in, so that a

@@ -117,12 +117,96 @@ func QuadletKeys(section string, p Podman) []string {
 	return out
 }
 
-// DependencySince is the release from which quadlet translates a [Unit]
-// dependency naming a quadlet file (Requires=db.container) into the
-// generated service's name (podman 5.5 release notes: "Wants=my.container
-// is now valid"). An older generator passes the name through, and systemd
-// ignores a dependency on a unit type it does not know.
-var DependencySince = Podman{5, 5}
+// Feature is a generator behaviour that hangs on a value, not a key: a
+// release before Since reads such a line differently — refuses it, or
+// worse, drops it without a word. quadletcheck gates features like keys.
+type Feature struct {
+	Since    Podman
+	Section  string
+	Keys     []string
+	What     string                  // what the line does, for messages
+	Matches  func(value string) bool // whether a value uses the feature
+	Instead  string                  // what to write for older releases
+	Evidence string                  // where the release is documented
+}
+
+// Features lists the value-level differences between podman releases that
+// matter to units syslet renders. Checked against podman's own generator:
+// the integration test runs the corpus through the test host's podman 5.4.2.
+var Features = []Feature{
+	{Since: Podman{5, 5}, Section: Unit, Keys: DependencyKeys,
+		What:     "naming a quadlet unit in a dependency",
+		Matches:  func(v string) bool { return quadletWord(v) != "" },
+		Instead:  "name its service",
+		Evidence: `5.5 release notes: "Wants=my.container is now valid"; older releases pass the name through and systemd ignores it`},
+	{Since: Podman{5, 5}, Section: Install, Keys: []string{"UpheldBy"},
+		What:     "UpheldBy=",
+		Matches:  func(string) bool { return true },
+		Instead:  "use [Unit] Upholds= on the other unit",
+		Evidence: "5.5 release notes; older generators ignore the key"},
+	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Mount"},
+		What:     "a Mount= without type=",
+		Matches:  func(v string) bool { return !slices.ContainsFunc(strings.Split(v, ","), func(o string) bool { return strings.HasPrefix(o, "type=") }) },
+		Instead:  "add type=volume",
+		Evidence: `5.6 release notes (#26101); podman 5.4.2's generator refuses it: "incorrect mount format"`},
+	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Environment"},
+		What:     "an Environment= variable without a value (taken from the host)",
+		Matches:  func(v string) bool { return slices.ContainsFunc(words(v), func(w string) bool { return !strings.Contains(w, "=") }) },
+		Instead:  "give it a value, or use EnvironmentHost=",
+		Evidence: "5.6 release notes (#26247); older generators drop the variable"},
+}
+
+// words splits a value the way systemd splits an assignment list:
+// whitespace separates, double or single quotes group, a backslash escapes
+// the next character.
+func words(v string) []string {
+	var out []string
+	var w strings.Builder
+	in, quote, esc := false, rune(0), false
+	for _, r := range v {
+		switch {
+		case esc:
+			w.WriteRune(r)
+			esc, in = false, true
+		case r == '\\':
+			esc, in = true, true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, in = r, true
+		case r == ' ' || r == '\t':
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+// quadletWord returns the first word of a list that names a quadlet file
+// ("db.container"), or "".
+func quadletWord(value string) string {
+	for _, w := range strings.Fields(value) {
+		for _, ext := range QuadletExts {
+			if strings.HasSuffix(w, ext) && len(w) > len(ext) {
+				return w
+			}
+		}
+	}
+	return ""
+}
 
 // DependencyKeys are the [Unit] keys quadlet translates (its
 // unitDependencyKeys).

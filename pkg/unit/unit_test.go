@@ -113,3 +113,35 @@ func TestParsePodman(t *testing.T) {
 		t.Error("Less / String")
 	}
 }
+
+func TestFeatures(t *testing.T) {
+	match := func(what, value string) bool {
+		for _, f := range Features {
+			if strings.Contains(f.What, what) {
+				return f.Matches(value)
+			}
+		}
+		t.Fatalf("no feature %q", what)
+		return false
+	}
+	for _, tc := range []struct {
+		what, value string
+		want        bool
+	}{
+		{"dependency", "db.container", true},
+		{"dependency", "network-online.target data.volume", true},
+		{"dependency", "network-online.target", false},
+		{"dependency", ".container", false},
+		{"type=", "source=data.volume,destination=/data", true},
+		{"type=", "type=volume,source=data.volume,destination=/data", false},
+		{"Environment", "HOME_TZ", true},
+		{"Environment", `A=1 "B=two words" C='x y'`, false},
+		{"Environment", `"GREETING=hello world"`, false},
+		{"Environment", `A=1 B`, true},
+		{"Environment", `EMPTY=`, false},
+	} {
+		if got := match(tc.what, tc.value); got != tc.want {
+			t.Errorf("%s %q: %v, want %v", tc.what, tc.value, got, tc.want)
+		}
+	}
+}
