@@ -145,13 +145,17 @@ var Features = []Feature{
 		Instead:  "use [Unit] Upholds= on the other unit",
 		Evidence: "5.5 release notes; older generators ignore the key"},
 	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Mount"},
-		What:     "a Mount= without type=",
-		Matches:  func(v string) bool { return !slices.ContainsFunc(strings.Split(v, ","), func(o string) bool { return strings.HasPrefix(o, "type=") }) },
+		What: "a Mount= without type=",
+		Matches: func(v string) bool {
+			return !slices.ContainsFunc(strings.Split(v, ","), func(o string) bool { return strings.HasPrefix(o, "type=") })
+		},
 		Instead:  "add type=volume",
 		Evidence: `5.6 release notes (#26101); podman 5.4.2's generator refuses it: "incorrect mount format"`},
 	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Environment"},
-		What:     "an Environment= variable without a value (taken from the host)",
-		Matches:  func(v string) bool { return slices.ContainsFunc(words(v), func(w string) bool { return !strings.Contains(w, "=") }) },
+		What: "an Environment= variable without a value (taken from the host)",
+		Matches: func(v string) bool {
+			return slices.ContainsFunc(words(v), func(w string) bool { return !strings.Contains(w, "=") })
+		},
 		Instead:  "give it a value, or use EnvironmentHost=",
 		Evidence: "5.6 release notes (#26247); older generators drop the variable"},
 }
