@@ -6,5 +6,6 @@
 //
 // The package knows the section and key names syslet cares about, and — as
 // one table of data — which podman release introduced each key of the
-// quadlet sections (KeySince, Podman), but nothing about specs or hosts.
+// quadlet sections (KeySince, Podman) and which values older generators
+// read differently (Features), but nothing about specs or hosts.
 package unit
