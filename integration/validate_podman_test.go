@@ -66,7 +66,7 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 		t.Error("web.service was restarted by applies that were refused")
 	}
 	// --podman is for --root only: on a host the host's podman decides.
-	if r := syslet(h, "--diff", "--podman", "5.8", specDir); r.Code != 1 || !strings.Contains(r.Stderr, "--podman only applies with --root") {
+	if r := syslet(h, "--diff", "--podman", "5.8", specDir); r.Code != 64 || !strings.Contains(r.Stderr, "--podman only applies with --root") {
 		t.Errorf("--podman on a host: want a usage error, got:\n%s", r)
 	}
 	// And the examples, unchanged, are still a no-op.

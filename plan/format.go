@@ -129,7 +129,11 @@ func (p *Plan) Format(w io.Writer) {
 			var targets []string
 			for _, a := range p.Actions {
 				if a.Step == s {
-					targets = append(targets, describe(a))
+					t := describe(a)
+					if a.Carried {
+						t += "  [resumed: an earlier run left it unfinished]"
+					}
+					targets = append(targets, t)
 				}
 			}
 			if len(targets) == 0 {
@@ -159,13 +163,18 @@ func (p *Plan) Format(w io.Writer) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
-	c := p.Count()
+	fmt.Fprintln(w, p.Summary())
+}
+
+// Summary is the plan's one-line footer: counts by effect, the number of
+// actions and the plan digest.
+func (p *Plan) Summary() string {
 	if p.Empty() {
-		fmt.Fprintln(w, "No changes. The host matches the specs.")
-	} else {
-		fmt.Fprintf(w, "Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions.\n",
-			c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions))
+		return "No changes. The host matches the specs."
 	}
+	c := p.Count()
+	return fmt.Sprintf("Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions (digest %s).",
+		c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions), p.ShortDigest())
 }
 
 func describe(a Action) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/syslet/syslet/pkg/deploy"
 	"io"
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -17,7 +18,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitInvalid
+		return exitUsage
 	}
 	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
@@ -29,22 +30,22 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
-		return exitError
+		return exitUsage
 	}
-	l, err := load(path, "/", stdin)
+	l, err := deploy.Load(path, "/", stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
-	l.checkPodman(release)
-	if l.report.HasErrors() {
-		printFindings(stderr, l.report)
+	l.CheckPodman(release)
+	if l.Report.HasErrors() {
+		deploy.PrintFindings(stderr, l.Report)
 		return exitInvalid
 	}
-	printFindings(stderr, l.report) // warnings
+	deploy.PrintFindings(stderr, l.Report) // warnings
 	root := fsroot.New(*outDir)
 	n := 0
-	for _, u := range l.out.Units {
+	for _, u := range l.Out.Units {
 		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -52,7 +53,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, u.Path)
 		n++
 	}
-	for _, f := range l.out.Files {
+	for _, f := range l.Out.Files {
 		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -60,7 +61,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f.Path)
 		n++
 	}
-	for _, d := range l.out.Dirs {
+	for _, d := range l.Out.Dirs {
 		if err := root.WriteDir(d.Path, d.Files); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -68,6 +69,6 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s/ (%d files)\n", d.Path, len(d.Files))
 		n++
 	}
-	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.out.Units), len(l.out.Files), len(l.out.Dirs), *outDir)
+	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
 	return exitOK
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/syslet/syslet/pkg/deploy"
 	"io"
 
 	"github.com/syslet/syslet/pkg/report"
@@ -28,30 +29,30 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitInvalid
+		return exitUsage
 	}
 	path, err := oneSource(pos, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
-		return exitError
+		return exitUsage
 	}
 	if *output != "text" && *output != "json" {
 		fmt.Fprintf(stderr, "syslet validate: --output must be text or json, got %q\n", *output)
-		return exitError
+		return exitUsage
 	}
 	release, err := podmanFlag(*podman)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
-		return exitError
+		return exitUsage
 	}
-	l, err := load(path, "/", stdin)
+	l, err := deploy.Load(path, "/", stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
 	}
-	l.checkPodman(release)
+	l.CheckPodman(release)
 	if *output == "json" {
-		res := validateResult{Valid: !l.report.HasErrors(), Sources: len(l.srcs), Specs: len(l.specs), Errors: l.report.Errors(), Findings: l.report.Findings}
+		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Findings: l.Report.Findings}
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}
 		}
@@ -59,13 +60,25 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
 	} else {
-		printFindings(stdout, l.report)
-		if !l.report.HasErrors() {
-			fmt.Fprintf(stdout, "%d spec(s) from %d source(s) are valid\n", len(l.specs), len(l.srcs))
+		deploy.PrintFindings(stdout, l.Report)
+		if !l.Report.HasErrors() {
+			fmt.Fprintf(stdout, "%d spec(s) from %d source(s) are valid\n", len(l.Specs), len(l.Sources))
 		}
 	}
-	if l.report.HasErrors() {
+	if l.Report.HasErrors() {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// podmanFlag parses --podman: the podman release specs are checked against.
+func podmanFlag(s string) (unit.Podman, error) {
+	p, err := unit.ParsePodman(s)
+	if err != nil {
+		return p, fmt.Errorf("%w: --podman: %v", errUsage, err)
+	}
+	if p.Less(unit.OldestPodman) {
+		return p, fmt.Errorf("%w: --podman %s: syslet supports podman %s and later", errUsage, s, unit.OldestPodman)
+	}
+	return p, nil
 }

@@ -24,9 +24,9 @@ func TestValidatePodmanFlag(t *testing.T) {
 		{nil, exitInvalid, "[0].unit.Container.ReloadSignal: [Container] ReloadSignal needs podman 5.5 or later; these specs are checked against podman 5.4"},
 		{[]string{"--podman", "5.5.2"}, exitInvalid, "[0].unit.Container.HttpProxy: [Container] HttpProxy needs podman 5.7 or later; these specs are checked against podman 5.5\n1 error(s)"},
 		{[]string{"--podman", "v5.7"}, exitOK, "1 spec(s) from 1 source(s) are valid"},
-		{[]string{"--podman", "5.3"}, exitError, "syslet supports podman 5.4 and later"},
-		{[]string{"--podman", "five"}, exitError, `podman version "five": want MAJOR.MINOR`},
-		{[]string{"--podman", "5.x"}, exitError, `"x" is not a number`},
+		{[]string{"--podman", "5.3"}, exitUsage, "syslet supports podman 5.4 and later"},
+		{[]string{"--podman", "five"}, exitUsage, `podman version "five": want MAJOR.MINOR`},
+		{[]string{"--podman", "5.x"}, exitUsage, `"x" is not a number`},
 	} {
 		code, out, errOut := runCLI(t, append(append([]string{"validate"}, tc.args...), dir)...)
 		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
@@ -42,7 +42,7 @@ func TestApplyPodmanFlagOnlyWithRoot(t *testing.T) {
 		t.Errorf("--podman without --root: %v", err)
 	}
 	o, err := parseApply([]string{"--diff", "--root", t.TempDir(), "--podman", "5.8.2", "x"}, io.Discard)
-	if err != nil || o.podman.String() != "5.8" {
-		t.Errorf("--podman with --root: %+v, %v", o.podman, err)
+	if err != nil || o.req.Podman.String() != "5.8" {
+		t.Errorf("--podman with --root: %+v, %v", o.req.Podman, err)
 	}
 }

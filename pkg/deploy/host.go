@@ -1,8 +1,10 @@
-package main
+package deploy
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -11,20 +13,20 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// hostConn holds the adapters of one run. Under --root only the files
-// adapter exists; on the real host systemd and podman are connected
-// lazily, so a run that needs neither never dials them.
+// hostConn holds the adapters of one run. Under a root other than "/" only
+// the files adapter exists; on the real host systemd is dialled at once and
+// podman on first use.
 type hostConn struct {
 	files fsroot.Root
-	live  *liveHost // nil under --root
+	live  *liveHost // nil under another root
 }
 
-func openHost(o applyOptions) (*hostConn, error) {
-	h := &hostConn{files: fsroot.New(o.root)}
-	if o.hostless() {
+func openHost(ctx context.Context, req *Request) (*hostConn, error) {
+	h := &hostConn{files: fsroot.New(req.Root)}
+	if req.hostless() {
 		return h, nil
 	}
-	live, err := openLive(o)
+	live, err := openLive(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -41,33 +43,42 @@ func (h *hostConn) Close() {
 // podmanRelease is the podman release the specs are checked against: the
 // host's, as podman's API reports it; under --root, --podman or the oldest
 // release syslet supports.
-func (h *hostConn) podmanRelease(ctx context.Context, o applyOptions) (unit.Podman, error) {
+func (h *hostConn) podmanRelease(ctx context.Context, req *Request) (unit.Podman, error) {
 	if h.live != nil {
 		return h.live.podmanRelease(ctx)
 	}
-	if o.podman == (unit.Podman{}) {
+	if req.Podman == (unit.Podman{}) {
 		return unit.OldestPodman, nil
 	}
-	return o.podman, nil
+	return req.Podman, nil
 }
 
 func (h *hostConn) sources() plan.Sources {
 	src := plan.Sources{Files: h.files}
 	if h.live != nil {
-		src.Units = h.live.systemd()
-		src.Store = h.live.podman()
+		src.Units = h.live.sd
+		src.Store = h.live.pm
 	}
 	return src
 }
 
+// lastStarted reads when systemd last started the given services; nothing
+// under another root.
+func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
+	if h.live == nil || len(names) == 0 {
+		return nil, nil
+	}
+	return h.live.sd.LastStarted(ctx, names)
+}
+
 // stage checks the future unit set with the host's quadlet generator and
-// systemd-analyze verify, when the plan writes unit files. Under --root
-// there is no host generator to ask.
-func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output) error {
+// systemd-analyze verify, when the plan writes unit files. Under another
+// root there is no host generator to ask.
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
 		return nil
 	}
-	return h.live.stage(ctx, p, out)
+	return h.live.stage(ctx, p, out, warn)
 }
 
 func (h *hostConn) executor() (executor.Host, error) {

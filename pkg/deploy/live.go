@@ -1,12 +1,14 @@
-package main
+package deploy
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -23,20 +25,51 @@ import (
 // podman over its REST socket (connected on first use: a run that needs no
 // image or secret never dials it), and the quadlet generator for staging.
 type liveHost struct {
-	opts applyOptions
-	sd   *systemd.Manager
-	pm   *podman.Client
+	quadlet string
+	sd      *systemd.Manager
+	pm      *podman.Client
 }
 
-func openLive(o applyOptions) (*liveHost, error) {
+func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	sd, err := systemd.Dial(context.Background())
+	sd, err := dialSystemd(ctx, req.DialTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to systemd: %w", err)
+		return nil, err
 	}
-	return &liveHost{opts: o, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+}
+
+// dialSystemd connects within timeout. The connection lives as long as ctx
+// (go-systemd closes it when its dial context ends), so the deadline is
+// raced here instead of put on the dial's context.
+func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, error) {
+	type dialed struct {
+		m   *systemd.Manager
+		err error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		m, err := systemd.Dial(ctx)
+		ch <- dialed{m, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			return nil, fmt.Errorf("connecting to systemd: %w", d.err)
+		}
+		return d.m, nil
+	case <-t.C:
+		go func() {
+			if d := <-ch; d.m != nil {
+				d.m.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
+	}
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
@@ -54,9 +87,6 @@ func (l *liveHost) podmanRelease(ctx context.Context) (unit.Podman, error) {
 	return p, nil
 }
 
-func (l *liveHost) systemd() plan.UnitReader { return l.sd }
-func (l *liveHost) podman() plan.StoreReader { return l.pm }
-
 func (l *liveHost) executor(files fsroot.Root) executor.Host {
 	return executor.Host{Files: files, Systemd: l.sd, Podman: l.pm}
 }
@@ -64,20 +94,20 @@ func (l *liveHost) executor(files fsroot.Root) executor.Host {
 // stage runs the host's generator over the complete future unit set and
 // verifies the services of the units this plan writes. Messages name the
 // spec each unit file comes from.
-func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output) error {
+func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
 	var changed []string
 	for _, a := range p.Actions {
 		if a.Op == plan.OpWriteUnit {
 			changed = append(changed, a.Unit)
 		}
 	}
-	s := quadlet.Stager{Generator: l.opts.quadlet, Verify: "systemd-analyze"}
+	s := quadlet.Stager{Generator: l.quadlet, Verify: "systemd-analyze"}
 	if _, err := exec.LookPath(s.Verify); err != nil {
 		return fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
 	warnings, err := s.Check(ctx, p.Future, p.Current, changed)
 	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "syslet: staging warning:", attribute(w, out))
+		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
 	}
 	var se *quadlet.Error
 	if errors.As(err, &se) {

@@ -1,0 +1,66 @@
+package deploy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+// Loaded is the result of the host-independent half of the pipeline:
+// read, pre-render validation, render, post-render validation.
+type Loaded struct {
+	Sources []spec.Source
+	Specs   []*spec.Spec
+	Out     *render.Output
+	Report  report.Report
+}
+
+// Load reads and validates specs from path ("-" = stdin, "" = the stored
+// default under root). The returned error is only for sources that cannot
+// be read; invalid specs are findings in the report.
+func Load(path, root string, stdin io.Reader) (*Loaded, error) {
+	if path == "" {
+		path = filepath.Join(root, spec.DefaultSource)
+	}
+	srcs, err := spec.ReadSources(path, stdin)
+	if err != nil {
+		if spec.IsNotExist(err) && path == filepath.Join(root, spec.DefaultSource) {
+			return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
+		}
+		return nil, err
+	}
+	l := &Loaded{Sources: srcs}
+	l.Specs, l.Report = spec.Load(srcs)
+	l.Out = render.Render(l.Specs)
+	l.Report.Merge(render.Check(l.Out))
+	l.Report.Sort()
+	return l, nil
+}
+
+// CheckPodman runs the rendered unit set through podman's quadlet
+// converter, gating keys by the podman release the specs are for. It is a
+// step of its own because an apply on a host learns that release from the
+// host, after loading.
+func (l *Loaded) CheckPodman(p unit.Podman) {
+	l.Report.Merge(quadletcheck.Check(l.Out, p, l.Report))
+	l.Report.Sort()
+}
+
+// Digest is the sha256 of the input as read, in source order: what the run
+// journal records as the run's input.
+func (l *Loaded) Digest() string {
+	h := sha256.New()
+	for _, s := range l.Sources {
+		h.Write(s.Data)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
