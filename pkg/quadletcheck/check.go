@@ -58,7 +58,7 @@ func Check(out *render.Output, target unit.Podman, prior report.Report) report.R
 // checked is one rendered unit on its way through the converter.
 type checked struct {
 	*render.Unit
-	gated    bool              // a key the target podman does not know
+	gated    bool              // uses a key or feature the target podman lacks
 	withheld []string          // "Section.Key" newer than the linked converter
 	file     *parser.UnitFile  // parsed as the generator parses it
 	service  *parser.UnitFile  // the converter's output
@@ -75,8 +75,9 @@ func specKey(source, jsonPath string) string {
 	return source + "\x00" + jsonPath[:i+1]
 }
 
-// gate reports each quadlet key the target release does not know, once per
-// key, at its first line. Keys newer than the linked converter (but known
+// gate reports each quadlet key the target release does not know, and each
+// value an older generator reads differently (unit.Features), once per key
+// or feature, at its first line. Keys newer than the linked converter (but known
 // to the target) are withheld from the converter, which would call them
 // unknown; the host's generator judges them at staging.
 func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
