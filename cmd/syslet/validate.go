@@ -16,6 +16,7 @@ type validateResult struct {
 	Sources  int              `json:"sources"`
 	Specs    int              `json:"specs"`
 	Errors   int              `json:"errors"`
+	Podman   string           `json:"podman"` // the release the units were checked against
 	Findings []report.Finding `json:"findings"`
 }
 
@@ -52,7 +53,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	l.CheckPodman(release)
 	if *output == "json" {
-		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Findings: l.Report.Findings}
+		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Podman: release.String(), Findings: l.Report.Findings}
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}
 		}

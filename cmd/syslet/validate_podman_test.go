@@ -35,6 +35,14 @@ func TestValidatePodmanFlag(t *testing.T) {
 	}
 }
 
+// TestValidateJSONNamesPodman: CI can tell which release a verdict is for.
+func TestValidateJSONNamesPodman(t *testing.T) {
+	code, out, _ := runCLI(t, "validate", "--output", "json", "--podman", "5.6.1", filepath.Join("..", "..", "examples"))
+	if code != exitOK || !strings.Contains(out, `"podman": "5.6"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
 // TestApplyPodmanFlagOnlyWithRoot: on a host syslet asks the host's podman;
 // --podman is for hostless runs.
 func TestApplyPodmanFlagOnlyWithRoot(t *testing.T) {
