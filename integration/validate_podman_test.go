@@ -21,8 +21,9 @@ import (
 
 // TestApplyChecksAgainstHostPodman: a key newer than the host's podman and
 // a unit its converter rejects both stop an apply (and a --diff) with exit
-// 2 and the spec's path, before staging, with the host untouched; and
-// `syslet validate` in CI says the same thing for --podman 5.4.
+// 2 and the spec's path, before staging, with the host untouched; the
+// release is read from podman's API; and `syslet validate` in CI says the
+// same thing for --podman 5.4.
 func TestApplyChecksAgainstHostPodman(t *testing.T) {
 	t.Parallel()
 	h := applyHost(t)
@@ -65,6 +66,17 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 	if prop(t, h, "web.service", "InvocationID") != inv {
 		t.Error("web.service was restarted by applies that were refused")
 	}
+	// The release comes from podman's API, asked only when the verdict
+	// depends on it (a key or value newer than 5.4): with the API down,
+	// such specs cannot be judged, and the run says why.
+	h.MustRun(t, "systemctl stop podman.socket podman.service")
+	h.MustRun(t, "cp "+specDir+"/60-web.json /root/60-web.json.orig")
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Container.ReloadSignal = "SIGHUP" else . end`)
+	if r := syslet(h, "--diff", specDir); r.Code != 1 || !strings.Contains(r.Stderr, "podman") || !strings.Contains(r.Stderr, "podman.socket") {
+		t.Errorf("a 5.5 key with podman's API down: want exit 1 naming podman's socket, got:\n%s", r)
+	}
+	h.MustRun(t, "mv /root/60-web.json.orig "+specDir+"/60-web.json")
+	h.MustRun(t, "systemctl start podman.socket")
 	// --podman is for --root only: on a host the host's podman decides.
 	if r := syslet(h, "--diff", "--podman", "5.8", specDir); r.Code != 64 || !strings.Contains(r.Stderr, "--podman only applies with --root") {
 		t.Errorf("--podman on a host: want a usage error, got:\n%s", r)

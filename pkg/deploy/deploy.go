@@ -181,13 +181,12 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	// Podman's quadlet converter, in-process, for the podman this host
 	// runs: cheap, and before anything is locked, read or staged.
 	vctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
-	release, err := h.podmanRelease(vctx, &req)
+	release, err := h.checkPodman(vctx, &req, l)
 	cancel()
 	if err != nil {
 		PrintFindings(req.Stderr, l.Report)
 		return fail(err)
 	}
-	l.CheckPodman(release)
 	out.Findings = l.Report.Findings
 	PrintFindings(req.Stderr, l.Report)
 	if l.Report.HasErrors() {
