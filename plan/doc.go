@@ -9,4 +9,11 @@
 // JSON for machines, and the executor runs exactly its Actions, in the
 // order of their Step. Reasons in a plan explain; they never steer the
 // executor.
+//
+// Build's work is split by what it decides about: installed.go reads the
+// installed units and what they say about themselves, units.go plans
+// each desired unit (resources, then containers), files.go its config
+// files, config dirs and build contexts, secrets.go the podman secrets,
+// stale.go what no spec declares any more, and future.go the unit set
+// staging checks and the final action order.
 package plan

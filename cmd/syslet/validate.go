@@ -28,6 +28,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", stderr)
 	output := fs.String("output", "text", "text or json")
 	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
+	strict := fs.Bool("strict", false, "treat warnings as errors")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -52,6 +53,9 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	l.CheckPodman(release)
+	if *strict {
+		l.Report.Strict()
+	}
 	if *output == "json" {
 		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Podman: release.String(), Findings: l.Report.Findings}
 		if res.Findings == nil {

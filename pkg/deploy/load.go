@@ -37,12 +37,19 @@ func Load(path, root string, stdin io.Reader) (*Loaded, error) {
 		}
 		return nil, err
 	}
+	return Check(srcs), nil
+}
+
+// Check runs the host-independent checks on sources already read: what
+// Load does after reading. syslet push uses it for a fleet, whose host
+// reads hosts/common/ and hosts/<host>/ as one set.
+func Check(srcs []spec.Source) *Loaded {
 	l := &Loaded{Sources: srcs}
 	l.Specs, l.Report = spec.Load(srcs)
 	l.Out = render.Render(l.Specs)
 	l.Report.Merge(render.Check(l.Out))
 	l.Report.Sort()
-	return l, nil
+	return l
 }
 
 // CheckPodman runs the rendered unit set through podman's quadlet

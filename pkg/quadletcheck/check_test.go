@@ -9,6 +9,7 @@ import (
 	"github.com/containers/podman/v5/pkg/systemd/parser"
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
@@ -49,12 +50,22 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name+".service" != u.Service || render.ServiceName(u.Kind, u.Name) != u.Service {
+		if name+".service" != u.Service || layout.Service(u.FileName) != u.Service {
 			t.Errorf("%s: render says %s, quadlet %s.service", u.FileName, u.Service, name)
 		}
 	}
 	if len(kinds) != 4 {
 		t.Fatalf("rendered kinds %v, want all four", kinds)
+	}
+	// layout.Service, the one place syslet names services, for every file
+	// type quadlet generates from.
+	for _, ext := range unit.QuadletExts {
+		f := parser.NewUnitFile()
+		f.Filename = "app.v1_x" + ext
+		name, err := quadlet.GetUnitServiceName(f)
+		if err != nil || name+".service" != layout.Service(f.Filename) {
+			t.Errorf("%s: layout says %s, quadlet %s.service (%v)", f.Filename, layout.Service(f.Filename), name, err)
+		}
 	}
 	// Check compares names, resources and dependencies with the converter
 	// for the whole set; here it must find nothing.
@@ -76,7 +87,7 @@ func TestDisagreementIsReported(t *testing.T) {
 		{"requires", func(o *render.Output) { o.Units[1].Volumes = nil }, `the volumes it requires "" but podman's quadlet derives "data"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data"},
+			out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{}},
 			 {"apiVersion":"v1","type":"container","name":"db","unit":{"Container":{"Image":"docker.io/library/postgres:17","Volume":"data.volume:/var/lib/postgresql"}}}]`)
 			tc.break_(out)
 			r := quadletcheck.Check(out, unit.OldestPodman, rep)

@@ -28,6 +28,7 @@ const (
 	RuleDisagreement    = "quadlet-disagreement"   // syslet and quadlet derive different names (a syslet bug)
 	RuleMapNotAllowed   = "map-not-allowed"        // map value on a key that takes none
 	RuleMapKey          = "map-key"                // a map key that cannot be rendered
+	RuleMapValue        = "map-value"              // an empty map value that gives an invalid line
 	RuleForcedKey       = "forced-key"             // a key syslet sets itself
 	RuleEnum            = "invalid-value"          // desiredState, reclaimPolicy
 	RuleMode            = "mode"                   // a file mode that is not octal 0000-0777

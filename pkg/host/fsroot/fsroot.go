@@ -7,10 +7,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Root is a directory standing in for "/".
@@ -133,8 +133,6 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-const dataLink = "..data"
-
 // WriteDir installs files as the next version of the config directory p
 // and switches to it with one rename of the ..data link, so a process
 // reading the directory sees the old set or the new set, never a mix.
@@ -163,11 +161,11 @@ func (r Root) writeDir(full string, files []host.DirFile) error {
 	}
 	next := 1
 	for _, e := range ents {
-		if n, ok := version(e.Name()); ok && n >= next {
+		if n, ok := layout.Version(e.Name()); ok && n >= next {
 			next = n + 1
 		}
 	}
-	vname := "..v" + strconv.Itoa(next)
+	vname := layout.VersionName(next)
 	vdir := filepath.Join(full, vname)
 	if err := os.Mkdir(vdir, 0o755); err != nil {
 		return err
@@ -180,25 +178,25 @@ func (r Root) writeDir(full string, files []host.DirFile) error {
 	if err := syncDir(vdir); err != nil {
 		return err
 	}
-	if err := replaceLink(full, dataLink, vname); err != nil {
+	if err := replaceLink(full, layout.DataLink, vname); err != nil {
 		return err
 	}
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.Name] = true
-		if err := replaceLink(full, f.Name, dataLink+"/"+f.Name); err != nil {
+		if err := replaceLink(full, f.Name, layout.FileLink(f.Name)); err != nil {
 			return err
 		}
 	}
 	for _, e := range ents {
 		n := e.Name()
-		_, isVersion := version(n)
+		_, isVersion := layout.Version(n)
 		switch {
 		case isVersion && n != vname:
 			if err := os.RemoveAll(filepath.Join(full, n)); err != nil {
 				return err
 			}
-		case !strings.HasPrefix(n, "..") && !want[n]:
+		case !layout.Internal(n) && !want[n]:
 			if err := os.RemoveAll(filepath.Join(full, n)); err != nil {
 				return err
 			}
@@ -229,15 +227,6 @@ func replaceLink(dir, name, target string) error {
 		return err
 	}
 	return nil
-}
-
-func version(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "..v")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n > 0
 }
 
 // Remove deletes p (a file or a whole directory) and then every parent
