@@ -57,7 +57,12 @@ func apply(t *testing.T, h *testhost.Host, dir string) testhost.Result {
 // each top-level JSON value of the file (objects, arrays, NDJSON alike).
 func editSpec(t *testing.T, h *testhost.Host, file, filter string) {
 	t.Helper()
-	p := filepath.Join(specDir, file)
+	editFile(t, h, filepath.Join(specDir, file), filter)
+}
+
+// editFile is editSpec for any spec file in the guest.
+func editFile(t *testing.T, h *testhost.Host, p, filter string) {
+	t.Helper()
 	h.MustRun(t, fmt.Sprintf("jq -c %s %s > %s.new && mv %s.new %s", testhost.Quote(filter), p, p, p, p))
 }
 
