@@ -47,6 +47,7 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.DefaultDialTimeout, "")
 	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.DefaultReadTimeout, "")
 	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "")
+	podman := fs.String("podman", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
@@ -63,6 +64,14 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	}
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
+	}
+	if *podman != "" {
+		if r.Root == "/" {
+			return o, fmt.Errorf("%w: --podman only applies with --root: on a host, syslet checks against the podman the host runs", errUsage)
+		}
+		if r.Podman, err = podmanFlag(*podman); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
 }

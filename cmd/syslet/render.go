@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // cmdRender writes what a host would get — unit files, config files,
@@ -14,6 +15,7 @@ import (
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stderr)
 	outDir := fs.String("out", "", "directory standing in for / (required)")
+	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -21,6 +23,10 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
 		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
+	}
+	var release unit.Podman
+	if err == nil {
+		release, err = podmanFlag(*podman)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
@@ -31,6 +37,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
+	l.CheckPodman(release)
 	if l.Report.HasErrors() {
 		deploy.PrintFindings(stderr, l.Report)
 		return exitInvalid

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -277,12 +278,12 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		fail(v.path, RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
-	switch unit.Known(section, key) {
-	case unit.KeyUnknown:
+	// A key some podman release knows is accepted here; whether the
+	// podman the specs are checked against knows it is quadletcheck's
+	// question (key-needs-newer-podman), asked with that version.
+	if _, ok := unit.KeySince(section, key); !ok {
 		fail(v.path, RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
 		return Entry{}, false
-	case unit.KeyAfter54:
-		d.rep.Warnf(d.source, v.path, RuleNewerPodman, "[%s] %s needs podman 5.5 or later; podman 5.4 rejects the unit", section, key)
 	}
 	e := Entry{Key: key, Path: v.path}
 	line := func(text, p string) {
@@ -569,7 +570,12 @@ func (d *decoder) container(n *node, s *Spec) {
 }
 
 // mountPaths checks config mount paths against each other: no duplicates,
-// none under another (the host side mirrors them as nested paths).
+// none under another (the host side mirrors them as nested paths). Every
+// conflicting pair is reported once, at the later of the two, in the order
+// a pairwise comparison would give. Paths are indexed and only each path's
+// ancestors are looked up, so one spec with tens of thousands of config
+// files is checked in linear time (mount paths are clean here: invalid
+// ones were reported and left out).
 func (d *decoder) mountPaths(s *Spec) {
 	type mp struct{ p, at string }
 	var all []mp
@@ -583,16 +589,49 @@ func (d *decoder) mountPaths(s *Spec) {
 			all = append(all, mp{c.MountPath, child(c.Path, "mountPath")})
 		}
 	}
-	for i, a := range all {
-		for _, b := range all[:i] {
-			switch {
-			case a.p == b.p:
-				d.errf(a.at, RuleMountDuplicate, "mountPath %q is already used at %s", a.p, b.at)
-			case strings.HasPrefix(a.p, b.p+"/"):
-				d.errf(a.at, RuleMountNested, "mountPath %q is inside %q (%s)", a.p, b.p, b.at)
-			case strings.HasPrefix(b.p, a.p+"/"):
-				d.errf(a.at, RuleMountNested, "mountPath %q contains %q (%s)", a.p, b.p, b.at)
+	byPath := make(map[string][]int, len(all))
+	for i, m := range all {
+		byPath[m.p] = append(byPath[m.p], i)
+	}
+	const (
+		duplicate = iota
+		inside    // a is inside b
+		contains  // a contains b
+	)
+	type conflict struct{ a, b, kind int }
+	var found []conflict
+	for i, m := range all {
+		for _, k := range byPath[m.p] {
+			if k >= i {
+				break
 			}
+			found = append(found, conflict{i, k, duplicate})
+		}
+		for p := m.p; ; {
+			j := strings.LastIndexByte(p, '/')
+			if j <= 0 {
+				break
+			}
+			p = p[:j]
+			for _, k := range byPath[p] {
+				if k < i {
+					found = append(found, conflict{i, k, inside})
+				} else {
+					found = append(found, conflict{k, i, contains})
+				}
+			}
+		}
+	}
+	slices.SortFunc(found, func(x, y conflict) int { return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b)) })
+	for _, c := range found {
+		a, b := all[c.a], all[c.b]
+		switch c.kind {
+		case duplicate:
+			d.errf(a.at, RuleMountDuplicate, "mountPath %q is already used at %s", a.p, b.at)
+		case inside:
+			d.errf(a.at, RuleMountNested, "mountPath %q is inside %q (%s)", a.p, b.p, b.at)
+		case contains:
+			d.errf(a.at, RuleMountNested, "mountPath %q contains %q (%s)", a.p, b.p, b.at)
 		}
 	}
 }
@@ -671,17 +710,23 @@ func (d *decoder) build(n *node, s *Spec) {
 			s.ContextFiles = append(s.ContextFiles, cf)
 		}
 	}
-	tag, ok := s.Last(unit.Build, unit.KeyImageTag)
+	// Every tag is checked, not only one: quadlet tags the image with all
+	// of them and hands the first to containers using Image=NAME.build.
+	tags := s.Values(unit.Build, unit.KeyImageTag)
 	prefix := "localhost/" + s.Name + ":"
 	switch {
-	case !ok:
+	case len(tags) == 0:
 		if d.missing(s, unit.Build, unit.KeyImageTag) { // else present but refused, and reported
 			d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
 		}
 	case s.Name == "":
 		// the prefix depends on the name, whose absence is reported already
-	case !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix):
-		d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+	default:
+		for _, tag := range tags {
+			if !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix) {
+				d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+			}
+		}
 	}
 	d.forced(s, unit.Build, unit.KeyFile, "")
 	d.forced(s, unit.Build, unit.KeySetWorkingDirectory, "")
