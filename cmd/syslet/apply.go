@@ -26,6 +26,11 @@ type applyOptions struct {
 	quadlet  string
 	timeout  time.Duration
 	path     string
+	maxInput int64
+	// allowRemovals lifts the mass-removal guard (plan.GuardRemovals).
+	allowRemovals bool
+	// force overwrites managed files that were edited by hand (drift).
+	force bool
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
@@ -38,6 +43,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 	fs.StringVar(&o.quadlet, "quadlet", "/usr/libexec/podman/quadlet", "")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "")
+	fs.Int64Var(&o.maxInput, "max-input", spec.DefaultMaxInput, "")
+	fs.BoolVar(&o.allowRemovals, "allow-removals", false, "")
+	fs.BoolVar(&o.force, "force", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
@@ -52,6 +60,8 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if o.detailed && !o.diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
+	// Abs cleans: "/.", "//" and "/etc/.." all name the live host, and
+	// are treated exactly like "/".
 	if o.root, err = filepath.Abs(o.root); err != nil {
 		return o, err
 	}
@@ -71,7 +81,7 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	l, err := load(o.path, o.root, stdin)
+	l, err := load(o.path, o.root, stdin, o.maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
 		return exitError
@@ -104,6 +114,9 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	p := plan.Build(l.out, obs)
+	if !o.allowRemovals {
+		p.GuardRemovals()
+	}
 	if err := h.stage(ctx, p, l.out); err != nil {
 		printPlan(stdout, o, l, p)
 		fmt.Fprintln(stderr, "syslet: staging failed, nothing was changed:")

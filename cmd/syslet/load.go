@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -22,11 +23,18 @@ type loaded struct {
 // load reads and validates specs from path ("-" = stdin, "" = default).
 // The returned error is only for sources that cannot be read; invalid
 // specs are findings in the report.
-func load(path, root string, stdin io.Reader) (*loaded, error) {
+func load(path, root string, stdin io.Reader, maxInput int64) (*loaded, error) {
 	if path == "" {
 		path = filepath.Join(root, spec.DefaultSource)
 	}
-	srcs, err := spec.ReadSources(path, stdin)
+	srcs, err := spec.ReadSourcesMax(path, stdin, maxInput)
+	var ie *spec.InputError
+	if errors.As(err, &ie) {
+		// Unusable input is invalid input (exit 2), reported like a finding.
+		l := &loaded{out: &render.Output{}}
+		l.report.Errorf(ie.Source, "", ie.Rule, "%s", ie.Msg)
+		return l, nil
+	}
 	if err != nil {
 		if spec.IsNotExist(err) && path == filepath.Join(root, spec.DefaultSource) {
 			return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
@@ -34,7 +42,18 @@ func load(path, root string, stdin io.Reader) (*loaded, error) {
 		return nil, err
 	}
 	l := &loaded{srcs: srcs}
-	l.specs, l.report = spec.Load(srcs)
+	name := path
+	if path == "-" {
+		name = spec.StdinName
+	}
+	l.report = spec.CheckInput(name, srcs)
+	if l.report.HasErrors() {
+		l.out = &render.Output{}
+		return l, nil
+	}
+	specs, rep := spec.Load(srcs)
+	l.specs = specs
+	l.report.Merge(rep)
 	l.out = render.Render(l.specs)
 	l.report.Merge(render.Check(l.out))
 	l.report.Sort()

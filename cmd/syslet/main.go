@@ -27,6 +27,7 @@ Usage:
                                                  default /etc/syslet/config.json)
   syslet validate [--output json] [PATH | -]    check specs without touching any host
   syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet adopt FILE…                            print v1 specs for hand-written quadlet files
   syslet version
 
 Flags for apply / --diff:
@@ -38,6 +39,11 @@ Flags for apply / --diff:
   --detailed-exitcode    with --diff: exit 3 when changes are pending
   --quadlet PATH         quadlet generator used for staging (default /usr/libexec/podman/quadlet)
   --timeout DURATION     how long to wait for started units to become active (default 2m)
+  --allow-removals       allow a plan that removes all managed units, or more than half of
+                         them when there are more than four (refused otherwise)
+  --force                overwrite managed files that were edited by hand (drift)
+  --max-input BYTES      refuse spec input larger than this (default 16 MiB; also for
+                         validate and render)
 
 Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode).
 `

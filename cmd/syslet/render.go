@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // cmdRender writes what a host would get — unit files, config files,
@@ -13,6 +15,7 @@ import (
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stderr)
 	outDir := fs.String("out", "", "directory standing in for / (required)")
+	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitInvalid
@@ -21,11 +24,14 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil && (path == "" || *outDir == "") {
 		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
 	}
+	if err == nil {
+		*outDir, err = outRoot(*outDir)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
-	l, err := load(path, "/", stdin)
+	l, err := load(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
@@ -36,6 +42,22 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	printFindings(stderr, l.report) // warnings
 	root := fsroot.New(*outDir)
+	// Everything is checked before the first write, so a symlink in the
+	// way fails the run with nothing written rather than half-way.
+	var paths []string
+	for _, u := range l.out.Units {
+		paths = append(paths, u.Path)
+	}
+	for _, f := range l.out.Files {
+		paths = append(paths, f.Path)
+	}
+	for _, d := range l.out.Dirs {
+		paths = append(paths, d.Path)
+	}
+	if err := root.Check(paths...); err != nil {
+		fmt.Fprintln(stderr, "syslet render: nothing was written:", err)
+		return exitError
+	}
 	n := 0
 	for _, u := range l.out.Units {
 		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
@@ -63,4 +85,17 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.out.Units), len(l.out.Files), len(l.out.Dirs), *outDir)
 	return exitOK
+}
+
+// outRoot cleans --out and refuses the live root: render writes a tree for
+// inspection, never the host itself (an apply does that, with its checks).
+func outRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if abs == "/" {
+		return "", fmt.Errorf("%w: --out %q is the host's root; render writes a tree for inspection — apply to change the host", errUsage, dir)
+	}
+	return abs, nil
 }

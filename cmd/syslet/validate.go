@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // validateResult is the JSON form of `syslet validate --output json`.
@@ -22,6 +23,7 @@ type validateResult struct {
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", stderr)
 	output := fs.String("output", "text", "text or json")
+	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitInvalid
@@ -35,7 +37,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syslet validate: --output must be text or json, got %q\n", *output)
 		return exitError
 	}
-	l, err := load(path, "/", stdin)
+	l, err := load(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
