@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/syslet/syslet/pkg/redact"
 )
 
 var opSign = map[Effect]string{
@@ -58,9 +60,9 @@ func (p *Plan) Format(w io.Writer) {
 	if len(changed) > 0 {
 		fmt.Fprintln(w, "Unit changes:")
 		for _, u := range changed {
-			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), u.FileName, u.Effect)
+			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), Escape(u.FileName), u.Effect)
 			if len(u.Reasons) > 0 {
-				line += ": " + strings.Join(u.Reasons, "; ")
+				line += ": " + Escape(strings.Join(u.Reasons, "; "))
 			}
 			fmt.Fprintln(w, line)
 			if u.Effect == EffectRemove || u.Effect == EffectIgnore || u.Effect == EffectKeep {
@@ -69,11 +71,11 @@ func (p *Plan) Format(w io.Writer) {
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, k.New)
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, Escape(k.New))
 				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, k.Old)
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, Escape(k.Old))
 				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, k.Old, k.New)
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, Escape(k.Old), Escape(k.New))
 				}
 			}
 		}
@@ -89,10 +91,10 @@ func (p *Plan) Format(w io.Writer) {
 			case f.Op == "~" && f.OldMode != f.NewMode:
 				mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
 			}
-			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, f.Path, mode, f.Kind, f.Owner)
+			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, Escape(f.Path), mode, f.Kind, Escape(f.Owner))
 			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
 				if l != "" {
-					fmt.Fprintf(w, "      %s\n", l)
+					fmt.Fprintf(w, "      %s\n", redact.Line(l))
 				}
 			}
 		}
@@ -108,7 +110,7 @@ func (p *Plan) Format(w io.Writer) {
 	if len(p.Notes) > 0 {
 		fmt.Fprintln(w, "Left alone:")
 		for _, n := range p.Notes {
-			fmt.Fprintf(w, "  = %s: %s\n", n.Unit, n.Message)
+			fmt.Fprintf(w, "  = %s: %s\n", Escape(n.Unit), Escape(n.Message))
 		}
 		fmt.Fprintln(w)
 	}
@@ -119,7 +121,7 @@ func (p *Plan) Format(w io.Writer) {
 			if r.Source != "" {
 				src = " (" + r.Source + ")"
 			}
-			fmt.Fprintf(w, "  ! %s%s: %s\n", r.Unit, src, r.Message)
+			fmt.Fprintf(w, "  ! %s%s: %s\n", Escape(r.Unit), Escape(src), Escape(r.Message))
 		}
 		fmt.Fprintln(w)
 	}
@@ -129,7 +131,7 @@ func (p *Plan) Format(w io.Writer) {
 			var targets []string
 			for _, a := range p.Actions {
 				if a.Step == s {
-					targets = append(targets, describe(a))
+					targets = append(targets, Escape(describe(a)))
 				}
 			}
 			if len(targets) == 0 {

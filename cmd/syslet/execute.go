@@ -44,7 +44,7 @@ func execute(ctx context.Context, o applyOptions, h *hostConn, p *plan.Plan, std
 func printSummary(w io.Writer, r *executor.Result) {
 	fmt.Fprintf(w, "\nSummary: %d applied, %d failed, %d not reached (%s)\n", len(r.Applied), len(r.Failed), len(r.NotReached), r.Duration.Round(1e6))
 	for _, f := range r.Failed {
-		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, f.Action.Target, f.Error)
+		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, plan.Escape(f.Action.Target), plan.Escape(f.Error))
 		for _, l := range f.Log {
 			fmt.Fprintf(w, "      | %s\n", l)
 		}
@@ -52,7 +52,7 @@ func printSummary(w io.Writer, r *executor.Result) {
 	if len(r.NotReached) > 0 {
 		var names []string
 		for _, a := range r.NotReached {
-			names = append(names, fmt.Sprintf("%s %s", a.Op, a.Target))
+			names = append(names, fmt.Sprintf("%s %s", a.Op, plan.Escape(a.Target)))
 		}
 		fmt.Fprintf(w, "  not reached: %s\n", strings.Join(names, ", "))
 		fmt.Fprintln(w, "  Fix the cause and re-run syslet to resume: what was applied is in place and will not be redone.")
