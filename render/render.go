@@ -169,6 +169,7 @@ func (o *Output) container(s *spec.Spec) {
 	}
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
+	b.seal(o.filesOf(u.FileName))
 	u.derive()
 	o.Units = append(o.Units, u)
 }
@@ -187,6 +188,7 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
+	b.seal(nil)
 	u.derive()
 	return u
 }
@@ -211,6 +213,7 @@ func (o *Output) build(s *spec.Spec) {
 	for _, f := range s.ContextFiles {
 		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
 	}
+	b.seal(o.filesOf(u.FileName))
 	o.Units = append(o.Units, u)
 }
 

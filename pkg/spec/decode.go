@@ -624,8 +624,10 @@ func (d *decoder) build(n *node, s *Spec) {
 				d.errf(fp, RuleControlChar, "filename contains a control character")
 			case strings.HasPrefix(f, "/") || slices.Contains(strings.Split(f, "/"), "..") || path.Clean(f) != f || f == ".":
 				d.errf(fp, RuleContextFile, "filename %q must be a clean relative path without \"..\"", f)
-			case f == "Containerfile" || strings.HasPrefix(f, "Containerfile/"):
-				d.errf(fp, RuleContextFile, "filename %q clashes with \"Containerfile\", which syslet writes from the containerfile field", f)
+			case f == "Containerfile":
+				d.errf(fp, RuleContextFile, "filename must not be \"Containerfile\": syslet writes the containerfile field there")
+			case strings.HasPrefix(f, "Containerfile/"):
+				d.errf(fp, RuleContextFile, "filename %q needs a directory named \"Containerfile\", where syslet writes the containerfile field", f)
 			case longPath(f) != "":
 				d.errf(fp, RuleContextFile, "filename %s", longPath(f))
 			case seen[f] != "":

@@ -44,6 +44,12 @@ const (
 	KeyWantedBy            = "WantedBy"
 	KeyRemovalAllowed      = "RemovalAllowed"
 	KeyReclaimPolicy       = "ReclaimPolicy"
+	// KeyDigest is the sha256 of the unit file as syslet wrote it, without
+	// the Digest= line itself; KeyFileDigest ("sha256:<hex> <path>") is the
+	// sha256 of one config or build-context file syslet wrote for the
+	// unit. A mismatch means the file was edited by hand since.
+	KeyDigest     = "Digest"
+	KeyFileDigest = "FileDigest"
 )
 
 // keys accepted by podman 5.4's quadlet generator (the version Debian trixie
