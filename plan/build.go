@@ -52,6 +52,7 @@ func (iu *installedUnit) resourceName() string {
 }
 
 type builder struct {
+	opts Options
 	out  *render.Output
 	obs  *Observed
 	p    *Plan
@@ -75,8 +76,11 @@ type builder struct {
 
 // Build compares desired and observed state and returns the plan. It is
 // pure: the same inputs always give the same plan.
-func Build(out *render.Output, obs *Observed) *Plan {
-	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
+func Build(out *render.Output, obs *Observed) *Plan { return BuildWith(out, obs, Options{}) }
+
+// BuildWith is Build with options (drift.go).
+func BuildWith(out *render.Output, obs *Observed, opts Options) *Plan {
+	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
 	b.index()
 	b.readInstalled()
@@ -219,7 +223,8 @@ func newChange(u *render.Unit) UnitChange {
 // identical, metadata-only, or changed (with the key changes).
 func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, changed, meta, ok bool) {
 	iu = b.inst[u.FileName]
-	if iu != nil && !iu.managed {
+	adopted := iu != nil && !iu.managed && b.takeOver(u, iu, uc)
+	if iu != nil && !iu.managed && !adopted {
 		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
 			Message: fmt.Sprintf("%s exists on the host without the [X-Syslet] marker, so it is not syslet's; syslet will not overwrite it (remove or rename it, or rename the spec)", u.Path)})
 		uc.Effect = EffectIgnore
@@ -234,12 +239,16 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: "new unit"}, kindRank(u.Kind))
 		return nil, false, false, true
 	}
+	if b.held(u, iu, uc) {
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
 	if bytes.Equal(iu.data, want) {
 		return iu, false, false, true
 	}
 	uc.Write = true
 	uc.Keys = diffKeys(iu.file, u.File)
-	meta = unit.Equal(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
+	meta = adopted || unit.Equal(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
 	reason := "unit changed"
 	if meta {
 		reason = "metadata changed"
@@ -651,6 +660,7 @@ func (b *builder) stale() {
 		case !iu.managed:
 			uc.Effect = EffectIgnore
 			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "not managed by syslet (no [X-Syslet] marker): left alone"})
+		case b.heldStale(iu, &uc):
 		case !iu.removalAllowed():
 			uc.Effect = EffectKeep
 			uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}

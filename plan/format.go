@@ -11,7 +11,7 @@ import (
 )
 
 var opSign = map[Effect]string{
-	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ",
+	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ", EffectDrift: "!",
 }
 
 func sign(e Effect) string {
@@ -23,7 +23,7 @@ func sign(e Effect) string {
 
 // Counts summarises a plan by effect.
 type Counts struct {
-	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged int
+	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged, Drift int
 }
 
 // Count tallies the unit changes.
@@ -47,6 +47,8 @@ func (p *Plan) Count() Counts {
 			c.Stop++
 		case EffectNone, EffectKeep, EffectIgnore:
 			c.Unchanged++
+		case EffectDrift:
+			c.Drift++
 		}
 	}
 	return c
@@ -65,6 +67,14 @@ func (p *Plan) Format(w io.Writer) {
 				line += ": " + Escape(strings.Join(u.Reasons, "; "))
 			}
 			fmt.Fprintln(w, line)
+			if u.Effect == EffectDrift {
+				for _, l := range strings.Split(strings.TrimRight(u.Diff, "\n"), "\n") {
+					if l != "" {
+						fmt.Fprintf(w, "      %s\n", redact.Line(l))
+					}
+				}
+				continue
+			}
 			if u.Effect == EffectRemove || u.Effect == EffectIgnore || u.Effect == EffectKeep {
 				continue
 			}
@@ -147,7 +157,7 @@ func (p *Plan) Format(w io.Writer) {
 	}
 	var status []UnitChange
 	for _, u := range p.Units {
-		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep {
+		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep && u.Effect != EffectDrift {
 			status = append(status, u)
 		}
 	}
@@ -162,8 +172,13 @@ func (p *Plan) Format(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	c := p.Count()
-	if p.Empty() {
+	if c.Drift > 0 {
+		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
+	}
+	if p.Empty() && c.Drift == 0 {
 		fmt.Fprintln(w, "No changes. The host matches the specs.")
+	} else if p.Empty() {
+		fmt.Fprintln(w, "No other changes.")
 	} else {
 		fmt.Fprintf(w, "Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions.\n",
 			c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions))

@@ -141,6 +141,7 @@ const (
 	EffectRemove   Effect = "remove"
 	EffectKeep     Effect = "keep" // stale, but its installed marker forbids removal
 	EffectIgnore   Effect = "not managed"
+	EffectDrift    Effect = "drift" // edited by hand since syslet wrote it: left alone
 )
 
 // UnitChange is the plan's verdict on one unit file, desired or installed.
@@ -156,6 +157,7 @@ type UnitChange struct {
 	Before   string         `json:"before"` // active state now ("-" when unknown to systemd)
 	After    string         `json:"after"`  // intended state after the apply
 	Write    bool           `json:"write"`  // the unit file is (re)written
+	Diff     string         `json:"diff,omitempty"` // drift: unified diff, installed → desired
 	State    host.UnitState `json:"-"`
 }
 

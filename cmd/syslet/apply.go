@@ -113,7 +113,7 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet:", err)
 		return exitError
 	}
-	p := plan.Build(l.out, obs)
+	p := plan.BuildWith(l.out, obs, plan.Options{Force: o.force})
 	if !o.allowRemovals {
 		p.GuardRemovals()
 	}
@@ -129,7 +129,7 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if o.diff {
-		if o.detailed && !p.Empty() {
+		if o.detailed && (!p.Empty() || p.Drifted()) {
 			return exitPending
 		}
 		return exitOK
