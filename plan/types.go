@@ -154,9 +154,9 @@ type UnitChange struct {
 	Reasons  []string       `json:"reasons,omitempty"`
 	Source   string         `json:"source,omitempty"` // spec that declares it
 	Keys     []KeyChange    `json:"keys,omitempty"`
-	Before   string         `json:"before"` // active state now ("-" when unknown to systemd)
-	After    string         `json:"after"`  // intended state after the apply
-	Write    bool           `json:"write"`  // the unit file is (re)written
+	Before   string         `json:"before"`         // active state now ("-" when unknown to systemd)
+	After    string         `json:"after"`          // intended state after the apply
+	Write    bool           `json:"write"`          // the unit file is (re)written
 	Diff     string         `json:"diff,omitempty"` // drift: unified diff, installed → desired
 	State    host.UnitState `json:"-"`
 }

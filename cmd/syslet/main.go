@@ -59,6 +59,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdValidate(args[1:], stdin, stdout, stderr)
 		case "render":
 			return cmdRender(args[1:], stdin, stdout, stderr)
+		case "adopt":
+			return cmdAdopt(args[1:], stdout, stderr)
 		case "version", "--version":
 			fmt.Fprintf(stdout, "syslet %s\n", version)
 			return exitOK
