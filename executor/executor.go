@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -61,9 +62,38 @@ type Options struct {
 	// StartTimeout bounds each start and reload job, including the wait
 	// until the unit is active (healthy, for Notify=healthy containers).
 	StartTimeout time.Duration
+	// PullTimeout, StopTimeout and ReloadTimeout bound one image pull, one
+	// stop job and the daemon-reload, so a stalled registry or a unit that
+	// never stops cannot hold the apply lock for ever. Zero: the defaults.
+	PullTimeout, StopTimeout, ReloadTimeout time.Duration
 	// LogLines is how many journal lines to attach to a unit that failed.
 	LogLines int
+	// Stop asks the run to end gracefully: the action in progress finishes,
+	// nothing after it runs, and the rest is reported as not reached.
+	// Cancelling ctx instead aborts the action in progress too.
+	Stop <-chan struct{}
+	// Recorder, when set, is told as each step begins and as each action
+	// lands, before the next one starts: the run journal.
+	Recorder Recorder
+	// AfterStep, when set, runs after each step that had actions (a test
+	// hook: the integration tests pause or kill syslet there).
+	AfterStep func(plan.Step)
 }
+
+// Recorder receives the progress of an apply as it happens. Index is the
+// action's position in the plan's Actions.
+type Recorder interface {
+	StepBegins(s plan.Step) error
+	ActionLanded(index int, a plan.Action, err error, took time.Duration) error
+}
+
+// Default deadlines of host operations.
+const (
+	DefaultStartTimeout  = 2 * time.Minute
+	DefaultPullTimeout   = 10 * time.Minute
+	DefaultStopTimeout   = 2 * time.Minute
+	DefaultReloadTimeout = 2 * time.Minute
+)
 
 // Failure is one action that failed, with the unit's last journal lines
 // when it was a start or reload.
@@ -79,6 +109,8 @@ type Result struct {
 	Failed     []Failure     `json:"failed"`
 	NotReached []plan.Action `json:"notReached"`
 	Duration   time.Duration `json:"duration"`
+	// Interrupted is set when a signal ended the run before its end.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // ErrRefused is returned, before anything changes, for a plan that has
@@ -87,6 +119,14 @@ var ErrRefused = errors.New("plan has refusals; nothing applied")
 
 // ErrFailed is wrapped by the error Apply returns when any action failed.
 var ErrFailed = errors.New("apply failed")
+
+// ErrInterrupted is wrapped by the error Apply returns when Options.Stop or
+// the context ended the run early.
+var ErrInterrupted = errors.New("apply interrupted")
+
+// ErrJournal is wrapped when the run journal cannot be written: the run
+// stops, because an unrecorded change could not be resumed exactly.
+var ErrJournal = errors.New("run journal")
 
 // continueOnError lists the steps whose actions are independent of each
 // other: a failed reload or start does not stop the others.
@@ -103,40 +143,43 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		res.NotReached = p.Actions
 		return res, err
 	}
-	if opts.LogLines == 0 {
-		opts.LogLines = 15
-	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 2 * time.Minute
-	}
-	// Group by step in the fixed order; the plan already sorted them, but
-	// the executor does not rely on a caller having done so.
-	var ordered []plan.Action
-	for _, s := range plan.Steps {
-		for _, a := range p.Actions {
-			if a.Step == s {
-				ordered = append(ordered, a)
-			}
-		}
-	}
+	opts.defaults()
 	e := &run{h: h, opts: opts, log: opts.Log}
 	var stopErr error
-	for i, a := range ordered {
+	step := plan.Step(0)
+	for _, i := range order(p) {
+		a := p.Actions[i]
+		if stopErr == nil {
+			stopErr = e.interrupted(ctx)
+		}
+		if stopErr == nil && a.Step != step {
+			if step != 0 && opts.AfterStep != nil {
+				opts.AfterStep(step)
+				stopErr = e.interrupted(ctx)
+			}
+			step = a.Step
+			if stopErr == nil && opts.Recorder != nil {
+				if err := opts.Recorder.StepBegins(step); err != nil {
+					stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
+				}
+			}
+		}
 		if stopErr != nil {
 			res.NotReached = append(res.NotReached, a)
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			stopErr = fmt.Errorf("interrupted: %w", err)
-			res.NotReached = append(res.NotReached, ordered[i:]...)
-			break
-		}
 		ev := e.log.With().Int("step", int(a.Step)).Str("op", string(a.Op)).Str("target", a.Target).Logger()
 		t0 := time.Now()
 		err := e.do(ctx, a)
+		took := time.Since(t0)
+		if opts.Recorder != nil {
+			if jerr := opts.Recorder.ActionLanded(i, a, err, took); jerr != nil && stopErr == nil {
+				stopErr = fmt.Errorf("%w: %w", ErrJournal, jerr)
+			}
+		}
 		if err == nil {
 			res.Applied = append(res.Applied, a)
-			ev.Info().Str("took", time.Since(t0).Round(time.Millisecond).String()).Msg("applied")
+			ev.Info().Str("took", took.Round(time.Millisecond).String()).Msg("applied")
 			continue
 		}
 		f := Failure{Action: a, Error: err.Error()}
@@ -144,12 +187,19 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			f.Log, _ = h.Systemd.LastLog(context.WithoutCancel(ctx), a.Target, opts.LogLines)
 		}
 		res.Failed = append(res.Failed, f)
-		ev.Error().Err(err).Str("took", time.Since(t0).Round(time.Millisecond).String()).Msg("failed")
-		if !continueOnError[a.Step] {
+		ev.Error().Err(err).Str("took", took.Round(time.Millisecond).String()).Msg("failed")
+		if !continueOnError[a.Step] && stopErr == nil {
 			stopErr = err
 		}
 	}
+	if stopErr == nil && step != 0 && opts.AfterStep != nil {
+		opts.AfterStep(step)
+	}
 	res.Duration = time.Since(start)
+	if errors.Is(stopErr, ErrInterrupted) {
+		res.Interrupted = true
+		return res, stopErr
+	}
 	if len(res.Failed) > 0 || stopErr != nil {
 		if stopErr == nil {
 			stopErr = fmt.Errorf("%d unit(s) failed", len(res.Failed))
@@ -157,6 +207,49 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, fmt.Errorf("%w: %w", ErrFailed, stopErr)
 	}
 	return res, nil
+}
+
+// order lists the indexes of the plan's actions in execution order: by
+// step, and in plan order inside a step. The plan already comes sorted; the
+// executor does not rely on a caller having done so.
+func order(p *plan.Plan) []int {
+	idx := make([]int, len(p.Actions))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return int(p.Actions[a].Step) - int(p.Actions[b].Step) })
+	return idx
+}
+
+// interrupted reports a graceful stop request or a cancelled context.
+func (e *run) interrupted(ctx context.Context) error {
+	select {
+	case <-e.opts.Stop:
+		return fmt.Errorf("%w: stop requested", ErrInterrupted)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return nil
+}
+
+func (o *Options) defaults() {
+	if o.LogLines == 0 {
+		o.LogLines = 15
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.PullTimeout == 0 {
+		o.PullTimeout = DefaultPullTimeout
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	if o.ReloadTimeout == 0 {
+		o.ReloadTimeout = DefaultReloadTimeout
+	}
 }
 
 // check refuses, before any change, a plan the host cannot carry out.
@@ -185,11 +278,16 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 	h := e.h
 	switch a.Op {
 	case plan.OpPull:
-		return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
+		return deadline(ctx, e.opts.PullTimeout, "pulling "+a.Target, func(ctx context.Context) error {
+			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
+		})
 	case plan.OpStop:
 		// A unit systemd has not loaded is not running: the stop's goal
 		// already holds.
-		if err := h.Systemd.Stop(ctx, a.Target); err != nil && !errors.Is(err, host.ErrNotFound) {
+		err := deadline(ctx, e.opts.StopTimeout, "stopping "+a.Target, func(ctx context.Context) error {
+			return h.Systemd.Stop(ctx, a.Target)
+		})
+		if err != nil && !errors.Is(err, host.ErrNotFound) {
 			return err
 		}
 		return nil
@@ -220,7 +318,7 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 	case plan.OpDeleteImage:
 		return h.Podman.RemoveImage(ctx, a.Target)
 	case plan.OpDaemonReload:
-		return h.Systemd.DaemonReload(ctx)
+		return deadline(ctx, e.opts.ReloadTimeout, "daemon-reload", h.Systemd.DaemonReload)
 	case plan.OpReload:
 		return e.bounded(ctx, a, h.Systemd.Reload)
 	case plan.OpStart:
@@ -238,6 +336,18 @@ func (e *run) bounded(ctx context.Context, a plan.Action, job func(context.Conte
 	err := job(cctx, a.Target)
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, e.opts.StartTimeout, err)
+	}
+	return err
+}
+
+// deadline runs op under a timeout and names the operation when the
+// timeout, not the caller, ended it.
+func deadline(ctx context.Context, d time.Duration, what string, op func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := op(cctx)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not finish within %s: %w", what, d, err)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -175,5 +176,91 @@ func TestInterruptStopsBeforeNextAction(t *testing.T) {
 	res, err := executor.Apply(ctx, p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop()})
 	if err == nil || len(f.calls) != 0 || len(res.NotReached) != 2 {
 		t.Fatalf("err %v calls %q res %+v", err, f.calls, res)
+	}
+}
+
+// rec is a Recorder that keeps what it was told.
+type rec struct {
+	lines []string
+	fail  error
+}
+
+func (r *rec) StepBegins(s plan.Step) error {
+	r.lines = append(r.lines, fmt.Sprintf("step %d", s))
+	return nil
+}
+
+func (r *rec) ActionLanded(i int, a plan.Action, err error, _ time.Duration) error {
+	res := "ok"
+	if err != nil {
+		res = "failed"
+	}
+	r.lines = append(r.lines, fmt.Sprintf("%d %s %s %s", i, a.Op, a.Target, res))
+	return r.fail
+}
+
+func TestRecorderHearsEveryActionAsItLands(t *testing.T) {
+	p := mk("write-unit /u/a", "daemon-reload systemd", "start a.service", "start b.service")
+	f := &fake{fail: map[string]error{"start b.service": errors.New("boom")}}
+	r := &rec{}
+	_, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if !errors.Is(err, executor.ErrFailed) {
+		t.Fatalf("want ErrFailed, got %v", err)
+	}
+	want := []string{"step 4", "0 write-unit /u/a ok", "step 7", "1 daemon-reload systemd ok", "step 9", "2 start a.service ok", "3 start b.service failed"}
+	if !slices.Equal(r.lines, want) {
+		t.Fatalf("recorded\n%q\nwant\n%q", r.lines, want)
+	}
+}
+
+func TestJournalFailureStopsTheRun(t *testing.T) {
+	p := mk("write-unit /u/a", "write-unit /u/b", "daemon-reload systemd")
+	f := &fake{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f},
+		executor.Options{Log: zerolog.Nop(), Recorder: &rec{fail: errors.New("disk full")}})
+	if !errors.Is(err, executor.ErrJournal) || len(f.calls) != 1 || len(res.NotReached) != 2 {
+		t.Fatalf("an unrecordable change must stop the run: err %v calls %q not reached %d", err, f.calls, len(res.NotReached))
+	}
+}
+
+// A graceful stop lets the action in progress finish and runs nothing
+// after it; the result says interrupted and lists what was not reached.
+func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
+	p := mk("write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
+	stop := make(chan struct{})
+	f := &fake{}
+	opts := executor.Options{Log: zerolog.Nop(), Stop: stop, AfterStep: func(s plan.Step) {
+		if s == plan.StepWriteUnits {
+			close(stop)
+		}
+	}}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, opts)
+	if !errors.Is(err, executor.ErrInterrupted) || !res.Interrupted {
+		t.Fatalf("want an interrupted run, got err %v interrupted %v", err, res.Interrupted)
+	}
+	if !slices.Equal(f.calls, []string{"write /u/a", "write /u/b"}) || len(res.NotReached) != 2 || len(res.Applied) != 2 {
+		t.Fatalf("calls %q applied %d not reached %d", f.calls, len(res.Applied), len(res.NotReached))
+	}
+}
+
+// slowSystemd blocks a daemon-reload until its context ends.
+type slowSystemd struct{ *fake }
+
+func (s slowSystemd) DaemonReload(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestHostOperationsHaveDeadlines(t *testing.T) {
+	p := mk("daemon-reload systemd", "start a.service")
+	f := &fake{}
+	t0 := time.Now()
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: slowSystemd{f}, Podman: f},
+		executor.Options{Log: zerolog.Nop(), ReloadTimeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "daemon-reload did not finish within 50ms") {
+		t.Fatalf("want a deadline error naming the operation, got %v", err)
+	}
+	if time.Since(t0) > 5*time.Second || len(res.NotReached) != 1 {
+		t.Fatalf("took %s, not reached %d", time.Since(t0), len(res.NotReached))
 	}
 }

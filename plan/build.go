@@ -156,6 +156,9 @@ func (b *builder) readInstalled() {
 
 func (b *builder) add(a Action, rank int) {
 	a.Step, a.rank = StepOf(a.Op), rank
+	if a.Content != nil {
+		a.Digest = contentDigest(a.Content)
+	}
 	b.p.Actions = append(b.p.Actions, a)
 }
 
@@ -725,10 +728,14 @@ func (b *builder) orphans() {
 }
 
 func (b *builder) finish() {
-	for _, a := range b.p.Actions {
-		if a.Op == OpWriteUnit || a.Op == OpRemoveUnit {
-			b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
-			break
+	if b.p.WritesUnits() {
+		b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
+	} else {
+		for _, u := range b.p.Units {
+			if u.State.NeedDaemonReload && u.Effect != EffectIgnore {
+				b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "systemd has not loaded the current unit file of " + u.Service}, 0)
+				break
+			}
 		}
 	}
 	// Unit files syslet does not manage stay in the future set, as do
@@ -747,16 +754,7 @@ func (b *builder) finish() {
 			b.p.Future[rel] = f.Data
 		}
 	}
-	sort.SliceStable(b.p.Actions, func(i, j int) bool {
-		ai, aj := b.p.Actions[i], b.p.Actions[j]
-		if ai.Step != aj.Step {
-			return ai.Step < aj.Step
-		}
-		if ai.Step == StepStop {
-			return ai.rank > aj.rank // containers stop before the volumes and networks they use
-		}
-		return ai.rank < aj.rank
-	})
+	sortActions(b.p.Actions)
 	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {
 		if a.Kind != c.Kind {
 			return kindRank(a.Kind) - kindRank(c.Kind)

@@ -141,7 +141,11 @@ func (p *Plan) Format(w io.Writer) {
 			var targets []string
 			for _, a := range p.Actions {
 				if a.Step == s {
-					targets = append(targets, Escape(describe(a)))
+					t := Escape(describe(a))
+					if a.Carried {
+						t += "  [resumed: an earlier run left it unfinished]"
+					}
+					targets = append(targets, t)
 				}
 			}
 			if len(targets) == 0 {
@@ -171,18 +175,21 @@ func (p *Plan) Format(w io.Writer) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
-	c := p.Count()
-	if c.Drift > 0 {
+	if c := p.Count(); c.Drift > 0 {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
-	if p.Empty() && c.Drift == 0 {
-		fmt.Fprintln(w, "No changes. The host matches the specs.")
-	} else if p.Empty() {
-		fmt.Fprintln(w, "No other changes.")
-	} else {
-		fmt.Fprintf(w, "Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions.\n",
-			c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions))
+	fmt.Fprintln(w, p.Summary())
+}
+
+// Summary is the plan's one-line footer: counts by effect, the number of
+// actions and the plan digest.
+func (p *Plan) Summary() string {
+	if p.Empty() {
+		return "No changes. The host matches the specs."
 	}
+	c := p.Count()
+	return fmt.Sprintf("Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions (digest %s).",
+		c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions), p.ShortDigest())
 }
 
 func describe(a Action) string {

@@ -25,6 +25,12 @@ type UnitReader interface {
 	UnitStates(ctx context.Context, names []string) (map[string]host.UnitState, error)
 }
 
+// ReloadReader reports the units whose files changed since systemd loaded
+// them. A UnitReader that also implements it is asked for the loaded units.
+type ReloadReader interface {
+	NeedDaemonReload(ctx context.Context, names []string) (map[string]bool, error)
+}
+
 // StoreReader reads podman's secret and image stores.
 type StoreReader interface {
 	Secrets(ctx context.Context) ([]host.Secret, error)
@@ -79,6 +85,24 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 			return nil, fmt.Errorf("reading unit states: %w", err)
 		}
 		obs.Units = st
+		if rr, ok := src.Units.(ReloadReader); ok {
+			var loaded []string
+			for n, s := range st {
+				if s.LoadState == "loaded" {
+					loaded = append(loaded, n)
+				}
+			}
+			slices.Sort(loaded)
+			need, err := rr.NeedDaemonReload(ctx, loaded)
+			if err != nil {
+				return nil, err
+			}
+			for n := range need {
+				s := obs.Units[n]
+				s.NeedDaemonReload = true
+				obs.Units[n] = s
+			}
+		}
 	}
 	obs.UnitsKnown = src.Units != nil
 

@@ -105,9 +105,15 @@ type Action struct {
 	// Unit is the unit file the action serves, for grouping in reports.
 	Unit string `json:"unit,omitempty"`
 
-	Content []byte           `json:"-"`              // OpWriteFile, OpWriteUnit
-	Mode    uint32           `json:"mode,omitempty"` // OpWriteFile, OpWriteUnit
-	Files   []render.DirFile `json:"files,omitempty"`
+	Content []byte `json:"-"`              // OpWriteFile, OpWriteUnit
+	Mode    uint32 `json:"mode,omitempty"` // OpWriteFile, OpWriteUnit
+	// Carried marks an action an earlier, unfinished run planned and that
+	// this plan does again.
+	Carried bool `json:"carried,omitempty"`
+	// Digest is the sha256 of Content: what the plan's digest and the run
+	// journal record instead of the content itself.
+	Digest string           `json:"digest,omitempty"`
+	Files  []render.DirFile `json:"files,omitempty"`
 	// Root bounds OpRemoveFile: empty parent directories are removed up to
 	// (not including) Root.
 	Root string `json:"root,omitempty"`
@@ -215,6 +221,8 @@ type Plan struct {
 	Actions  []Action       `json:"actions"`
 	Refusals []Refusal      `json:"refusals,omitempty"`
 	Notes    []Note         `json:"notes,omitempty"`
+	// Resume is set when the plan carries forward an unfinished run.
+	Resume *Resume `json:"resume,omitempty"`
 	// Future is the complete set of unit files the unit directory will
 	// hold after the apply (syslet's and everyone else's), by file name.
 	// Staging runs the quadlet generator over exactly this set.

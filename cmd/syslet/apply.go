@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,191 +10,174 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/deploy"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 )
 
 type applyOptions struct {
-	diff     bool
+	req      deploy.Request
 	stdin    bool
-	root     string
 	output   string
 	detailed bool
-	quadlet  string
-	timeout  time.Duration
-	path     string
-	maxInput int64
-	// allowRemovals lifts the mass-removal guard (plan.GuardRemovals).
-	allowRemovals bool
-	// force overwrites managed files that were edited by hand (drift).
-	force bool
+	yes      bool
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	var o applyOptions
+	r := &o.req
 	fs := newFlagSet("syslet", stderr)
-	fs.BoolVar(&o.diff, "diff", false, "")
+	fs.BoolVar(&r.Diff, "diff", false, "")
 	fs.BoolVar(&o.stdin, "stdin", false, "")
-	fs.StringVar(&o.root, "root", "/", "")
+	fs.StringVar(&r.Root, "root", "/", "")
 	fs.StringVar(&o.output, "output", "text", "")
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
-	fs.StringVar(&o.quadlet, "quadlet", "/usr/libexec/podman/quadlet", "")
-	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "")
-	fs.Int64Var(&o.maxInput, "max-input", spec.DefaultMaxInput, "")
-	fs.BoolVar(&o.allowRemovals, "allow-removals", false, "")
-	fs.BoolVar(&o.force, "force", false, "")
+	fs.BoolVar(&o.yes, "yes", false, "")
+	fs.StringVar(&r.Quadlet, "quadlet", deploy.DefaultQuadlet, "")
+	fs.StringVar(&r.Source, "source", "", "")
+	fs.DurationVar(&r.StartTimeout, "timeout", executor.DefaultStartTimeout, "")
+	fs.DurationVar(&r.PullTimeout, "pull-timeout", executor.DefaultPullTimeout, "")
+	fs.DurationVar(&r.StopTimeout, "stop-timeout", executor.DefaultStopTimeout, "")
+	fs.DurationVar(&r.ReloadTimeout, "reload-timeout", executor.DefaultReloadTimeout, "")
+	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.DefaultDialTimeout, "")
+	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.DefaultReadTimeout, "")
+	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "")
+	fs.Int64Var(&r.MaxInput, "max-input", spec.DefaultMaxInput, "")
+	fs.BoolVar(&r.AllowRemovals, "allow-removals", false, "")
+	fs.BoolVar(&r.Force, "force", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if o.path, err = oneSource(pos, o.stdin); err != nil {
+	if r.Path, err = oneSource(pos, o.stdin); err != nil {
 		return o, err
 	}
-	o.stdin = o.path == "-"
 	if o.output != "text" && o.output != "json" {
 		return o, fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
 	}
-	if o.detailed && !o.diff {
+	r.JSON = o.output == "json"
+	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
 	// Abs cleans: "/.", "//" and "/etc/.." all name the live host, and
 	// are treated exactly like "/".
-	if o.root, err = filepath.Abs(o.root); err != nil {
+	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
-// hostless reports whether syslet manages a directory rather than the
-// running system: then neither systemd nor podman is read or changed.
-func (o applyOptions) hostless() bool { return o.root != "/" }
-
 func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseApply(args, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
-		return exitError
+		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stop, release := signals(stderr)
+	defer release()
+	req := o.req
+	req.Stdin, req.Stdout, req.Stderr, req.Stop = stdin, stdout, stderr, stop
+	if !req.Diff && !o.yes && req.Path != "-" && deploy.IsTerminal(stdin) && deploy.IsTerminal(stderr) {
+		req.Confirm = func(*plan.Plan) bool { return confirm(stdin, stderr) }
+	}
+	req.AfterStep = testPause(stop, stderr)
 
-	l, err := load(o.path, o.root, stdin, o.maxInput)
-	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
-		return exitError
-	}
-	if l.report.HasErrors() {
-		printFindings(stderr, l.report)
-		return exitInvalid
-	}
-	printFindings(stderr, l.report) // warnings only
-
-	h, err := openHost(o)
-	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
-		return exitError
-	}
-	defer h.Close()
-
-	if !o.diff {
-		unlock, err := lockApply(o.root, stderr)
-		if err != nil {
-			fmt.Fprintln(stderr, "syslet:", err)
-			return exitError
-		}
-		defer unlock()
-	}
-
-	obs, err := plan.Observe(ctx, h.sources(), l.out)
-	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
-		return exitError
-	}
-	p := plan.BuildWith(l.out, obs, plan.Options{Force: o.force})
-	if !o.allowRemovals {
-		p.GuardRemovals()
-	}
-	if err := h.stage(ctx, p, l.out); err != nil {
-		printPlan(stdout, o, l, p)
-		fmt.Fprintln(stderr, "syslet: staging failed, nothing was changed:")
-		fmt.Fprintln(stderr, err)
-		return exitError
-	}
-	printPlan(stdout, o, l, p)
-	if !p.Appliable() {
-		fmt.Fprintf(stderr, "syslet: the plan has %d refusal(s); nothing was changed\n", len(p.Refusals))
-		return exitError
-	}
-	if o.diff {
-		if o.detailed && (!p.Empty() || p.Drifted()) {
-			return exitPending
-		}
-		return exitOK
-	}
-	if o.stdin {
-		if err := storeStdin(o.root, l.srcs); err != nil {
-			fmt.Fprintln(stderr, "syslet:", err)
-			return exitError
-		}
-	}
-	return execute(ctx, o, h, p, stdout, stderr)
-}
-
-func printPlan(w io.Writer, o applyOptions, l *loaded, p *plan.Plan) {
-	if o.output == "json" {
-		enc := json.NewEncoder(w)
+	out, err := deploy.Run(ctx, req)
+	if req.JSON && out != nil {
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(p)
-		return
+		_ = enc.Encode(out)
 	}
-	what := "host"
-	if o.hostless() {
-		what = o.root + " (no host: systemd and podman are not read; installed units are assumed to run as declared)"
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, deploy.ErrInvalid) {
+		fmt.Fprintln(stderr, "syslet:", err)
 	}
-	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", len(l.specs), len(l.srcs), what)
-	p.Format(w)
+	if code == exitOK && o.detailed && out.Pending() {
+		return exitPending
+	}
+	return code
 }
 
-// storeStdin keeps the validated stream of an apply from stdin, so a
-// later plain `syslet` re-applies the same specs.
-func storeStdin(root string, srcs []spec.Source) error {
-	var data []byte
-	for _, s := range srcs {
-		data = append(data, s.Data...)
-		data = append(data, '\n')
+// exitCode maps a run's error to the documented exit codes.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, deploy.ErrInvalid):
+		return exitInvalid
+	case errors.Is(err, deploy.ErrInterrupted):
+		return exitInterrupted
 	}
-	r := fsroot.New(root)
-	if err := r.WriteFile(spec.DefaultSource, data, 0o600); err != nil {
-		return fmt.Errorf("storing specs from stdin: %w", err)
-	}
-	return nil
+	return exitError
 }
 
-// lockApply takes the apply lock: one apply at a time per host. A second
-// apply waits and says so; --diff and validate never take it.
-func lockApply(root string, stderr io.Writer) (func(), error) {
-	dir := filepath.Join(root, "run", "syslet")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating lock directory: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "apply.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening apply lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("taking apply lock: %w", err)
+// signals returns a context cancelled by a second SIGINT/SIGTERM and a
+// channel closed by the first: the first lets the action in progress
+// finish and runs nothing after it, the second aborts at once.
+func signals(stderr io.Writer) (context.Context, <-chan struct{}, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-ch:
+				n++
+				if n == 1 {
+					fmt.Fprintf(stderr, "\nsyslet: %s: finishing the action in progress, then stopping (again to abort at once)\n", s)
+					close(stop)
+					continue
+				}
+				fmt.Fprintf(stderr, "\nsyslet: %s: aborting\n", s)
+				cancel()
+				return
+			case <-done:
+				return
+			}
 		}
-		fmt.Fprintln(stderr, "syslet: another apply is running; waiting for it to finish")
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("taking apply lock: %w", err)
+	}()
+	return ctx, stop, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}
+
+// confirm asks once on the terminal.
+func confirm(in io.Reader, w io.Writer) bool {
+	fmt.Fprint(w, "\nApply this plan? Only 'yes' continues: ")
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	return strings.TrimSpace(line) == "yes"
+}
+
+// testPauseEnv names the step after which an apply pauses until it is
+// signalled or killed. Only the integration tests set it: they kill syslet
+// at every step to prove the next run resumes exactly.
+const testPauseEnv = "SYSLET_TEST_PAUSE_AFTER_STEP"
+
+func testPause(stop <-chan struct{}, stderr io.Writer) func(plan.Step) {
+	n, err := strconv.Atoi(os.Getenv(testPauseEnv))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	return func(s plan.Step) {
+		if int(s) != n {
+			return
+		}
+		fmt.Fprintf(stderr, "syslet: test pause after step %d (pid %d)\n", n, os.Getpid())
+		_ = os.WriteFile(fmt.Sprintf("/run/syslet/test-paused-%d", n), []byte(strconv.Itoa(os.Getpid())), 0o644)
+		select {
+		case <-stop:
+		case <-time.After(10 * time.Minute):
 		}
 	}
-	return func() { f.Close() }, nil
 }

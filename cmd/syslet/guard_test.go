@@ -100,21 +100,21 @@ func TestHostileInputs(t *testing.T) {
 			return []string{"validate", "--max-input", "1024", p}
 		}, exitInvalid, "larger than the maximum of 1024 bytes"},
 		{"mountPath traversal", file(specWith(`"configFiles":[{"mountPath":"/../../etc/shadow","content":"x"}]`)), exitInvalid, "must not contain \"..\""},
-		{"mountPath component too long", file(specWith(`"configFiles":[{"mountPath":"/etc/`+long+`","content":"x"}]`)), exitInvalid, "component of 256 bytes"},
-		{"mountPath too long", file(specWith(`"configFiles":[{"mountPath":"/`+strings.Repeat("abcdefgh/", 430)+`x","content":"x"}]`)), exitInvalid, "at most 3800"},
+		{"mountPath component too long", file(specWith(`"configFiles":[{"mountPath":"/etc/` + long + `","content":"x"}]`)), exitInvalid, "component of 256 bytes"},
+		{"mountPath too long", file(specWith(`"configFiles":[{"mountPath":"/` + strings.Repeat("abcdefgh/", 430) + `x","content":"x"}]`)), exitInvalid, "at most 3800"},
 		{"context file traversal", file(buildWith("../../etc/cron.d/x")), exitInvalid, "clean relative path"},
 		{"context file absolute", file(buildWith("/etc/passwd")), exitInvalid, "clean relative path"},
 		{"context file under Containerfile", file(buildWith("Containerfile/x")), exitInvalid, `needs a directory named "Containerfile"`},
 		{"context file name too long", file(buildWith("sub/" + long)), exitInvalid, "component of 256 bytes"},
 		{"config-dir file traversal", file(specWith(`"configDirs":[{"mountPath":"/d","files":[{"name":"../x","content":"x"}]}]`)), exitInvalid, "must be a plain name"},
 		{"config-dir file ..data", file(specWith(`"configDirs":[{"mountPath":"/d","files":[{"name":"..data","content":"x"}]}]`)), exitInvalid, "must be a plain name"},
-		{"config-dir file name 256 bytes", file(specWith(`"configDirs":[{"mountPath":"/d","files":[{"name":"`+long+`","content":"x"}]}]`)), exitInvalid, "at most 255"},
+		{"config-dir file name 256 bytes", file(specWith(`"configDirs":[{"mountPath":"/d","files":[{"name":"` + long + `","content":"x"}]}]`)), exitInvalid, "at most 255"},
 		{"name with traversal", file(`{"apiVersion":"v1","type":"volume","name":"../../x"}`), exitInvalid, "is not valid"},
 		{"name with escape sequence", file(`{"apiVersion":"v1","type":"volume","name":"a\u001b[2J"}`), exitInvalid, "control character"},
 		{"render --out /", func(t *testing.T, e env) []string {
 			os.WriteFile(filepath.Join(e.dir, "stack.json"), []byte(guardStack), 0o644)
 			return []string{"render", filepath.Join(e.dir, "stack.json"), "--out", "/."}
-		}, exitError, "is the host's root"},
+		}, exitUsage, "is the host's root"},
 		{"link at /etc", renderLink("etc", false), exitError, "/etc is a symlink"},
 		{"link at /etc/containers", renderLink("etc/containers", false), exitError, "/etc/containers is a symlink"},
 		{"link at the unit dir", renderLink("etc/containers/systemd", false), exitError, "/etc/containers/systemd is a symlink"},
@@ -195,8 +195,8 @@ func TestArrayMeansNoSpecsButIsGuarded(t *testing.T) {
 func TestRootSpellingsOfTheLiveHost(t *testing.T) {
 	for _, r := range []string{"/", "/.", "//", "/etc/.."} {
 		o, err := parseApply([]string{"--diff", "--root", r}, &bytes.Buffer{})
-		if err != nil || o.root != "/" || o.hostless() {
-			t.Errorf("--root %q: root %q hostless %t (%v); want the live host", r, o.root, o.hostless(), err)
+		if err != nil || o.req.Root != "/" {
+			t.Errorf("--root %q: root %q (%v); want the live host", r, o.req.Root, err)
 		}
 	}
 }

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
 // Exit codes. They are documented in the README and stable: CI jobs and
 // webhookd branch on them.
 const (
-	exitOK      = 0 // success, or nothing to change
-	exitError   = 1 // host, plan or apply failure
-	exitInvalid = 2 // the specs are invalid; nothing was touched
-	exitPending = 3 // --diff --detailed-exitcode: changes are pending
+	exitOK          = 0   // success, or nothing to change
+	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan
+	exitInvalid     = 2   // the specs are invalid; nothing was touched
+	exitPending     = 3   // --diff --detailed-exitcode: changes are pending
+	exitUsage       = 64  // a command-line mistake; nothing was read or touched
+	exitInternal    = 70  // a bug in syslet (a recovered panic)
+	exitInterrupted = 130 // SIGINT/SIGTERM ended the run; the summary says what was not reached
 )
 
 var version = "dev"
@@ -28,31 +32,55 @@ Usage:
   syslet validate [--output json] [PATH | -]    check specs without touching any host
   syslet render PATH --out DIR                  write the files a host would get under DIR
   syslet adopt FILE…                            print v1 specs for hand-written quadlet files
-  syslet version
+  syslet history [RUN] [--output json]          recent runs from the run journal, or one run's actions
+  syslet version [--output json]
 
 Flags for apply / --diff:
-  --diff                 print the plan and stop; nothing changes
+  --diff                 print the plan and stop; nothing changes, no lock is taken
   --stdin                read specs from stdin (also: PATH "-"); an apply stores them in
                          /etc/syslet/config.json (0600) for later plain runs
   --root DIR             manage files under DIR instead of / (no systemd or podman is read)
-  --output text|json     plan format (default text)
+  --output text|json     json: one JSON document on stdout (plan, and the result of an apply);
+                         the human plan and log go to stderr
   --detailed-exitcode    with --diff: exit 3 when changes are pending
+  --yes                  do not ask before applying (only asked when stdin and stderr are a terminal)
+  --source TEXT          what the run journal records as the specs' origin (default: the path)
   --quadlet PATH         quadlet generator used for staging (default /usr/libexec/podman/quadlet)
-  --timeout DURATION     how long to wait for started units to become active (default 2m)
+  --lock-timeout D       how long to wait for another apply to finish (default 5m; 0: for ever)
+  --timeout D            how long a started or reloaded unit has to become active (default 2m)
+  --pull-timeout D       deadline of one image pull (default 10m)
+  --stop-timeout D       deadline of one stop (default 2m)
+  --reload-timeout D     deadline of the daemon-reload (default 2m)
+  --dial-timeout D       deadline for connecting to systemd (default 30s)
+  --read-timeout D       deadline for reading the host's state to plan (default 2m)
   --allow-removals       allow a plan that removes all managed units, or more than half of
                          them when there are more than four (refused otherwise)
   --force                overwrite managed files that were edited by hand (drift)
   --max-input BYTES      refuse spec input larger than this (default 16 MiB; also for
                          validate and render)
 
-Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode).
+A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
+was not reached; a second one aborts at once. The next run resumes (see syslet history).
+
+Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
+64 usage error, 70 internal error, 130 interrupted.
 `
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// recovered turns a panic into exit code 70 with the stack on stderr, so a
+// bug is never mistaken for "invalid specs" (Go's own panic exit code is 2).
+func recovered(stderr io.Writer, code *int) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(stderr, "syslet: internal error (a bug; please report it): %v\n%s", r, debug.Stack())
+		*code = exitInternal
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer recovered(stderr, &code)
 	if len(args) > 0 {
 		switch args[0] {
 		case "validate":
@@ -62,8 +90,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case "adopt":
 			return cmdAdopt(args[1:], stdout, stderr)
 		case "version", "--version":
-			fmt.Fprintf(stdout, "syslet %s\n", version)
-			return exitOK
+			return cmdVersion(args[1:], stdout, stderr)
+		case "history":
+			return cmdHistory(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
 			fmt.Fprint(stdout, usage)
 			return exitOK

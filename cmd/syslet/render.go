@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/syslet/syslet/pkg/deploy"
 	"io"
 	"path/filepath"
 
@@ -18,7 +19,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitInvalid
+		return exitUsage
 	}
 	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
@@ -29,29 +30,29 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
-		return exitError
+		return exitUsage
 	}
-	l, err := load(path, "/", stdin, *maxInput)
+	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
-	if l.report.HasErrors() {
-		printFindings(stderr, l.report)
+	if l.Report.HasErrors() {
+		deploy.PrintFindings(stderr, l.Report)
 		return exitInvalid
 	}
-	printFindings(stderr, l.report) // warnings
+	deploy.PrintFindings(stderr, l.Report) // warnings
 	root := fsroot.New(*outDir)
 	// Everything is checked before the first write, so a symlink in the
 	// way fails the run with nothing written rather than half-way.
 	var paths []string
-	for _, u := range l.out.Units {
+	for _, u := range l.Out.Units {
 		paths = append(paths, u.Path)
 	}
-	for _, f := range l.out.Files {
+	for _, f := range l.Out.Files {
 		paths = append(paths, f.Path)
 	}
-	for _, d := range l.out.Dirs {
+	for _, d := range l.Out.Dirs {
 		paths = append(paths, d.Path)
 	}
 	if err := root.Check(paths...); err != nil {
@@ -59,7 +60,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	n := 0
-	for _, u := range l.out.Units {
+	for _, u := range l.Out.Units {
 		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -67,7 +68,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, u.Path)
 		n++
 	}
-	for _, f := range l.out.Files {
+	for _, f := range l.Out.Files {
 		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -75,7 +76,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f.Path)
 		n++
 	}
-	for _, d := range l.out.Dirs {
+	for _, d := range l.Out.Dirs {
 		if err := root.WriteDir(d.Path, d.Files); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
@@ -83,7 +84,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s/ (%d files)\n", d.Path, len(d.Files))
 		n++
 	}
-	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.out.Units), len(l.out.Files), len(l.out.Dirs), *outDir)
+	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
 	return exitOK
 }
 

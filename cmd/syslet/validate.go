@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/syslet/syslet/pkg/deploy"
 	"io"
 
 	"github.com/syslet/syslet/pkg/report"
@@ -26,24 +27,24 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitInvalid
+		return exitUsage
 	}
 	path, err := oneSource(pos, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
-		return exitError
+		return exitUsage
 	}
 	if *output != "text" && *output != "json" {
 		fmt.Fprintf(stderr, "syslet validate: --output must be text or json, got %q\n", *output)
-		return exitError
+		return exitUsage
 	}
-	l, err := load(path, "/", stdin, *maxInput)
+	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
 	}
 	if *output == "json" {
-		res := validateResult{Valid: !l.report.HasErrors(), Sources: len(l.srcs), Specs: len(l.specs), Errors: l.report.Errors(), Findings: l.report.Findings}
+		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Findings: l.Report.Findings}
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}
 		}
@@ -51,12 +52,12 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
 	} else {
-		printFindings(stdout, l.report)
-		if !l.report.HasErrors() {
-			fmt.Fprintf(stdout, "%d spec(s) from %d source(s) are valid\n", len(l.specs), len(l.srcs))
+		deploy.PrintFindings(stdout, l.Report)
+		if !l.Report.HasErrors() {
+			fmt.Fprintf(stdout, "%d spec(s) from %d source(s) are valid\n", len(l.Specs), len(l.Sources))
 		}
 	}
-	if l.report.HasErrors() {
+	if l.Report.HasErrors() {
 		return exitInvalid
 	}
 	return exitOK

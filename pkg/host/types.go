@@ -13,6 +13,9 @@ type UnitState struct {
 	LoadState   string `json:"loadState"`
 	ActiveState string `json:"activeState"`
 	SubState    string `json:"subState"`
+	// NeedDaemonReload is systemd's own word that the unit's files (for a
+	// quadlet service: its source file) changed since it loaded them.
+	NeedDaemonReload bool `json:"needDaemonReload,omitempty"`
 }
 
 // Active reports whether the unit is running (or, for a oneshot with

@@ -1,9 +1,10 @@
-package main
+package deploy
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -22,26 +23,25 @@ import (
 // podman over its REST socket (connected on first use: a run that needs no
 // image or secret never dials it), and the quadlet generator for staging.
 type liveHost struct {
-	opts applyOptions
-	sd   *systemd.Manager
-	pm   *podman.Client
+	quadlet string
+	sd      *systemd.Manager
+	pm      *podman.Client
 }
 
-func openLive(o applyOptions) (*liveHost, error) {
+func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	sd, err := systemd.Dial(context.Background())
+	dctx, cancel := context.WithTimeout(ctx, req.DialTimeout)
+	defer cancel()
+	sd, err := systemd.Dial(dctx)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to systemd: %w", err)
+		return nil, fmt.Errorf("connecting to systemd (within %s): %w", req.DialTimeout, err)
 	}
-	return &liveHost{opts: o, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
-
-func (l *liveHost) systemd() plan.UnitReader { return l.sd }
-func (l *liveHost) podman() plan.StoreReader { return l.pm }
 
 func (l *liveHost) executor(files fsroot.Root) executor.Host {
 	return executor.Host{Files: files, Systemd: l.sd, Podman: l.pm}
@@ -50,20 +50,20 @@ func (l *liveHost) executor(files fsroot.Root) executor.Host {
 // stage runs the host's generator over the complete future unit set and
 // verifies the services of the units this plan writes. Messages name the
 // spec each unit file comes from.
-func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output) error {
+func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
 	var changed []string
 	for _, a := range p.Actions {
 		if a.Op == plan.OpWriteUnit {
 			changed = append(changed, a.Unit)
 		}
 	}
-	s := quadlet.Stager{Generator: l.opts.quadlet, Verify: "systemd-analyze"}
+	s := quadlet.Stager{Generator: l.quadlet, Verify: "systemd-analyze"}
 	if _, err := exec.LookPath(s.Verify); err != nil {
 		return fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
 	warnings, err := s.Check(ctx, p.Future, p.Current, changed)
 	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "syslet: staging warning:", attribute(w, out))
+		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
 	}
 	var se *quadlet.Error
 	if errors.As(err, &se) {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// versionInfo is what `syslet version` reports: enough to tell exactly
+// which build runs on a host.
+type versionInfo struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Modified  bool   `json:"modified,omitempty"`
+	Go        string `json:"go"`
+	PodmanAPI string `json:"podmanAPI"` // the podman bindings (REST API client) syslet is built with
+}
+
+func buildVersion() versionInfo {
+	v := versionInfo{Version: version, Go: runtime.Version(), PodmanAPI: "unknown"}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/containers/podman/v5" {
+			v.PodmanAPI = d.Version
+		}
+	}
+	return v
+}
+
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("version", stderr)
+	output := fs.String("output", "text", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*output != "text" && *output != "json") {
+		fmt.Fprintln(stderr, "syslet version: usage: syslet version [--output json]")
+		return exitUsage
+	}
+	v := buildVersion()
+	if *output == "json" {
+		return writeJSON(stdout, v)
+	}
+	rev := v.Revision
+	if rev == "" {
+		rev = "unknown"
+	}
+	if v.Modified {
+		rev += "+dirty"
+	}
+	fmt.Fprintf(stdout, "syslet %s (commit %s, built %s) %s, podman bindings %s\n", v.Version, rev, orUnknown(v.Time), v.Go, v.PodmanAPI)
+	return exitOK
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,359 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/plan"
+)
+
+// Request is one run: where the specs come from, whether to apply, and how
+// long each host operation may take.
+type Request struct {
+	// Path is a spec file or directory; "-" reads Stdin; "" reads the
+	// stream stored by the last apply from stdin.
+	Path  string
+	Stdin io.Reader
+	// Source is what the run journal and the lock record as where the
+	// specs came from ("stdin", a path, "git infra@<commit>"). Default:
+	// derived from Path.
+	Source string
+	// Diff plans and prints, and changes nothing.
+	Diff bool
+	// Root is the tree syslet manages; anything but "/" means no systemd
+	// and no podman (only Diff is then allowed).
+	Root string
+	// JSON leaves stdout to the caller (which prints the Outcome as one
+	// JSON document) and writes the human plan and summary to Stderr.
+	JSON bool
+	// Confirm, when set, is asked once after the plan is printed and
+	// before anything changes; false cancels the apply. Unattended runs
+	// (SSH pipe, webhook, CI) leave it nil.
+	Confirm func(p *plan.Plan) bool
+	// Stop ends the run gracefully when closed: a lock wait ends at once,
+	// an apply finishes the action in progress and runs nothing after it.
+	// Cancelling the context of Run aborts the action in progress too.
+	Stop <-chan struct{}
+
+	Stdout, Stderr io.Writer
+
+	Quadlet string // the host's quadlet generator, for staging
+
+	LockTimeout  time.Duration // 0: wait for ever
+	DialTimeout  time.Duration
+	StartTimeout time.Duration
+	PullTimeout  time.Duration
+	StopTimeout  time.Duration
+	// ReloadTimeout bounds the daemon-reload.
+	ReloadTimeout time.Duration
+	// ReadTimeout bounds reading the host's state for the plan (files,
+	// unit states, podman's stores).
+	ReadTimeout time.Duration
+
+	// MaxInput bounds the spec input's total size (0: spec.DefaultMaxInput).
+	MaxInput int64
+	// AllowRemovals lets through a plan that removes all managed units,
+	// or more than half of more than four (plan.GuardRemovals).
+	AllowRemovals bool
+	// Force overwrites managed files edited by hand (plan drift).
+	Force bool
+
+	// AfterStep is a test hook run by the executor after each step.
+	AfterStep func(plan.Step)
+}
+
+// Defaults for a Request's empty fields.
+const (
+	DefaultQuadlet     = "/usr/libexec/podman/quadlet"
+	DefaultLockTimeout = 5 * time.Minute
+	DefaultDialTimeout = 30 * time.Second
+	DefaultReadTimeout = 2 * time.Minute
+)
+
+// Outcome is everything a run produced: what the CLI prints as JSON, what
+// webhookd reports.
+type Outcome struct {
+	RunID    string           `json:"run,omitempty"`
+	Source   string           `json:"source"`
+	Specs    int              `json:"specs"`
+	Sources  int              `json:"sources"`
+	Findings []report.Finding `json:"findings,omitempty"`
+	Plan     *plan.Plan       `json:"plan,omitempty"`
+	Digest   string           `json:"planDigest,omitempty"`
+	Result   *executor.Result `json:"result,omitempty"`
+	Summary  string           `json:"summary"`
+	Error    string           `json:"error,omitempty"`
+}
+
+// Pending reports whether the plan has changes (for --detailed-exitcode).
+func (o *Outcome) Pending() bool { return o.Plan != nil && (!o.Plan.Empty() || o.Plan.Drifted()) }
+
+// Errors a caller branches on. Apply failures wrap executor.ErrFailed,
+// interruptions ErrInterrupted, lock timeouts ErrLockTimeout.
+var (
+	ErrInvalid     = errors.New("the specs are invalid")
+	ErrRefused     = errors.New("the plan has refusals")
+	ErrStaging     = errors.New("staging failed")
+	ErrDeclined    = errors.New("apply cancelled at the prompt")
+	ErrInterrupted = executor.ErrInterrupted
+)
+
+func (req *Request) hostless() bool { return req.Root != "/" }
+
+func (req *Request) defaults() {
+	if req.Root == "" {
+		req.Root = "/"
+	}
+	if req.Stdout == nil {
+		req.Stdout = io.Discard
+	}
+	if req.Stderr == nil {
+		req.Stderr = io.Discard
+	}
+	if req.Quadlet == "" {
+		req.Quadlet = DefaultQuadlet
+	}
+	if req.DialTimeout == 0 {
+		req.DialTimeout = DefaultDialTimeout
+	}
+	if req.ReadTimeout == 0 {
+		req.ReadTimeout = DefaultReadTimeout
+	}
+	if req.Source == "" {
+		switch req.Path {
+		case "-":
+			req.Source = spec.StdinName
+		case "":
+			req.Source = filepath.Join(req.Root, spec.DefaultSource)
+		default:
+			if abs, err := filepath.Abs(req.Path); err == nil {
+				req.Source = abs
+			} else {
+				req.Source = req.Path
+			}
+		}
+	}
+}
+
+// Run reads, validates, plans and — unless Diff — applies, under the
+// host's apply lock. It returns an Outcome whenever the specs could be
+// read, also together with an error.
+func Run(ctx context.Context, req Request) (*Outcome, error) {
+	req.defaults()
+	out := &Outcome{Source: req.Source}
+	human := req.Stdout
+	if req.JSON {
+		human = req.Stderr
+	}
+	fail := func(err error) (*Outcome, error) {
+		out.Error = err.Error()
+		if out.Summary == "" {
+			out.Summary = "error: " + err.Error()
+		}
+		return out, err
+	}
+
+	l, err := LoadMax(req.Path, req.Root, req.Stdin, req.MaxInput)
+	if err != nil {
+		return fail(err)
+	}
+	out.Specs, out.Sources, out.Findings = len(l.Specs), len(l.Sources), l.Report.Findings
+	PrintFindings(req.Stderr, l.Report)
+	if l.Report.HasErrors() {
+		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
+		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+	}
+
+	h, err := openHost(ctx, &req)
+	if err != nil {
+		return fail(err)
+	}
+	defer h.Close()
+
+	jr := runlog.Open(req.Root)
+	runID := runlog.NewRunID(time.Now())
+	resumeOK := true
+	if !req.Diff {
+		lk, err := acquire(ctx, req.Stop, req.Root, req.LockTimeout,
+			Holder{PID: os.Getpid(), Since: time.Now(), Source: req.Source, Run: runID}, req.Stderr)
+		if err != nil {
+			return fail(err)
+		}
+		defer lk.release()
+	} else if who, busy := held(req.Root); busy {
+		// The journal's last run is the one in progress, not an unfinished one.
+		fmt.Fprintf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
+		resumeOK = false
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
+	p, err := makePlan(rctx, h, jr, l, resumeOK, plan.Options{Force: req.Force})
+	cancel()
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if !req.AllowRemovals {
+		p.GuardRemovals()
+	}
+	out.Plan, out.Digest = p, p.Digest()
+	out.Summary = p.Summary()
+	if err := h.stage(ctx, p, l.Out, req.Stderr); err != nil {
+		printPlan(human, &req, l, p)
+		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
+		fmt.Fprintln(req.Stderr, err)
+		if !req.Diff {
+			record(jr, runID, &req, l, p, runlog.ResultRefused)
+		}
+		return fail(fmt.Errorf("%w: %w", ErrStaging, err))
+	}
+	printPlan(human, &req, l, p)
+	if !p.Appliable() {
+		if !req.Diff {
+			record(jr, runID, &req, l, p, runlog.ResultRefused)
+		}
+		return fail(fmt.Errorf("%w: %d refusal(s); nothing was changed", ErrRefused, len(p.Refusals)))
+	}
+	if req.Diff {
+		return out, nil
+	}
+	if req.Confirm != nil && !p.Empty() && !req.Confirm(p) {
+		return fail(ErrDeclined)
+	}
+	if req.Path == "-" {
+		if err := storeStdin(req.Root, l.Sources); err != nil {
+			return fail(err)
+		}
+	}
+	out.RunID = runID
+	if p.Empty() {
+		record(jr, runID, &req, l, p, runlog.ResultNoChanges)
+		return out, nil
+	}
+	res, err := execute(ctx, &req, h, jr, runID, l, p, human)
+	out.Result = res
+	if res != nil {
+		out.Summary = fmt.Sprintf("%d applied, %d failed, %d not reached", len(res.Applied), len(res.Failed), len(res.NotReached))
+		if res.Interrupted {
+			out.Summary = "interrupted: " + out.Summary
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// makePlan observes the host, builds the plan, and carries forward what
+// the last run left unfinished.
+func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, resume bool, opts plan.Options) (*plan.Plan, error) {
+	obs, err := plan.Observe(ctx, h.sources(), l.Out)
+	if err != nil {
+		return nil, err
+	}
+	p := plan.BuildWith(l.Out, obs, opts)
+	if !resume {
+		return p, nil
+	}
+	runs, err := jr.Recent()
+	if err != nil {
+		return nil, err
+	}
+	u := unfinished(runs)
+	if u == nil {
+		return p, nil
+	}
+	var oneshots []string
+	for _, a := range u.Actions {
+		if a.Op == plan.OpStart {
+			oneshots = append(oneshots, a.Target)
+		}
+	}
+	started, err := h.lastStarted(ctx, oneshots)
+	if err != nil {
+		return nil, err
+	}
+	p.Resume = plan.CarryForward(p, l.Out, obs, u, started)
+	return p, nil
+}
+
+// record writes a run that executed nothing: its intent and its end, in
+// one write.
+func record(jr *runlog.Journal, runID string, req *Request, l *Loaded, p *plan.Plan, result string) {
+	if _, err := jr.Record(intent(runID, req, l, p), runlog.Record{Result: result}); err != nil {
+		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
+	}
+}
+
+func intent(runID string, req *Request, l *Loaded, p *plan.Plan) runlog.Record {
+	rec := runlog.Record{Run: runID, PID: os.Getpid(), Source: req.Source, InputDigest: l.Digest(),
+		PlanDigest: p.Digest(), Actions: journalActions(p)}
+	if p.Resume != nil {
+		rec.Resumes = p.Resume.Run
+	}
+	return rec
+}
+
+// execute records the intent, runs the plan with the journal as its
+// recorder, closes the run and prints the summary.
+func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal, runID string, l *Loaded, p *plan.Plan, human io.Writer) (*executor.Result, error) {
+	eh, err := h.executor()
+	if err != nil {
+		return nil, err
+	}
+	run, err := jr.Begin(intent(runID, req, l, p))
+	if err != nil {
+		return nil, fmt.Errorf("%w: nothing was changed: %w", executor.ErrJournal, err)
+	}
+	opts := executor.Options{
+		Log:          newLogger(req.Stderr, runID),
+		StartTimeout: req.StartTimeout, PullTimeout: req.PullTimeout, StopTimeout: req.StopTimeout, ReloadTimeout: req.ReloadTimeout,
+		Stop:      req.Stop,
+		Recorder:  recorder{run},
+		AfterStep: req.AfterStep,
+	}
+	if IsTerminal(req.Stderr) {
+		opts.Progress = req.Stderr
+	}
+	fmt.Fprintf(human, "\nApplying (run %s):\n", runID)
+	res, err := executor.Apply(ctx, p, eh, opts)
+	result := runlog.ResultOK
+	switch {
+	case res.Interrupted:
+		result = runlog.ResultInterrupted
+	case err != nil:
+		result = runlog.ResultFailed
+	}
+	if jerr := run.End(runlog.Record{Result: result, Applied: len(res.Applied), Failed: len(res.Failed),
+		NotReached: len(res.NotReached), Millis: res.Duration.Milliseconds()}); jerr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", executor.ErrJournal, jerr)
+	}
+	PrintSummary(human, runID, res)
+	return res, err
+}
+
+// storeStdin keeps the validated stream of an apply from stdin, so a
+// later plain `syslet` re-applies the same specs.
+func storeStdin(root string, srcs []spec.Source) error {
+	var data []byte
+	for _, s := range srcs {
+		data = append(data, s.Data...)
+		data = append(data, '\n')
+	}
+	if err := fsroot.New(root).WriteFile(spec.DefaultSource, data, 0o600); err != nil {
+		return fmt.Errorf("storing specs from stdin: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,11 @@
+// Package deploy is the one apply entry point: read and validate specs,
+// take the host's apply lock, observe the host, plan (carrying forward what
+// an interrupted run left undone), stage, print the plan, execute it with
+// a run journal, and summarise. `syslet`, `syslet --diff`, `syslet
+// --stdin` and webhookd all run exactly this sequence through Run; only
+// the Request differs.
+//
+// It is the composition root for the host: the live adapters (systemd over
+// D-Bus, podman over its REST socket, the quadlet generator) are built
+// here, so both programs use the same ones.
+package deploy

@@ -1,0 +1,75 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// hostConn holds the adapters of one run. Under a root other than "/" only
+// the files adapter exists; on the real host systemd is dialled at once and
+// podman on first use.
+type hostConn struct {
+	files fsroot.Root
+	live  *liveHost // nil under another root
+}
+
+func openHost(ctx context.Context, req *Request) (*hostConn, error) {
+	h := &hostConn{files: fsroot.New(req.Root)}
+	if req.hostless() {
+		return h, nil
+	}
+	live, err := openLive(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	h.live = live
+	return h, nil
+}
+
+func (h *hostConn) Close() {
+	if h.live != nil {
+		h.live.Close()
+	}
+}
+
+func (h *hostConn) sources() plan.Sources {
+	src := plan.Sources{Files: h.files}
+	if h.live != nil {
+		src.Units = h.live.sd
+		src.Store = h.live.pm
+	}
+	return src
+}
+
+// lastStarted reads when systemd last started the given services; nothing
+// under another root.
+func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
+	if h.live == nil || len(names) == 0 {
+		return nil, nil
+	}
+	return h.live.sd.LastStarted(ctx, names)
+}
+
+// stage checks the future unit set with the host's quadlet generator and
+// systemd-analyze verify, when the plan writes unit files. Under another
+// root there is no host generator to ask.
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
+	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
+		return nil
+	}
+	return h.live.stage(ctx, p, out, warn)
+}
+
+func (h *hostConn) executor() (executor.Host, error) {
+	if h.live == nil {
+		return executor.Host{}, fmt.Errorf("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
+	}
+	return h.live.executor(h.files), nil
+}

@@ -1,0 +1,63 @@
+package deploy
+
+import (
+	"time"
+
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/plan"
+)
+
+// recorder writes the executor's progress into the run journal.
+type recorder struct{ run *runlog.Run }
+
+func (r recorder) StepBegins(s plan.Step) error { return r.run.Step(int(s)) }
+
+func (r recorder) ActionLanded(i int, a plan.Action, err error, took time.Duration) error {
+	res, msg := runlog.ResultOK, ""
+	if err != nil {
+		res, msg = runlog.ResultFailed, err.Error()
+	}
+	return r.run.Action(journalAction(i, a), res, msg, took)
+}
+
+func journalAction(i int, a plan.Action) runlog.Action {
+	return runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest, Carried: a.Carried}
+}
+
+func journalActions(p *plan.Plan) []runlog.Action {
+	out := make([]runlog.Action, len(p.Actions))
+	for i, a := range p.Actions {
+		out[i] = journalAction(i, a)
+	}
+	return out
+}
+
+// unfinished turns the journal's last run that may have changed the host
+// into what the planner carries forward: nothing when it ended well or
+// changed nothing. Refused runs changed nothing and are looked past, so a
+// refusal between an interrupted run and the next never loses what the
+// interrupted run left undone.
+func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
+	var last *runlog.RunInfo
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Result() != runlog.ResultRefused {
+			last = runs[i]
+			break
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	switch last.Result() {
+	case runlog.ResultOK, runlog.ResultNoChanges:
+		return nil
+	}
+	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time}
+	for _, a := range last.Unfinished() {
+		u.Actions = append(u.Actions, plan.Action{Step: plan.Step(a.Step), Op: plan.Op(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest})
+	}
+	if len(u.Actions) == 0 {
+		return nil
+	}
+	return u
+}

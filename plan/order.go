@@ -1,0 +1,62 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// sortActions puts actions in their one total order: by step; inside a
+// step by rank (resources before the containers that use them, reversed
+// when stopping so containers stop first), then by op, target and unit. No
+// order of map iteration or of input can change the result, so two plans
+// of the same host and input are identical byte for byte.
+func sortActions(as []Action) {
+	slices.SortStableFunc(as, func(a, c Action) int {
+		if a.Step != c.Step {
+			return int(a.Step) - int(c.Step)
+		}
+		if a.rank != c.rank {
+			if a.Step == StepStop {
+				return c.rank - a.rank
+			}
+			return a.rank - c.rank
+		}
+		if a.Op != c.Op {
+			return slices.Index(opOrder, a.Op) - slices.Index(opOrder, c.Op)
+		}
+		if a.Target != c.Target {
+			return strings.Compare(a.Target, c.Target)
+		}
+		return strings.Compare(a.Unit, c.Unit)
+	})
+}
+
+// opOrder orders the ops that share a step: a unit is removed before the
+// directory of its config files.
+var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpRemoveUnit, OpRemoveFile,
+	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpStart}
+
+func contentDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Digest identifies exactly what the plan would do: a sha256 over its
+// actions in order, content by digest. Plans with the same digest make the
+// same changes; the footer prints its first 12 hex digits and the run
+// journal records it.
+func (p *Plan) Digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, a := range p.Actions {
+		// Encoding a plain struct of strings and numbers cannot fail.
+		_ = enc.Encode(a)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ShortDigest is the plan digest as people see it.
+func (p *Plan) ShortDigest() string { return p.Digest()[:12] }
