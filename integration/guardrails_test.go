@@ -130,6 +130,9 @@ func TestGuardAdopt(t *testing.T) {
 		"data-volume.service", "cache-volume.service", "front-network.service", "back-network.service", "app-build.service"}
 	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service")
 	for _, s := range services {
+		if s == "app-build.service" {
+			continue // a build is a oneshot that ends once the image exists
+		}
 		if r := h.Eventually("systemctl is-active -q "+s, 60*time.Second); !r.OK() {
 			t.Fatalf("%s not active after a start by hand:\n%s", s, h.Run("systemctl status --no-pager "+s))
 		}
