@@ -168,7 +168,7 @@ func TestGuardAdopt(t *testing.T) {
 }
 
 // 5. The content of a 0600 config file appears nowhere in syslet's output
-// (plan, apply) nor in the journal.
+// (plan, apply), in the system journal, or in syslet's run journal.
 func TestGuardPrivateContentHidden(t *testing.T) {
 	t.Parallel()
 	h := applyHost(t)
@@ -192,5 +192,9 @@ func TestGuardPrivateContentHidden(t *testing.T) {
 	}
 	if out, err := h.JournalSince(c); err != nil || strings.Contains(out, secret) {
 		t.Errorf("the journal holds the 0600 file's content (or could not be read: %v)", err)
+	}
+	// Nor syslet's own run journal, nor anything else it keeps.
+	if r := h.Run("grep -rl " + secret + " /var/lib/syslet /run/syslet /etc/syslet"); r.Code != 1 {
+		t.Errorf("syslet's state holds the 0600 file's content:\n%s", r)
 	}
 }

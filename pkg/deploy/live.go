@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -32,13 +33,32 @@ func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	dctx, cancel := context.WithTimeout(ctx, req.DialTimeout)
-	defer cancel()
-	sd, err := systemd.Dial(dctx)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to systemd (within %s): %w", req.DialTimeout, err)
+	// go-systemd closes the connection when the context it was dialled
+	// with ends, so the dial deadline is kept around the call rather than
+	// through its context (a cancelled dial context left every later
+	// D-Bus call failing with "connection closed by user").
+	type dialed struct {
+		sd  *systemd.Manager
+		err error
 	}
-	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+	ch := make(chan dialed, 1)
+	go func() {
+		sd, err := systemd.Dial(context.WithoutCancel(ctx))
+		ch <- dialed{sd, err}
+	}()
+	timer := time.NewTimer(req.DialTimeout)
+	defer timer.Stop()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			return nil, fmt.Errorf("connecting to systemd (within %s): %w", req.DialTimeout, d.err)
+		}
+		return &liveHost{quadlet: req.Quadlet, sd: d.sd, pm: podman.New(podman.DefaultURI)}, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("connecting to systemd: no answer within %s", req.DialTimeout)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connecting to systemd: %w", ctx.Err())
+	}
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
