@@ -157,11 +157,16 @@ func TestGuardAdopt(t *testing.T) {
 			t.Errorf("%s was restarted by the apply of the adopted specs (InvocationID %s -> %s)", s, before[s], after[s])
 		}
 	}
+	// Only the adopted services count: talking to podman's API may start
+	// podman.service through its socket.
 	for _, j := range systemdJobs(t, h, c) {
-		if strings.HasPrefix(j, "Stopping") || strings.HasPrefix(j, "Starting") {
-			t.Errorf("systemd job during the adopting apply: %s", j)
+		for _, s := range services {
+			if strings.HasPrefix(j, "Stopping "+s) || strings.HasPrefix(j, "Starting "+s) {
+				t.Errorf("systemd job on an adopted unit during the apply: %s", j)
+			}
 		}
 	}
+	t.Logf("apply of the adopted specs:\n%s", a.Stdout)
 	if d := syslet(h, "--diff", "/root/adopted.json"); !strings.Contains(d.Stdout, "No changes") {
 		t.Errorf("second plan after adopting must be empty:\n%s", d)
 	}

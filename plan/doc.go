@@ -9,4 +9,11 @@
 // JSON for machines, and the executor runs exactly its Actions, in the
 // order of their Step. Reasons in a plan explain; they never steer the
 // executor.
+//
+// Guardrails live beside Build: GuardRemovals refuses mass removals
+// (guard.go), a symlink on the way to any managed path is a refusal, a
+// managed file edited by hand is held as drift unless forced, and an
+// unmarked unit that means what its spec says is taken over (drift.go);
+// the content of files others may not read is never put in a diff
+// (redact.go).
 package plan
