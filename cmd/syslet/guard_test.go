@@ -207,3 +207,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestValidMeansRenderable: names at the validator's limits render, and
+// the rendered tree is exactly what a plan expects (no changes).
+func TestValidMeansRenderable(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	n255 := strings.Repeat("n", 255)
+	stream := specWith(`"configFiles":[{"mountPath":"/etc/`+n255+`","content":"x"}],"configDirs":[{"mountPath":"/etc/d","files":[{"name":"`+n255+`","content":"y"},{"name":"`+strings.Repeat("m", 237)+`","content":"z"}]}]`) + "\n" +
+		buildWith("sub/"+n255)
+	p := filepath.Join(dir, "limits.json")
+	must(t, os.WriteFile(p, []byte(stream), 0o644))
+	if code, out, errOut := runCLI(t, "validate", p); code != exitOK {
+		t.Fatalf("validate: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "render", p, "--out", root); code != exitOK {
+		t.Fatalf("a valid spec must render: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "--diff", "--root", root, p); code != exitOK || !strings.Contains(out+errOut, "No changes") {
+		t.Errorf("the rendered tree must be converged: %d\n%s%s", code, out, errOut)
+	}
+}
