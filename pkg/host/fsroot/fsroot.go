@@ -66,6 +66,14 @@ func (e *SymlinkError) Is(target error) bool { return target == ErrSymlink }
 // With create, missing directories are made (0755) on the way.
 func (r Root) openDir(p string, create bool) (int, error) {
 	fd, err := unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && create {
+		// The root itself is the operator's choice (`render --out DIR`
+		// may name a directory still to be made); only what lies beneath
+		// it is resolved without symlinks.
+		if err = os.MkdirAll(r.Dir, 0o755); err == nil {
+			fd, err = unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+	}
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: r.Dir, Err: err}
 	}

@@ -159,3 +159,18 @@ func TestSpecialFilesAreNotOpened(t *testing.T) {
 		t.Errorf("ReadTree over a FIFO: %v %v", tree, err)
 	}
 }
+
+// TestRootIsMadeOnWrite: a root that does not exist yet (render --out to a
+// new directory) is created by the first write and reads as empty before.
+func TestRootIsMadeOnWrite(t *testing.T) {
+	r := New(filepath.Join(t.TempDir(), "new", "out"))
+	if tree, err := r.ReadTree("/etc/containers/systemd"); err != nil || len(tree) != 0 {
+		t.Fatalf("missing root: %v %v", tree, err)
+	}
+	if err := r.WriteFile("/etc/containers/systemd/a.container", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Exists("/etc/containers/systemd/a.container") {
+		t.Error("not written")
+	}
+}
