@@ -23,6 +23,10 @@ import (
 type Options struct {
 	// Force overwrites managed files that were edited by hand.
 	Force bool
+	// Written holds, by host path, the content digests (Action.Digest)
+	// of files an unfinished earlier run was writing: syslet's own
+	// content, even where no marker records it yet.
+	Written map[string]map[string]bool
 }
 
 // Drifted reports whether the plan holds any unit back because it was
@@ -98,6 +102,9 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		}
 		if d, ok := desired[p]; ok && bytes.Equal(d, cur.Data) {
 			continue // the specs now say what the hand edit says
+		}
+		if b.opts.Written[p][contentDigest(cur.Data)] {
+			continue // an interrupted run wrote it before recording it
 		}
 		paths = append(paths, p)
 	}

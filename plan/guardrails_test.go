@@ -2,6 +2,8 @@ package plan_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"strings"
 	"testing"
@@ -155,5 +157,26 @@ func TestControlCharactersInHostNamesAreEscaped(t *testing.T) {
 	text := format(plan.Build(out, h.obs))
 	if strings.Contains(text, "\x1b") || !strings.Contains(text, `evil\x1b[2J\x0aname`) {
 		t.Errorf("name not escaped:\n%q", text)
+	}
+}
+
+// TestInterruptedRunIsNotDrift: a run stopped after writing a config file
+// (step 3) but before the unit recording its digest (step 4) left content
+// no marker knows; the journal's digests say it is syslet's own.
+func TestInterruptedRunIsNotDrift(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	conf := "/etc/containers/config/web/etc/web.conf"
+	must(t, os.WriteFile(h.root.Path(conf), []byte("a=interrupted\n"), 0o644))
+	h.reread(t)
+	next := renderStream(t, strings.Replace(base, `"a=1\n"`, `"a=3\n"`, 1))
+	if p := plan.Build(next, h.obs); !p.Drifted() {
+		t.Fatalf("without the journal the file looks hand-edited")
+	}
+	sum := sha256.Sum256([]byte("a=interrupted\n"))
+	written := map[string]map[string]bool{conf: {hex.EncodeToString(sum[:]): true}}
+	p := plan.BuildWith(next, h.obs, plan.Options{Written: written})
+	if p.Drifted() || effect(p, "web.container") != plan.EffectRestart {
+		t.Errorf("effect %s, want restart", effect(p, "web.container"))
 	}
 }

@@ -263,13 +263,14 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	if err != nil {
 		return nil, err
 	}
-	p := plan.BuildWith(l.Out, obs, opts)
-	if !resume {
-		return p, nil
-	}
 	runs, err := jr.Recent()
 	if err != nil {
 		return nil, err
+	}
+	opts.Written = writtenByUnfinished(runs)
+	p := plan.BuildWith(l.Out, obs, opts)
+	if !resume {
+		return p, nil
 	}
 	u := unfinished(runs)
 	if u == nil {
