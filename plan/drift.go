@@ -129,6 +129,8 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
 		uc.Reasons = append(uc.Reasons, "edited by hand ("+strings.Join(edited, ", ")+"); replaced because of --force")
 		return false
 	}
+	st := b.state(u.Service, iu)
+	uc.State, uc.Before = st, beforeState(st)
 	b.drift(iu, uc, edited, want, desired)
 	b.p.Future[u.FileName] = iu.data
 	return true
