@@ -34,6 +34,15 @@ bold "3. apply it: syslet /root/examples"
 g 'syslet /root/examples 2>&1 | sed -n "/^Applying/,\$p"'
 
 bold "4. what runs now"
+# The reload is a SIGHUP: the app re-reads its config dir a moment after
+# syslet returns. Wait (at most 10 s) until what it serves is what the host
+# now holds, so the settings shown below are the reloaded ones.
+g 'want=$(cat /etc/containers/config/app/etc/app/conf.d/*)
+   for i in $(seq 50); do
+     [[ $(curl -fsS http://127.0.0.1:9000/settings 2>/dev/null | grep -v "^loaded ") == "$want" ]] && exit 0
+     sleep 0.2
+   done
+   echo "the app still serves its old settings after 10 s" >&2; exit 1'
 g 'podman ps --format "table {{.Names}}\t{{.Image}}\t{{.Status}}"; echo
    systemctl list-units --no-pager --all --legend=no backend-network.service db-data-volume.service web-cache-volume.service app-build.service app.service db.service web.service migrate.service; echo
    echo "GET http://127.0.0.1:8080/          → $(curl -fsS http://127.0.0.1:8080/)"

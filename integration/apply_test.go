@@ -183,7 +183,7 @@ func TestApplyFreshExamples(t *testing.T) {
 	if !strings.Contains(r2.Stdout, "No changes") {
 		t.Errorf("second apply should report no changes:\n%s", r2)
 	}
-	if jobs := systemdJobs(t, h, c); len(jobs) > 0 {
+	if jobs := deployJobs(t, h, c); len(jobs) > 0 {
 		t.Errorf("second apply made systemd work (want no daemon-reload and no job):\n%s", strings.Join(jobs, "\n"))
 	}
 	if after := invocations(t, h, stack...); fmt.Sprint(after) != fmt.Sprint(before) {

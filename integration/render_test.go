@@ -298,7 +298,7 @@ func TestRenderInline(t *testing.T) {
 	}
 	dir := t.TempDir()
 	spec := fmt.Sprintf(`[
-  {"apiVersion": "v1", "type": "volume", "name": "hello-data"},
+  {"apiVersion": "v1", "type": "volume", "name": "hello-data", "unit": {}},
   {"apiVersion": "v1", "type": "container", "name": "hello",
    "unit": {"Container": {"Image": %q, "RunInit": "true", "Exec": "httpd -f -p 8081 -h /www",
             "PublishPort": "127.0.0.1:8081:8081", "Volume": "hello-data.volume:/data"}}}

@@ -12,8 +12,8 @@ import (
 // one network and one volume.
 func stream200() string {
 	var b strings.Builder
-	b.WriteString(`{"apiVersion":"v1","type":"network","name":"net"}` + "\n")
-	b.WriteString(`{"apiVersion":"v1","type":"volume","name":"data"}` + "\n")
+	b.WriteString(`{"apiVersion":"v1","type":"network","name":"net","unit":{}}` + "\n")
+	b.WriteString(`{"apiVersion":"v1","type":"volume","name":"data","unit":{}}` + "\n")
 	for i := range 200 {
 		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"container","name":"c%03d","configFiles":[{"mountPath":"/etc/c.conf","content":"n=%d\n"}],"unit":{"Container":{"Image":"registry.example/app:1","Network":"net.network","Volume":"data.volume:/data","Environment":{"N":"%d"}}}}`+"\n", i, i, i)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -15,9 +16,9 @@ import (
 
 // base is a small stack: a network, two volumes, a build, four containers.
 const base = `
-{"apiVersion":"v1","type":"network","name":"net"}
-{"apiVersion":"v1","type":"volume","name":"data","reclaimPolicy":"Delete"}
-{"apiVersion":"v1","type":"volume","name":"keep","reclaimPolicy":"Retain","removalAllowed":false}
+{"apiVersion":"v1","type":"network","name":"net","unit":{}}
+{"apiVersion":"v1","type":"volume","name":"data","reclaimPolicy":"Delete","unit":{}}
+{"apiVersion":"v1","type":"volume","name":"keep","reclaimPolicy":"Retain","removalAllowed":false,"unit":{}}
 {"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM busybox\n","contextFiles":[{"filename":"run.sh","content":"echo hi\n"}],"unit":{"Build":{"ImageTag":"localhost/app:v1"}}}
 {"apiVersion":"v1","type":"container","name":"web","configFiles":[{"mountPath":"/etc/web.conf","content":"a=1\n"}],"configDirs":[{"mountPath":"/etc/web.d","files":[{"name":"x.conf","content":"x\n"}]}],"unit":{"Container":{"Image":"registry.example/web:1","Network":"net.network","Volume":"data.volume:/data"},"Service":{"ExecReload":"/bin/kill -HUP $MAINPID"}}}
 {"apiVersion":"v1","type":"container","name":"api","unit":{"Container":{"Image":"app.build","Network":"net.network"}}}
@@ -94,7 +95,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 }
 
 func (h *hostState) reread(t *testing.T) {
-	files, err := h.root.ReadTree(render.UnitDir, render.ConfigRoot, render.BuildRoot)
+	files, err := h.root.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
 	must(t, err)
 	h.obs.Files = files
 }
@@ -220,7 +221,7 @@ func TestChanges(t *testing.T) {
 		{
 			name: "volume change with Delete marker recreates it and restarts users",
 			stream: func(t *testing.T) string {
-				return edit(t, `"name":"data","reclaimPolicy":"Delete"}`, `"name":"data","reclaimPolicy":"Delete","unit":{"Volume":{"Label":"x=1"}}}`)
+				return edit(t, `"name":"data","reclaimPolicy":"Delete","unit":{}}`, `"name":"data","reclaimPolicy":"Delete","unit":{"Volume":{"Label":"x=1"}}}`)
 			},
 			want: []string{"stop web.service", "stop data-volume.service", "write-unit /etc/containers/systemd/data.volume",
 				"delete-volume data", "daemon-reload systemd", "start data-volume.service", "start web.service"},
@@ -229,14 +230,14 @@ func TestChanges(t *testing.T) {
 		{
 			name: "volume change without permission is refused",
 			stream: func(t *testing.T) string {
-				return edit(t, `"removalAllowed":false}`, `"removalAllowed":false,"unit":{"Volume":{"Label":"x=1"}}}`)
+				return edit(t, `"removalAllowed":false,"unit":{}}`, `"removalAllowed":false,"unit":{"Volume":{"Label":"x=1"}}}`)
 			},
 			refused: true,
 		},
 		{
 			name: "network change recreates it and restarts attached containers",
 			stream: func(t *testing.T) string {
-				return edit(t, `"name":"net"}`, `"name":"net","unit":{"Network":{"Subnet":"10.1.0.0/24"}}}`)
+				return edit(t, `"name":"net","unit":{}}`, `"name":"net","unit":{"Network":{"Subnet":"10.1.0.0/24"}}}`)
 			},
 			want: []string{"stop api.service", "stop web.service", "stop net-network.service", "write-unit /etc/containers/systemd/net.network",
 				"delete-network net", "daemon-reload systemd", "start net-network.service", "start api.service", "start web.service"},
@@ -270,8 +271,8 @@ func TestChanges(t *testing.T) {
 			name: "removed specs: stop, remove unit and config, delete Delete volume, keep Retain+RemovalAllowed=false",
 			stream: func(t *testing.T) string {
 				return edit(t,
-					`{"apiVersion":"v1","type":"volume","name":"data","reclaimPolicy":"Delete"}`, ``,
-					`{"apiVersion":"v1","type":"volume","name":"keep","reclaimPolicy":"Retain","removalAllowed":false}`, ``,
+					`{"apiVersion":"v1","type":"volume","name":"data","reclaimPolicy":"Delete","unit":{}}`, ``,
+					`{"apiVersion":"v1","type":"volume","name":"keep","reclaimPolicy":"Retain","removalAllowed":false,"unit":{}}`, ``,
 					`,"Volume":"data.volume:/data"`, ``,
 					`,"Volume":"keep.volume:/k"`, ``)
 			},

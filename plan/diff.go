@@ -14,35 +14,52 @@ import (
 // diffKeys lists the [Section] Key changes from old to new. A key with one
 // value on each side that differs is a change (~); otherwise values only
 // in old are removed (-) and values only in new are added (+).
+//
+// Whether a key changed is judged on the normalized files (unit.Normalize),
+// so only differences in meaning are listed and every difference in meaning
+// names its key; the values shown are the lines as written.
 func diffKeys(old, new *unit.File) []KeyChange {
 	type sk struct{ s, k string }
-	var order []sk
-	seen := map[sk]bool{}
 	collect := func(f *unit.File) map[sk][]string {
 		m := map[sk][]string{}
+		if f == nil {
+			return m
+		}
 		for _, s := range f.Sections {
 			for _, e := range s.Entries {
-				key := sk{s.Name, e.Key}
-				if !seen[key] {
-					seen[key] = true
-					order = append(order, key)
-				}
-				m[key] = append(m[key], e.Value)
+				m[sk{s.Name, e.Key}] = append(m[sk{s.Name, e.Key}], e.Value)
 			}
 		}
 		return m
 	}
 	om, nm := collect(old), collect(new)
-	var out []KeyChange
-	for _, key := range order {
-		ov, nv := om[key], nm[key]
-		if slices.Equal(ov, nv) {
+	nom, nnm := collect(unit.Normalize(old)), collect(unit.Normalize(new))
+	// Keys in the order the new file has them (syslet's canonical order),
+	// then those only the old one has.
+	var order []sk
+	for _, f := range []*unit.File{new, old} {
+		if f == nil {
 			continue
 		}
+		for _, s := range f.Sections {
+			for _, e := range s.Entries {
+				if key := (sk{s.Name, e.Key}); !slices.Contains(order, key) {
+					order = append(order, key)
+				}
+			}
+		}
+	}
+	var out []KeyChange
+	for _, key := range order {
+		if slices.Equal(nom[key], nnm[key]) {
+			continue
+		}
+		ov, nv := om[key], nm[key]
 		if len(ov) == 1 && len(nv) == 1 {
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: ov[0], New: nv[0]})
 			continue
 		}
+		n := len(out)
 		for _, v := range ov {
 			if !slices.Contains(nv, v) {
 				out = append(out, KeyChange{Op: "-", Section: key.s, Key: key.k, Old: v})
@@ -53,17 +70,17 @@ func diffKeys(old, new *unit.File) []KeyChange {
 				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
 			}
 		}
-		if slices.Equal(sorted(ov), sorted(nv)) {
+		switch {
+		case len(out) > n:
+		case len(ov) != len(nv):
+			// The same values, repeated a different number of times.
+			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: fmt.Sprintf("(%d lines)", len(ov)), New: fmt.Sprintf("(%d lines)", len(nv))})
+		default:
+			// The same values, in an order that matters (ExecStartPre=, DNS=).
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: "(order)", New: "(reordered)"})
 		}
 	}
 	return out
-}
-
-func sorted(s []string) []string {
-	c := slices.Clone(s)
-	slices.Sort(c)
-	return c
 }
 
 // summarizeKeys names the changed keys in one short phrase for a reason.

@@ -86,7 +86,11 @@ func recordedFiles(f *unit.File) map[string]string {
 // when no longer desired) differs from what is on disk.
 func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []string {
 	var paths []string
-	if rec, edited := unitEdited(iu.data); rec && edited && !bytes.Equal(iu.data, want) {
+	// A unit edit only matters when the plan would rewrite the unit: one
+	// that still means what the specs say (a comment, a reordering) is
+	// left as it is anyway.
+	if rec, edited := unitEdited(iu.data); rec && edited && !bytes.Equal(iu.data, want) &&
+		(want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
 		paths = append(paths, iu.path)
 	}
 	rec := recordedFiles(iu.file)
@@ -200,4 +204,12 @@ func meaning(f *unit.File) []byte {
 		n.Sections = append(n.Sections, &unit.Section{Name: s.Name, Entries: es})
 	}
 	return n.Bytes()
+}
+
+func wantFile(want []byte) *unit.File {
+	f, err := unit.Parse(want)
+	if err != nil {
+		return &unit.File{}
+	}
+	return f
 }

@@ -27,14 +27,14 @@ func TestDriftHoldsHandEditsUnlessForced(t *testing.T) {
 		name, path, edit string
 		held             string
 	}{
-		{"unit edited", unitPath, "\n# tuned by hand\n", "api.container"},
+		{"unit edited", unitPath, "Environment=TUNED_BY_HAND=1\n", "api.container"},
 		{"config file edited", confPath, "a=hand\n", "web.container"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := install(t, out)
 			cur, err := os.ReadFile(h.root.Path(tt.path))
 			must(t, err)
-			data := append(cur, tt.edit...)
+			data := []byte(strings.Replace(string(cur), "[Container]\n", "[Container]\n"+tt.edit, 1))
 			if tt.path == confPath {
 				data = []byte(tt.edit)
 			}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path"
@@ -9,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -62,7 +63,7 @@ type Observed struct {
 // store in one call, and one existence check per distinct image.
 func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, error) {
 	obs := &Observed{Units: map[string]host.UnitState{}, Secrets: map[string]host.Secret{}, Images: map[string]bool{}}
-	files, err := src.Files.ReadTree(render.UnitDir, render.ConfigRoot, render.BuildRoot)
+	files, err := src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
 	if err != nil {
 		return nil, fmt.Errorf("reading installed files: %w", err)
 	}
@@ -73,8 +74,8 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		services = append(services, u.Service)
 	}
 	for p := range files {
-		if k, name, ok := installedUnitName(p); ok {
-			services = append(services, render.ServiceName(k, name))
+		if _, _, ok := installedUnitName(p); ok {
+			services = append(services, layout.Service(path.Base(p)))
 		}
 	}
 	slices.Sort(services)
@@ -151,7 +152,7 @@ func imagesToCheck(out *render.Output) []string {
 // installedUnitName recognises a top-level unit file of one of the four
 // kinds syslet writes.
 func installedUnitName(p string) (spec.Kind, string, bool) {
-	if path.Dir(p) != render.UnitDir {
+	if path.Dir(p) != layout.UnitDir {
 		return "", "", false
 	}
 	base := path.Base(p)
@@ -167,8 +168,10 @@ func installedUnitName(p string) (spec.Kind, string, bool) {
 // like one syslet wrote.
 func managedBefore(files map[string]host.File) bool {
 	for p, f := range files {
-		if _, _, ok := installedUnitName(p); ok && bytes.Contains(f.Data, []byte("\n[X-Syslet]\n")) {
-			return true
+		if _, _, ok := installedUnitName(p); ok {
+			if uf, err := unit.Parse(f.Data); err == nil && unit.Managed(uf) {
+				return true
+			}
 		}
 	}
 	return false

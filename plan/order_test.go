@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -34,8 +35,8 @@ func TestPlanIsDeterministic(t *testing.T) {
 	h := install(t, renderStream(t, base))
 	for _, n := range []string{"zeta", "alpha", "mid", "beta", "omega"} {
 		h.obs.Secrets["old-"+n] = host.Secret{Name: "old-" + n, Labels: map[string]string{render.HashLabel: "x"}}
-		must(t, h.root.WriteFile(render.ConfigRoot+"/orphan-"+n+"/f", []byte("x"), 0o644))
-		must(t, h.root.WriteFile(render.BuildRoot+"/gone-"+n+"/Containerfile", []byte("FROM x"), 0o644))
+		must(t, h.root.WriteFile(layout.ConfigRoot+"/orphan-"+n+"/f", []byte("x"), 0o644))
+		must(t, h.root.WriteFile(layout.BuildRoot+"/gone-"+n+"/Containerfile", []byte("FROM x"), 0o644))
 	}
 	h.reread(t)
 	out := renderStream(t, edit(t, `"Image":"registry.example/web:1"`, `"Image":"registry.example/web:2"`, `"a=1\n"`, `"a=2\n"`))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/render"
 )
@@ -106,7 +107,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 			carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
 		default: // deletes
 			du := byFile[a.Unit]
-			_, installed := obs.Files[render.UnitDir+"/"+a.Unit]
+			_, installed := obs.Files[layout.UnitPath(a.Unit)]
 			switch {
 			case du == nil && !installed:
 				// The unit was removed by the earlier run; its object goes

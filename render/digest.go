@@ -16,9 +16,10 @@ func Digest(data []byte) string {
 
 // seal records in the [X-Syslet] marker the digest of each file syslet
 // writes for the unit, then the digest of the unit file itself, taken over
-// everything before that last line. The marker is the unit's last section
-// and Digest= its last line, so removing that one line gives back exactly
-// the bytes digested. A later plan compares both with what is on disk to
+// everything before that last line. It runs after the keys are put in
+// canonical order (finish): the marker is the unit's last section and
+// Digest= its last line, so removing that one line gives back exactly the
+// bytes digested. A later plan compares both with what is on disk to
 // tell a hand edit from syslet's own output (plan's drift check).
 func (b *builder) seal(files []File) {
 	origin := b.u.Spec.Path()

@@ -6,13 +6,6 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// Host paths syslet writes under.
-const (
-	UnitDir    = "/etc/containers/systemd"
-	ConfigRoot = "/etc/containers/config"
-	BuildRoot  = "/etc/containers/builds"
-)
-
 // Output is everything rendered from one set of specs.
 type Output struct {
 	Units   []*Unit   `json:"units"`
@@ -99,14 +92,3 @@ func (s *Secret) PodmanName(key string) string { return s.Name + "-" + key }
 
 // HashLabel is the podman label carrying the ciphertext hash.
 const HashLabel = "syslet/hash"
-
-// ServiceName is the systemd service quadlet generates for a unit file.
-func ServiceName(kind spec.Kind, name string) string {
-	switch kind {
-	case spec.Container:
-		return name + ".service"
-	case spec.Volume, spec.Network, spec.Build:
-		return name + "-" + string(kind) + ".service"
-	}
-	return ""
-}

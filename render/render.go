@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -61,8 +62,8 @@ type builder struct {
 
 func newUnit(s *spec.Spec) (*Unit, *builder) {
 	u := &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.Name + s.Kind.Ext(),
-		Service: ServiceName(s.Kind, s.Name), File: &unit.File{}}
-	u.Path = path.Join(UnitDir, u.FileName)
+		File: &unit.File{}}
+	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
 	return u, &builder{u: u}
 }
 
@@ -100,12 +101,18 @@ func (b *builder) userExcept(s *spec.Spec, section string, skip ...string) {
 	}
 }
 
-// rest copies the user's own X- sections (and [Quadlet]) in their order.
+// rest copies the user's own X- sections (and [Quadlet]) sorted by name,
+// so that the order of sections in the spec's JSON never reaches the file.
 func (b *builder) rest(s *spec.Spec, done ...string) {
+	var names []string
 	for _, sec := range s.Unit {
 		if !slices.Contains(done, sec.Name) {
-			b.user(s, sec.Name)
+			names = append(names, sec.Name)
 		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		b.user(s, n)
 	}
 }
 
@@ -133,13 +140,13 @@ func (o *Output) container(s *spec.Spec) {
 	b.add(unit.Container, unit.KeyContainerName, s.Name, origin)
 	b.userExcept(s, unit.Container, unit.KeyContainerName)
 	for _, f := range s.ConfigFiles {
-		host := configPath(s.Name, f.MountPath)
+		host := layout.ConfigPath(s.Name, f.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
 		u.ConfigFiles = append(u.ConfigFiles, host)
 		o.Files = append(o.Files, File{Path: host, Content: []byte(f.Content), Mode: f.Mode, Kind: ConfigFile, Owner: u.FileName})
 	}
 	for _, d := range s.ConfigDirs {
-		host := configPath(s.Name, d.MountPath)
+		host := layout.ConfigPath(s.Name, d.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+d.MountPath+":ro,Z", d.Path+".mountPath")
 		u.ConfigDirs = append(u.ConfigDirs, host)
 		dir := Dir{Path: host, Owner: u.FileName}
@@ -169,8 +176,8 @@ func (o *Output) container(s *spec.Spec) {
 	}
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
+	u.finish()
 	b.seal(o.filesOf(u.FileName))
-	u.derive()
 	o.Units = append(o.Units, u)
 }
 
@@ -188,8 +195,8 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
+	u.finish()
 	b.seal(nil)
-	u.derive()
 	return u
 }
 
@@ -197,19 +204,20 @@ func (o *Output) build(s *spec.Spec) {
 	u, b := newUnit(s)
 	u.ReclaimPolicy = s.ReclaimPolicy
 	u.RemovalAllowed = true
-	dir := path.Join(BuildRoot, s.Name)
+	dir := layout.BuildDirOf(s.Name)
 	b.user(s, unit.Unit)
 	b.userExcept(s, unit.Build, unit.KeyFile, unit.KeySetWorkingDirectory)
-	b.add(unit.Build, unit.KeyFile, path.Join(dir, "Containerfile"), s.Path()+".containerfile")
+	b.add(unit.Build, unit.KeyFile, layout.Containerfile(s.Name), s.Path()+".containerfile")
 	b.add(unit.Build, unit.KeySetWorkingDirectory, dir, s.Path())
 	b.user(s, unit.Service)
 	b.user(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
 	b.marker(nil, s.ReclaimPolicy)
+	u.finish()
 	if tag, ok := u.File.Last(unit.Build, unit.KeyImageTag); ok {
 		u.Resource = tag
 	}
-	o.Files = append(o.Files, File{Path: path.Join(dir, "Containerfile"), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
+	o.Files = append(o.Files, File{Path: layout.Containerfile(s.Name), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
 	for _, f := range s.ContextFiles {
 		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
 	}
@@ -217,17 +225,11 @@ func (o *Output) build(s *spec.Spec) {
 	o.Units = append(o.Units, u)
 }
 
-// configPath mirrors a container path under the container's config root:
-// /etc/nginx/nginx.conf of "web" lives at
-// /etc/containers/config/web/etc/nginx/nginx.conf. Mount paths are clean,
-// absolute and never nested, so mirrored paths cannot collide.
-func configPath(container, mountPath string) string {
-	return path.Join(ConfigRoot, container, mountPath)
+// finish puts the unit's keys in canonical order and derives the facts the
+// planner reads. Keys are sorted within each section (values of one key
+// keep their order, which can matter), so generators that reorder JSON
+// keys — CUE, jq — produce byte-identical files.
+func (u *Unit) finish() {
+	u.File.SortKeys()
+	u.derive()
 }
-
-// ConfigDirOf returns the directory holding all of a container's config
-// files and dirs; it is removed whole when the container goes.
-func ConfigDirOf(container string) string { return path.Join(ConfigRoot, container) }
-
-// BuildDirOf returns a build's context directory.
-func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }

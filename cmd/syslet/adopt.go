@@ -10,9 +10,9 @@ import (
 
 	"github.com/syslet/syslet/pkg/adopt"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/render"
 )
 
 // cmdAdopt prints v1 specs for hand-written quadlet files (and the build
@@ -85,7 +85,7 @@ func buildContext(p string, data []byte) (map[string]adopt.ContextFile, error) {
 	}
 	dir, _ := uf.Last(unit.Build, unit.KeySetWorkingDirectory)
 	if !path.IsAbs(dir) {
-		dir = render.BuildDirOf(strings.TrimSuffix(filepath.Base(p), ".build"))
+		dir = layout.BuildDirOf(strings.TrimSuffix(filepath.Base(p), ".build"))
 	}
 	tree, err := fsroot.New("/").ReadTree(dir)
 	if err != nil {

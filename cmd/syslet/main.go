@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // Exit codes. They are documented in the README and stable: CI jobs and
@@ -29,11 +31,20 @@ const usage = `syslet — deploy podman quadlet units from JSON specs
 Usage:
   syslet [--diff] [flags] [PATH | --stdin | -]   plan and apply (PATH: file or directory of *.json;
                                                  default /etc/syslet/config.json)
-  syslet validate [--output json] [PATH | -]    check specs without touching any host
+  syslet validate [--strict] [--output json] [PATH | -]
+                                                check specs without touching any host
+                                                (--strict: warnings are errors, for CI)
   syslet render PATH --out DIR                  write the files a host would get under DIR
   syslet adopt FILE…                            print v1 specs for hand-written quadlet files
+  syslet push [flags] TARGET… PATH              validate PATH here, then plan/apply it on each
+                                                TARGET ([user@]host[:port]) over SSH
+  syslet push [flags] --hosts-dir DIR [TARGET…] each TARGET gets DIR/<host>/ plus DIR/common/
+                                                (no TARGET: every host directory)
+  syslet ssh-command [--diff-only]              authorized_keys forced command: runs only
+                                                "syslet --diff --stdin" or "syslet --stdin"
   syslet history [RUN] [--output json]          recent runs from the run journal, or one run's actions
   syslet version [--output json]
+  syslet schema                                 print the JSON Schema of spec format v1
 
 Flags for apply / --diff:
   --diff                 print the plan and stop; nothing changes, no lock is taken
@@ -58,6 +69,21 @@ Flags for apply / --diff:
   --force                overwrite managed files that were edited by hand (drift)
   --max-input BYTES      refuse spec input larger than this (default 16 MiB; also for
                          validate and render)
+
+Flags for push:
+  --diff                 plan only, on every host
+  --parallel N           hosts worked on at once (default 4)
+  --remote-command CMD   program run on the hosts (default syslet; e.g. "sudo syslet")
+  -F FILE                ssh_config file (default ~/.ssh/config, /etc/ssh/ssh_config)
+  -i FILE                private key (repeatable); also IdentityFile and SSH_AUTH_SOCK
+  --known-hosts FILE     known_hosts file (default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)
+  --accept-new           pin the key of a host not in known_hosts yet (never a changed key)
+  --connect-timeout D    connect, host key check and login (default 15s)
+  --command-timeout D    the remote plan/apply (default 30m; 0 = none)
+  --allow-empty          push a set with no specs (removes every removable syslet unit)
+  push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
+  (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
+  one forwards SIGINT to the running ones.
 
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
 was not reached; a second one aborts at once. The next run resumes (see syslet history).
@@ -89,6 +115,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdRender(args[1:], stdin, stdout, stderr)
 		case "adopt":
 			return cmdAdopt(args[1:], stdout, stderr)
+		case "schema":
+			stdout.Write(spec.Schema)
+			return exitOK
+		case "push":
+			return cmdPush(args[1:], stdin, stdout, stderr)
+		case "ssh-command":
+			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
 		case "history":

@@ -25,6 +25,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", stderr)
 	output := fs.String("output", "text", "text or json")
 	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
+	strict := fs.Bool("strict", false, "treat warnings as errors")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -42,6 +43,9 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
+	}
+	if *strict {
+		l.Report.Strict()
 	}
 	if *output == "json" {
 		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Findings: l.Report.Findings}

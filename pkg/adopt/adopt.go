@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
@@ -178,7 +179,7 @@ func policies(removal, policy string) obj {
 // a build elsewhere is adopted from its files, and rebuilt once there.
 func buildContext(uf *unit.File, name string, files map[string]ContextFile) (string, []obj, []string) {
 	var notes []string
-	dir := render.BuildDirOf(name)
+	dir := layout.BuildDirOf(name)
 	if wd, _ := uf.Last(unit.Build, unit.KeySetWorkingDirectory); wd != dir {
 		notes = append(notes, fmt.Sprintf("the build context is not in %s (SetWorkingDirectory=%s); syslet writes it there, so the first apply rebuilds the image", dir, wd))
 	}

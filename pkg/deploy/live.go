@@ -33,31 +33,41 @@ func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	// go-systemd closes the connection when the context it was dialled
-	// with ends, so the dial deadline is kept around the call rather than
-	// through its context (a cancelled dial context left every later
-	// D-Bus call failing with "connection closed by user").
+	sd, err := dialSystemd(ctx, req.DialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+}
+
+// dialSystemd connects within timeout. The connection lives as long as ctx
+// (go-systemd closes it when its dial context ends), so the deadline is
+// raced here instead of put on the dial's context.
+func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, error) {
 	type dialed struct {
-		sd  *systemd.Manager
+		m   *systemd.Manager
 		err error
 	}
 	ch := make(chan dialed, 1)
 	go func() {
-		sd, err := systemd.Dial(context.WithoutCancel(ctx))
-		ch <- dialed{sd, err}
+		m, err := systemd.Dial(ctx)
+		ch <- dialed{m, err}
 	}()
-	timer := time.NewTimer(req.DialTimeout)
-	defer timer.Stop()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
 	select {
 	case d := <-ch:
 		if d.err != nil {
-			return nil, fmt.Errorf("connecting to systemd (within %s): %w", req.DialTimeout, d.err)
+			return nil, fmt.Errorf("connecting to systemd: %w", d.err)
 		}
-		return &liveHost{quadlet: req.Quadlet, sd: d.sd, pm: podman.New(podman.DefaultURI)}, nil
-	case <-timer.C:
-		return nil, fmt.Errorf("connecting to systemd: no answer within %s", req.DialTimeout)
-	case <-ctx.Done():
-		return nil, fmt.Errorf("connecting to systemd: %w", ctx.Err())
+		return d.m, nil
+	case <-t.C:
+		go func() {
+			if d := <-ch; d.m != nil {
+				d.m.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
 	}
 }
 

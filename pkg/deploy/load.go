@@ -50,23 +50,32 @@ func LoadMax(path, root string, stdin io.Reader, maxInput int64) (*Loaded, error
 		}
 		return nil, err
 	}
-	l := &Loaded{Sources: srcs}
 	name := path
 	if path == "-" {
 		name = spec.StdinName
 	}
-	l.Report = spec.CheckInput(name, srcs)
-	if l.Report.HasErrors() {
-		l.Out = &render.Output{}
-		return l, nil
+	// Input holding no JSON value at all is refused rather than read as
+	// "no specs" (which would remove every managed unit).
+	in := spec.CheckInput(name, srcs)
+	if in.HasErrors() {
+		return &Loaded{Sources: srcs, Out: &render.Output{}, Report: in}, nil
 	}
-	specs, rep := spec.Load(srcs)
-	l.Specs = specs
-	l.Report.Merge(rep)
+	l := Check(srcs)
+	l.Report.Merge(in) // warnings about blank files of a directory
+	l.Report.Sort()
+	return l, nil
+}
+
+// Check runs the host-independent checks on sources already read: what
+// Load does after reading. syslet push uses it for a fleet, whose host
+// reads hosts/common/ and hosts/<host>/ as one set.
+func Check(srcs []spec.Source) *Loaded {
+	l := &Loaded{Sources: srcs}
+	l.Specs, l.Report = spec.Load(srcs)
 	l.Out = render.Render(l.Specs)
 	l.Report.Merge(render.Check(l.Out))
 	l.Report.Sort()
-	return l, nil
+	return l
 }
 
 // Digest is the sha256 of the input as read, in source order: what the run

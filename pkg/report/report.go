@@ -90,3 +90,12 @@ func (r Report) String() string {
 	}
 	return b.String()
 }
+
+// Strict turns every warning into an error: `syslet validate --strict`
+// holds CI to the format syslet itself writes, with nothing left that only
+// the earlier syslet's leniency accepts.
+func (r *Report) Strict() {
+	for i := range r.Findings {
+		r.Findings[i].Severity = Error
+	}
+}

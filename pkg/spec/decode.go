@@ -43,16 +43,21 @@ var reservedSections = []string{unit.Syslet, "X-Container", "X-Volume", "X-Netwo
 // mapKeys are the keys whose value may be an object, and how one map entry
 // becomes one line: key, separator, value. An empty value gives the bare
 // key, except for the assignment-style keys where "K=" is meaningful.
+//
+// An empty value must be allowed where the line it gives is valid:
+// "Volume=cache.volume" (no destination) and "LogOpt=tag=" are not, and
+// podman would only say so when the container starts.
 var mapKeys = map[string]struct {
 	sep       string
 	keepEmpty bool
+	needValue string // why an empty value is refused; "" when it is fine
 }{
-	"Environment": {"=", true},
-	"LogOpt":      {"=", true},
-	"Volume":      {":", false},
-	"Network":     {":", false},
-	"Mask":        {":", false},
-	"Secret":      {",", false},
+	"Environment": {"=", true, ""},
+	"LogOpt":      {"=", true, "a log option needs a value (opt=value)"},
+	"Volume":      {":", false, "a volume needs a destination in the container (src: dst)"},
+	"Network":     {":", false, ""},
+	"Mask":        {":", false, ""},
+	"Secret":      {",", false, ""},
 }
 
 var (
@@ -78,6 +83,13 @@ type decoder struct {
 
 func (d *decoder) errf(path, rule, format string, args ...any) {
 	d.rep.Errorf(d.source, path, rule, format, args...)
+}
+
+// warnf reports something the earlier syslet accepted and syslet accepts
+// too, but would rather see written otherwise; `syslet validate --strict`
+// makes it an error.
+func (d *decoder) warnf(path, rule, format string, args ...any) {
+	d.rep.Warnf(d.source, path, rule, format, args...)
 }
 
 // refuse records that a finding was made about part of the unit.
@@ -119,6 +131,12 @@ func (d *decoder) spec(n *node, i int) *Spec {
 
 	kind := d.str(n, "type", true)
 	s.Kind = Kind(kind)
+	if lower := Kind(strings.ToLower(kind)); lower != s.Kind && fields[lower] != nil {
+		// The earlier syslet accepted "Container"; its users' specs must
+		// keep working.
+		d.warnf(n.get("type").jpath(), RuleType, "type %q is read as %q; write it in lower case", kind, lower)
+		s.Kind = lower
+	}
 	_, knownKind := fields[s.Kind]
 	if v := n.get("type"); v != nil && v.kind == jString && !knownKind {
 		d.errf(v.jpath(), RuleType, "type %q is not one of container, volume, network, build, secret", kind)
@@ -135,8 +153,11 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
 	for j, k := range n.keys {
 		if !slices.Contains(allowed, k) {
-			d.errf(n.vals[j].jpath(), RuleUnknownField, "unknown field %q for a %s spec (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
+			d.warnf(n.vals[j].jpath(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
 		}
+	}
+	if v := n.get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
+		d.errf(child(n.jpath(), "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
 	}
 
 	if v := n.get("unit"); v != nil {
@@ -295,16 +316,21 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 			e.Lines = append(e.Lines, Value{Text: text, Path: p})
 		}
 	}
+	env := key == "Environment"
 	switch v.kind {
-	case jString, jNumber, jBool:
-		line(v.text, v.jpath())
+	case jString:
+		line(envWord(env, v.text), v.jpath())
 	case jArray:
 		for _, it := range v.items {
-			if it.kind != jString && it.kind != jNumber && it.kind != jBool {
-				fail(it.jpath(), RuleFieldType, "%s list items must be strings, got %s", key, it.kind)
+			if it.kind != jString {
+				hint := ""
+				if it.kind == jNumber || it.kind == jBool {
+					hint = fmt.Sprintf(" (write %q)", it.text)
+				}
+				fail(it.jpath(), RuleFieldType, "%s list items must be strings, got %s%s", key, it.kind, hint)
 				continue
 			}
-			line(it.text, it.jpath())
+			line(envWord(env, it.text), it.jpath())
 		}
 	case jObject:
 		mk, ok := mapKeys[key]
@@ -319,8 +345,14 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		sort.Slice(order, func(a, b int) bool { return v.keys[order[a]] < v.keys[order[b]] })
 		for _, i := range order {
 			k, mv := v.keys[i], v.vals[i]
-			if mv.kind != jString && mv.kind != jNumber && mv.kind != jBool {
+			if mv.kind != jString {
 				fail(mv.jpath(), RuleFieldType, "%s map values must be strings, got %s", key, mv.kind)
+				continue
+			}
+			// "/scratch" alone is an anonymous volume at that path; a
+			// named source needs a destination.
+			if mv.text == "" && mk.needValue != "" && !(key == "Volume" && strings.HasPrefix(k, "/")) {
+				fail(mv.jpath(), RuleMapValue, "%s map value of %q is empty: %s", key, k, mk.needValue)
 				continue
 			}
 			if k == "" || hasControl(k) || strings.ContainsAny(k, " \t") || strings.Contains(k, mk.sep) ||
@@ -336,16 +368,32 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 			if mv.text != "" || mk.keepEmpty {
 				text = k + mk.sep + mv.text
 			}
-			if key == "Environment" && strings.ContainsAny(mv.text, " \t\"'\\") {
-				text = quoteEnv(text)
-			}
-			line(text, mv.jpath())
+			line(envWord(env, text), mv.jpath())
 		}
+	case jNumber, jBool:
+		fail(v.jpath(), RuleFieldType, "%s must be a string, got %s (write %q)", key, v.kind, v.text)
+		return Entry{}, false
 	default:
 		fail(v.jpath(), RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
 		return Entry{}, false
 	}
 	return e, true
+}
+
+// envWord makes one Environment assignment a single systemd word, in
+// whichever form (string, list item, map entry) it was written: an entry
+// with whitespace, quotes or backslashes is double-quoted, so "A=1 2" sets
+// A to "1 2" rather than A=1 plus a stray word. An entry already written
+// as one quoted word is left as it is.
+func envWord(env bool, text string) string {
+	if !env || !strings.ContainsAny(text, " \t\"'\\") {
+		return text
+	}
+	if len(text) >= 2 && (text[0] == '"' || text[0] == '\'') && text[len(text)-1] == text[0] &&
+		!strings.ContainsRune(text[1:len(text)-1], rune(text[0])) {
+		return text
+	}
+	return quoteEnv(text)
 }
 
 // quoteEnv double-quotes one Environment assignment the way systemd's
@@ -419,7 +467,7 @@ func (d *decoder) objects(v *node, what string, allowed ...string) []*node {
 		}
 		for j, k := range it.keys {
 			if !slices.Contains(allowed, k) {
-				d.errf(it.vals[j].jpath(), RuleUnknownField, "unknown field %q in %s (allowed: %s)", k, what, strings.Join(allowed, ", "))
+				d.warnf(it.vals[j].jpath(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
 			}
 		}
 		out = append(out, it)
@@ -572,15 +620,16 @@ func (d *decoder) mountPaths(s *Spec) {
 	}
 }
 
-// forced reports a key syslet sets itself when the user set it to
-// something else; the same value is tolerated so older specs keep working.
+// forced warns about a key syslet sets itself when the user set it to
+// something else: syslet overwrites it, as the earlier syslet did, so its
+// specs keep working. The same value is tolerated silently.
 func (d *decoder) forced(s *Spec, section, key, want string) {
 	for _, v := range s.Values(section, key) {
 		switch {
 		case want == "":
-			d.errf(v.Path, RuleForcedKey, "[%s] %s is set by syslet, which writes the build context itself; remove it", section, key)
+			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored: syslet sets it to its own build context; remove it", section, key)
 		case v.Text != want:
-			d.errf(v.Path, RuleForcedKey, "[%s] %s is set by syslet to %q; remove it", section, key, want)
+			d.warnf(v.Path, RuleForcedKey, "[%s] %s=%s is overwritten: syslet sets it to %q; remove it", section, key, v.Text, want)
 		}
 	}
 }

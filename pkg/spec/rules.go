@@ -27,6 +27,7 @@ const (
 	RuleNewerPodman     = "key-needs-newer-podman"
 	RuleMapNotAllowed   = "map-not-allowed" // map value on a key that takes none
 	RuleMapKey          = "map-key"         // a map key that cannot be rendered
+	RuleMapValue        = "map-value"       // an empty map value that gives an invalid line
 	RuleForcedKey       = "forced-key"      // a key syslet sets itself
 	RuleEnum            = "invalid-value"   // desiredState, reclaimPolicy
 	RuleMode            = "mode"            // a file mode that is not octal 0000-0777

@@ -19,7 +19,7 @@ const img = `"Image": "docker.io/library/busybox:1.37"`
 const sops = `db-password: ENC[AES256_GCM,data:abc,iv:x,tag:y,type:str]\nsops:\n    mac: ENC[AES256_GCM,data:m,iv:i,tag:t,type:str]\n    version: 3.9.0\n`
 
 func vol(name string) string {
-	return `{"apiVersion": "v1", "type": "volume", "name": "` + name + `"}`
+	return `{"apiVersion": "v1", "type": "volume", "name": "` + name + `", "unit": {}}`
 }
 
 // container returns a container spec with the given [Container] keys
@@ -160,8 +160,8 @@ func TestDefaults(t *testing.T) {
 		 "configDirs": [{"mountPath": "/etc/web.d", "files": [{"name": "a.conf", "content": "a"}, {"name": "b.conf", "mode": "0600"}]}],
 		 "unit": {"Container": {`+img+`}, "Service": {"ExecReload": "/bin/true"}}},
 		{"apiVersion": "v1", "type": "container", "name": "job", "desiredState": "oneshot", "removalAllowed": false, "unit": {"Container": {`+img+`}}},
-		{"apiVersion": "v1", "type": "volume", "name": "data"},
-		{"apiVersion": "v1", "type": "network", "name": "net", "reclaimPolicy": "Retain"},
+		{"apiVersion": "v1", "type": "volume", "name": "data", "unit": {}},
+		{"apiVersion": "v1", "type": "network", "name": "net", "reclaimPolicy": "Retain", "unit": {}},
 		{"apiVersion": "v1", "type": "build", "name": "app", "containerfile": "FROM x",
 		 "contextFiles": [{"filename": "run.sh", "content": "#!/bin/sh"}, {"filename": "bin/tool", "mode": "0755"}],
 		 "unit": {"Build": {"ImageTag": "localhost/app:1"}}},
@@ -228,20 +228,19 @@ func TestValues(t *testing.T) {
 		{"string", `"Exec": "sleep 1"`, []string{"sleep 1"}, []string{"[0].unit.Container.Exec"}},
 		{"list", `"PublishPort": ["80:80", "443:443"]`, []string{"80:80", "443:443"},
 			[]string{"[0].unit.Container.PublishPort[0]", "[0].unit.Container.PublishPort[1]"}},
-		{"number", `"StopTimeout": 30`, []string{"30"}, nil},
-		{"number literal kept", `"StopTimeout": 1.5e3`, []string{"1.5e3"}, nil},
-		{"bool", `"ReadOnly": true`, []string{"true"}, nil},
-		{"scalars in a list", `"Label": ["a=1", 2, false]`, []string{"a=1", "2", "false"}, nil},
 		{"empty list", `"PublishPort": []`, nil, nil},
-		{"environment sorted", `"Environment": {"B": "2", "A": "1", "C": 3}`, []string{"A=1", "B=2", "C=3"},
+		{"environment sorted", `"Environment": {"B": "2", "A": "1", "C": "3"}`, []string{"A=1", "B=2", "C=3"},
 			[]string{"[0].unit.Container.Environment.A", "[0].unit.Container.Environment.B", "[0].unit.Container.Environment.C"}},
 		{"environment whitespace quoted", `"Environment": {"OPTS": "--a 1  --b"}`, []string{`"OPTS=--a 1  --b"`}, nil},
 		{"environment quotes escaped", `"Environment": {"MSG": "say \"hi\" \\o/"}`, []string{`"MSG=say \"hi\" \\o/"`}, nil},
 		{"environment empty keeps =", `"Environment": {"EMPTY": ""}`, []string{"EMPTY="}, nil},
-		{"logopt empty keeps =", `"LogOpt": {"tag": ""}`, []string{"tag="}, nil},
+		{"environment string with whitespace quoted", `"Environment": "GREETING=hello world"`, []string{`"GREETING=hello world"`}, nil},
+		{"environment list items quoted", `"Environment": ["A=1", "B=x y"]`, []string{"A=1", `"B=x y"`}, nil},
+		{"environment already quoted kept", `"Environment": "\"B=x y\""`, []string{`"B=x y"`}, nil},
+		{"environment elsewhere untouched", `"Label": "a=x y"`, []string{"a=x y"}, nil},
 		{"volume src:dst", `"Volume": {"/srv/b": "/b", "/srv/a": "/a:ro"}`, []string{"/srv/a:/a:ro", "/srv/b:/b"},
 			[]string{`[0].unit.Container.Volume["/srv/a"]`, `[0].unit.Container.Volume["/srv/b"]`}},
-		{"volume empty is bare", `"Volume": {"/scratch": ""}`, []string{"/scratch"}, nil},
+		{"volume empty is an anonymous volume", `"Volume": {"/scratch": ""}`, []string{"/scratch"}, nil},
 		{"secret name,opts", `"Secret": {"db-password": "type=env,target=DB_PASSWORD"}`, []string{"db-password,type=env,target=DB_PASSWORD"},
 			[]string{"[0].unit.Container.Secret.db-password"}},
 		{"secret empty is bare", `"Secret": {"db-password": ""}`, []string{"db-password"}, nil},
@@ -292,7 +291,7 @@ func TestPaths(t *testing.T) {
 		name, data, path, rule string
 	}{
 		{"list item", container("c", `"Volume": ["/a:/a", "/b:/b\n"]`, ""), "[0].unit.Container.Volume[1]", spec.RuleControlChar},
-		{"quoted top-level key", `{"apiVersion": "v1", "type": "volume", "name": "v", "weird key": 1}`, `[0]["weird key"]`, spec.RuleUnknownField},
+		{"quoted top-level key", `{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {}, "weird key": 1}`, `[0]["weird key"]`, spec.RuleUnknownField},
 		{"quoted map key", container("c", `"Environment": {"weird key": "x"}`, ""), `[0].unit.Container.Environment["weird key"]`, spec.RuleMapKey},
 		{"quoted unit key", container("c", `"Bad.Key": "x"`, ""), `[0].unit.Container["Bad.Key"]`, spec.RuleKeyName},
 		{"escaped control in key", container("c", `"A\tB": "x"`, ""), `[0].unit.Container["A\tB"]`, spec.RuleControlChar},
@@ -303,7 +302,7 @@ func TestPaths(t *testing.T) {
 			"[0].configDirs[0].files[1].name", spec.RuleFileName},
 		{"missing field", `{"apiVersion": "v1", "type": "build", "name": "b", "unit": {"Build": {"ImageTag": "localhost/b:1"}}}`,
 			"[0].containerfile", spec.RuleRequired},
-		{"whole spec", `[{"apiVersion": "v1", "type": "volume", "name": "v"}, "oops"]`, "[1]", spec.RuleNotObject},
+		{"whole spec", `[{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {}}, "oops"]`, "[1]", spec.RuleNotObject},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -351,8 +350,16 @@ func TestOneFindingPerProblem(t *testing.T) {
 			"[0].name", spec.RuleRequired},
 		{"no name, build tag set", `{"apiVersion": "v1", "type": "build", "containerfile": "FROM x", "unit": {"Build": {"ImageTag": "localhost/x:1"}}}`,
 			"[0].name", spec.RuleRequired},
-		{"volume name forced", `{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {"Volume": {"VolumeName": "w"}}}`,
-			"[0].unit.Volume.VolumeName", spec.RuleForcedKey},
+		{"number value", container("c", `"StopTimeout": 30`, ""), "[0].unit.Container.StopTimeout", spec.RuleFieldType},
+		{"boolean value", container("c", `"ReadOnly": true`, ""), "[0].unit.Container.ReadOnly", spec.RuleFieldType},
+		{"number in a list", container("c", `"Label": ["a=1", 2]`, ""), "[0].unit.Container.Label[1]", spec.RuleFieldType},
+		{"number as a map value", container("c", `"Environment": {"A": 1}`, ""), "[0].unit.Container.Environment.A", spec.RuleFieldType},
+		{"empty log option", container("c", `"LogOpt": {"tag": ""}`, ""), "[0].unit.Container.LogOpt.tag", spec.RuleMapValue},
+		{"named volume without destination", `{"apiVersion": "v1", "type": "volume", "name": "cache", "unit": {}}
+			{"apiVersion": "v1", "type": "container", "name": "c", "unit": {"Container": {` + img + `, "Volume": {"cache.volume": ""}}}}`,
+			`[1].unit.Container.Volume["cache.volume"]`, spec.RuleMapValue},
+		{"volume without unit", `{"apiVersion": "v1", "type": "volume", "name": "v"}`, "[0].unit", spec.RuleRequired},
+		{"network without unit", `{"apiVersion": "v1", "type": "network", "name": "n", "reclaimPolicy": "Retain"}`, "[0].unit", spec.RuleRequired},
 		{"same volume name tolerated", `{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {"Volume": {"VolumeName": "v", "Bogus": 1}}}`,
 			"[0].unit.Volume.Bogus", spec.RuleUnknownKey},
 		{"network service name", `{"apiVersion": "v1", "type": "network", "name": "n", "unit": {"Network": {"ServiceName": "n"}}}`,
@@ -378,6 +385,38 @@ func TestOneFindingPerProblem(t *testing.T) {
 			}
 			if strings.Contains(f.Message, ": EOF") {
 				t.Errorf("message %q hides where the input ended", f.Message)
+			}
+		})
+	}
+}
+
+// TestCompatWarnings: specs the earlier syslet accepted still decode, with
+// a warning at the JSON path of what it was lenient about, and mean what
+// they meant there (type lower-cased, forced keys overwritten by render).
+func TestCompatWarnings(t *testing.T) {
+	tests := []struct {
+		name, data, path, rule string
+	}{
+		{"capitalised type", `{"apiVersion": "v1", "type": "Volume", "name": "v", "unit": {}}`, "[0].type", spec.RuleType},
+		{"unknown top-level field", `{"apiVersion": "v1", "type": "volume", "name": "v", "enabled": true, "unit": {}}`, "[0].enabled", spec.RuleUnknownField},
+		{"unknown field in a config file", container("c", "", `"configFiles": [{"mountPath": "/a", "content": "", "owner": "root"}]`), "[0].configFiles[0].owner", spec.RuleUnknownField},
+		{"container name overwritten", container("c", `"ContainerName": "other"`, ""), "[0].unit.Container.ContainerName", spec.RuleForcedKey},
+		{"volume name overwritten", `{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {"Volume": {"VolumeName": "w"}}}`, "[0].unit.Volume.VolumeName", spec.RuleForcedKey},
+		{"network name overwritten", `{"apiVersion": "v1", "type": "network", "name": "n", "unit": {"Network": {"NetworkName": "m"}}}`, "[0].unit.Network.NetworkName", spec.RuleForcedKey},
+		{"build file overwritten", `{"apiVersion": "v1", "type": "build", "name": "b", "containerfile": "FROM x", "unit": {"Build": {"ImageTag": "localhost/b:1", "File": "Dockerfile"}}}`, "[0].unit.Build.File", spec.RuleForcedKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			specs, rep := decode(t, tt.data)
+			if rep.HasErrors() || len(rep.Findings) != 1 {
+				t.Fatalf("want exactly one warning, got:\n%s", rep.String())
+			}
+			f := rep.Findings[0]
+			if f.Severity != report.Warning || f.Path != tt.path || f.Rule != tt.rule {
+				t.Errorf("got %s %s %s, want warning %s %s (%s)", f.Severity, f.Path, f.Rule, tt.path, tt.rule, f.Message)
+			}
+			if len(specs) != 1 || strings.ToLower(string(specs[0].Kind)) != string(specs[0].Kind) {
+				t.Errorf("specs %v", specs)
 			}
 		})
 	}

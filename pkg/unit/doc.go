@@ -4,6 +4,11 @@
 // Parse reads installed units back (comments dropped, continuation lines
 // joined the way systemd joins them).
 //
+// Normalize and Same compare units by meaning, the way systemd and quadlet
+// read them: section and key order, spacing, comments and the order of
+// set-like values do not count. Managed is the one test of whether a unit
+// file is syslet's.
+//
 // The package knows the section and key names syslet cares about, and which
 // keys each quadlet section accepts (Known), but nothing about specs or hosts.
 package unit

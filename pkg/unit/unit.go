@@ -205,3 +205,8 @@ func Parse(data []byte) (*File, error) {
 	}
 	return f, nil
 }
+
+// Managed reports whether a unit file is syslet's: it carries the
+// [X-Syslet] marker section. This is the one test for ownership; a file
+// without the marker is never changed or removed.
+func Managed(f *File) bool { return f != nil && f.Section(Syslet) != nil }

@@ -16,5 +16,6 @@
 // Writes are atomic: a temporary file in the same directory, fsync, rename,
 // fsync of the directory. A config directory is a set of per-file links
 // through one "..data" link to a numbered version directory; a new version
-// becomes visible with a single rename(2) of "..data".
+// becomes visible with a single rename(2) of "..data". The names of that
+// layout are pkg/layout's, shared with the planner that reads it back.
 package fsroot

@@ -10,12 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Root is a directory standing in for "/".
@@ -417,8 +417,6 @@ func ignoreMissing(err error) error {
 	return err
 }
 
-const dataLink = "..data"
-
 // WriteDir installs files as the next version of the config directory p
 // and switches to it with one rename of the ..data link, so a process
 // reading the directory sees the old set or the new set, never a mix.
@@ -455,11 +453,11 @@ func (r Root) writeDir(p string, files []host.DirFile) error {
 	}
 	next := 1
 	for _, n := range ents {
-		if v, ok := version(n); ok && v >= next {
+		if v, ok := layout.Version(n); ok && v >= next {
 			next = v + 1
 		}
 	}
-	vname := "..v" + strconv.Itoa(next)
+	vname := layout.VersionName(next)
 	if err := unix.Mkdirat(dfd, vname, 0o755); err != nil {
 		return err
 	}
@@ -476,19 +474,19 @@ func (r Root) writeDir(p string, files []host.DirFile) error {
 	if err := unix.Fsync(vfd); err != nil {
 		return err
 	}
-	if err := replaceLink(dfd, dataLink, vname); err != nil {
+	if err := replaceLink(dfd, layout.DataLink, vname); err != nil {
 		return err
 	}
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.Name] = true
-		if err := replaceLink(dfd, f.Name, dataLink+"/"+f.Name); err != nil {
+		if err := replaceLink(dfd, f.Name, layout.FileLink(f.Name)); err != nil {
 			return err
 		}
 	}
 	for _, n := range ents {
-		_, isVersion := version(n)
-		if (isVersion && n != vname) || (!strings.HasPrefix(n, "..") && !want[n]) {
+		_, isVersion := layout.Version(n)
+		if (isVersion && n != vname) || (!layout.Internal(n) && !want[n]) {
 			if err := removeAllAt(dfd, n); err != nil {
 				return err
 			}
@@ -518,15 +516,6 @@ func replaceLink(dirfd int, name, target string) error {
 		return err
 	}
 	return nil
-}
-
-func version(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "..v")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n > 0
 }
 
 // Remove deletes p (a file, a symlink or a whole directory, never what a

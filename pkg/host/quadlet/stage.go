@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // DefaultGenerator is where Debian and Fedora install podman's generator.
@@ -76,7 +78,7 @@ func (s Stager) Check(ctx context.Context, future, before map[string][]byte, ver
 	}
 	var services []string
 	for _, n := range verify {
-		svc := filepath.Join(gen, ServiceFile(n))
+		svc := filepath.Join(gen, layout.Service(n))
 		if _, err := os.Stat(svc); err != nil {
 			return warnings, &Error{Tool: "quadlet", Output: []string{fmt.Sprintf("%s: no service was generated", n)}}
 		}
@@ -184,17 +186,4 @@ func aboutOthers(msg string, units map[string][]byte, verify []string) bool {
 		other = true
 	}
 	return other
-}
-
-// ServiceFile is the service quadlet generates for a unit file name.
-func ServiceFile(unitFile string) string {
-	ext := filepath.Ext(unitFile)
-	base := strings.TrimSuffix(unitFile, ext)
-	switch ext {
-	case ".container":
-		return base + ".service"
-	case ".volume", ".network", ".build", ".image", ".pod":
-		return base + "-" + strings.TrimPrefix(ext, ".") + ".service"
-	}
-	return base + ".service"
 }

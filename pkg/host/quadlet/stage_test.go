@@ -75,11 +75,3 @@ func TestBrokenUnitOfSomeoneElse(t *testing.T) {
 		t.Errorf("breaking a unit that worked before must block: %v", err)
 	}
 }
-
-func TestServiceFile(t *testing.T) {
-	for in, want := range map[string]string{"web.container": "web.service", "d.volume": "d-volume.service", "n.network": "n-network.service", "a.build": "a-build.service"} {
-		if got := ServiceFile(in); got != want {
-			t.Errorf("ServiceFile(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

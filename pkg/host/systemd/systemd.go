@@ -130,6 +130,12 @@ func (m *Manager) Stop(ctx context.Context, name string) error {
 	if !isDown(st) {
 		return &host.JobError{Unit: name, Op: "stop", Result: stateResult(st)}
 	}
+	// A quadlet container exits 143 on SIGTERM and systemd records that as
+	// a failure; a stop syslet asked for is not one, and must not leave the
+	// host "degraded" (nor count towards the start-rate limit).
+	if st.Failed() {
+		return m.resetFailed(ctx, name)
+	}
 	return nil
 }
 

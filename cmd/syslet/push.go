@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/term"
+
+	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/push"
+	"github.com/syslet/syslet/pkg/spec"
+)
+
+// commonDir is the directory of a hosts dir whose specs every host gets.
+const commonDir = "common"
+
+type pushOptions struct {
+	diff           bool
+	parallel       int
+	hostsDir       string
+	remoteCommand  string
+	knownHosts     string
+	acceptNew      bool
+	identities     []string
+	sshConfig      string
+	connectTimeout time.Duration
+	commandTimeout time.Duration
+	allowEmpty     bool
+	targets        []string
+	path           string // "" with --hosts-dir
+}
+
+// parsePush parses `syslet push` arguments. Without --hosts-dir the last
+// positional argument is the spec PATH ("-" for stdin) and the others are
+// targets; with it every positional argument is a target, and none means
+// every host directory but common/.
+func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
+	o := pushOptions{}
+	fs := newFlagSet("syslet push", stderr)
+	fs.BoolVar(&o.diff, "diff", false, "")
+	fs.IntVar(&o.parallel, "parallel", 4, "")
+	fs.StringVar(&o.hostsDir, "hosts-dir", "", "")
+	fs.StringVar(&o.remoteCommand, "remote-command", "syslet", "")
+	fs.StringVar(&o.knownHosts, "known-hosts", "", "")
+	fs.BoolVar(&o.acceptNew, "accept-new", false, "")
+	fs.Func("i", "", func(s string) error { o.identities = append(o.identities, s); return nil })
+	fs.StringVar(&o.sshConfig, "F", "", "")
+	fs.DurationVar(&o.connectTimeout, "connect-timeout", 15*time.Second, "")
+	fs.DurationVar(&o.commandTimeout, "command-timeout", 30*time.Minute, "")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if o.parallel < 1 {
+		return o, fmt.Errorf("%w: --parallel must be at least 1, got %d", errUsage, o.parallel)
+	}
+	if o.connectTimeout <= 0 || o.commandTimeout < 0 {
+		return o, fmt.Errorf("%w: --connect-timeout must be positive and --command-timeout not negative", errUsage)
+	}
+	if strings.TrimSpace(o.remoteCommand) == "" {
+		return o, fmt.Errorf("%w: --remote-command is empty", errUsage)
+	}
+	if o.hostsDir != "" {
+		o.targets = pos
+	} else {
+		if len(pos) < 2 {
+			return o, fmt.Errorf("%w: syslet push needs TARGET… PATH (or --hosts-dir DIR [TARGET…])", errUsage)
+		}
+		o.targets, o.path = pos[:len(pos)-1], pos[len(pos)-1]
+	}
+	seen := map[string]bool{}
+	for _, t := range o.targets {
+		if seen[t] {
+			return o, fmt.Errorf("%w: target %q given twice", errUsage, t)
+		}
+		seen[t] = true
+		if _, _, _, err := push.ParseTarget(t); err != nil {
+			return o, fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	return o, nil
+}
+
+// command is what runs on each host: the remote program with the flags of
+// an unattended plan or apply from stdin, exactly as `syslet ssh-command`
+// allows them.
+func (o pushOptions) command() string {
+	if o.diff {
+		return o.remoteCommand + " --diff --stdin"
+	}
+	return o.remoteCommand + " --stdin"
+}
+
+func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, err := parsePush(args, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet push:", err)
+		return exitUsage
+	}
+	if o.hostsDir != "" && len(o.targets) == 0 {
+		if o.targets, err = hostDirs(o.hostsDir); err != nil {
+			fmt.Fprintln(stderr, "syslet push:", err)
+			return exitError
+		}
+	}
+
+	// 1. Every host's specs, read and validated here before any connection.
+	streams, code := pushStreams(o, stdin, stderr)
+	if code != exitOK {
+		return code
+	}
+
+	// 2. Where and how to connect; passphrases are asked now, once each.
+	home, _ := os.UserHomeDir()
+	var cfg *push.SSHConfig
+	if o.sshConfig != "" {
+		if _, err := os.Stat(o.sshConfig); err != nil {
+			fmt.Fprintln(stderr, "syslet push: -F:", err)
+			return exitError
+		}
+		cfg, err = push.LoadSSHConfig(home, o.sshConfig)
+	} else {
+		cfg, err = push.LoadDefaultSSHConfig(home, func(path string, err error) {
+			fmt.Fprintf(stderr, "syslet push: warning: ignoring %s: %v (pass -F FILE with your hosts' settings)\n", path, err)
+		}, filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet push:", err)
+		return exitError
+	}
+	var ag *push.Agent
+	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+		if ag, err = push.DialAgent(sock); err != nil {
+			fmt.Fprintf(stderr, "syslet push: warning: %v; using key files only\n", err)
+		}
+		defer ag.Close()
+	}
+	keys := &push.Keys{
+		Passphrase: askPassphrase,
+		Skipped: func(path string, err error) {
+			fmt.Fprintf(stderr, "syslet push: warning: skipping key %s: %v\n", path, err)
+		},
+	}
+	localUser := currentUser()
+	var jobs []push.Job
+	for _, arg := range o.targets {
+		t, err := cfg.Resolve(arg, localUser)
+		if err != nil {
+			fmt.Fprintln(stderr, "syslet push:", err)
+			return exitError
+		}
+		signers, err := targetSigners(keys, o.identities, t, home)
+		if err != nil {
+			fmt.Fprintln(stderr, "syslet push:", err)
+			return exitError
+		}
+		if len(signers) == 0 && ag == nil {
+			fmt.Fprintf(stderr, "syslet push: %s: no SSH key: pass -i KEYFILE, name an IdentityFile in ssh_config, or run an agent (SSH_AUTH_SOCK)\n", arg)
+			return exitError
+		}
+		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Auth: push.Auth(signers, ag)})
+	}
+	// As ssh: the user's file (where --accept-new pins) and the system-wide
+	// one; --known-hosts replaces both.
+	knownHosts := []string{o.knownHosts}
+	if o.knownHosts == "" {
+		knownHosts = []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"}
+	}
+	hk := &push.HostKeys{Files: knownHosts, AcceptNew: o.acceptNew, Pinned: func(addr, typ, fp, file string) {
+		fmt.Fprintf(stderr, "syslet push: %s: new host key %s %s pinned in %s (--accept-new)\n", addr, typ, fp, file)
+	}}
+
+	// 3. Fan out. The first Ctrl-C starts no more hosts and lets the
+	// running ones finish; a second one asks them to stop after their
+	// current action.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel(errors.New("interrupted"))
+		fmt.Fprintln(stderr, "syslet push: interrupted: starting no more hosts; running ones finish (interrupt again to stop them after their current action)")
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		close(abort)
+		fmt.Fprintln(stderr, "syslet push: interrupted again: asking running hosts to stop after their current action")
+	}()
+	fmt.Fprintf(stderr, "syslet push: %s on %d host(s), %d at a time\n", o.command(), len(jobs), min(o.parallel, len(jobs)))
+	results := push.Run(ctx, jobs, push.Options{
+		Command:        o.command(),
+		Parallel:       o.parallel,
+		ConnectTimeout: o.connectTimeout,
+		CommandTimeout: o.commandTimeout,
+		HostKeys:       hk,
+		Stdout:         stdout,
+		Stderr:         stderr,
+		Abort:          abort,
+	})
+	fmt.Fprintln(stdout)
+	push.WriteTable(stdout, results)
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case push.AnyFailed(results):
+		return exitError
+	}
+	return exitOK
+}
+
+// pushStreams reads and validates each target's specs with the same checks
+// as a local apply, and returns the stream each target gets. Any invalid
+// or empty set stops the whole push before a connection is made.
+func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][]byte, int) {
+	streams := map[string][]byte{}
+	if o.path != "" {
+		srcs, err := spec.ReadSources(o.path, stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "syslet push:", err)
+			return nil, exitError
+		}
+		stream, ok := validStream(o, srcs, o.path, stderr)
+		if !ok {
+			return nil, exitInvalid
+		}
+		for _, t := range o.targets {
+			streams[t] = stream
+		}
+		return streams, exitOK
+	}
+	common, err := readDirIfExists(filepath.Join(o.hostsDir, commonDir))
+	if err != nil {
+		fmt.Fprintln(stderr, "syslet push:", err)
+		return nil, exitError
+	}
+	code := exitOK
+	for _, t := range o.targets {
+		_, alias, _, _ := push.ParseTarget(t)
+		if alias == commonDir || alias == "." || alias == ".." {
+			fmt.Fprintf(stderr, "syslet push: %s: %q cannot be a host directory name\n", t, alias)
+			return nil, exitError
+		}
+		dir := filepath.Join(o.hostsDir, alias)
+		own, err := spec.ReadSources(dir, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "syslet push: %s: %v\n", t, err)
+			return nil, exitError
+		}
+		stream, ok := validStream(o, slices.Concat(common, own), dir+"/ and "+filepath.Join(o.hostsDir, commonDir)+"/", stderr)
+		if !ok {
+			code = exitInvalid // keep going: report every host's findings at once
+			continue
+		}
+		streams[t] = stream
+	}
+	return streams, code
+}
+
+// validStream checks one set of sources and joins them into one stream
+// (a stream may mix objects, arrays and NDJSON, so joining is lossless).
+func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
+	l := deploy.Check(srcs)
+	deploy.PrintFindings(stderr, l.Report)
+	if l.Report.HasErrors() {
+		return nil, false
+	}
+	if len(l.Specs) == 0 && !o.allowEmpty {
+		fmt.Fprintf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
+		return nil, false
+	}
+	var stream []byte
+	for _, s := range srcs {
+		stream = append(stream, s.Data...)
+		stream = append(stream, '\n')
+	}
+	return stream, true
+}
+
+func readDirIfExists(dir string) ([]spec.Source, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return spec.ReadSources(dir, nil)
+}
+
+// hostDirs lists the host directories of a hosts dir (all but common/).
+func hostDirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--hosts-dir: %w", err)
+	}
+	var hosts []string
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != commonDir && !strings.HasPrefix(e.Name(), ".") {
+			hosts = append(hosts, e.Name())
+		}
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("--hosts-dir %s has no host directories (only %s/ is shared, not a host)", dir, commonDir)
+	}
+	return hosts, nil
+}
+
+// targetSigners loads the key files for a target: every -i file (which
+// must exist), then its ssh_config IdentityFiles, or ssh's default key
+// names when neither names any.
+func targetSigners(keys *push.Keys, identities []string, t push.Target, home string) ([]ssh.Signer, error) {
+	var signers []ssh.Signer
+	add := func(path string, required bool) error {
+		s, err := keys.Load(path, required)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			signers = append(signers, s)
+		}
+		return nil
+	}
+	for _, p := range identities {
+		if err := add(p, true); err != nil {
+			return nil, err
+		}
+	}
+	optional := t.IdentityFiles
+	if len(identities) == 0 && len(optional) == 0 {
+		for _, n := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
+			optional = append(optional, filepath.Join(home, ".ssh", n))
+		}
+	}
+	for _, p := range optional {
+		if err := add(p, false); err != nil {
+			return nil, err
+		}
+	}
+	return signers, nil
+}
+
+// askPassphrase reads a key's passphrase from the terminal (not stdin,
+// which may carry the specs).
+func askPassphrase(path string) ([]byte, error) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, push.ErrNoPassphrase
+	}
+	defer tty.Close()
+	if !term.IsTerminal(int(tty.Fd())) {
+		return nil, push.ErrNoPassphrase
+	}
+	fmt.Fprintf(tty, "Enter passphrase for key %s: ", path)
+	pass, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(tty)
+	if err != nil {
+		return nil, fmt.Errorf("reading passphrase: %w", err)
+	}
+	return pass, nil
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}

@@ -1,0 +1,94 @@
+package layout
+
+import (
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Host directories syslet writes under.
+const (
+	UnitDir    = "/etc/containers/systemd"
+	ConfigRoot = "/etc/containers/config"
+	BuildRoot  = "/etc/containers/builds"
+)
+
+// UnitPath is the host path of a unit file ("web.container").
+func UnitPath(fileName string) string { return path.Join(UnitDir, fileName) }
+
+// ConfigDirOf is the directory holding all of a container's config files
+// and config dirs; it is removed whole when the container goes.
+func ConfigDirOf(container string) string { return path.Join(ConfigRoot, container) }
+
+// ConfigPath mirrors a path inside the container under the container's
+// config directory: /etc/nginx/nginx.conf of "web" lives at
+// /etc/containers/config/web/etc/nginx/nginx.conf. Mount paths are clean,
+// absolute and never nested, so mirrored paths cannot collide.
+func ConfigPath(container, mountPath string) string {
+	return path.Join(ConfigRoot, container, mountPath)
+}
+
+// BuildDirOf is a build's context directory.
+func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }
+
+// Containerfile is the path of a build's Containerfile.
+func Containerfile(build string) string { return path.Join(BuildRoot, build, "Containerfile") }
+
+// Service is the systemd service quadlet generates for a unit file name:
+// x.container → x.service, x.volume → x-volume.service, and so on.
+func Service(unitFile string) string {
+	ext := path.Ext(unitFile)
+	base := strings.TrimSuffix(unitFile, ext)
+	switch ext {
+	case ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact":
+		return base + "-" + strings.TrimPrefix(ext, ".") + ".service"
+	}
+	return base + ".service"
+}
+
+// DataLink is the link inside a config directory that names the current
+// version; per-file links point through it ("app.conf" → "..data/app.conf"),
+// so one rename of DataLink switches every file at once.
+const DataLink = "..data"
+
+// VersionName is the name of a config directory's n-th version directory.
+func VersionName(n int) string { return "..v" + strconv.Itoa(n) }
+
+// Version parses a version directory name; ok is false for anything else.
+func Version(name string) (n int, ok bool) {
+	s, found := strings.CutPrefix(name, "..v")
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+// FileLink is the target of a config directory's per-file link.
+func FileLink(name string) string { return DataLink + "/" + name }
+
+// Internal reports whether a name inside a config directory belongs to the
+// layout (the data link, version directories, temporary links) rather than
+// being one of the user's files. User file names never start with "..".
+func Internal(name string) bool { return strings.HasPrefix(name, "..") }
+
+// Resolve follows the links of a config directory entry the way the
+// container sees it: dir/name → dir/..data/name → dir/..vN/name. readlink
+// returns a path's link target and whether it is a link. Relative targets
+// resolve against the link's directory; at most depth links are followed.
+func Resolve(readlink func(p string) (string, bool), dir, link string, depth int) string {
+	p := path.Join(dir, link)
+	for ; depth > 0; depth-- {
+		parent, base := path.Dir(p), path.Base(p)
+		if t, ok := readlink(parent); ok {
+			p = path.Join(path.Dir(parent), t, base)
+			continue
+		}
+		if t, ok := readlink(p); ok {
+			p = path.Join(path.Dir(p), t)
+			continue
+		}
+		break
+	}
+	return p
+}

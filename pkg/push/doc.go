@@ -1,0 +1,24 @@
+// Package push deploys a validated spec stream to one host or a fleet over
+// SSH, with golang.org/x/crypto/ssh and no ssh binary.
+//
+// It owns the client side of `syslet push`:
+//
+//   - targets: `[user@]host[:port]` arguments, resolved through ssh_config
+//     (HostName, Port, User, IdentityFile) into the endpoint to dial
+//     (target.go, sshconfig.go);
+//   - host keys: every server key is checked against known_hosts during the
+//     key exchange, before any authentication; an unknown or changed key is
+//     refused with its SHA256 fingerprint, and AcceptNew pins a first-seen
+//     key by appending it to the known_hosts file (hostkey.go);
+//   - authentication: key files (a passphrase asked on the terminal) and the
+//     SSH agent (auth.go);
+//   - fan-out: at most Parallel hosts at once, each fed the stream on the
+//     remote command's stdin, its output streamed back line by line with the
+//     host's name in front; cancelling the context stops starting hosts,
+//     closing Options.Abort forwards SIGINT to the running ones (run.go);
+//   - the result table: host, result, plan summary, duration (table.go).
+//
+// Loading and validating the specs is not done here: the caller validates
+// them with the same code as a local apply and hands over only valid
+// streams, so nothing invalid ever reaches a connection.
+package push

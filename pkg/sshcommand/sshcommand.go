@@ -1,0 +1,74 @@
+package sshcommand
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Program is the only program name a client may ask for.
+const Program = "syslet"
+
+// The invocations a forced command allows: a plan, or an apply, of specs
+// read from standard input. Nothing else: no PATH (it would read files on
+// the host), no --root, no subcommands.
+var (
+	Plan  = []string{"--diff", "--stdin"}
+	Apply = []string{"--stdin"}
+)
+
+// ErrRefused is wrapped by every refusal; callers branch on it with errors.Is.
+var ErrRefused = errors.New("refused")
+
+// Policy says which invocations a key may make.
+type Policy struct {
+	// DiffOnly allows only the plan (`syslet --diff --stdin`): a key that
+	// can show what would change but never change it.
+	DiffOnly bool
+}
+
+// Allowed returns the invocations the policy permits, as the client
+// must type them.
+func (p Policy) Allowed() []string {
+	out := []string{Program + " " + strings.Join(Plan, " ")}
+	if !p.DiffOnly {
+		out = append(out, Program+" "+strings.Join(Apply, " "))
+	}
+	return out
+}
+
+// Check validates the client's request. present is false when sshd set no
+// SSH_ORIGINAL_COMMAND at all (an interactive login). It returns the
+// arguments to run syslet with (without the program name).
+//
+// The request is split on whitespace and compared word by word; quotes,
+// shell operators and any other word make it a different request, so
+// `syslet --stdin; rm -rf /` is simply refused, never interpreted.
+func (p Policy) Check(original string, present bool) ([]string, error) {
+	if !present || strings.TrimSpace(original) == "" {
+		return nil, fmt.Errorf("%w: an interactive session is not allowed for this key; allowed: %s", ErrRefused, p.allowedText())
+	}
+	words := strings.Fields(original)
+	if words[0] == Program {
+		args := words[1:]
+		if slices.Equal(args, Plan) {
+			return slices.Clone(Plan), nil
+		}
+		if slices.Equal(args, Apply) {
+			if p.DiffOnly {
+				return nil, fmt.Errorf("%w: %q: this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
+			}
+			return slices.Clone(Apply), nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q is not an allowed command; allowed: %s", ErrRefused, original, p.allowedText())
+}
+
+func (p Policy) allowedText() string {
+	q := p.Allowed()
+	for i, s := range q {
+		q[i] = "'" + s + "'"
+	}
+	return strings.Join(q, " or ")
+}

@@ -1,0 +1,66 @@
+package sshcommand
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		original string
+		present  bool
+		diffOnly bool
+		want     []string // nil: refused
+	}{
+		{"plan", "syslet --diff --stdin", true, false, []string{"--diff", "--stdin"}},
+		{"apply", "syslet --stdin", true, false, []string{"--stdin"}},
+		{"extra spaces", "  syslet   --diff\t--stdin  ", true, false, []string{"--diff", "--stdin"}},
+		{"plan with diff-only key", "syslet --diff --stdin", true, true, []string{"--diff", "--stdin"}},
+		{"apply with diff-only key", "syslet --stdin", true, true, nil},
+		{"interactive login", "", false, false, nil},
+		{"empty command", "   ", true, false, nil},
+		{"other program", "id", true, false, nil},
+		{"shell", "/bin/sh -c id", true, false, nil},
+		{"chained", "syslet --stdin; rm -rf /", true, false, nil},
+		{"chained no space", "syslet --stdin;id", true, false, nil},
+		{"and", "syslet --stdin && id", true, false, nil},
+		{"pipe", "syslet --diff --stdin | sh", true, false, nil},
+		{"substitution", "syslet --stdin $(id)", true, false, nil},
+		{"path", "syslet /etc", true, false, nil},
+		{"apply default config", "syslet", true, false, nil},
+		{"root flag", "syslet --root / --stdin", true, false, nil},
+		{"reordered flags", "syslet --stdin --diff", true, false, nil},
+		{"dash for stdin", "syslet -", true, false, nil},
+		{"subcommand", "syslet validate -", true, false, nil},
+		{"nested forced command", "syslet ssh-command", true, false, nil},
+		{"absolute program", "/usr/local/bin/syslet --stdin", true, false, nil},
+		{"quoted", "'syslet' --stdin", true, false, nil},
+		{"sudo", "sudo syslet --stdin", true, false, nil},
+		{"newline", "syslet --stdin\nid", true, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Policy{DiffOnly: tt.diffOnly}.Check(tt.original, tt.present)
+			if tt.want == nil {
+				if !errors.Is(err, ErrRefused) {
+					t.Fatalf("Check(%q) = %v, %v; want refused", tt.original, got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("Check(%q) = %v, %v; want %v", tt.original, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	if got := (Policy{}).Allowed(); !slices.Equal(got, []string{"syslet --diff --stdin", "syslet --stdin"}) {
+		t.Errorf("Allowed() = %q", got)
+	}
+	if got := (Policy{DiffOnly: true}).Allowed(); !slices.Equal(got, []string{"syslet --diff --stdin"}) {
+		t.Errorf("diff-only Allowed() = %q", got)
+	}
+}

@@ -1,0 +1,155 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/render"
+)
+
+// files plans the config files (containers) or context files (builds) a
+// unit owns, and the stale files under its directory. It reports whether
+// a file that already existed changed, which restarts a container or
+// rebuilds an image; config dirs are planned by dirs.
+func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
+	rank := kindRank(u.Kind)
+	for _, f := range b.ownFiles[u.FileName] {
+		cur, exists := b.obs.Files[f.Path]
+		if exists && cur.Link == "" && !cur.Mode.IsDir() && bytes.Equal(cur.Data, f.Content) && uint32(cur.Mode.Perm()) == f.Mode {
+			continue
+		}
+		fc := FileChange{Path: f.Path, Op: "+", Kind: f.Kind, Owner: u.FileName, NewMode: f.Mode}
+		reason := "new file"
+		if exists {
+			fc.Op, fc.OldMode = "~", uint32(cur.Mode.Perm())
+			reason = "content changed"
+			if bytes.Equal(cur.Data, f.Content) {
+				reason = fmt.Sprintf("mode %04o → %04o", cur.Mode.Perm(), f.Mode)
+			}
+			changed = true
+			uc.Reasons = append(uc.Reasons, fmt.Sprintf("%s %s: %s", f.Kind, f.Path, reason))
+		}
+		fc.Diff = fileDiff(f.Path, uint32(cur.Mode.Perm()), cur.Data, exists, f.Mode, f.Content, true)
+		b.p.Files = append(b.p.Files, fc)
+		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Content: f.Content, Mode: f.Mode, Reason: reason}, rank)
+	}
+	root := layout.ConfigDirOf(u.Name)
+	if u.Kind == spec.Build {
+		root = layout.BuildDirOf(u.Name)
+	}
+	for _, p := range b.staleUnder(root, u.FileName) {
+		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
+		b.add(Action{Op: OpRemoveFile, Target: p, Root: root, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
+		if u.Kind == spec.Build {
+			changed = true
+			uc.Reasons = append(uc.Reasons, "context file "+p+" removed")
+		}
+	}
+	return changed
+}
+
+// dirs plans a container's config dirs; it reports whether any changed.
+func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
+	for _, d := range b.ownDirs[u.FileName] {
+		cur := readConfigDir(b.obs.Files, b.children[d.Path], d.Path)
+		same := cur != nil && len(cur) == len(d.Files)
+		for _, f := range d.Files {
+			old, ok := cur[f.Name]
+			if !ok || !bytes.Equal(old.Data, f.Content) || uint32(old.Mode.Perm()) != f.Mode {
+				same = false
+				op := "+"
+				if ok {
+					op = "~"
+				}
+				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + f.Name, Op: op, Kind: "config-dir", Owner: u.FileName,
+					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, uint32(old.Mode.Perm()), old.Data, ok, f.Mode, f.Content, true)})
+			}
+		}
+		for name, old := range cur {
+			if !slices.ContainsFunc(d.Files, func(f render.DirFile) bool { return f.Name == name }) {
+				same = false
+				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
+					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, uint32(old.Mode.Perm()), old.Data, true, 0, nil, false)})
+			}
+		}
+		if same {
+			continue
+		}
+		if cur != nil {
+			changed = true
+			uc.Reasons = append(uc.Reasons, "config dir "+d.Path+" changed")
+		}
+		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Files: d.Files, Reason: "swap to a new version"}, kindRank(u.Kind))
+	}
+	return changed
+}
+
+// readConfigDir resolves a config dir's files (entries are the paths
+// directly inside it) through its per-file links and the ..data link, as
+// the container sees them. It returns nil when the directory does not
+// exist.
+func readConfigDir(files map[string]host.File, entries []string, dir string) map[string]host.File {
+	d, ok := files[dir]
+	if !ok || !d.Mode.IsDir() {
+		return nil
+	}
+	out := map[string]host.File{}
+	readlink := func(p string) (string, bool) {
+		f, ok := files[p]
+		return f.Link, ok && f.Link != ""
+	}
+	for _, p := range entries {
+		f := files[p]
+		if layout.Internal(path.Base(p)) || f.Link == "" {
+			continue
+		}
+		target := layout.Resolve(readlink, dir, f.Link, 8)
+		if t, ok := files[target]; ok && t.Link == "" && !t.Mode.IsDir() {
+			out[path.Base(p)] = t
+		}
+	}
+	return out
+}
+
+// staleUnder lists the topmost paths under root that no desired file or
+// config dir of owner accounts for.
+func (b *builder) staleUnder(root, owner string) []string {
+	var keep []string
+	for _, f := range b.ownFiles[owner] {
+		keep = append(keep, f.Path)
+	}
+	var dirs []string
+	for _, d := range b.ownDirs[owner] {
+		dirs = append(dirs, d.Path)
+	}
+	var paths []string
+	for _, p := range b.under[root] {
+		if p != root {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	var stale []string
+	for _, p := range paths {
+		if len(stale) > 0 && strings.HasPrefix(p, stale[len(stale)-1]+"/") {
+			continue
+		}
+		if slices.Contains(keep, p) || slices.ContainsFunc(dirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") }) {
+			continue
+		}
+		isAncestor := slices.ContainsFunc(keep, func(k string) bool { return strings.HasPrefix(k, p+"/") }) ||
+			slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(d, p+"/") })
+		if isAncestor && b.obs.Files[p].Mode.IsDir() {
+			continue
+		}
+		stale = append(stale, p)
+	}
+	return stale
+}

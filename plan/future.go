@@ -1,0 +1,45 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
+)
+
+func (b *builder) finish() {
+	if b.p.WritesUnits() {
+		b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
+	} else {
+		for _, u := range b.p.Units {
+			if u.State.NeedDaemonReload && u.Effect != EffectIgnore {
+				b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "systemd has not loaded the current unit file of " + u.Service}, 0)
+				break
+			}
+		}
+	}
+	// Unit files syslet does not manage stay in the future set, as do
+	// drop-ins and anything in subdirectories: staging must see what
+	// systemd will see.
+	for p, f := range b.obs.Files {
+		if !strings.HasPrefix(p, layout.UnitDir+"/") || f.Mode.IsDir() {
+			continue
+		}
+		rel := strings.TrimPrefix(p, layout.UnitDir+"/")
+		if f.Link != "" {
+			continue
+		}
+		b.p.Current[rel] = f.Data
+		if _, ok := b.inst[rel]; !ok {
+			b.p.Future[rel] = f.Data
+		}
+	}
+	sortActions(b.p.Actions)
+	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {
+		if a.Kind != c.Kind {
+			return kindRank(a.Kind) - kindRank(c.Kind)
+		}
+		return strings.Compare(a.FileName, c.FileName)
+	})
+	slices.SortStableFunc(b.p.Files, func(a, c FileChange) int { return strings.Compare(a.Path, c.Path) })
+}

@@ -1,0 +1,235 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+// compare classifies a desired unit against its installed file: new,
+// identical, metadata-only, or changed (with the key changes).
+func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, changed, meta, ok bool) {
+	iu = b.inst[u.FileName]
+	adopted := iu != nil && !iu.managed && b.takeOver(u, iu, uc)
+	if iu != nil && !iu.managed && !adopted {
+		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
+			Message: fmt.Sprintf("%s exists on the host without the [X-Syslet] marker, so it is not syslet's; syslet will not overwrite it (remove or rename it, or rename the spec)", u.Path)})
+		uc.Effect = EffectIgnore
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
+	want := u.File.Bytes()
+	b.p.Future[u.FileName] = want
+	if iu == nil {
+		uc.Write = true
+		uc.Keys = diffKeys(&unit.File{}, u.File)
+		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: "new unit"}, kindRank(u.Kind))
+		return nil, false, false, true
+	}
+	// A unit that means the same as the installed one is left as it is,
+	// whatever its formatting: line order, spacing or comments written by
+	// another tool (or an earlier syslet) never cause a write, a restart
+	// or a recreation.
+	if b.held(u, iu, uc) {
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
+	if bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File)) {
+		b.p.Future[u.FileName] = iu.data
+		return iu, false, false, true
+	}
+	uc.Write = true
+	uc.Keys = diffKeys(iu.file, u.File)
+	meta = adopted || unit.Same(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
+	reason := "unit changed"
+	switch {
+	case meta:
+		reason = "metadata changed"
+	case adoptedBuild(u, uc.Keys):
+		meta, reason = true, "adopted from the earlier syslet"
+	}
+	b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: reason}, kindRank(u.Kind))
+	return iu, !meta, meta, true
+}
+
+// resource plans a volume, network or build unit.
+func (b *builder) resource(u *render.Unit) {
+	uc := newChange(u)
+	iu, changed, meta, ok := b.compare(u, &uc)
+	if !ok {
+		return
+	}
+	st := b.state(u.Service, iu)
+	uc.State, uc.Before, uc.After = st, beforeState(st), st.ActiveState
+	rank := kindRank(u.Kind)
+	contextChanged := u.Kind == spec.Build && b.files(u, &uc)
+
+	switch {
+	case iu == nil:
+		uc.Effect = EffectCreate
+		uc.Reasons = append(uc.Reasons, "new "+string(u.Kind))
+		uc.After = "active"
+		if u.Kind == spec.Build {
+			uc.After = "built"
+		}
+		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
+	case changed && u.Kind == spec.Volume:
+		if !iu.removalAllowed() || !iu.reclaimDelete() {
+			b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source, Message: fmt.Sprintf(
+				"volume %s changed (%s), which needs the volume deleted and created again, but its installed marker forbids that (RemovalAllowed=%t, ReclaimPolicy=%s); to recreate it, first apply the spec unchanged with removalAllowed true and reclaimPolicy Delete",
+				u.Resource, summarizeKeys(uc.Keys), iu.removalAllowed(), markerPolicy(iu))})
+			uc.Effect = EffectRecreate
+			break
+		}
+		fallthrough
+	case changed && u.Kind == spec.Network:
+		uc.Effect = EffectRecreate
+		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		b.recreated[u.FileName] = true
+		if running(st) {
+			b.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "recreate " + string(u.Kind)}, rank)
+		}
+		op := OpDeleteVolume
+		if u.Kind == spec.Network {
+			op = OpDeleteNetwork
+		}
+		b.add(Action{Op: op, Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options"}, rank)
+		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
+		uc.After = "active"
+	case u.Kind == spec.Build && (changed || contextChanged || !b.imagePresent(u.Resource)):
+		uc.Effect = EffectRebuild
+		switch {
+		case changed:
+			uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		case contextChanged:
+			uc.Reasons = append(uc.Reasons, "build context changed")
+		default:
+			uc.Reasons = append(uc.Reasons, "image "+u.Resource+" missing")
+		}
+		b.recreated[u.FileName] = true
+		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "build " + u.Resource}, rank)
+		uc.After = "built"
+	case meta && adoptedBuild(u, uc.Keys):
+		uc.Effect = EffectMetadata
+		uc.Reasons = append(uc.Reasons, "written by the earlier syslet: SetWorkingDirectory added, image "+u.Resource+" kept")
+	case meta:
+		uc.Effect = EffectMetadata
+		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+	}
+	b.p.Units = append(b.p.Units, uc)
+}
+
+func (b *builder) container(u *render.Unit) {
+	uc := newChange(u)
+	iu, changed, meta, ok := b.compare(u, &uc)
+	if !ok {
+		return
+	}
+	rank := kindRank(u.Kind)
+	st := b.state(u.Service, iu)
+	uc.State, uc.Before = st, beforeState(st)
+	if changed {
+		moves, rest := configMountMoves(u, uc.Keys)
+		uc.Reasons = append(uc.Reasons, moves...)
+		if len(rest) > 0 || len(moves) == 0 {
+			uc.Reasons = append(uc.Reasons, summarizeKeys(rest))
+		}
+	}
+	restart := changed
+	if b.files(u, &uc) {
+		restart = true
+	}
+	reload := b.dirs(u, &uc)
+	for _, v := range u.Volumes {
+		if b.recreated[v+".volume"] {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "volume "+v+" recreated")
+		}
+	}
+	for _, n := range u.Networks {
+		if b.recreated[n+".network"] {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "network "+n+" recreated")
+		}
+	}
+	if u.Build != "" && b.recreated[u.Build+".build"] {
+		restart = true
+		uc.Reasons = append(uc.Reasons, "image rebuilt by "+u.Build+".build")
+	}
+	for _, s := range u.Secrets {
+		if b.secrets[s] && iu != nil {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "secret "+s+" changed")
+		}
+	}
+	if meta && !restart && !reload {
+		uc.Effect = EffectMetadata
+		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+	}
+	create := iu == nil
+	if create {
+		uc.Reasons = append(uc.Reasons, "new container")
+	}
+	isRunning := running(st)
+	stop := func(why string) {
+		b.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: why}, rank)
+	}
+	start := func(why string) {
+		if u.Image != "" && !b.imagePresent(u.Image) {
+			b.pull(u.Image, u.FileName)
+		}
+		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: why}, rank)
+	}
+	switch u.State {
+	case spec.Running:
+		uc.After = "active"
+		switch {
+		case create:
+			uc.Effect = EffectCreate
+			start("new container")
+		case restart && isRunning:
+			uc.Effect = EffectRestart
+			stop("restart: " + strings.Join(uc.Reasons, "; "))
+			start("restart")
+		case restart || (reload && !isRunning):
+			uc.Effect = EffectRestart
+			start("changed while not running")
+		case reload:
+			uc.Effect = EffectReload
+			b.add(Action{Op: OpReload, Target: u.Service, Unit: u.FileName, Reason: strings.Join(uc.Reasons, "; ")}, rank)
+		case !isRunning:
+			if uc.Effect == EffectNone {
+				uc.Effect = EffectStart
+			}
+			uc.Reasons = append(uc.Reasons, "not running ("+st.ActiveState+")")
+			start("not running")
+		}
+	case spec.Stopped:
+		uc.After = "inactive"
+		if isRunning {
+			uc.Effect = EffectStop
+			uc.Reasons = append(uc.Reasons, "desiredState is stopped")
+			stop("desiredState is stopped")
+		} else if create || restart || reload {
+			uc.Effect = EffectUpdate
+		}
+	case spec.Oneshot:
+		uc.After = st.ActiveState
+		if create || restart || reload {
+			uc.Effect = EffectRun
+			if create {
+				uc.Effect = EffectCreate
+			}
+			if isRunning {
+				stop("run again with the new definition")
+			}
+			start("run the oneshot job")
+			uc.After = "ran"
+		}
+	}
+	b.p.Units = append(b.p.Units, uc)
+}
