@@ -51,4 +51,7 @@ g 'podman ps --format "table {{.Names}}\t{{.Image}}\t{{.Status}}"; echo
 
 bold "5. plan again, in a fresh process: syslet --diff --detailed-exitcode /root/examples"
 g 'syslet --diff --detailed-exitcode /root/examples; echo "exit code $? (0: nothing to change)"'
+
+bold "6. the run journal: syslet history (and the upgrade run's actions)"
+g 'syslet history; echo; syslet history "$(syslet history --output json | jq -r "map(select(.source == \"/root/examples\" and .result == \"ok\"))[0].run")" | head -25'
 if [[ ${KEEP:-0} == 1 ]]; then echo; echo "test host left running: go tool task testhost:shell NAME=$TESTHOST_NAME"; fi

@@ -57,7 +57,12 @@ func apply(t *testing.T, h *testhost.Host, dir string) testhost.Result {
 // each top-level JSON value of the file (objects, arrays, NDJSON alike).
 func editSpec(t *testing.T, h *testhost.Host, file, filter string) {
 	t.Helper()
-	p := filepath.Join(specDir, file)
+	editFile(t, h, filepath.Join(specDir, file), filter)
+}
+
+// editFile is editSpec for any spec file in the guest.
+func editFile(t *testing.T, h *testhost.Host, p, filter string) {
+	t.Helper()
 	h.MustRun(t, fmt.Sprintf("jq -c %s %s > %s.new && mv %s.new %s", testhost.Quote(filter), p, p, p, p))
 }
 
@@ -457,20 +462,13 @@ func TestStagingRejects(t *testing.T) {
 	h := applyHost(t)
 	apply(t, h, specDir)
 	before := snapshot(t, h)
-	// Memory= exists only from podman 5.5: syslet warns, the 5.4 generator refuses.
-	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Container.Memory = "64m" else . end`)
+	// (A key the host's generator does not know, such as Memory= before
+	// podman 5.5, no longer reaches staging: the converter check for the
+	// host's podman refuses it first; validate_podman_test.go shows that.)
+	// A value only systemd judges: quadlet passes it, systemd-analyze verify complains.
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.Restart = "sometimes" else . end`)
 	r := syslet(h, specDir)
 	out := r.Stdout + r.Stderr
-	if r.Code != 1 || !strings.Contains(out, "staging failed") || !strings.Contains(out, "Memory") || !strings.Contains(out, specDir+"/60-web.json [0]") {
-		t.Errorf("want a staging failure naming the key and the spec:\n%s", r)
-	}
-	if snapshot(t, h) != before {
-		t.Errorf("the host changed although staging failed")
-	}
-	// A value only systemd judges: quadlet passes it, systemd-analyze verify complains.
-	editSpec(t, h, "60-web.json", `if .name == "web" then (.unit.Container |= del(.Memory)) | .unit.Service.Restart = "sometimes" else . end`)
-	r = syslet(h, specDir)
-	out = r.Stdout + r.Stderr
 	if r.Code != 1 || !strings.Contains(out, "systemd-analyze verify") || !strings.Contains(out, specDir+"/60-web.json [0]") {
 		t.Errorf("want a verify failure naming the spec:\n%s", r)
 	}

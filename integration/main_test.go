@@ -18,6 +18,9 @@ import (
 // sysletBin is the syslet binary built by TestMain for the guest (linux/amd64, static).
 var sysletBin string
 
+// webhookdBin is the webhookd binary built by TestMain for the guest.
+var webhookdBin string
+
 // buildTags are the tags syslet's podman bindings need to build without cgo and gpgme.
 const buildTags = "remote,containers_image_openpgp,exclude_graphdriver_btrfs,btrfs_noversion"
 
@@ -58,6 +61,18 @@ func run(m *testing.M) int {
 		return fail("go build ./cmd/syslet: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", sysletBin, time.Since(t0).Round(time.Millisecond))
+
+	// webhookd, for the tests that run it in the guest as a systemd service (webhookd_test.go).
+	webhookdBin = filepath.Join(cache, "bin", "webhookd")
+	t0 = time.Now()
+	cmd = exec.Command("go", "build", "-trimpath", "-tags", buildTags, "-o", webhookdBin, "./cmd/webhookd")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fail("go build ./cmd/webhookd: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", webhookdBin, time.Since(t0).Round(time.Millisecond))
 	return m.Run()
 }
 

@@ -35,8 +35,7 @@ func upgradeHost(t *testing.T) *testhost.Host {
 	ref, err := h.MakeImage("busybox:v2", "marker-v2")
 	must(t, err)
 	h.MustRun(t, "mkdir -p "+upgradeDir+" && cp "+specDir+"/*.json "+upgradeDir+"/")
-	p := upgradeDir + "/60-web.json"
-	h.MustRun(t, fmt.Sprintf("jq -c %s %s > %s.new && mv %s.new %s", testhost.Quote(fmt.Sprintf(`if .name == "web" then .unit.Container.Image = %q else . end`, ref)), p, p, p, p))
+	editFile(t, h, upgradeDir+"/60-web.json", fmt.Sprintf(`if .name == "web" then .unit.Container.Image = %q else . end`, ref))
 	must(t, h.WriteFile(upgradeDir+"/70-seed.json", []byte(seedSpec), 0o644))
 	d := syslet(h, "--diff", upgradeDir)
 	for s := 1; s <= 9; s++ {
@@ -254,8 +253,7 @@ func TestApplyLock(t *testing.T) {
 	// is the input of the one that ran last.
 	h.MustRun(t, "mkdir -p /root/a /root/b && cp "+upgradeDir+"/*.json /root/a/ && cp "+upgradeDir+"/*.json /root/b/")
 	for dir, text := range map[string]string{"/root/a": "<h1>from a</h1>\n", "/root/b": "<h1>from b</h1>\n"} {
-		p := dir + "/60-web.json"
-		h.MustRun(t, fmt.Sprintf("jq -c %s %s > %s.new && mv %s.new %s", testhost.Quote(fmt.Sprintf(`if .name == "web" then .configFiles[0].content = %q else . end`, text)), p, p, p, p))
+		editFile(t, h, dir+"/60-web.json", fmt.Sprintf(`if .name == "web" then .configFiles[0].content = %q else . end`, text))
 	}
 	both := h.Run("syslet /root/a > /root/a.log 2>&1 & pa=$!; syslet /root/b > /root/b.log 2>&1 & pb=$!; wait $pa; ra=$?; wait $pb; rb=$?; echo $ra $rb")
 	if strings.TrimSpace(both.Stdout) != "0 0" {

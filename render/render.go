@@ -214,8 +214,10 @@ func (o *Output) build(s *spec.Spec) {
 	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
 	b.marker(nil, s.ReclaimPolicy)
 	u.finish()
-	if tag, ok := u.File.Last(unit.Build, unit.KeyImageTag); ok {
-		u.Resource = tag
+	// The image is known by its first tag: that is the name quadlet gives
+	// containers that use Image=NAME.build (GetBuiltImageName).
+	if tags := u.File.Lookup(unit.Build, unit.KeyImageTag); len(tags) > 0 {
+		u.Resource = tags[0]
 	}
 	o.Files = append(o.Files, File{Path: layout.Containerfile(s.Name), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
 	for _, f := range s.ContextFiles {

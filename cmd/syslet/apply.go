@@ -51,6 +51,7 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.Int64Var(&r.MaxInput, "max-input", spec.DefaultMaxInput, "")
 	fs.BoolVar(&r.AllowRemovals, "allow-removals", false, "")
 	fs.BoolVar(&r.Force, "force", false, "")
+	podman := fs.String("podman", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
@@ -69,6 +70,14 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	// are treated exactly like "/".
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
+	}
+	if *podman != "" {
+		if r.Root == "/" {
+			return o, fmt.Errorf("%w: --podman only applies with --root: on a host, syslet checks against the podman the host runs", errUsage)
+		}
+		if r.Podman, err = podmanFlag(*podman); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
 }

@@ -31,10 +31,13 @@ const usage = `syslet — deploy podman quadlet units from JSON specs
 Usage:
   syslet [--diff] [flags] [PATH | --stdin | -]   plan and apply (PATH: file or directory of *.json;
                                                  default /etc/syslet/config.json)
-  syslet validate [--strict] [--output json] [PATH | -]
-                                                check specs without touching any host
-                                                (--strict: warnings are errors, for CI)
-  syslet render PATH --out DIR                  write the files a host would get under DIR
+  syslet validate [--strict] [--output json] [--podman VERSION] [PATH | -]
+                                                check specs without touching any host, podman's
+                                                quadlet converter included, for podman VERSION
+                                                (default 5.4, the oldest syslet supports;
+                                                --strict: warnings are errors, for CI)
+  syslet render PATH --out DIR [--podman VERSION]
+                                                write the files a host would get under DIR
   syslet adopt FILE…                            print v1 specs for hand-written quadlet files
   syslet push [flags] TARGET… PATH              validate PATH here, then plan/apply it on each
                                                 TARGET ([user@]host[:port]) over SSH
@@ -64,6 +67,8 @@ Flags for apply / --diff:
   --reload-timeout D     deadline of the daemon-reload (default 2m)
   --dial-timeout D       deadline for connecting to systemd (default 30s)
   --read-timeout D       deadline for reading the host's state to plan (default 2m)
+  --podman VERSION       with --root: podman release to check the units against (default 5.4);
+                         on a host, syslet reads the host's podman version from its API
   --allow-removals       allow a plan that removes all managed units, or more than half of
                          them when there are more than four (refused otherwise)
   --force                overwrite managed files that were edited by hand (drift)

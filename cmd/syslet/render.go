@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/syslet/syslet/pkg/deploy"
 	"io"
 	"path/filepath"
 
+	"github.com/syslet/syslet/pkg/deploy"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // cmdRender writes what a host would get — unit files, config files,
@@ -16,6 +17,7 @@ import (
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stderr)
 	outDir := fs.String("out", "", "directory standing in for / (required)")
+	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -24,6 +26,10 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
 		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
+	}
+	var release unit.Podman
+	if err == nil {
+		release, err = podmanFlag(*podman)
 	}
 	if err == nil {
 		*outDir, err = outRoot(*outDir)
@@ -37,6 +43,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
 	}
+	l.CheckPodman(release)
 	if l.Report.HasErrors() {
 		deploy.PrintFindings(stderr, l.Report)
 		return exitInvalid

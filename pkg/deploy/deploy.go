@@ -14,6 +14,7 @@ import (
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -48,6 +49,10 @@ type Request struct {
 	Stdout, Stderr io.Writer
 
 	Quadlet string // the host's quadlet generator, for staging
+	// Podman is the podman release the units are checked against when
+	// there is no host (Root other than "/"); zero means the oldest
+	// supported. On a host, the host's podman says (its API).
+	Podman unit.Podman
 
 	LockTimeout  time.Duration // 0: wait for ever
 	DialTimeout  time.Duration
@@ -168,17 +173,34 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return fail(err)
 	}
 	out.Specs, out.Sources, out.Findings = len(l.Specs), len(l.Sources), l.Report.Findings
-	PrintFindings(req.Stderr, l.Report)
 	if l.Report.HasErrors() {
+		PrintFindings(req.Stderr, l.Report)
 		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
 		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
 	}
 
 	h, err := openHost(ctx, &req)
 	if err != nil {
+		PrintFindings(req.Stderr, l.Report)
 		return fail(err)
 	}
 	defer h.Close()
+
+	// Podman's quadlet converter, in-process, for the podman this host
+	// runs: cheap, and before anything is locked, read or staged.
+	vctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
+	release, err := h.checkPodman(vctx, &req, l)
+	cancel()
+	if err != nil {
+		PrintFindings(req.Stderr, l.Report)
+		return fail(err)
+	}
+	out.Findings = l.Report.Findings
+	PrintFindings(req.Stderr, l.Report)
+	if l.Report.HasErrors() {
+		out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
+		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+	}
 
 	jr := runlog.Open(req.Root)
 	runID := runlog.NewRunID(time.Now())

@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -37,6 +42,31 @@ func (h *hostConn) Close() {
 	if h.live != nil {
 		h.live.Close()
 	}
+}
+
+// checkPodman runs the converter check (pkg/quadletcheck) for the podman
+// release the specs are for and adds its findings to l. Under --root that
+// is req.Podman, or the oldest release syslet supports. On a host it is
+// the host's, as podman's API reports it — asked only when the verdict
+// depends on it: releases only add keys and features, so units that pass
+// for the oldest release pass for every later one. Asking would wake
+// podman.service through its socket, which a converged run must not do.
+func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *Loaded) (unit.Podman, error) {
+	release := req.Podman
+	if h.live != nil || release == (unit.Podman{}) {
+		release = unit.OldestPodman
+	}
+	rep := quadletcheck.Check(l.Out, release, l.Report)
+	if h.live != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Rule == spec.RuleNewerPodman }) {
+		var err error
+		if release, err = h.live.podmanRelease(ctx); err != nil {
+			return release, err
+		}
+		rep = quadletcheck.Check(l.Out, release, l.Report)
+	}
+	l.Report.Merge(rep)
+	l.Report.Sort()
+	return release, nil
 }
 
 func (h *hostConn) sources() plan.Sources {

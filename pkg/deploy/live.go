@@ -15,6 +15,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/quadlet"
 	"github.com/syslet/syslet/pkg/host/systemd"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -72,6 +73,19 @@ func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, 
 }
 
 func (l *liveHost) Close() { l.sd.Close() }
+
+// podmanRelease reads the host's podman release over its API.
+func (l *liveHost) podmanRelease(ctx context.Context) (unit.Podman, error) {
+	v, err := l.pm.Version(ctx)
+	if err != nil {
+		return unit.Podman{}, err
+	}
+	p, err := unit.ParsePodman(v)
+	if err != nil {
+		return unit.Podman{}, fmt.Errorf("the host's podman: %w", err)
+	}
+	return p, nil
+}
 
 func (l *liveHost) executor(files fsroot.Root) executor.Host {
 	return executor.Host{Files: files, Systemd: l.sd, Podman: l.pm}

@@ -8,8 +8,10 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/syslet/syslet/pkg/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -76,6 +78,15 @@ func Check(srcs []spec.Source) *Loaded {
 	l.Report.Merge(render.Check(l.Out))
 	l.Report.Sort()
 	return l
+}
+
+// CheckPodman runs the rendered unit set through podman's quadlet
+// converter, gating keys by the podman release the specs are for. It is a
+// step of its own because an apply on a host learns that release from the
+// host, after loading.
+func (l *Loaded) CheckPodman(p unit.Podman) {
+	l.Report.Merge(quadletcheck.Check(l.Out, p, l.Report))
+	l.Report.Sort()
 }
 
 // Digest is the sha256 of the input as read, in source order: what the run

@@ -35,12 +35,14 @@ func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }
 func Containerfile(build string) string { return path.Join(BuildRoot, build, "Containerfile") }
 
 // Service is the systemd service quadlet generates for a unit file name:
-// x.container → x.service, x.volume → x-volume.service, and so on.
+// x.container → x.service, x.volume → x-volume.service, and so on; x.kube,
+// like x.container, runs as x.service. pkg/quadletcheck's tests hold this
+// to podman's own GetUnitServiceName for every type.
 func Service(unitFile string) string {
 	ext := path.Ext(unitFile)
 	base := strings.TrimSuffix(unitFile, ext)
 	switch ext {
-	case ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact":
+	case ".volume", ".network", ".build", ".image", ".pod", ".artifact":
 		return base + "-" + strings.TrimPrefix(ext, ".") + ".service"
 	}
 	return base + ".service"

@@ -298,12 +298,12 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		fail(v.jpath(), RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
-	switch unit.Known(section, key) {
-	case unit.KeyUnknown:
+	// A key some podman release knows is accepted here; whether the
+	// podman the specs are checked against knows it is quadletcheck's
+	// question (key-needs-newer-podman), asked with that version.
+	if _, ok := unit.KeySince(section, key); !ok {
 		fail(v.jpath(), RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
 		return Entry{}, false
-	case unit.KeyAfter54:
-		d.rep.Warnf(d.source, v.jpath(), RuleNewerPodman, "[%s] %s needs podman 5.5 or later; podman 5.4 rejects the unit", section, key)
 	}
 	e := Entry{Key: key, Path: v.jpath()}
 	line := func(text, p string) {
@@ -698,17 +698,23 @@ func (d *decoder) build(n *node, s *Spec) {
 			s.ContextFiles = append(s.ContextFiles, cf)
 		}
 	}
-	tag, ok := s.Last(unit.Build, unit.KeyImageTag)
+	// Every tag is checked, not only one: quadlet tags the image with all
+	// of them and hands the first to containers using Image=NAME.build.
+	tags := s.Values(unit.Build, unit.KeyImageTag)
 	prefix := "localhost/" + s.Name + ":"
 	switch {
-	case !ok:
+	case len(tags) == 0:
 		if d.missing(s, unit.Build, unit.KeyImageTag) { // else present but refused, and reported
 			d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
 		}
 	case s.Name == "":
 		// the prefix depends on the name, whose absence is reported already
-	case !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix):
-		d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+	default:
+		for _, tag := range tags {
+			if !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix) {
+				d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+			}
+		}
 	}
 	d.forced(s, unit.Build, unit.KeyFile, "")
 	d.forced(s, unit.Build, unit.KeySetWorkingDirectory, "")

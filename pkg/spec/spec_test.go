@@ -369,12 +369,14 @@ func TestOneFindingPerProblem(t *testing.T) {
 		{"context file under another", `{"apiVersion": "v1", "type": "build", "name": "b", "containerfile": "FROM x",
 			"contextFiles": [{"filename": "etc/a"}, {"filename": "etc/b"}, {"filename": "etc"}, {"filename": "etc/c"}],
 			"unit": {"Build": {"ImageTag": "localhost/b:1"}}}`, "[0].contextFiles[2].filename", spec.RuleContextFile},
+		{"every image tag prefixed", `{"apiVersion": "v1", "type": "build", "name": "b", "containerfile": "FROM x",
+			"unit": {"Build": {"ImageTag": ["localhost/b:1", "quay.io/b:1"]}}}`, "[0].unit.Build.ImageTag[1]", spec.RuleImageTag},
 		{"truncated stream", `{"apiVersion": "v1", "type": "volume"`, "", spec.RuleJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, rep := decode(t, tt.data)
-			// Warnings (ReloadSignal needs podman 5.5) are not problems.
+			// Warnings are not problems.
 			errs := slices.DeleteFunc(slices.Clone(rep.Findings), func(f report.Finding) bool { return f.Severity != report.Error })
 			if len(errs) != 1 {
 				t.Fatalf("want 1 error, got:\n%s", rep.String())

@@ -9,6 +9,8 @@
 // set-like values do not count. Managed is the one test of whether a unit
 // file is syslet's.
 //
-// The package knows the section and key names syslet cares about, and which
-// keys each quadlet section accepts (Known), but nothing about specs or hosts.
+// The package knows the section and key names syslet cares about, and — as
+// one table of data — which podman release introduced each key of the
+// quadlet sections (KeySince, Podman) and which values older generators
+// read differently (Features), but nothing about specs or hosts.
 package unit

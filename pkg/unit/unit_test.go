@@ -1,6 +1,7 @@
 package unit
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,19 +72,76 @@ func TestBuildAndQuery(t *testing.T) {
 	}
 }
 
-func TestKnown(t *testing.T) {
+func TestKeySince(t *testing.T) {
 	for _, tc := range []struct {
 		section, key string
-		want         KeySupport
+		want         Podman
+		known        bool
 	}{
-		{Container, "Image", KeySince54},
-		{Container, "Memory", KeyAfter54},
-		{Container, "Bogus", KeyUnknown},
-		{Network, "InterfaceName", KeyAfter54},
-		{Service, "Anything", KeySince54},
+		{Container, "Image", Podman{5, 4}, true},
+		{Container, "Memory", Podman{5, 5}, true},
+		{Container, "ReloadSignal", Podman{5, 5}, true},
+		{Container, "AppArmor", Podman{5, 8}, true},
+		{Container, "Bogus", Podman{}, false},
+		{Network, "InterfaceName", Podman{5, 6}, true},
+		{Volume, "UID", Podman{6, 0}, true},
+		{Volume, "User", Podman{5, 4}, true},
+		{Service, "Anything", OldestPodman, true},
 	} {
-		if got := Known(tc.section, tc.key); got != tc.want {
-			t.Errorf("Known(%s, %s) = %v, want %v", tc.section, tc.key, got, tc.want)
+		got, ok := KeySince(tc.section, tc.key)
+		if ok != tc.known || (ok && got != tc.want) {
+			t.Errorf("KeySince(%s, %s) = %v %v, want %v %v", tc.section, tc.key, got, ok, tc.want, tc.known)
+		}
+	}
+	if ks := QuadletKeys(Volume, Podman{5, 8}); slices.Contains(ks, "UID") || !slices.Contains(ks, "User") {
+		t.Errorf("QuadletKeys(Volume, 5.8) = %v", ks)
+	}
+}
+
+func TestParsePodman(t *testing.T) {
+	for in, want := range map[string]Podman{"5.4": {5, 4}, "5.4.2": {5, 4}, "v5.8": {5, 8}, "5.5.0-rc1": {5, 5}, "6.0.0-dev": {6, 0}, "5.10.1\n": {5, 10}} {
+		if got, err := ParsePodman(in); err != nil || got != want {
+			t.Errorf("ParsePodman(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "5", "five.4", "5.4.2.1", "5.-1"} {
+		if _, err := ParsePodman(in); err == nil {
+			t.Errorf("ParsePodman(%q) accepted", in)
+		}
+	}
+	if !(Podman{5, 4}).Less(Podman{5, 10}) || (Podman{6, 0}).Less(Podman{5, 9}) || OldestPodman.String() != "5.4" {
+		t.Error("Less / String")
+	}
+}
+
+func TestFeatures(t *testing.T) {
+	match := func(what, value string) bool {
+		for _, f := range Features {
+			if strings.Contains(f.What, what) {
+				return f.Matches(value)
+			}
+		}
+		t.Fatalf("no feature %q", what)
+		return false
+	}
+	for _, tc := range []struct {
+		what, value string
+		want        bool
+	}{
+		{"dependency", "db.container", true},
+		{"dependency", "network-online.target data.volume", true},
+		{"dependency", "network-online.target", false},
+		{"dependency", ".container", false},
+		{"type=", "source=data.volume,destination=/data", true},
+		{"type=", "type=volume,source=data.volume,destination=/data", false},
+		{"Environment", "HOME_TZ", true},
+		{"Environment", `A=1 "B=two words" C='x y'`, false},
+		{"Environment", `"GREETING=hello world"`, false},
+		{"Environment", `A=1 B`, true},
+		{"Environment", `EMPTY=`, false},
+	} {
+		if got := match(tc.what, tc.value); got != tc.want {
+			t.Errorf("%s %q: %v, want %v", tc.what, tc.value, got, tc.want)
 		}
 	}
 }

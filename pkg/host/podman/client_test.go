@@ -312,3 +312,22 @@ func TestPullImage(t *testing.T) {
 		t.Errorf("quiet params = %q; want quiet only without a progress writer", quiet)
 	}
 }
+
+func TestVersion(t *testing.T) {
+	f := newFakePodman(t, map[string]http.HandlerFunc{
+		// The shape podman 5.4.2 answers GET /libpod/version with (trimmed).
+		"GET /version": jsonBody(map[string]any{
+			"Platform":   map[string]string{"Name": "linux/amd64/debian-13"},
+			"Components": []map[string]any{{"Name": "Podman Engine", "Version": "5.4.2", "Details": map[string]string{"APIVersion": "5.4.2"}}},
+			"Version":    "5.4.2", "ApiVersion": "1.41", "MinAPIVersion": "1.24", "Os": "linux", "Arch": "amd64",
+		}),
+	})
+	v, err := New(f.uri).Version(context.Background())
+	if err != nil || v != "5.4.2" {
+		t.Fatalf("Version = %q, %v; want 5.4.2", v, err)
+	}
+	g := newFakePodman(t, map[string]http.HandlerFunc{"GET /version": apiError(http.StatusInternalServerError, "boom")})
+	if _, err := New(g.uri).Version(context.Background()); err == nil {
+		t.Fatal("Version of a failing service succeeded")
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/webhookd"
+)
+
+// deployer adapts pkg/deploy to webhookd.Deployer: one unattended apply of
+// a checked-out spec directory, under the host's apply lock.
+type deployer struct {
+	log         zerolog.Logger
+	lockTimeout time.Duration
+}
+
+func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webhookd.DeployReport, error) {
+	plan := &lineLog{log: d.log.With().Str("repo", req.Repo).Str("commit", req.Commit).Logger()}
+	defer plan.Flush()
+	out, err := deploy.Run(ctx, deploy.Request{
+		Path:   req.Dir,
+		Source: req.Source,
+		// The plan and summary text become log lines; per-action lines go to
+		// the journal as structured entries (pkg/deploy detects it).
+		Stdout:      plan,
+		Stderr:      os.Stderr,
+		LockTimeout: d.lockTimeout,
+		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
+		// apply short; webhookd waits for it instead.
+	})
+	var rep webhookd.DeployReport
+	if out != nil {
+		rep.RunID = out.RunID
+		rep.Summary = out.Summary
+		if out.Plan != nil {
+			if ps := out.Plan.Summary(); ps != out.Summary {
+				rep.Summary = ps + " " + out.Summary
+			}
+		}
+	}
+	return rep, err
+}
+
+// lineLog logs each line written to it.
+type lineLog struct {
+	log zerolog.Logger
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		line, err := l.buf.ReadString('\n')
+		if err != nil {
+			l.buf.WriteString(line) // incomplete: keep for the next write
+			return len(p), nil
+		}
+		l.emit(line)
+	}
+}
+
+func (l *lineLog) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.emit(l.buf.String())
+	l.buf.Reset()
+}
+
+func (l *lineLog) emit(line string) {
+	if line = strings.TrimRight(line, "\r\n"); strings.TrimSpace(line) != "" {
+		l.log.Info().Msg(line)
+	}
+}

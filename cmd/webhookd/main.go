@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/webhookd"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitError  = 1
+	exitConfig = 2 // usage or configuration error
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	config      string
+	check       bool
+	logLevel    string
+	lockTimeout time.Duration
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("webhookd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "configuration file (YAML)")
+	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "how long a deploy waits for another apply on this host")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "webhookd:", err)
+		return exitConfig
+	}
+	level, err := zerolog.ParseLevel(o.logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "webhookd: --log-level:", err)
+		return exitConfig
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	log := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
+
+	hostname, err := os.Hostname()
+	if err != nil {
+		fmt.Fprintln(stderr, "webhookd: hostname:", err)
+		return exitError
+	}
+	cfg, err := webhookd.LoadConfig(o.config, hostname)
+	if err != nil {
+		fmt.Fprintln(stderr, "webhookd:", err)
+		return exitConfig
+	}
+	if o.check {
+		fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", o.config, len(cfg.Repos), cfg.Listen)
+		return exitOK
+	}
+
+	d, err := webhookd.New(cfg, webhookd.Options{
+		Deployer: deployer{log: log, lockTimeout: o.lockTimeout},
+		Log:      log,
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("starting")
+		return exitError
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		log.Error().Err(err).Msg("listening")
+		return exitError
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		daemon.SdNotify(false, daemon.SdNotifyStopping)
+	}()
+	stopWatchdog := watchdog(d, log)
+	defer stopWatchdog()
+
+	err = d.Serve(ctx, ln, func() {
+		if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
+			log.Warn().Err(err).Msg("notifying systemd")
+		}
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("serving")
+		return exitError
+	}
+	return exitOK
+}
+
+// watchdog pings systemd's watchdog while the daemon answers its own
+// health check, including during a graceful stop that waits for a deploy.
+// A daemon whose HTTP handlers or status locks hang stops pinging, and
+// systemd restarts it.
+func watchdog(d *webhookd.Daemon, log zerolog.Logger) func() {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if healthy(d) {
+				daemon.SdNotify(false, daemon.SdNotifyWatchdog)
+			} else {
+				log.Error().Msg("health check failed: not pinging the watchdog")
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// healthy reports whether the daemon's status, which every request and
+// deploy updates under its locks, can still be read in time.
+func healthy(d *webhookd.Daemon) bool {
+	ok := make(chan struct{}, 1)
+	go func() {
+		d.Status()
+		ok <- struct{}{}
+	}()
+	select {
+	case <-ok:
+		return true
+	case <-time.After(5 * time.Second):
+		return false
+	}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(good, []byte("repos:\n  - name: infra\n    url: /srv/git/infra.git\n    secretFile: "+secret+"\n"), 0o644)
+	os.WriteFile(bad, []byte("listen: nowhere\nrepos:\n  - name: infra\n    url: http://git.example/x.git\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"valid", []string{"--check", "--config", good}, exitOK, good + ": OK (1 repositories, listen 127.0.0.1:9090)"},
+		{"invalid names every field", []string{"--check", "--config", bad}, exitConfig, "listen: want host:port"},
+		{"missing file", []string{"--check", "--config", filepath.Join(dir, "none.yaml")}, exitConfig, "no such file"},
+		{"stray argument", []string{"serve"}, exitConfig, `unexpected argument "serve"`},
+		{"bad log level", []string{"--log-level", "loud", "--config", good}, exitConfig, "--log-level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.out) {
+				t.Fatalf("exit %d, out %q %q; want %d and %q", code, stdout.String(), stderr.String(), tc.code, tc.out)
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	run([]string{"--check", "--config", bad}, &stdout, &stderr)
+	for _, want := range []string{"repos[0].url: http:// is not integrity-protected", "repos[0].secretFile: required unless poll"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package quadletcheck
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/containers/podman/v5/pkg/systemd/quadlet"
+
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+)
+
+// agree compares what render derived about a unit with what the converter
+// made of it. The planner and executor act on render's facts (which service
+// to start, which volume to delete, which containers to restart when a
+// network is recreated); the host runs the converter's. Any difference is
+// a syslet bug, reported so that nothing is deployed while it stands.
+func agree(rep *report.Report, c *checked, byService map[string]string) {
+	differ := func(what, syslet, quadlet string) {
+		rep.Errorf(c.Spec.Source, c.Spec.Path(), spec.RuleDisagreement,
+			"%s: syslet derives %s %q but podman's quadlet derives %q; this is a syslet bug, please report it", c.FileName, what, syslet, quadlet)
+	}
+	if c.service.Filename != c.Service {
+		differ("the service", c.Service, c.service.Filename)
+	}
+	var resource string
+	switch c.Kind {
+	case spec.Container:
+		resource = quadlet.GetContainerResourceName(c.file)
+		if resource != c.Name {
+			differ("the container name", c.Name, resource)
+		}
+	case spec.Volume, spec.Network, spec.Build:
+		resource = c.info.ResourceName
+		if resource != c.Resource {
+			differ("the "+string(c.Kind)+" name", c.Resource, resource)
+		}
+	}
+	if c.Kind != spec.Container {
+		return
+	}
+	// The units a container requires, by kind, as the converter wrote them
+	// into its service: Requires=NAME-volume.service and so on (byService
+	// maps a service back to its quadlet file).
+	var volumes, networks []string
+	build := ""
+	for _, req := range c.service.LookupAllStrv(quadlet.UnitGroup, "Requires") {
+		file, ok := byService[req]
+		if !ok {
+			continue
+		}
+		base := strings.TrimSuffix(file, path.Ext(file))
+		switch path.Ext(file) {
+		case ".volume":
+			volumes = appendOnce(volumes, base)
+		case ".network":
+			networks = appendOnce(networks, base)
+		case ".build":
+			build = base
+		}
+	}
+	if !sameSet(volumes, c.Volumes) {
+		differ("the volumes it requires", strings.Join(c.Volumes, " "), strings.Join(volumes, " "))
+	}
+	if !sameSet(networks, c.Networks) {
+		differ("the networks it requires", strings.Join(c.Networks, " "), strings.Join(networks, " "))
+	}
+	if build != c.Build {
+		differ("the build it requires", c.Build, build)
+	}
+}
+
+func appendOnce(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

@@ -1,0 +1,189 @@
+package quadletcheck_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containers/podman/v5/pkg/systemd/parser"
+	"github.com/containers/podman/v5/pkg/systemd/quadlet"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+func load(t testing.TB, stream string) (*render.Output, report.Report) {
+	t.Helper()
+	specs, rep := spec.Load([]spec.Source{{Name: "test.json", Data: []byte(stream)}})
+	out := render.Render(specs)
+	rep.Merge(render.Check(out))
+	return out, rep
+}
+
+// TestServiceNamesAreQuadlets: for every kind syslet renders, the service
+// name render derives (and the planner starts, stops and reads) is the one
+// podman's quadlet gives the rendered file — and so are the resource names.
+func TestServiceNamesAreQuadlets(t *testing.T) {
+	out, rep := load(t, `[
+	 {"apiVersion":"v1","type":"network","name":"net.work-1","unit":{}},
+	 {"apiVersion":"v1","type":"volume","name":"data_1","unit":{}},
+	 {"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM scratch\n","unit":{"Build":{"ImageTag":["localhost/app:1","localhost/app:latest"]}}},
+	 {"apiVersion":"v1","type":"container","name":"web.v2","unit":{"Container":{"Image":"app.build","Volume":{"data_1.volume":"/data"},"Network":"net.work-1.network"}}}
+	]`)
+	if rep.HasErrors() {
+		t.Fatal(rep.String())
+	}
+	kinds := map[spec.Kind]bool{}
+	for _, u := range out.Units {
+		kinds[u.Kind] = true
+		f := parser.NewUnitFile()
+		f.Filename = u.FileName
+		if err := f.Parse(string(u.File.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+		name, err := quadlet.GetUnitServiceName(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name+".service" != u.Service || layout.Service(u.FileName) != u.Service {
+			t.Errorf("%s: render says %s, quadlet %s.service", u.FileName, u.Service, name)
+		}
+	}
+	if len(kinds) != 4 {
+		t.Fatalf("rendered kinds %v, want all four", kinds)
+	}
+	// layout.Service, the one place syslet names services, for every file
+	// type quadlet generates from.
+	for _, ext := range unit.QuadletExts {
+		f := parser.NewUnitFile()
+		f.Filename = "app.v1_x" + ext
+		name, err := quadlet.GetUnitServiceName(f)
+		if err != nil || name+".service" != layout.Service(f.Filename) {
+			t.Errorf("%s: layout says %s, quadlet %s.service (%v)", f.Filename, layout.Service(f.Filename), name, err)
+		}
+	}
+	// Check compares names, resources and dependencies with the converter
+	// for the whole set; here it must find nothing.
+	if r := quadletcheck.Check(out, unit.OldestPodman, rep); len(r.Findings) > 0 {
+		t.Fatal(r.String())
+	}
+}
+
+// TestDisagreementIsReported: were render to derive a name quadlet does not
+// give, validation fails instead of deploying units nothing would start.
+func TestDisagreementIsReported(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(*render.Output)
+		want   string
+	}{
+		{"service", func(o *render.Output) { o.Units[1].Service = "db-container.service" }, `the service "db-container.service" but podman's quadlet derives "db.service"`},
+		{"volume name", func(o *render.Output) { o.Units[0].Resource = "systemd-data" }, `the volume name "systemd-data" but podman's quadlet derives "data"`},
+		{"requires", func(o *render.Output) { o.Units[1].Volumes = nil }, `the volumes it requires "" but podman's quadlet derives "data"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{}},
+			 {"apiVersion":"v1","type":"container","name":"db","unit":{"Container":{"Image":"docker.io/library/postgres:17","Volume":"data.volume:/var/lib/postgresql"}}}]`)
+			tc.break_(out)
+			r := quadletcheck.Check(out, unit.OldestPodman, rep)
+			if len(r.Findings) != 1 || r.Findings[0].Rule != spec.RuleDisagreement || !strings.Contains(r.Findings[0].Message, tc.want) {
+				t.Fatalf("want one %s finding containing %q, got:\n%s", spec.RuleDisagreement, tc.want, r.String())
+			}
+		})
+	}
+}
+
+// TestCrossUnit: a container is judged with the other units of the set —
+// a volume's own mistakes are reported on the volume, and a container
+// using it is not blamed for them.
+func TestCrossUnit(t *testing.T) {
+	out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{"Volume":{"Options":"size=1m"}}},
+	 {"apiVersion":"v1","type":"container","name":"db","unit":{"Container":{"Image":"docker.io/library/postgres:17","Volume":"data.volume:/data"}}}]`)
+	r := quadletcheck.Check(out, unit.OldestPodman, rep)
+	if len(r.Findings) != 1 || r.Findings[0].Path != "[0].unit.Volume.Options" {
+		t.Fatalf("want one finding at [0].unit.Volume.Options, got:\n%s", r.String())
+	}
+
+	// A network the converter refuses has no name, so a container joining
+	// it fails on the host too: both are told, the container's finding
+	// pointing at the network.
+	out, rep = load(t, `[{"apiVersion":"v1","type":"network","name":"lan","unit":{"Network":{"Gateway":"10.89.0.1"}}},
+	 {"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"docker.io/library/nginx:1.27","Network":"lan.network"}}}]`)
+	r = quadletcheck.Check(out, unit.OldestPodman, rep)
+	if len(r.Findings) != 2 || r.Findings[0].Path != "[0].unit.Network.Gateway" || r.Findings[1].Path != "[1].unit.Container.Network" ||
+		!strings.Contains(r.Findings[1].Message, "lan.network itself fails to convert") {
+		t.Fatalf("got:\n%s", r.String())
+	}
+}
+
+// TestPriorFindingsAreNotRepeated: a spec syslet already refused is not
+// reported again in the converter's words.
+func TestPriorFindingsAreNotRepeated(t *testing.T) {
+	out, rep := load(t, `{"apiVersion":"v1","type":"container","name":"x","unit":{"Container":{"Exec":"true"}}}`)
+	if !rep.HasErrors() {
+		t.Fatal("want syslet's own image-required finding")
+	}
+	if r := quadletcheck.Check(out, unit.OldestPodman, rep); len(r.Findings) > 0 {
+		t.Fatalf("repeated:\n%s", r.String())
+	}
+	if r := quadletcheck.Check(out, unit.OldestPodman, report.Report{}); len(r.Findings) != 1 || r.Findings[0].Rule != spec.RuleQuadlet {
+		t.Fatalf("without prior findings the converter's own should show:\n%s", r.String())
+	}
+}
+
+// TestGate: one finding per key (not per list item), naming the release;
+// a release that knows the key passes it; keys newer than the converter
+// pass under that release without the converter calling them unknown.
+func TestGate(t *testing.T) {
+	stream := `[{"apiVersion":"v1","type":"container","name":"c","unit":{"Container":{"Image":"docker.io/library/busybox:1.37","Retry":["3","4"],"ReloadSignal":"SIGHUP"}}},
+	 {"apiVersion":"v1","type":"volume","name":"v","unit":{"Volume":{"UID":"1000","GID":"1000"}}}]`
+	for _, tc := range []struct {
+		podman unit.Podman
+		want   []string
+	}{
+		{unit.Podman{Major: 5, Minor: 4}, []string{ // units in render's order: volumes first
+			"[1].unit.Volume.UID: [Volume] UID needs podman 6.0 or later; these specs are checked against podman 5.4",
+			"[1].unit.Volume.GID: [Volume] GID needs podman 6.0 or later; these specs are checked against podman 5.4",
+			"[0].unit.Container.Retry[0]: [Container] Retry needs podman 5.5 or later; these specs are checked against podman 5.4",
+			"[0].unit.Container.ReloadSignal: [Container] ReloadSignal needs podman 5.5 or later; these specs are checked against podman 5.4"}},
+		{unit.Podman{Major: 5, Minor: 8}, []string{
+			"[1].unit.Volume.UID: [Volume] UID needs podman 6.0 or later; these specs are checked against podman 5.8",
+			"[1].unit.Volume.GID: [Volume] GID needs podman 6.0 or later; these specs are checked against podman 5.8"}},
+		{unit.Podman{Major: 6, Minor: 0}, nil},
+	} {
+		t.Run(tc.podman.String(), func(t *testing.T) {
+			out, rep := load(t, stream)
+			if rep.HasErrors() {
+				t.Fatal(rep.String())
+			}
+			r := quadletcheck.Check(out, tc.podman, rep)
+			var got []string
+			for _, f := range r.Findings {
+				got = append(got, f.Path+": "+f.Message)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestExamplesConvert: the shipped examples pass the converter for podman
+// 5.4, with no warning either.
+func TestExamplesConvert(t *testing.T) {
+	srcs, err := spec.ReadSources(filepath.Join("..", "..", "examples"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, rep := spec.Load(srcs)
+	out := render.Render(specs)
+	rep.Merge(render.Check(out))
+	if r := quadletcheck.Check(out, unit.OldestPodman, rep); len(r.Findings) > 0 || rep.HasErrors() {
+		t.Fatalf("%s%s", rep.String(), r.String())
+	}
+}

@@ -1,0 +1,350 @@
+package webhookd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/skeema/knownhosts"
+	"golang.org/x/crypto/ssh"
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for fields the configuration may leave out.
+const (
+	DefaultConfigPath = "/etc/syslet/webhookd.yaml"
+	DefaultListen     = "127.0.0.1:9090"
+	DefaultStateDir   = "/var/lib/syslet/webhookd"
+	DefaultBranch     = "main"
+
+	// MinPoll keeps a poll timer from hammering a forge.
+	MinPoll = 5 * time.Second
+	// minSecretLen refuses secrets short enough to guess.
+	minSecretLen = 16
+)
+
+// ErrConfig marks every configuration error; the message names the field.
+var ErrConfig = errors.New("invalid webhookd configuration")
+
+// Config is the daemon's configuration file.
+type Config struct {
+	Listen   string     `yaml:"listen"`
+	TLS      *TLSConfig `yaml:"tls"`
+	StateDir string     `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
+	Repos    []Repo     `yaml:"repos"`
+}
+
+// TLSConfig makes the listener serve HTTPS.
+type TLSConfig struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Repo is one configuration repository whose pushes deploy this host.
+type Repo struct {
+	Name       string `yaml:"name"`       // URL path segment: POST /hooks/{name}
+	URL        string `yaml:"url"`        // ssh://, scp-like user@host:path, https://, file:// or an absolute path
+	Branch     string `yaml:"branch"`     // default DefaultBranch
+	Path       string `yaml:"path"`       // spec directory in the repository; {hostname} is substituted
+	SecretFile string `yaml:"secretFile"` // HMAC secret (GitHub, Gitea, Forgejo) or GitLab token
+	SSHKey     string `yaml:"sshKey"`     // private key for ssh remotes
+	KnownHosts string `yaml:"knownHosts"` // known_hosts file for ssh remotes (required for them)
+	TokenFile  string `yaml:"tokenFile"`  // optional password/token for https remotes
+	Poll       string `yaml:"poll"`       // optional: also fetch on this interval, e.g. 5m
+
+	// Filled in by LoadConfig.
+	SpecPath     string        `yaml:"-"` // Path with {hostname} substituted, slash-separated and clean
+	PollInterval time.Duration `yaml:"-"`
+	Secret       Secret        `yaml:"-"`
+	Token        Secret        `yaml:"-"`
+	endpoint     *transport.Endpoint
+}
+
+// Secret holds a credential read from a file. It never prints itself, so a
+// stray log line or status document cannot leak it.
+type Secret struct{ b []byte }
+
+func (s Secret) String() string                { return "(secret)" }
+func (s Secret) Format(f fmt.State, verb rune) { io.WriteString(f, "(secret)") }
+func (s Secret) MarshalJSON() ([]byte, error)  { return []byte(`"(secret)"`), nil }
+func (s Secret) IsZero() bool                  { return len(s.b) == 0 }
+func (s Secret) bytes() []byte                 { return s.b }
+
+// IsSSH reports whether the repository is fetched over SSH.
+func (r *Repo) IsSSH() bool { return r.endpoint != nil && r.endpoint.Protocol == "ssh" }
+
+// Endpoint is the parsed remote URL.
+func (r *Repo) Endpoint() *transport.Endpoint { return r.endpoint }
+
+// RedactedURL is the remote URL without any password, for logs and /status.
+func (r *Repo) RedactedURL() string {
+	if r.endpoint == nil || r.endpoint.Password == "" {
+		return r.URL
+	}
+	e := *r.endpoint
+	e.Password = "xxxxx"
+	return e.String()
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// LoadConfig reads and validates the configuration file at path, substitutes
+// hostname into each repository's path and reads every secret file. All
+// problems are reported at once, each naming its field.
+func LoadConfig(file, hostname string) (*Config, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return ParseConfig(file, raw, hostname)
+}
+
+// ParseConfig is LoadConfig for bytes already read; file names the source in errors.
+func ParseConfig(file string, raw []byte, hostname string) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, err)
+	}
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", file, field, fmt.Sprintf(format, args...)))
+	}
+	c.validate(hostname, add)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w:\n%w", ErrConfig, errors.Join(errs...))
+	}
+	return &c, nil
+}
+
+func (c *Config) validate(hostname string, add func(field, format string, args ...any)) {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if host, port, err := net.SplitHostPort(c.Listen); err != nil {
+		add("listen", "want host:port, got %q: %v", c.Listen, err)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		add("listen", "port %q is not a number in 1..65535", port)
+	} else if host != "" && net.ParseIP(host) == nil && host != "localhost" {
+		add("listen", "host %q must be an IP address, localhost or empty (all interfaces)", host)
+	}
+	if c.TLS != nil {
+		if c.TLS.Cert == "" {
+			add("tls.cert", "required when tls is set")
+		} else if err := readable(c.TLS.Cert); err != nil {
+			add("tls.cert", "%v", err)
+		}
+		if c.TLS.Key == "" {
+			add("tls.key", "required when tls is set")
+		} else if err := privateFile(c.TLS.Key); err != nil {
+			add("tls.key", "%v", err)
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if !path.IsAbs(c.StateDir) {
+		add("stateDir", "must be an absolute path, got %q", c.StateDir)
+	}
+	if len(c.Repos) == 0 {
+		add("repos", "at least one repository is required")
+	}
+	seen := map[string]int{}
+	for i := range c.Repos {
+		r := &c.Repos[i]
+		f := func(name string) string { return fmt.Sprintf("repos[%d].%s", i, name) }
+		switch {
+		case r.Name == "":
+			add(f("name"), "required")
+		case !nameRE.MatchString(r.Name):
+			add(f("name"), "%q must be 1-63 characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit", r.Name)
+		default:
+			if j, dup := seen[r.Name]; dup {
+				add(f("name"), "%q is already the name of repos[%d]", r.Name, j)
+			}
+			seen[r.Name] = i
+		}
+		r.validate(hostname, f, add)
+	}
+}
+
+func (r *Repo) validate(hostname string, f func(string) string, add func(field, format string, args ...any)) {
+	if r.URL == "" {
+		add(f("url"), "required")
+	} else if ep, err := transport.NewEndpoint(r.URL); err != nil {
+		add(f("url"), "%q is not a git URL: %v", r.URL, err)
+	} else {
+		switch ep.Protocol {
+		case "ssh", "https":
+			r.endpoint = ep
+		case "file":
+			if !path.IsAbs(ep.Path) || !strings.Contains(r.URL, "://") && !path.IsAbs(r.URL) {
+				add(f("url"), "a local path must be absolute, got %q", r.URL)
+			} else {
+				r.endpoint = ep
+			}
+		case "http", "git":
+			add(f("url"), "%s:// is not integrity-protected: use https://, ssh:// or a local path", ep.Protocol)
+		default:
+			add(f("url"), "unsupported scheme %q (want ssh://, https://, file:// or a local path)", ep.Protocol)
+		}
+		if ep.Password != "" {
+			add(f("url"), "must not contain a password: put it in tokenFile")
+		}
+	}
+
+	if r.Branch == "" {
+		r.Branch = DefaultBranch
+	}
+	if err := plumbing.NewBranchReferenceName(r.Branch).Validate(); err != nil || strings.HasPrefix(r.Branch, "refs/") {
+		add(f("branch"), "%q is not a valid branch name (give the short name, e.g. main)", r.Branch)
+	}
+
+	p := strings.ReplaceAll(r.Path, "{hostname}", hostname)
+	if p == "" {
+		p = "."
+	}
+	switch {
+	case strings.ContainsAny(p, "{}"):
+		add(f("path"), "%q: the only placeholder is {hostname}", r.Path)
+	case path.IsAbs(p):
+		add(f("path"), "%q must be relative to the repository's root", r.Path)
+	case path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../"):
+		add(f("path"), "%q must be a clean path inside the repository (no .., no trailing /)", r.Path)
+	default:
+		r.SpecPath = p
+	}
+
+	if r.Poll != "" {
+		d, err := time.ParseDuration(r.Poll)
+		switch {
+		case err != nil:
+			add(f("poll"), "%q is not a duration like 30s or 5m", r.Poll)
+		case d < MinPoll:
+			add(f("poll"), "%s is shorter than the minimum %s", d, MinPoll)
+		default:
+			r.PollInterval = d
+		}
+	}
+
+	if r.SecretFile == "" {
+		if r.Poll == "" {
+			add(f("secretFile"), "required unless poll is set (a repository needs signed webhooks, polling, or both)")
+		}
+	} else if s, err := readSecret(r.SecretFile); err != nil {
+		add(f("secretFile"), "%v", err)
+	} else if len(s.bytes()) < minSecretLen {
+		add(f("secretFile"), "%s holds %d bytes; use at least %d (e.g. openssl rand -hex 32)", r.SecretFile, len(s.bytes()), minSecretLen)
+	} else {
+		r.Secret = s
+	}
+
+	ssh := r.endpoint != nil && r.endpoint.Protocol == "ssh"
+	if ssh {
+		if r.SSHKey == "" {
+			add(f("sshKey"), "required for ssh remotes")
+		} else if _, err := loadSigner(r.SSHKey); err != nil {
+			add(f("sshKey"), "%v", err)
+		}
+		if r.KnownHosts == "" {
+			add(f("knownHosts"), "required for ssh remotes: the remote's host key is never trusted on first use (ssh-keyscan HOST > FILE, then check it)")
+		} else if db, err := knownhosts.NewDB(r.KnownHosts); err != nil {
+			add(f("knownHosts"), "reading %s: %v", r.KnownHosts, err)
+		} else if hp := hostPort(r.endpoint); len(db.HostKeyAlgorithms(hp)) == 0 {
+			add(f("knownHosts"), "%s has no key for %s", r.KnownHosts, knownhosts.Normalize(hp))
+		}
+	} else {
+		if r.SSHKey != "" {
+			add(f("sshKey"), "only applies to ssh remotes")
+		}
+		if r.KnownHosts != "" {
+			add(f("knownHosts"), "only applies to ssh remotes")
+		}
+	}
+	if r.TokenFile != "" {
+		if r.endpoint != nil && r.endpoint.Protocol != "https" {
+			add(f("tokenFile"), "only applies to https remotes")
+		} else if s, err := readSecret(r.TokenFile); err != nil {
+			add(f("tokenFile"), "%v", err)
+		} else {
+			r.Token = s
+		}
+	}
+}
+
+func hostPort(ep *transport.Endpoint) string {
+	port := ep.Port
+	if port == 0 {
+		port = 22
+	}
+	return net.JoinHostPort(ep.Host, strconv.Itoa(port))
+}
+
+func readable(file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// privateFile refuses a credential file that is not a regular file or that
+// group or others may read: a secret is only as good as its file's mode.
+func privateFile(file string) error {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", file)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%s is readable by group or others (mode %04o): chmod 600 it", file, fi.Mode().Perm())
+	}
+	return readable(file)
+}
+
+func readSecret(file string) (Secret, error) {
+	if err := privateFile(file); err != nil {
+		return Secret{}, err
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Secret{}, err
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return Secret{}, fmt.Errorf("%s is empty", file)
+	}
+	return Secret{b: b}, nil
+}
+
+func loadSigner(file string) (ssh.Signer, error) {
+	if err := privateFile(file); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ssh.ParsePrivateKey(b)
+	var pp *ssh.PassphraseMissingError
+	if errors.As(err, &pp) {
+		return nil, fmt.Errorf("%s is passphrase-protected; a daemon needs an unencrypted deploy key", file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", file, err)
+	}
+	return s, nil
+}

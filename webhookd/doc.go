@@ -1,0 +1,24 @@
+// Package webhookd turns a signed git push into a deploy of exactly the pushed commit.
+//
+// Input: HTTP requests from a forge (GitHub, Gitea, Forgejo, GitLab) on POST /hooks/{repo}, and
+// optionally a poll timer per repository. Output: calls to a [Deployer] with a directory of specs
+// checked out at one commit, plus what an operator reads back: GET /status (JSON per repository),
+// GET /healthz and GET /metrics (Prometheus text).
+//
+// The package owns, and only owns:
+//   - the configuration file ([LoadConfig]): every field validated at start, errors naming the field;
+//   - verification of deliveries: HMAC-SHA256 of the raw body (GitHub X-Hub-Signature-256,
+//     Gitea X-Gitea-Signature, Forgejo X-Forgejo-Signature) or GitLab's X-Gitlab-Token, compared in
+//     constant time; a body over 1 MiB, an unsigned or wrongly signed request, or a delivery id seen
+//     before is refused before any git traffic happens;
+//   - a private go-git checkout per repository, fetched from the remote (SSH with known_hosts
+//     verification, never trust on first use), checked out at exactly the pushed commit, which must
+//     be reachable from the configured branch;
+//   - scheduling: one deploy per repository at a time; pushes that arrive meanwhile coalesce into a
+//     single follow-up deploy of the newest of them, and a commit older than the one already applied
+//     is never deployed over it.
+//
+// It does not render, plan or apply anything itself: the [Deployer] (in cmd/webhookd, the same
+// apply entry point the syslet CLI uses, under the host's apply lock) does that, so a deploy from a
+// push and a deploy from a shell are the same code path and land in the same run journal.
+package webhookd

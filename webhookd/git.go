@@ -1,0 +1,247 @@
+package webhookd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/skeema/knownhosts"
+	"golang.org/x/crypto/ssh"
+)
+
+// Checkout is a repository's private clone. Only the repository's worker
+// uses it, one call at a time.
+type Checkout interface {
+	// Fetch brings the configured branch from the remote and returns its tip.
+	Fetch(ctx context.Context) (tip string, err error)
+	// Contains reports whether commit is reachable from (or equal to) from.
+	// A commit that is not in the clone at all is not reachable.
+	Contains(from, commit string) (bool, error)
+	// Checkout makes the work tree exactly commit (detached HEAD, no
+	// untracked files) and returns the work tree's directory.
+	Checkout(commit string) (dir string, err error)
+}
+
+// ErrNotOnBranch: the pushed commit is not reachable from the configured branch.
+var ErrNotOnBranch = errors.New("commit is not on the configured branch")
+
+// fetchTimeout bounds one fetch, so an unreachable or stalled remote fails
+// a deploy instead of holding the repository's worker forever.
+const fetchTimeout = 5 * time.Minute
+
+// gitCheckout is Checkout over go-git, in dir.
+type gitCheckout struct {
+	cfg  *Repo
+	dir  string
+	repo *git.Repository
+}
+
+// NewGitCheckout returns the private clone of cfg in dir (created on first use).
+func NewGitCheckout(cfg *Repo, dir string) Checkout {
+	return &gitCheckout{cfg: cfg, dir: dir}
+}
+
+func (g *gitCheckout) open() (*git.Repository, error) {
+	if g.repo != nil {
+		return g.repo, nil
+	}
+	r, err := git.PlainOpen(g.dir)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		if err := os.MkdirAll(filepath.Dir(g.dir), 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", filepath.Dir(g.dir), err)
+		}
+		r, err = git.PlainInit(g.dir, false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening checkout %s: %w", g.dir, err)
+	}
+	// The remote follows the configuration: a changed url takes effect on the next fetch.
+	rem, err := r.Remote("origin")
+	if err == nil && (len(rem.Config().URLs) != 1 || rem.Config().URLs[0] != g.cfg.URL) {
+		if err := r.DeleteRemote("origin"); err != nil {
+			return nil, fmt.Errorf("updating remote of %s: %w", g.dir, err)
+		}
+		err = git.ErrRemoteNotFound
+	}
+	if errors.Is(err, git.ErrRemoteNotFound) {
+		_, err = r.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{g.cfg.URL}})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("setting remote of %s: %w", g.dir, err)
+	}
+	g.repo = r
+	return r, nil
+}
+
+func (g *gitCheckout) trackingRef() plumbing.ReferenceName {
+	return plumbing.NewRemoteReferenceName("origin", g.cfg.Branch)
+}
+
+func (g *gitCheckout) Fetch(ctx context.Context) (string, error) {
+	r, err := g.open()
+	if err != nil {
+		return "", err
+	}
+	auth, err := authFor(g.cfg)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	spec := gitconfig.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(g.cfg.Branch), g.trackingRef()))
+	err = r.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin",
+		RefSpecs:   []gitconfig.RefSpec{spec},
+		Auth:       auth,
+		Tags:       git.NoTags,
+		Force:      true,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return "", fmt.Errorf("fetching %s from %s: %w", g.cfg.Branch, g.cfg.RedactedURL(), err)
+	}
+	ref, err := r.Reference(g.trackingRef(), true)
+	if err != nil {
+		return "", fmt.Errorf("reading %s after fetch: %w", g.trackingRef(), err)
+	}
+	return ref.Hash().String(), nil
+}
+
+func (g *gitCheckout) Contains(from, commit string) (bool, error) {
+	r, err := g.open()
+	if err != nil {
+		return false, err
+	}
+	tip, err := r.CommitObject(plumbing.NewHash(from))
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading commit %s: %w", from, err)
+	}
+	c, err := r.CommitObject(plumbing.NewHash(commit))
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	ok, err := c.IsAncestor(tip)
+	if err != nil {
+		return false, fmt.Errorf("walking history of %s: %w", from, err)
+	}
+	return ok, nil
+}
+
+func (g *gitCheckout) Checkout(commit string) (string, error) {
+	r, err := g.open()
+	if err != nil {
+		return "", err
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return "", err
+	}
+	h := plumbing.NewHash(commit)
+	if err := wt.Checkout(&git.CheckoutOptions{Hash: h, Force: true}); err != nil {
+		return "", fmt.Errorf("checking out %s: %w", commit, err)
+	}
+	// Files the commit does not track (left by an interrupted checkout, or
+	// put there by hand) must not reach the deploy.
+	if err := wt.Clean(&git.CleanOptions{Dir: true}); err != nil {
+		return "", fmt.Errorf("cleaning work tree of %s: %w", g.dir, err)
+	}
+	head, err := r.Head()
+	if err != nil {
+		return "", err
+	}
+	if head.Hash() != h {
+		return "", fmt.Errorf("checkout of %s left HEAD at %s", commit, head.Hash())
+	}
+	return g.dir, nil
+}
+
+// Head returns the checked-out commit, or "" before the first checkout.
+func (g *gitCheckout) Head() string {
+	r, err := g.open()
+	if err != nil {
+		return ""
+	}
+	head, err := r.Head()
+	if err != nil {
+		return ""
+	}
+	return head.Hash().String()
+}
+
+// authFor builds the transport credentials of cfg: for SSH a deploy key and
+// a host key check against cfg.KnownHosts only (never ~/.ssh, never trust on
+// first use); for https an optional token; nothing for local paths.
+func authFor(cfg *Repo) (transport.AuthMethod, error) {
+	ep := cfg.Endpoint()
+	switch {
+	case cfg.IsSSH():
+		signer, err := loadSigner(cfg.SSHKey)
+		if err != nil {
+			return nil, fmt.Errorf("sshKey: %w", err)
+		}
+		db, err := knownhosts.NewDB(cfg.KnownHosts)
+		if err != nil {
+			return nil, fmt.Errorf("knownHosts: %w", err)
+		}
+		user := ep.User
+		if user == "" {
+			user = "git"
+		}
+		return &sshAuth{user: user, signer: signer, db: db, hostPort: hostPort(ep), knownHosts: cfg.KnownHosts}, nil
+	case ep != nil && ep.Protocol == "https" && !cfg.Token.IsZero():
+		user := ep.User
+		if user == "" {
+			user = "git"
+		}
+		return &githttp.BasicAuth{Username: user, Password: string(cfg.Token.bytes())}, nil
+	}
+	return nil, nil
+}
+
+// sshAuth is go-git's SSH AuthMethod with our own host key policy.
+type sshAuth struct {
+	user       string
+	signer     ssh.Signer
+	db         *knownhosts.HostKeyDB
+	hostPort   string
+	knownHosts string
+}
+
+func (a *sshAuth) Name() string   { return "ssh-public-key" }
+func (a *sshAuth) String() string { return fmt.Sprintf("user: %s, name: %s", a.user, a.Name()) }
+
+func (a *sshAuth) ClientConfig() (*ssh.ClientConfig, error) {
+	check := a.db.HostKeyCallback()
+	return &ssh.ClientConfig{
+		User: a.user,
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(a.signer)},
+		HostKeyCallback: func(host string, remote net.Addr, key ssh.PublicKey) error {
+			err := check(host, remote, key)
+			switch {
+			case knownhosts.IsHostKeyChanged(err):
+				return fmt.Errorf("host key of %s does not match %s (%s %s): refusing to connect", host, a.knownHosts, key.Type(), ssh.FingerprintSHA256(key))
+			case knownhosts.IsHostUnknown(err):
+				return fmt.Errorf("host %s is not in %s (it offered %s %s): refusing to connect", host, a.knownHosts, key.Type(), ssh.FingerprintSHA256(key))
+			}
+			return err
+		},
+		// Offer only the key types known_hosts holds for this host, so the
+		// server cannot pick a type we could not check.
+		HostKeyAlgorithms: a.db.HostKeyAlgorithms(a.hostPort),
+		Timeout:           30 * time.Second,
+	}, nil
+}

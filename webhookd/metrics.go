@@ -1,0 +1,79 @@
+package webhookd
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Delivery outcomes, the "outcome" label of webhookd_deliveries_total.
+const (
+	OutcomeAccepted     = "accepted"     // a push of the branch, queued for deploy (202)
+	OutcomeIgnored      = "ignored"      // verified, but not a push of the branch (202)
+	OutcomePing         = "ping"         // GitHub's ping (200)
+	OutcomeUnauthorized = "unauthorized" // unsigned or wrongly signed (401)
+	OutcomeReplayed     = "replayed"     // delivery id seen before (409)
+	OutcomeTooLarge     = "too_large"    // body over 1 MiB (413)
+	OutcomeBadRequest   = "bad_request"  // verified, but the payload is unreadable (400)
+	OutcomeUnknownRepo  = "unknown_repo" // no such repository configured (404)
+)
+
+// metrics are webhookd's Prometheus series, in their own registry. Label
+// values come from the configuration only (an unknown repository is
+// counted as ""), so a flood of junk requests cannot grow the series set.
+type metrics struct {
+	reg         *prometheus.Registry
+	deliveries  *prometheus.CounterVec
+	deploys     *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	lastSuccess *prometheus.GaugeVec
+	fetches     *prometheus.CounterVec
+	inProgress  *prometheus.GaugeVec
+}
+
+func newMetrics(repos []Repo) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_deliveries_total",
+			Help: "Webhook deliveries received, by repository and outcome.",
+		}, []string{"repo", "outcome"}),
+		deploys: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_deploys_total",
+			Help: "Deploy attempts, by repository and result (success, failed, skipped).",
+		}, []string{"repo", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "webhookd_deploy_duration_seconds",
+			Help:    "Duration of deploy attempts (fetch, checkout and apply), by repository and result.",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
+		}, []string{"repo", "result"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_last_success_timestamp_seconds",
+			Help: "Unix time the last successful deploy of the repository finished.",
+		}, []string{"repo"}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_git_fetches_total",
+			Help: "Fetches from the repository's remote, by result (ok, error).",
+		}, []string{"repo", "result"}),
+		inProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_deploy_in_progress",
+			Help: "1 while a deploy of the repository runs.",
+		}, []string{"repo"}),
+	}
+	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Every series exists from the start, at zero: a dashboard or an alert
+	// on "failed" works before the first failure.
+	for _, r := range repos {
+		for _, o := range []string{OutcomeAccepted, OutcomeIgnored, OutcomePing, OutcomeUnauthorized, OutcomeReplayed, OutcomeTooLarge, OutcomeBadRequest} {
+			m.deliveries.WithLabelValues(r.Name, o)
+		}
+		for _, res := range []string{ResultSuccess, ResultFailed, ResultSkipped} {
+			m.deploys.WithLabelValues(r.Name, res)
+		}
+		m.fetches.WithLabelValues(r.Name, "ok")
+		m.fetches.WithLabelValues(r.Name, "error")
+		m.inProgress.WithLabelValues(r.Name)
+	}
+	m.deliveries.WithLabelValues("", OutcomeUnknownRepo)
+	return m
+}

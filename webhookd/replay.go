@@ -1,0 +1,44 @@
+package webhookd
+
+import "sync"
+
+// seenSet remembers the last max delivery ids, so a captured delivery
+// cannot be replayed while its id is remembered. Memory is bounded: the
+// oldest id is forgotten first. Replays of older deliveries, or after a
+// restart, still cannot move a host backwards: a commit older than the
+// one applied is never deployed over it (see worker).
+type seenSet struct {
+	mu   sync.Mutex
+	max  int
+	ids  map[string]struct{}
+	ring []string
+	next int
+}
+
+func newSeenSet(max int) *seenSet {
+	return &seenSet{max: max, ids: make(map[string]struct{}, max), ring: make([]string, 0, max)}
+}
+
+// add records id and reports whether it was new.
+func (s *seenSet) add(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.ids[id]; ok {
+		return false
+	}
+	if len(s.ring) < s.max {
+		s.ring = append(s.ring, id)
+	} else {
+		delete(s.ids, s.ring[s.next])
+		s.ring[s.next] = id
+		s.next = (s.next + 1) % s.max
+	}
+	s.ids[id] = struct{}{}
+	return true
+}
+
+func (s *seenSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ids)
+}

@@ -1,0 +1,294 @@
+package webhookd
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+)
+
+// Limits of the HTTP side. Forges give up on a delivery after about 10 s,
+// so nothing here waits on git or an apply.
+const (
+	MaxBody = 1 << 20 // bytes of payload accepted; more answers 413
+
+	maxHeaderBytes    = 64 << 10
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 15 * time.Second
+	idleTimeout       = 60 * time.Second
+	shutdownGrace     = 10 * time.Second // for in-flight requests at shutdown
+
+	// maxInFlight bounds hook requests being read and handled at once
+	// (each holds up to MaxBody in memory); up to maxBacklog more wait
+	// for a slot for at most backlogWait (a forge fires many deliveries
+	// at once), and past that the answer is 429.
+	maxInFlight = 16
+	maxBacklog  = 256
+	backlogWait = 5 * time.Second
+	// seenDeliveries is how many delivery ids are remembered for replay refusal.
+	seenDeliveries = 10000
+)
+
+// Options are the daemon's collaborators.
+type Options struct {
+	Deployer Deployer
+	Log      zerolog.Logger
+	// NewCheckout makes a repository's private clone; nil means go-git in
+	// StateDir/<repo>.
+	NewCheckout func(cfg *Repo, dir string) Checkout
+}
+
+// Daemon serves webhooks, status and metrics, and runs one deploy worker per repository.
+type Daemon struct {
+	cfg     *Config
+	log     zerolog.Logger
+	m       *metrics
+	seen    *seenSet
+	workers map[string]*worker
+	order   []*worker
+	router  http.Handler
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New builds the daemon for a validated configuration.
+func New(cfg *Config, o Options) (*Daemon, error) {
+	if o.Deployer == nil {
+		return nil, errors.New("webhookd: no Deployer")
+	}
+	if o.NewCheckout == nil {
+		o.NewCheckout = NewGitCheckout
+	}
+	d := &Daemon{
+		cfg:     cfg,
+		log:     o.Log,
+		m:       newMetrics(cfg.Repos),
+		seen:    newSeenSet(seenDeliveries),
+		workers: map[string]*worker{},
+		stop:    make(chan struct{}),
+	}
+	for i := range cfg.Repos {
+		r := &cfg.Repos[i]
+		dir := filepath.Join(cfg.StateDir, r.Name)
+		status := filepath.Join(cfg.StateDir, ".status", r.Name+".json")
+		w := newWorker(r, o.NewCheckout(r, dir), o.Deployer, o.Log, d.m, status)
+		d.workers[r.Name] = w
+		d.order = append(d.order, w)
+	}
+	d.router = d.routes()
+	return d, nil
+}
+
+func (d *Daemon) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.With(middleware.ThrottleBacklog(maxInFlight, maxBacklog, backlogWait)).Post("/hooks/{repo}", d.hook)
+	r.Get("/status", d.statusHandler)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{}))
+	return r
+}
+
+// Handler is the daemon's HTTP API (for tests and embedding).
+func (d *Daemon) Handler() http.Handler { return d.router }
+
+// Start starts the deploy workers (and their poll timers).
+func (d *Daemon) Start() {
+	for _, w := range d.order {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			w.run(d.stop)
+		}()
+	}
+}
+
+// Stop stops taking new work and waits for running deploys to finish.
+func (d *Daemon) Stop() {
+	d.stopOnce.Do(func() { close(d.stop) })
+	for _, w := range d.order {
+		if st := w.status(); st.State != "idle" {
+			d.log.Info().Str("repo", st.Name).Str("commit", st.Deploying).Msg("waiting for the running deploy to finish")
+		}
+	}
+	d.wg.Wait()
+}
+
+// Serve runs the daemon on ln until ctx is done, then shuts down gracefully:
+// no new requests, in-flight requests get shutdownGrace, and a running
+// deploy always finishes. ready is called once the server accepts requests.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener, ready func()) error {
+	srv := &http.Server{
+		Handler:           d.router,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+	if t := d.cfg.TLS; t != nil {
+		cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+		if err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	d.Start()
+	errc := make(chan error, 1)
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	d.log.Info().Str("listen", ln.Addr().String()).Bool("tls", d.cfg.TLS != nil).Int("repos", len(d.order)).Msg("webhookd serving")
+	if ready != nil {
+		ready()
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	d.log.Info().Msg("shutting down: no new deliveries; a running deploy finishes first")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		d.log.Warn().Err(err).Msg("closing HTTP connections")
+	}
+	d.Stop()
+	d.log.Info().Msg("webhookd stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// Status returns every repository's status, in configuration order.
+func (d *Daemon) Status() []RepoStatus {
+	out := make([]RepoStatus, 0, len(d.order))
+	for _, w := range d.order {
+		out = append(out, w.status())
+	}
+	return out
+}
+
+func (d *Daemon) statusHandler(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"repos": d.Status()})
+}
+
+// reply is the JSON body of every /hooks answer.
+type reply struct {
+	Status   string `json:"status"` // queued, ignored, pong, refused
+	Reason   string `json:"reason,omitempty"`
+	Repo     string `json:"repo,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	Busy     bool   `json:"busy,omitempty"` // a deploy is running: this push is deployed after it (coalesced)
+}
+
+func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "repo")
+	wk := d.workers[name]
+	log := d.log.With().Str("remote", r.RemoteAddr).Logger()
+	answer := func(code int, outcome string, rep reply, msg string) {
+		label := name
+		if wk == nil {
+			label = ""
+		}
+		d.m.deliveries.WithLabelValues(label, outcome).Inc()
+		lev := log.Info()
+		if code == http.StatusUnauthorized || code >= 500 {
+			lev = log.Warn()
+		}
+		lev.Int("code", code).Str("outcome", outcome).Str("delivery", rep.Delivery).Str("reason", rep.Reason).Msg(msg)
+		writeJSON(w, code, rep)
+	}
+	if wk == nil {
+		answer(http.StatusNotFound, OutcomeUnknownRepo, reply{Status: "refused", Reason: "no such repository"}, "delivery refused")
+		return
+	}
+	log = log.With().Str("repo", name).Logger()
+
+	if r.ContentLength > MaxBody {
+		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "delivery refused")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "delivery refused")
+			return
+		}
+		answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: "reading body failed"}, "delivery refused")
+		return
+	}
+
+	forge, err := verify(r.Header, body, wk.cfg.Secret)
+	if err != nil {
+		answer(http.StatusUnauthorized, OutcomeUnauthorized, reply{Status: "refused", Reason: err.Error()}, "delivery refused")
+		return
+	}
+	log = log.With().Str("forge", string(forge)).Logger()
+	ev, err := parseEvent(forge, r.Header, body)
+	if err != nil {
+		answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: err.Error()}, "delivery refused")
+		return
+	}
+	log = log.With().Str("event", ev.Kind).Logger()
+	rep := reply{Repo: name, Delivery: ev.Delivery}
+	// Only deliveries that verified are remembered: a forger cannot burn
+	// the ids of real deliveries.
+	if !d.seen.add(name + "\x00" + ev.Delivery) {
+		rep.Status, rep.Reason = "refused", "delivery was already received (replay)"
+		answer(http.StatusConflict, OutcomeReplayed, rep, "delivery refused")
+		return
+	}
+	switch {
+	case ev.Kind == "ping":
+		rep.Status = "pong"
+		answer(http.StatusOK, OutcomePing, rep, "ping")
+	case ev.Kind != "push":
+		rep.Status, rep.Reason = "ignored", fmt.Sprintf("event %q is not a push", ev.Kind)
+		answer(http.StatusAccepted, OutcomeIgnored, rep, "delivery ignored")
+	case ev.Ref != "refs/heads/"+wk.cfg.Branch:
+		rep.Status, rep.Reason = "ignored", fmt.Sprintf("push to %s, not to branch %s", ev.Ref, wk.cfg.Branch)
+		answer(http.StatusAccepted, OutcomeIgnored, rep, "delivery ignored")
+	case zeroCommit(ev.After):
+		rep.Status, rep.Reason = "ignored", fmt.Sprintf("branch %s was deleted", wk.cfg.Branch)
+		answer(http.StatusAccepted, OutcomeIgnored, rep, "delivery ignored")
+	default:
+		rep.Status, rep.Commit = "queued", ev.After
+		rep.Busy = wk.enqueue(ev.After, fmt.Sprintf("%s push %s", forge, ev.Delivery))
+		answer(http.StatusAccepted, OutcomeAccepted, rep, "push queued for deploy")
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

@@ -1,0 +1,436 @@
+package webhookd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Deployer applies the specs in a directory to this host, the way `syslet
+// DIR` does: unattended, under the host's apply lock, recording Source as the
+// run's source in the run journal.
+type Deployer interface {
+	Deploy(ctx context.Context, req DeployRequest) (DeployReport, error)
+}
+
+// DeployRequest is one deploy of one commit.
+type DeployRequest struct {
+	Repo   string // configuration name of the repository
+	Commit string // the commit checked out in Dir
+	Dir    string // spec directory inside the checkout
+	Source string // "git <repo>@<commit>", for the run journal
+}
+
+// DeployReport is what a finished deploy tells /status.
+type DeployReport struct {
+	RunID   string // the run journal's id of this apply, if any
+	Summary string // one line: what the plan changed
+}
+
+// Results of a deploy attempt, as /status and the deploys metric show them.
+const (
+	ResultSuccess = "success"
+	ResultFailed  = "failed"
+	// ResultSkipped: the commit is older than the one already applied, so
+	// deploying it would move the host backwards (a late or replayed push).
+	ResultSkipped = "skipped"
+)
+
+// Stages a deploy attempt can fail in.
+const (
+	StageFetch    = "fetch"
+	StageCheckout = "checkout"
+	StageApply    = "apply"
+)
+
+// Attempt is one deploy attempt of one commit.
+type Attempt struct {
+	Commit   string    `json:"commit"`
+	Trigger  string    `json:"trigger"` // e.g. "github push 1f2e…" or "poll"
+	Pushes   int       `json:"pushes"`  // queued pushes this attempt covered (coalesced)
+	Result   string    `json:"result"`
+	Stage    string    `json:"stage,omitempty"` // where a failure happened
+	Summary  string    `json:"summary,omitempty"`
+	RunID    string    `json:"runId,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	Started  time.Time `json:"started"`
+	Duration float64   `json:"durationSeconds"`
+}
+
+// RepoStatus is one repository's entry in GET /status.
+type RepoStatus struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	Branch string `json:"branch"`
+	Path   string `json:"path"`
+	State  string `json:"state"` // "idle" or "deploying"
+	// Deploying is the commit being deployed right now.
+	Deploying string `json:"deploying,omitempty"`
+	// Queued is the newest commit pushed while a deploy ran; QueuedPushes
+	// counts the pushes that will coalesce into the one follow-up deploy.
+	Queued       string `json:"queued,omitempty"`
+	QueuedPushes int    `json:"queuedPushes,omitempty"`
+
+	persisted
+
+	LastPoll      *time.Time `json:"lastPoll,omitempty"`
+	LastPollError string     `json:"lastPollError,omitempty"`
+}
+
+// persisted survives restarts (stateDir/.status/<repo>.json): what is
+// applied must not be forgotten, or a late push could roll the host back.
+type persisted struct {
+	LastApplied   string     `json:"lastApplied,omitempty"`
+	LastAppliedAt *time.Time `json:"lastAppliedAt,omitempty"`
+	// Last is the most recent attempt; LastError repeats its error.
+	Last      *Attempt `json:"last,omitempty"`
+	LastError string   `json:"lastError,omitempty"`
+	// LastFailure stays after later successes, for the operator.
+	LastFailure *Attempt `json:"lastFailure,omitempty"`
+}
+
+// maxPending bounds the pushes remembered between deploys; past it the
+// oldest is dropped (the newest one is what gets deployed anyway).
+const maxPending = 64
+
+// deployTimeout is a last-resort bound on one attempt (fetch + apply).
+const deployTimeout = time.Hour
+
+type push struct {
+	commit  string
+	trigger string
+}
+
+// worker deploys one repository, one attempt at a time.
+type worker struct {
+	cfg        *Repo
+	co         Checkout
+	dep        Deployer
+	log        zerolog.Logger
+	m          *metrics
+	statusFile string
+
+	wake chan struct{}
+
+	mu      sync.Mutex
+	st      RepoStatus
+	pending []push
+}
+
+func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
+	w := &worker{
+		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
+		log:  log.With().Str("repo", cfg.Name).Logger(),
+		wake: make(chan struct{}, 1),
+		st:   RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle"},
+	}
+	if b, err := os.ReadFile(statusFile); err == nil {
+		if err := json.Unmarshal(b, &w.st.persisted); err != nil {
+			w.log.Warn().Err(err).Str("file", statusFile).Msg("ignoring unreadable status file")
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		w.log.Warn().Err(err).Str("file", statusFile).Msg("ignoring unreadable status file")
+	}
+	if w.st.LastAppliedAt != nil {
+		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(w.st.LastAppliedAt.Unix()))
+	}
+	return w
+}
+
+// enqueue queues a push of commit; it reports whether a deploy is running
+// (the push then waits for the follow-up deploy).
+func (w *worker) enqueue(commit, trigger string) (busy bool) {
+	w.mu.Lock()
+	for i, p := range w.pending {
+		if p.commit == commit {
+			w.pending = append(w.pending[:i], w.pending[i+1:]...)
+			break
+		}
+	}
+	if len(w.pending) == maxPending {
+		w.pending = w.pending[1:]
+	}
+	w.pending = append(w.pending, push{commit: commit, trigger: trigger})
+	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
+	busy = w.st.State != "idle"
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return busy
+}
+
+func (w *worker) status() RepoStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.st
+	return st
+}
+
+// run deploys queued pushes, and polls when configured, until stop is
+// closed. A deploy in progress always finishes first: stopping in the
+// middle of an apply would leave the host half-deployed.
+func (w *worker) run(stop <-chan struct{}) {
+	var tick <-chan time.Time
+	if w.cfg.PollInterval > 0 {
+		t := time.NewTicker(w.cfg.PollInterval)
+		defer t.Stop()
+		tick = t.C
+		w.poll() // catch up at start, too
+	}
+	for {
+		for {
+			select {
+			case <-stop:
+				w.dropPending()
+				return
+			default:
+			}
+			batch := w.take()
+			if batch == nil {
+				break
+			}
+			w.deploy(batch)
+		}
+		select {
+		case <-stop:
+			w.dropPending()
+			return
+		case <-w.wake:
+		case <-tick:
+			w.poll()
+		}
+	}
+}
+
+func (w *worker) dropPending() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) > 0 {
+		w.log.Warn().Str("commit", w.pending[len(w.pending)-1].commit).Int("pushes", len(w.pending)).
+			Msg("shutting down: queued pushes not deployed (poll or the next push catches up)")
+	}
+}
+
+// take hands the queued pushes to a new attempt and marks the worker busy.
+func (w *worker) take() []push {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) == 0 {
+		return nil
+	}
+	batch := w.pending
+	w.pending = nil
+	w.st.State, w.st.Deploying = "deploying", batch[len(batch)-1].commit
+	w.st.Queued, w.st.QueuedPushes = "", 0
+	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(1)
+	return batch
+}
+
+// poll fetches the branch and queues its tip unless that commit is already
+// applied or its apply already failed (a failed fetch is retried).
+func (w *worker) poll() {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	tip, err := w.co.Fetch(ctx)
+	now := time.Now().UTC()
+	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
+	w.mu.Lock()
+	w.st.LastPoll, w.st.LastPollError = &now, ""
+	if err != nil {
+		w.st.LastPollError = err.Error()
+		w.mu.Unlock()
+		w.log.Error().Err(err).Msg("poll: fetch failed")
+		return
+	}
+	last := w.st.Last
+	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	w.log.Info().Str("commit", tip).Msg("poll: branch moved")
+	w.enqueue(tip, "poll")
+}
+
+// deploy runs one attempt for a batch of queued pushes: fetch, pick the
+// newest pushed commit on the branch, check it out, apply it.
+func (w *worker) deploy(batch []push) {
+	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
+	defer cancel()
+	latest := batch[len(batch)-1]
+	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
+	log := w.log.With().Str("commit", latest.commit).Logger()
+
+	tip, err := w.co.Fetch(ctx)
+	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
+	if err != nil {
+		w.finish(log, a, StageFetch, err)
+		return
+	}
+	best, err := w.newest(tip, batch)
+	if err != nil {
+		w.finish(log, a, StageFetch, err)
+		return
+	}
+	a.Commit = best.commit
+	a.Trigger = best.trigger
+	log = w.log.With().Str("commit", best.commit).Logger()
+	w.mu.Lock()
+	w.st.Deploying = best.commit
+	applied := w.st.LastApplied
+	w.mu.Unlock()
+	if len(batch) > 1 {
+		log.Info().Int("pushes", len(batch)).Msg("coalesced queued pushes into one deploy of the newest commit")
+	}
+
+	// Never move the host backwards: a push older than what is applied
+	// (late, out of order, or replayed after a restart) is skipped, unless
+	// the branch itself was moved back to it.
+	if applied != "" && best.commit != tip && best.commit != applied {
+		older, err := w.co.Contains(applied, best.commit)
+		if err != nil {
+			w.finish(log, a, StageFetch, err)
+			return
+		}
+		if older {
+			a.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
+			w.finish(log, a, "", nil)
+			return
+		}
+	}
+
+	dir, err := w.co.Checkout(best.commit)
+	if err != nil {
+		w.finish(log, a, StageCheckout, err)
+		return
+	}
+	specDir := filepath.Join(dir, filepath.FromSlash(w.cfg.SpecPath))
+	if fi, err := os.Stat(specDir); err != nil || !fi.IsDir() {
+		w.finish(log, a, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
+		return
+	}
+	log.Info().Str("dir", specDir).Msg("deploying")
+	rep, err := w.dep.Deploy(ctx, DeployRequest{
+		Repo:   w.cfg.Name,
+		Commit: best.commit,
+		Dir:    specDir,
+		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+	})
+	a.RunID, a.Summary = rep.RunID, rep.Summary
+	w.finish(log, a, StageApply, err)
+}
+
+// newest picks, among the batch's commits reachable from tip, the newest:
+// a later push wins unless it is an ancestor of the one picked so far.
+func (w *worker) newest(tip string, batch []push) (push, error) {
+	var best *push
+	for i := range batch {
+		p := &batch[i]
+		ok, err := w.co.Contains(tip, p.commit)
+		if err != nil {
+			return push{}, err
+		}
+		if !ok {
+			w.log.Warn().Str("commit", p.commit).Str("tip", tip).Msg("pushed commit is not on the branch; not deploying it")
+			continue
+		}
+		if best == nil {
+			best = p
+			continue
+		}
+		older, err := w.co.Contains(best.commit, p.commit)
+		if err != nil {
+			return push{}, err
+		}
+		if !older {
+			best = p
+		}
+	}
+	if best == nil {
+		last := batch[len(batch)-1].commit
+		return push{}, fmt.Errorf("%w: %s is not reachable from %s (at %s)", ErrNotOnBranch, short(last), w.cfg.Branch, short(tip))
+	}
+	return *best, nil
+}
+
+// finish records an attempt: status (persisted), metrics and a log line.
+// stage is where err happened; a nil err with an empty stage is a skip.
+func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error) {
+	a.Duration = time.Since(a.Started).Seconds()
+	switch {
+	case err != nil:
+		a.Result, a.Stage, a.Error = ResultFailed, stage, err.Error()
+	case stage == "":
+		a.Result = ResultSkipped
+	default:
+		a.Result = ResultSuccess
+	}
+	w.mu.Lock()
+	w.st.State, w.st.Deploying = "idle", ""
+	w.st.Last, w.st.LastError = a, a.Error
+	if a.Result == ResultFailed {
+		w.st.LastFailure = a
+	}
+	if a.Result == ResultSuccess {
+		at := a.Started.Add(time.Duration(a.Duration * float64(time.Second)))
+		w.st.LastApplied, w.st.LastAppliedAt = a.Commit, &at
+	}
+	p := w.st.persisted
+	w.mu.Unlock()
+
+	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(0)
+	w.m.deploys.WithLabelValues(w.cfg.Name, a.Result).Inc()
+	if a.Result != ResultSkipped {
+		w.m.duration.WithLabelValues(w.cfg.Name, a.Result).Observe(a.Duration)
+	}
+	if a.Result == ResultSuccess {
+		w.m.lastSuccess.WithLabelValues(w.cfg.Name).Set(float64(p.LastAppliedAt.Unix()))
+	}
+	if err := w.save(p); err != nil {
+		log.Error().Err(err).Msg("saving status")
+	}
+	ev := log.Info()
+	if a.Result == ResultFailed {
+		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error)
+	}
+	ev.Str("result", a.Result).Str("summary", a.Summary).Str("run", a.RunID).
+		Int("pushes", a.Pushes).Float64("seconds", a.Duration).Msg("deploy finished")
+}
+
+func (w *worker) save(p persisted) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(w.statusFile), 0o700); err != nil {
+		return err
+	}
+	tmp := w.statusFile + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.statusFile)
+}
+
+func resultOf(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
