@@ -3,17 +3,26 @@
 // small interfaces declared here; pkg/deploy wires the real adapters and
 // tests use fakes.
 //
+// Batches: the stops of step 2, the reloads of step 8 and the starts of
+// step 9 each go to systemd at once (Systemd.Jobs) — systemd orders them by
+// the units' After=/Requires= — and each unit lands, with its own result,
+// as its job ends; the deadline of a batch counts from its queueing. The
+// file writes of a step (each to its own path) run side by side, up to
+// eight at once.
+//
 // Failure semantics: a failing pull, stop, write, prune, delete or
-// daemon-reload stops the run at once — everything after it is reported
-// as not reached and nothing more changes. Reload and start act on
-// independent units, so a failure there is recorded and the remaining
-// units are still reloaded or started. Either way Apply returns a Result
+// daemon-reload stops the run — nothing is started after it (stops of its
+// batch, and writes already in flight beside it, finish), everything after
+// it is reported as not reached and nothing more changes. Reload and start
+// act on independent units, so a failure there is recorded and the other
+// units of the batch are still reloaded or started. Either way Apply returns a Result
 // that lists what was applied, what failed and what was not reached, and
 // a non-nil error.
 //
 // Every host operation runs under a deadline (Options). A Recorder hears
-// each step begin and each action land before the next one starts — the
-// run journal, from which the next run resumes what did not land. Closing
+// each step begin and each action land — the run journal, from which the
+// next run resumes what did not land; a BatchRecorder hears the file writes
+// of a step together once they have all landed, one record per write. Closing
 // Options.Stop ends the run gracefully: the action in progress finishes and
 // nothing after it runs; cancelling the context aborts it.
 package executor

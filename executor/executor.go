@@ -25,9 +25,14 @@ type Files interface {
 // Systemd runs unit jobs and waits for their results.
 type Systemd interface {
 	DaemonReload(ctx context.Context) error
-	Start(ctx context.Context, name string) error
-	Stop(ctx context.Context, name string) error
-	Reload(ctx context.Context, name string) error
+	// Jobs queues one job of kind op for every named unit at once, so
+	// systemd runs them side by side in the order the units' After= and
+	// Requires= give, and calls landed once per unit as its job ends (nil,
+	// or why the unit did not reach the job's goal), from Jobs' own
+	// goroutine. ctx bounds every unit's wait; Jobs returns when all have
+	// landed. A stop of a unit systemd has not loaded lands with an error
+	// wrapping host.ErrNotFound.
+	Jobs(ctx context.Context, op host.JobOp, names []string, landed func(i int, err error))
 	LastLog(ctx context.Context, name string, n int) ([]string, error)
 }
 
@@ -61,10 +66,12 @@ type Options struct {
 	Progress io.Writer
 	// StartTimeout bounds each start and reload job, including the wait
 	// until the unit is active (healthy, for Notify=healthy containers).
+	// The jobs of one step are queued together, so it counts from then.
 	StartTimeout time.Duration
-	// PullTimeout, StopTimeout and ReloadTimeout bound one image pull, one
-	// stop job and the daemon-reload, so a stalled registry or a unit that
-	// never stops cannot hold the apply lock for ever. Zero: the defaults.
+	// PullTimeout, StopTimeout and ReloadTimeout bound one image pull, the
+	// stop jobs (queued together, like starts) and the daemon-reload, so a
+	// stalled registry or a unit that never stops cannot hold the apply
+	// lock for ever. Zero: the defaults.
 	PullTimeout, StopTimeout, ReloadTimeout time.Duration
 	// LogLines is how many journal lines to attach to a unit that failed.
 	LogLines int
@@ -86,6 +93,28 @@ type Recorder interface {
 	StepBegins(s plan.Step) error
 	ActionLanded(index int, a plan.Action, err error, took time.Duration) error
 }
+
+// Landed is one action's outcome, for a BatchRecorder.
+type Landed struct {
+	Index  int
+	Action plan.Action
+	Err    error
+	Took   time.Duration
+}
+
+// BatchRecorder is a Recorder that can also journal several landed actions
+// at once. The file writes of a step run side by side, and a BatchRecorder
+// hears them in one call when they have all landed (one fsync of the
+// journal instead of one per file); a plain Recorder hears each as it
+// lands.
+type BatchRecorder interface {
+	Recorder
+	ActionsLanded(ls []Landed) error
+}
+
+// writeWorkers is how many file writes run at once: each waits for its
+// fsyncs, which the disk serves together.
+const writeWorkers = 8
 
 // Default deadlines of host operations.
 const (
@@ -128,10 +157,6 @@ var ErrInterrupted = errors.New("apply interrupted")
 // stops, because an unrecorded change could not be resumed exactly.
 var ErrJournal = errors.New("run journal")
 
-// continueOnError lists the steps whose actions are independent of each
-// other: a failed reload or start does not stop the others.
-var continueOnError = map[plan.Step]bool{plan.StepReload: true, plan.StepStart: true}
-
 // Apply runs the plan's actions step by step.
 func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, error) {
 	start := time.Now()
@@ -144,10 +169,12 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, err
 	}
 	opts.defaults()
-	e := &run{h: h, opts: opts, log: opts.Log}
+	e := &run{h: h, opts: opts, log: opts.Log, res: res}
 	var stopErr error
 	step := plan.Step(0)
-	for _, i := range order(p) {
+	idx := order(p)
+	for n := 0; n < len(idx); n++ {
+		i := idx[n]
 		a := p.Actions[i]
 		if stopErr == nil {
 			stopErr = e.interrupted(ctx)
@@ -168,27 +195,47 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			res.NotReached = append(res.NotReached, a)
 			continue
 		}
-		ev := e.log.With().Int("step", int(a.Step)).Str("op", string(a.Op)).Str("target", a.Target).Logger()
+		if fileWrites[a.Op] {
+			end := n + 1
+			for end < len(idx) && fileWrites[p.Actions[idx[end]].Op] && p.Actions[idx[end]].Step == a.Step {
+				end++
+			}
+			sent, err := e.writes(ctx, p, idx[n:end])
+			if err != nil && stopErr == nil {
+				stopErr = err
+			}
+			for _, j := range idx[n+sent : end] {
+				res.NotReached = append(res.NotReached, p.Actions[j])
+			}
+			n = end - 1
+			continue
+		}
+		if op, ok := jobOps[a.Op]; ok {
+			// Every stop, reload or start of this step goes to systemd at
+			// once and lands as it ends.
+			end := n + 1
+			for end < len(idx) && p.Actions[idx[end]].Op == a.Op {
+				end++
+			}
+			if err := e.jobs(ctx, p, idx[n:end], op); err != nil && stopErr == nil {
+				stopErr = err
+			}
+			n = end - 1
+			continue
+		}
 		t0 := time.Now()
 		err := e.do(ctx, a)
-		took := time.Since(t0)
-		if opts.Recorder != nil {
-			if jerr := opts.Recorder.ActionLanded(i, a, err, took); jerr != nil && stopErr == nil {
-				stopErr = fmt.Errorf("%w: %w", ErrJournal, jerr)
-			}
+		if err := e.landed(i, a, err, time.Since(t0)); err != nil && stopErr == nil {
+			stopErr = err
 		}
 		if err == nil {
 			res.Applied = append(res.Applied, a)
-			ev.Info().Str("took", took.Round(time.Millisecond).String()).Msg("applied")
 			continue
 		}
-		f := Failure{Action: a, Error: err.Error()}
-		if a.Op == plan.OpStart || a.Op == plan.OpReload {
-			f.Log, _ = h.Systemd.LastLog(context.WithoutCancel(ctx), a.Target, opts.LogLines)
-		}
-		res.Failed = append(res.Failed, f)
-		ev.Error().Err(err).Str("took", took.Round(time.Millisecond).String()).Msg("failed")
-		if !continueOnError[a.Step] && stopErr == nil {
+		// Only reloads and starts (batched above) act on independent
+		// units; any other failure ends the run.
+		res.Failed = append(res.Failed, Failure{Action: a, Error: err.Error()})
+		if stopErr == nil {
 			stopErr = err
 		}
 	}
@@ -269,9 +316,182 @@ type run struct {
 	h    Host
 	opts Options
 	log  zerolog.Logger
+	res  *Result
 	// opened caches decrypted secret specs for the run; values never leave
 	// this map except into podman.
 	opened map[*render.Secret]map[string][]byte
+}
+
+// jobOps are the actions the executor hands to systemd as one batch per
+// step.
+var jobOps = map[plan.Op]host.JobOp{plan.OpStop: host.JobStop, plan.OpReload: host.JobReload, plan.OpStart: host.JobStart}
+
+// fileWrites are the actions that only write under the managed trees, each
+// to its own path: independent of each other, so they run side by side.
+var fileWrites = map[plan.Op]bool{plan.OpWriteFile: true, plan.OpWriteUnit: true, plan.OpWriteDir: true}
+
+// writes runs consecutive file writes (indexes into the plan) with up to
+// writeWorkers at once. The first failure, or a stop request, stops new
+// writes; those in flight finish. Every write that ran is journalled —
+// all at once through a BatchRecorder, else each as it lands — and listed
+// in the result in plan order. It returns how many writes were started
+// (the rest were not reached) and what stops the run.
+func (e *run) writes(ctx context.Context, p *plan.Plan, indexes []int) (int, error) {
+	type out struct {
+		k    int
+		err  error
+		took time.Duration
+	}
+	results := make(chan out, len(indexes))
+	sem := make(chan struct{}, writeWorkers)
+	batch, _ := e.opts.Recorder.(BatchRecorder)
+	var landed []Landed
+	var stopErr error
+	received := 0
+	receive := func(o out) {
+		received++
+		i := indexes[o.k]
+		l := Landed{Index: i, Action: p.Actions[i], Err: o.err, Took: o.took}
+		landed = append(landed, l)
+		if batch == nil {
+			if jerr := e.landed(i, l.Action, o.err, o.took); jerr != nil && stopErr == nil {
+				stopErr = jerr
+			}
+		} else {
+			e.logLanded(l.Action, o.err, o.took)
+		}
+		if o.err != nil && stopErr == nil {
+			stopErr = o.err
+		}
+	}
+	sent := 0
+	for k, i := range indexes {
+		if stopErr == nil && k > 0 {
+			stopErr = e.interrupted(ctx)
+		}
+		if stopErr != nil {
+			break
+		}
+		sem <- struct{}{}
+		sent++
+		go func() {
+			defer func() { <-sem }()
+			t0 := time.Now()
+			err := e.do(ctx, p.Actions[i])
+			results <- out{k, err, time.Since(t0)}
+		}()
+		for more := true; more; {
+			select {
+			case o := <-results:
+				receive(o)
+			default:
+				more = false
+			}
+		}
+	}
+	for received < sent {
+		receive(<-results)
+	}
+	if batch != nil {
+		if err := batch.ActionsLanded(landed); err != nil {
+			if stopErr == nil {
+				stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
+			}
+		}
+	}
+	slices.SortFunc(landed, func(a, b Landed) int { return a.Index - b.Index })
+	for _, l := range landed {
+		if l.Err == nil {
+			e.res.Applied = append(e.res.Applied, l.Action)
+		} else {
+			e.res.Failed = append(e.res.Failed, Failure{Action: l.Action, Error: l.Err.Error()})
+		}
+	}
+	return sent, stopErr
+}
+
+// landed journals and logs one action as it ends. It returns the journal's
+// error, which stops the run.
+func (e *run) landed(i int, a plan.Action, err error, took time.Duration) error {
+	var jerr error
+	if e.opts.Recorder != nil {
+		if rerr := e.opts.Recorder.ActionLanded(i, a, err, took); rerr != nil {
+			jerr = fmt.Errorf("%w: %w", ErrJournal, rerr)
+		}
+	}
+	e.logLanded(a, err, took)
+	return jerr
+}
+
+func (e *run) logLanded(a plan.Action, err error, took time.Duration) {
+	ev := e.log.With().Int("step", int(a.Step)).Str("op", string(a.Op)).Str("target", a.Target).Str("took", took.Round(time.Millisecond).String()).Logger()
+	if err == nil {
+		ev.Info().Msg("applied")
+	} else {
+		ev.Error().Err(err).Msg("failed")
+	}
+}
+
+// jobs runs the stop, reload or start actions at indexes (all of one op)
+// as one batch: queued together, each journalled as its job lands, under
+// one deadline counted from the queueing. The result lists them in plan
+// order; failed starts and reloads carry the unit's last log lines. It
+// returns what stops the run: a journal failure, or a failed stop (the
+// steps after it need the units down).
+func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.JobOp) error {
+	timeout := e.opts.StartTimeout
+	if op == host.JobStop {
+		timeout = e.opts.StopTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	names := make([]string, len(indexes))
+	for k, i := range indexes {
+		names[k] = p.Actions[i].Target
+	}
+	errs := make([]error, len(indexes))
+	var stopErr error
+	t0 := time.Now()
+	e.h.Systemd.Jobs(cctx, op, names, func(k int, err error) {
+		a := p.Actions[indexes[k]]
+		err = e.jobError(ctx, cctx, op, a, timeout, err)
+		errs[k] = err
+		if jerr := e.landed(indexes[k], a, err, time.Since(t0)); jerr != nil && stopErr == nil {
+			stopErr = jerr
+		}
+	})
+	for k, i := range indexes {
+		a := p.Actions[i]
+		if errs[k] == nil {
+			e.res.Applied = append(e.res.Applied, a)
+			continue
+		}
+		f := Failure{Action: a, Error: errs[k].Error()}
+		if op != host.JobStop {
+			f.Log, _ = e.h.Systemd.LastLog(context.WithoutCancel(ctx), a.Target, e.opts.LogLines)
+		} else if stopErr == nil {
+			stopErr = errs[k]
+		}
+		e.res.Failed = append(e.res.Failed, f)
+	}
+	return stopErr
+}
+
+// jobError words a unit's job error: a stop of a unit systemd has not
+// loaded reached its goal; a wait the batch deadline (not the caller)
+// ended says so plainly (for a Notify=healthy container: its health check
+// never passed).
+func (e *run) jobError(ctx, cctx context.Context, op host.JobOp, a plan.Action, timeout time.Duration, err error) error {
+	if err == nil || op == host.JobStop && errors.Is(err, host.ErrNotFound) {
+		return nil
+	}
+	if ctx.Err() != nil || !errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if op == host.JobStop {
+		return fmt.Errorf("stopping %s did not finish within %s: %w", a.Target, timeout, err)
+	}
+	return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, timeout, err)
 }
 
 func (e *run) do(ctx context.Context, a plan.Action) error {
@@ -281,16 +501,6 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 		return deadline(ctx, e.opts.PullTimeout, "pulling "+a.Target, func(ctx context.Context) error {
 			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
 		})
-	case plan.OpStop:
-		// A unit systemd has not loaded is not running: the stop's goal
-		// already holds.
-		err := deadline(ctx, e.opts.StopTimeout, "stopping "+a.Target, func(ctx context.Context) error {
-			return h.Systemd.Stop(ctx, a.Target)
-		})
-		if err != nil && !errors.Is(err, host.ErrNotFound) {
-			return err
-		}
-		return nil
 	case plan.OpWriteFile, plan.OpWriteUnit:
 		return h.Files.WriteFile(a.Target, a.Content, a.Mode)
 	case plan.OpWriteDir:
@@ -319,25 +529,8 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 		return h.Podman.RemoveImage(ctx, a.Target)
 	case plan.OpDaemonReload:
 		return deadline(ctx, e.opts.ReloadTimeout, "daemon-reload", h.Systemd.DaemonReload)
-	case plan.OpReload:
-		return e.bounded(ctx, a, h.Systemd.Reload)
-	case plan.OpStart:
-		return e.bounded(ctx, a, h.Systemd.Start)
 	}
 	return fmt.Errorf("unknown action %q", a.Op)
-}
-
-// bounded runs a start or reload job under the start timeout and says so
-// plainly when the unit did not come up in time (for a Notify=healthy
-// container: its health check never passed).
-func (e *run) bounded(ctx context.Context, a plan.Action, job func(context.Context, string) error) error {
-	cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
-	defer cancel()
-	err := job(cctx, a.Target)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, e.opts.StartTimeout, err)
-	}
-	return err
 }
 
 // deadline runs op under a timeout and names the operation when the

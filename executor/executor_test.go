@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +22,10 @@ import (
 
 // fake records every host call in order and fails the ones named in fail.
 type fake struct {
-	calls []string
-	fail  map[string]error
+	mu      sync.Mutex // file writes run side by side
+	calls   []string
+	fail    map[string]error
+	batches []string // one entry per Jobs call: "op unit unit..."
 }
 
 var (
@@ -31,6 +35,8 @@ var (
 )
 
 func (f *fake) call(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, s)
 	return f.fail[s]
 }
@@ -39,9 +45,14 @@ func (f *fake) WriteFile(p string, _ []byte, mode uint32) error { return f.call(
 func (f *fake) WriteDir(p string, _ []host.DirFile) error       { return f.call("writedir " + p) }
 func (f *fake) Remove(p, _ string) error                        { return f.call("remove " + p) }
 func (f *fake) DaemonReload(context.Context) error              { return f.call("daemon-reload") }
-func (f *fake) Start(_ context.Context, n string) error         { return f.call("start " + n) }
-func (f *fake) Stop(_ context.Context, n string) error          { return f.call("stop " + n) }
-func (f *fake) Reload(_ context.Context, n string) error        { return f.call("reload " + n) }
+
+// Jobs runs the batch one unit after another, landing each at once.
+func (f *fake) Jobs(_ context.Context, op host.JobOp, names []string, landed func(int, error)) {
+	f.batches = append(f.batches, string(op)+" "+strings.Join(names, " "))
+	for i, n := range names {
+		landed(i, f.call(string(op)+" "+n))
+	}
+}
 func (f *fake) LastLog(_ context.Context, n string, _ int) ([]string, error) {
 	return []string{n + ": boom"}, nil
 }
@@ -106,15 +117,18 @@ func TestPullFailureChangesNothing(t *testing.T) {
 	}
 }
 
+// A failed write stops the run: no write starts after it (those already in
+// flight beside it finish), and nothing of a later step runs.
 func TestWriteFailureStops(t *testing.T) {
 	p := mk("stop a.service", "write-unit /u/a", "write-unit /u/b", "daemon-reload x", "start a.service")
 	f := &fake{fail: map[string]error{"write /u/a": errors.New("disk full")}}
 	res, _ := apply(t, p, f)
-	if !slices.Equal(f.calls, []string{"stop a.service", "write /u/a"}) {
+	if f.calls[0] != "stop a.service" || !slices.Contains(f.calls, "write /u/a") ||
+		slices.Contains(f.calls, "daemon-reload") || slices.Contains(f.calls, "start a.service") {
 		t.Errorf("calls %q", f.calls)
 	}
-	if len(res.Applied) != 1 || len(res.NotReached) != 3 {
-		t.Errorf("applied %d not reached %d", len(res.Applied), len(res.NotReached))
+	if len(res.Failed) != 1 || len(res.Applied)+len(res.Failed)+len(res.NotReached) != 5 || len(res.NotReached) < 2 {
+		t.Errorf("applied %d failed %d not reached %d", len(res.Applied), len(res.Failed), len(res.NotReached))
 	}
 }
 
@@ -199,6 +213,44 @@ func (r *rec) ActionLanded(i int, a plan.Action, err error, _ time.Duration) err
 	return r.fail
 }
 
+// batchRec is a BatchRecorder: file writes reach it as one batch.
+type batchRec struct {
+	rec
+	batches [][]string
+}
+
+func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
+	var b []string
+	for _, l := range ls {
+		b = append(b, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
+	}
+	slices.Sort(b)
+	r.batches = append(r.batches, b)
+	return nil
+}
+
+// The file writes of a step run side by side and are journalled once, as
+// a batch, with one record per write; other actions as they land.
+func TestFileWritesLandAsOneBatch(t *testing.T) {
+	p := mk("write-file /c/a", "write-config-dir /c/d", "write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
+	f := &fake{}
+	r := &batchRec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"0 write-file /c/a", "1 write-config-dir /c/d"}, {"2 write-unit /u/a", "3 write-unit /u/b"}}
+	if !reflect.DeepEqual(r.batches, want) {
+		t.Errorf("batches %q, want %q", r.batches, want)
+	}
+	if want := []string{"step 3", "step 4", "step 7", "4 daemon-reload systemd ok", "step 9", "5 start a.service ok"}; !slices.Equal(r.lines, want) {
+		t.Errorf("records %q, want %q", r.lines, want)
+	}
+	if len(res.Applied) != 6 || res.Applied[2].Target != "/u/a" {
+		t.Errorf("applied %+v", res.Applied)
+	}
+}
+
 func TestRecorderHearsEveryActionAsItLands(t *testing.T) {
 	p := mk("write-unit /u/a", "daemon-reload systemd", "start a.service", "start b.service")
 	f := &fake{fail: map[string]error{"start b.service": errors.New("boom")}}
@@ -218,7 +270,7 @@ func TestJournalFailureStopsTheRun(t *testing.T) {
 	f := &fake{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f},
 		executor.Options{Log: zerolog.Nop(), Recorder: &rec{fail: errors.New("disk full")}})
-	if !errors.Is(err, executor.ErrJournal) || len(f.calls) != 1 || len(res.NotReached) != 2 {
+	if !errors.Is(err, executor.ErrJournal) || slices.Contains(f.calls, "daemon-reload") || len(res.NotReached) == 0 {
 		t.Fatalf("an unrecordable change must stop the run: err %v calls %q not reached %d", err, f.calls, len(res.NotReached))
 	}
 }
@@ -238,6 +290,7 @@ func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
 	if !errors.Is(err, executor.ErrInterrupted) || !res.Interrupted {
 		t.Fatalf("want an interrupted run, got err %v interrupted %v", err, res.Interrupted)
 	}
+	slices.Sort(f.calls)
 	if !slices.Equal(f.calls, []string{"write /u/a", "write /u/b"}) || len(res.NotReached) != 2 || len(res.Applied) != 2 {
 		t.Fatalf("calls %q applied %d not reached %d", f.calls, len(res.Applied), len(res.NotReached))
 	}
@@ -262,5 +315,96 @@ func TestHostOperationsHaveDeadlines(t *testing.T) {
 	}
 	if time.Since(t0) > 5*time.Second || len(res.NotReached) != 1 {
 		t.Fatalf("took %s, not reached %d", time.Since(t0), len(res.NotReached))
+	}
+}
+
+// The stops, reloads and starts of a step go to systemd as one batch
+// each, in plan order.
+func TestJobsOfAStepAreQueuedTogether(t *testing.T) {
+	p := mk("stop a.service", "stop b.service", "write-unit /u/a", "daemon-reload x",
+		"reload c.service", "reload d.service", "start a.service", "start b.service", "start e.service")
+	f := &fake{}
+	res, err := apply(t, p, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"stop a.service b.service", "reload c.service d.service", "start a.service b.service e.service"}
+	if !slices.Equal(f.batches, want) {
+		t.Errorf("batches\n got %q\nwant %q", f.batches, want)
+	}
+	if len(res.Applied) != len(p.Actions) {
+		t.Errorf("applied %d of %d", len(res.Applied), len(p.Actions))
+	}
+}
+
+// reverseSystemd lands a batch's jobs last to first, failing those named.
+type reverseSystemd struct {
+	*fake
+	slow string // a unit whose job never ends before the deadline
+}
+
+func (r reverseSystemd) Jobs(ctx context.Context, op host.JobOp, names []string, landed func(int, error)) {
+	for i := len(names) - 1; i >= 0; i-- {
+		if names[i] == r.slow {
+			<-ctx.Done()
+			landed(i, fmt.Errorf("waiting for %s job of unit %q: %w", op, names[i], ctx.Err()))
+			continue
+		}
+		landed(i, r.call(string(op)+" "+names[i]))
+	}
+}
+
+// Each unit of a batch is journalled as its job lands, whatever the order;
+// the result keeps plan order and a failed start still carries its log.
+func TestBatchLandsInAnyOrder(t *testing.T) {
+	p := mk("start a.service", "start b.service", "start c.service")
+	f := &fake{fail: map[string]error{"start b.service": &host.JobError{Unit: "b.service", Op: "start", Result: "failed"}}}
+	r := &rec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: reverseSystemd{fake: f}, Podman: f},
+		executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if !errors.Is(err, executor.ErrFailed) {
+		t.Fatalf("err %v", err)
+	}
+	want := []string{"step 9", "2 start c.service ok", "1 start b.service failed", "0 start a.service ok"}
+	if !slices.Equal(r.lines, want) {
+		t.Errorf("journal\n got %q\nwant %q", r.lines, want)
+	}
+	if len(res.Applied) != 2 || res.Applied[0].Target != "a.service" || res.Applied[1].Target != "c.service" {
+		t.Errorf("applied %+v", res.Applied)
+	}
+	if len(res.Failed) != 1 || res.Failed[0].Action.Target != "b.service" || len(res.Failed[0].Log) == 0 {
+		t.Errorf("failed %+v", res.Failed)
+	}
+}
+
+// The start deadline counts from the batch: a unit that never comes up
+// fails with a plain message, the others of its batch are applied.
+func TestStartDeadlineOfABatch(t *testing.T) {
+	p := mk("start a.service", "start slow.service", "start c.service")
+	f := &fake{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: reverseSystemd{fake: f, slow: "slow.service"}, Podman: f},
+		executor.Options{Log: zerolog.Nop(), StartTimeout: 50 * time.Millisecond})
+	if err == nil || len(res.Failed) != 1 || len(res.Applied) != 2 {
+		t.Fatalf("err %v result %+v", err, res)
+	}
+	if msg := res.Failed[0].Error; !strings.Contains(msg, "slow.service did not become active within 50ms") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// A failed stop ends the run after its batch: the other stops of the batch
+// were already queued and are reported applied, nothing after runs.
+func TestFailedStopEndsTheRunAfterItsBatch(t *testing.T) {
+	p := mk("stop a.service", "stop b.service", "stop gone.service", "write-unit /u/a", "start a.service")
+	f := &fake{fail: map[string]error{
+		"stop a.service":    &host.JobError{Unit: "a.service", Op: "stop", Result: "timeout"},
+		"stop gone.service": fmt.Errorf("stopping unit: %w", host.ErrNotFound),
+	}}
+	res, err := apply(t, p, f)
+	if !errors.Is(err, executor.ErrFailed) {
+		t.Fatalf("err %v", err)
+	}
+	if len(res.Applied) != 2 || len(res.Failed) != 1 || len(res.NotReached) != 2 || res.Failed[0].Log != nil {
+		t.Errorf("applied %d failed %+v not reached %d", len(res.Applied), res.Failed, len(res.NotReached))
 	}
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"path"
 	"slices"
 	"strings"
 
@@ -74,12 +73,19 @@ func (b *builder) index() {
 		b.ownDirs[d.Owner] = append(b.ownDirs[d.Owner], d)
 	}
 	b.under, b.children = map[string][]string{}, map[string][]string{}
+	// Observed paths are clean and absolute, so parents and the per-owner
+	// directories are prefixes of the path itself: slices, no allocation.
 	for p := range b.obs.Files {
-		b.children[path.Dir(p)] = append(b.children[path.Dir(p)], p)
-		for _, root := range []string{layout.ConfigRoot, layout.BuildRoot} {
-			if rest, ok := strings.CutPrefix(p, root+"/"); ok {
-				name, _, _ := strings.Cut(rest, "/")
-				b.under[path.Join(root, name)] = append(b.under[path.Join(root, name)], p)
+		if i := strings.LastIndexByte(p, '/'); i > 0 {
+			b.children[p[:i]] = append(b.children[p[:i]], p)
+		}
+		for _, root := range [...]string{layout.ConfigRoot, layout.BuildRoot} {
+			if len(p) > len(root)+1 && p[len(root)] == '/' && strings.HasPrefix(p, root) {
+				end := len(p)
+				if i := strings.IndexByte(p[len(root)+1:], '/'); i >= 0 {
+					end = len(root) + 1 + i
+				}
+				b.under[p[:end]] = append(b.under[p[:end]], p)
 			}
 		}
 	}

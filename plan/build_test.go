@@ -70,6 +70,16 @@ func install(t *testing.T, out *render.Output) *hostState {
 	for _, d := range out.Dirs {
 		must(t, r.WriteDir(d.Path, d.Files))
 	}
+	obs := runningHost(out)
+	h := &hostState{root: r, obs: obs}
+	h.reread(t)
+	return h
+}
+
+// runningHost is the systemd and podman side of a host that runs out as
+// declared: every service in its desired state, every image and secret
+// present. Files are left to the caller.
+func runningHost(out *render.Output) *plan.Observed {
 	obs := &plan.Observed{Units: map[string]host.UnitState{}, Secrets: map[string]host.Secret{}, Images: map[string]bool{}, UnitsKnown: true, StoreKnown: true}
 	for _, u := range out.Units {
 		st := "active"
@@ -89,9 +99,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 			obs.Secrets[s.PodmanName(k)] = host.Secret{Name: s.PodmanName(k), Labels: map[string]string{render.HashLabel: s.Hash}}
 		}
 	}
-	h := &hostState{root: r, obs: obs}
-	h.reread(t)
-	return h
+	return obs
 }
 
 func (h *hostState) reread(t *testing.T) {

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -60,13 +61,16 @@ func diffKeys(old, new *unit.File) []KeyChange {
 			continue
 		}
 		n := len(out)
+		// Sets, not slices.Contains: a container with thousands of config
+		// files has thousands of Volume= values under one key.
+		inOld, inNew := set(ov), set(nv)
 		for _, v := range ov {
-			if !slices.Contains(nv, v) {
+			if !inNew[v] {
 				out = append(out, KeyChange{Op: "-", Section: key.s, Key: key.k, Old: v})
 			}
 		}
 		for _, v := range nv {
-			if !slices.Contains(ov, v) {
+			if !inOld[v] {
 				out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
 			}
 		}
@@ -81,6 +85,14 @@ func diffKeys(old, new *unit.File) []KeyChange {
 		}
 	}
 	return out
+}
+
+func set(vs []string) map[string]bool {
+	m := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		m[v] = true
+	}
+	return m
 }
 
 // summarizeKeys names the changed keys in one short phrase for a reason.
@@ -114,5 +126,49 @@ func unifiedDiff(path string, old, new []byte) string {
 	if new == nil {
 		newLabel = "/dev/null"
 	}
+	if len(old) == 0 || len(new) == 0 {
+		return wholeDiff(oldLabel, newLabel, old, new)
+	}
 	return udiff.Unified(oldLabel, newLabel, string(old), string(new))
+}
+
+// wholeDiff is the unified diff of a file created or emptied, byte for
+// byte what udiff.Unified gives (TestWholeDiff), without its line-matching
+// work: a first deploy diffs every file it writes against nothing.
+func wholeDiff(oldLabel, newLabel string, old, new []byte) string {
+	text, sign := new, "+"
+	if len(new) == 0 {
+		text, sign = old, "-"
+	}
+	if len(text) == 0 {
+		return ""
+	}
+	lines := strings.SplitAfter(string(text), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(lines) + len(oldLabel) + len(newLabel) + 40)
+	b.WriteString("--- " + oldLabel + "\n+++ " + newLabel + "\n")
+	if sign == "+" {
+		fmt.Fprintf(&b, "@@ -0,0 +1%s @@\n", hunkLen(len(lines)))
+	} else {
+		fmt.Fprintf(&b, "@@ -1%s +0,0 @@\n", hunkLen(len(lines)))
+	}
+	for _, l := range lines {
+		b.WriteString(sign)
+		b.WriteString(l)
+	}
+	if !strings.HasSuffix(lines[len(lines)-1], "\n") {
+		b.WriteString("\n\\ No newline at end of file\n")
+	}
+	return b.String()
+}
+
+// hunkLen is the ",N" of a hunk header; a one-line hunk omits it.
+func hunkLen(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "," + strconv.Itoa(n)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -72,8 +71,12 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, uint32(old.Mode.Perm()), old.Data, ok, f.Mode, f.Content, true)})
 			}
 		}
+		names := make(map[string]bool, len(d.Files))
+		for _, f := range d.Files {
+			names[f.Name] = true
+		}
 		for name, old := range cur {
-			if !slices.ContainsFunc(d.Files, func(f render.DirFile) bool { return f.Name == name }) {
+			if !names[name] {
 				same = false
 				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
 					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, uint32(old.Mode.Perm()), old.Data, true, 0, nil, false)})
@@ -121,13 +124,42 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 // staleUnder lists the topmost paths under root that no desired file or
 // config dir of owner accounts for.
 func (b *builder) staleUnder(root, owner string) []string {
-	var keep []string
-	for _, f := range b.ownFiles[owner] {
-		keep = append(keep, f.Path)
+	// Sets of the kept paths, the config dirs and all their ancestors, so
+	// that a container with tens of thousands of config files is checked
+	// in linear time.
+	keep := map[string]bool{}
+	dirs := map[string]bool{}
+	ancestors := map[string]bool{}
+	addAncestors := func(p string) {
+		for {
+			i := strings.LastIndexByte(p, '/')
+			if i <= 0 || ancestors[p[:i]] {
+				return
+			}
+			p = p[:i]
+			ancestors[p] = true
+		}
 	}
-	var dirs []string
+	for _, f := range b.ownFiles[owner] {
+		keep[f.Path] = true
+		addAncestors(f.Path)
+	}
 	for _, d := range b.ownDirs[owner] {
-		dirs = append(dirs, d.Path)
+		dirs[d.Path] = true
+		addAncestors(d.Path)
+	}
+	// inDir reports whether p is a config dir or lies inside one.
+	inDir := func(p string) bool {
+		for {
+			if dirs[p] {
+				return true
+			}
+			i := strings.LastIndexByte(p, '/')
+			if i <= 0 {
+				return false
+			}
+			p = p[:i]
+		}
 	}
 	var paths []string
 	for _, p := range b.under[root] {
@@ -141,12 +173,10 @@ func (b *builder) staleUnder(root, owner string) []string {
 		if len(stale) > 0 && strings.HasPrefix(p, stale[len(stale)-1]+"/") {
 			continue
 		}
-		if slices.Contains(keep, p) || slices.ContainsFunc(dirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") }) {
+		if keep[p] || inDir(p) {
 			continue
 		}
-		isAncestor := slices.ContainsFunc(keep, func(k string) bool { return strings.HasPrefix(k, p+"/") }) ||
-			slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(d, p+"/") })
-		if isAncestor && b.obs.Files[p].Mode.IsDir() {
+		if ancestors[p] && b.obs.Files[p].Mode.IsDir() {
 			continue
 		}
 		stale = append(stale, p)

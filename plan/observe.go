@@ -152,10 +152,11 @@ func imagesToCheck(out *render.Output) []string {
 // installedUnitName recognises a top-level unit file of one of the four
 // kinds syslet writes.
 func installedUnitName(p string) (spec.Kind, string, bool) {
-	if path.Dir(p) != layout.UnitDir {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 || p[:i] != layout.UnitDir {
 		return "", "", false
 	}
-	base := path.Base(p)
+	base := p[i+1:]
 	for _, k := range []spec.Kind{spec.Container, spec.Volume, spec.Network, spec.Build} {
 		if name, ok := strings.CutSuffix(base, k.Ext()); ok && name != "" {
 			return k, name, true

@@ -3,6 +3,7 @@ package deploy
 import (
 	"time"
 
+	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
 )
@@ -18,6 +19,19 @@ func (r recorder) ActionLanded(i int, a plan.Action, err error, took time.Durati
 		res, msg = runlog.ResultFailed, err.Error()
 	}
 	return r.run.Action(journalAction(i, a), res, msg, took)
+}
+
+// ActionsLanded journals a batch of landed actions with one fsync.
+func (r recorder) ActionsLanded(ls []executor.Landed) error {
+	out := make([]runlog.Landed, len(ls))
+	for k, l := range ls {
+		res, msg := runlog.ResultOK, ""
+		if l.Err != nil {
+			res, msg = runlog.ResultFailed, l.Err.Error()
+		}
+		out[k] = runlog.Landed{Action: journalAction(l.Index, l.Action), Result: res, Error: msg, Took: l.Took}
+	}
+	return r.run.Actions(out)
 }
 
 func journalAction(i int, a plan.Action) runlog.Action {

@@ -54,6 +54,16 @@ func (e *JobError) Error() string {
 	return fmt.Sprintf("%s %s: job %s", e.Op, e.Unit, e.Result)
 }
 
+// JobOp is a kind of systemd job the executor queues for many units at
+// once.
+type JobOp string
+
+const (
+	JobStart  JobOp = "start"
+	JobStop   JobOp = "stop"
+	JobReload JobOp = "reload"
+)
+
 // ErrNotFound is wrapped by adapters when the object to read or remove does
 // not exist. Removal treats it as success.
 var ErrNotFound = errors.New("not found")

@@ -229,6 +229,29 @@ func (r *Run) Action(a Action, result, errMsg string, took time.Duration) error 
 		Result: result, Error: errMsg, Millis: took.Milliseconds()})
 }
 
+// Landed is one action's result, for Actions.
+type Landed struct {
+	Action Action
+	Result string
+	Error  string
+	Took   time.Duration
+}
+
+// Actions records several actions' results, one line each, in one write
+// and one fsync: the executor lands the file writes of a step together.
+func (r *Run) Actions(ls []Landed) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	recs := make([]Record, len(ls))
+	for k, l := range ls {
+		i := l.Action.Index
+		recs[k] = Record{Type: TypeAction, Index: &i, Step: l.Action.Step, Op: l.Action.Op, Target: l.Action.Target,
+			Result: l.Result, Error: l.Error, Millis: l.Took.Milliseconds()}
+	}
+	return r.write(recs...)
+}
+
 // End closes the run.
 func (r *Run) End(rec Record) error {
 	rec.Type = TypeEnd

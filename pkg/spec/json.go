@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 )
 
@@ -64,12 +63,28 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
-var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+// isIdent reports whether key matches ^[A-Za-z_][A-Za-z0-9_-]*$: a key
+// that needs no quoting in a JSON path.
+func isIdent(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
+		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // child forms the JSON path of an object member: .key, or ["key"] when the
 // key is not a plain identifier.
 func child(path, key string) string {
-	if identRe.MatchString(key) {
+	if isIdent(key) {
 		if path == "" {
 			return key
 		}
@@ -107,6 +122,15 @@ func (e *dupKeyError) Error() string { return fmt.Sprintf("duplicate key %q", e.
 // whole source. Duplicate keys are returned as findings, not failures, so
 // the rest of the source is still checked.
 func decodeStream(data []byte) (specs []*node, dups []*dupKeyError, err error) {
+	if specs, dups, err := fastDecodeStream(data); err == nil {
+		return specs, dups, nil
+	}
+	return slowDecodeStream(data)
+}
+
+// slowDecodeStream is decodeStream on encoding/json's token reader: it
+// reads whatever fastDecodeStream leaves to it and words every error.
+func slowDecodeStream(data []byte) (specs []*node, dups []*dupKeyError, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	p := &parser{dec: dec}

@@ -85,13 +85,7 @@ func (m *Manager) DaemonReload(ctx context.Context) error {
 // or, for a Type=oneshot service without RemainAfterExit, have finished
 // without failing.
 func (m *Manager) Start(ctx context.Context, name string) error {
-	if err := m.resetFailed(ctx, name); err != nil {
-		return err
-	}
-	if err := m.job(ctx, "start", name, m.conn.StartUnitContext); err != nil {
-		return err
-	}
-	return m.checkUp(ctx, "start", name)
+	return m.one(ctx, host.JobStart, name)
 }
 
 // Restart restarts the unit (starting it if it was stopped), with the same
@@ -109,10 +103,7 @@ func (m *Manager) Restart(ctx context.Context, name string) error {
 // Reload runs the unit's ExecReload= and checks the unit is still active.
 // The main process keeps its PID.
 func (m *Manager) Reload(ctx context.Context, name string) error {
-	if err := m.job(ctx, "reload", name, m.conn.ReloadUnitContext); err != nil {
-		return err
-	}
-	return m.checkUp(ctx, "reload", name)
+	return m.one(ctx, host.JobReload, name)
 }
 
 // Stop stops the unit and waits for it to be down. Ending "failed" counts as
@@ -120,23 +111,13 @@ func (m *Manager) Reload(ctx context.Context, name string) error {
 // a failure. Stopping a unit systemd has not loaded returns an error wrapping
 // host.ErrNotFound, which a caller removing the unit may ignore.
 func (m *Manager) Stop(ctx context.Context, name string) error {
-	if err := m.job(ctx, "stop", name, m.conn.StopUnitContext); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, name)
-	if err != nil {
-		return fmt.Errorf("checking unit %q after stop: %w", name, err)
-	}
-	if !isDown(st) {
-		return &host.JobError{Unit: name, Op: "stop", Result: stateResult(st)}
-	}
-	// A quadlet container exits 143 on SIGTERM and systemd records that as
-	// a failure; a stop syslet asked for is not one, and must not leave the
-	// host "degraded" (nor count towards the start-rate limit).
-	if st.Failed() {
-		return m.resetFailed(ctx, name)
-	}
-	return nil
+	return m.one(ctx, host.JobStop, name)
+}
+
+// one is Jobs for a single unit.
+func (m *Manager) one(ctx context.Context, op host.JobOp, name string) (err error) {
+	m.Jobs(ctx, op, []string{name}, func(_ int, e error) { err = e })
+	return err
 }
 
 // MainPID returns the PID of the unit's main process, 0 when none runs.
@@ -156,10 +137,184 @@ func (m *Manager) MainPID(ctx context.Context, name string) (uint32, error) {
 
 type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (int, error)
 
-// job queues one job in mode "replace" and waits for its result. The result
-// channel is buffered: go-systemd delivers results from its single signal
-// loop, and an unread unbuffered channel would stall every later job on the
-// connection (for instance after ctx is cancelled here).
+// Jobs queues the same job for every named unit at once and reports each
+// unit's result through landed as its job ends, with the same meaning as
+// Start, Stop and Reload give it for one unit. systemd runs the jobs side
+// by side and orders them itself (After=, Requires= and Wants= of the
+// quadlet units), so N starts take about as long as the slowest one rather
+// than the sum. Starts first reset every unit's failed state (resetAll);
+// then the jobs are queued one after another in the given order, one D-Bus
+// round trip each (go-systemd serialises job calls that report results),
+// before any result is awaited;
+// landed is called from Jobs' own goroutine, in the order the jobs end,
+// once per unit. ctx bounds the wait of every unit.
+//
+// Only the waits run side by side. The D-Bus calls (queueing, and the
+// state check after each job) are made one at a time from this goroutine:
+// the bus refuses more than a bounded number of pending calls per
+// connection ("maximum number of pending replies"), which a few hundred
+// concurrent checks exceed. Jobs that end together are checked together,
+// with one ListUnitsByNames call.
+func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, landed func(i int, err error)) {
+	var queue queueFunc
+	switch op {
+	case host.JobStart:
+		queue = m.conn.StartUnitContext
+	case host.JobStop:
+		queue = m.conn.StopUnitContext
+	case host.JobReload:
+		queue = m.conn.ReloadUnitContext
+	default:
+		for i, name := range names {
+			landed(i, fmt.Errorf("unknown job %q for unit %q", op, name))
+		}
+		return
+	}
+	type ended struct {
+		i      int
+		result string // the job's result, "" when the wait ended first
+		err    error
+	}
+	results := make(chan ended, len(names))
+	pending := 0
+	var resetErrs []error
+	if op == host.JobStart {
+		resetErrs = m.resetAll(ctx, names)
+	}
+	for i, name := range names {
+		if resetErrs != nil && resetErrs[i] != nil {
+			landed(i, resetErrs[i])
+			continue
+		}
+		// Buffered: the result may arrive before its waiter runs, and an
+		// unread channel would stall go-systemd's signal loop.
+		ch := make(chan string, 1)
+		if _, err := queue(ctx, name, "replace", ch); err != nil {
+			landed(i, fmt.Errorf("%s unit %q: %w", gerund(string(op)), name, classify(err)))
+			continue
+		}
+		pending++
+		go func() {
+			select {
+			case res := <-ch:
+				results <- ended{i: i, result: res}
+			case <-ctx.Done():
+				// The job keeps running in systemd; only the wait is abandoned.
+				results <- ended{i: i, err: fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())}
+			}
+		}()
+	}
+	for pending > 0 {
+		// Take every job that has ended by now, so they share one check.
+		batch := []ended{<-results}
+		for more := true; more && len(batch) < pending; {
+			select {
+			case e := <-results:
+				batch = append(batch, e)
+			default:
+				more = false
+			}
+		}
+		pending -= len(batch)
+		var done []string
+		for _, e := range batch {
+			if e.err == nil && e.result == "done" {
+				done = append(done, names[e.i])
+			}
+		}
+		states, serr := m.UnitStates(ctx, done)
+		for _, e := range batch {
+			name := names[e.i]
+			switch {
+			case e.err != nil:
+				landed(e.i, e.err)
+			case e.result != "done":
+				landed(e.i, &host.JobError{Unit: name, Op: string(op), Result: e.result})
+			case serr != nil:
+				landed(e.i, fmt.Errorf("checking unit %q after %s: %w", name, op, serr))
+			default:
+				landed(e.i, m.endState(ctx, string(op), name, states[name]))
+			}
+		}
+	}
+}
+
+// endState turns a "done" job whose unit is not where the job should have
+// left it into a *host.JobError: down after a stop ("failed" counts, as
+// quadlet containers exit 143 on SIGTERM); up after a start or reload, or
+// finished for a Type=oneshot service without RemainAfterExit.
+func (m *Manager) endState(ctx context.Context, op, name string, st host.UnitState) error {
+	if op == string(host.JobStop) {
+		if !isDown(st) {
+			return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+		}
+		// A quadlet container exits 143 on SIGTERM and systemd records that
+		// as a failure; a stop syslet asked for is not one, and must not
+		// leave the host "degraded" (nor count towards the start-rate limit).
+		if st.Failed() {
+			return m.resetFailed(ctx, name)
+		}
+		return nil
+	}
+	if st.Active() {
+		return nil
+	}
+	if st.ActiveState == "inactive" && strings.HasSuffix(name, ".service") {
+		once, err := m.runsOnce(ctx, name)
+		if err != nil {
+			return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
+		}
+		if once {
+			return nil
+		}
+	}
+	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+}
+
+// resetWorkers bounds the reset-failed calls in flight at once, well below
+// the bus's limit of pending calls per connection.
+const resetWorkers = 16
+
+// resetAll clears the failed state and start-rate counter of every unit
+// before any start is queued: systemd answers these quickly while it is
+// still idle, so the queueing that follows costs one round trip per unit,
+// as systemctl start does, rather than two while systemd is busy starting
+// the first units. The result is nil when every reset succeeded.
+func (m *Manager) resetAll(ctx context.Context, names []string) []error {
+	errs := make([]error, len(names))
+	failed := false
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range min(resetWorkers, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := m.resetFailed(ctx, names[i]); err != nil {
+					mu.Lock()
+					errs[i], failed = err, true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range names {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if !failed {
+		return nil
+	}
+	return errs
+}
+
+// job queues one job in mode "replace" and waits for its result (Restart,
+// which the executor does not batch). The result channel is buffered:
+// go-systemd delivers results from its single signal loop, and an unread
+// unbuffered channel would stall every later job on the connection (for
+// instance after ctx is cancelled here).
 func (m *Manager) job(ctx context.Context, op, name string, queue queueFunc) error {
 	ch := make(chan string, 1)
 	if _, err := queue(ctx, name, "replace", ch); err != nil {
@@ -172,7 +327,6 @@ func (m *Manager) job(ctx context.Context, op, name string, queue queueFunc) err
 		}
 		return nil
 	case <-ctx.Done():
-		// The job keeps running in systemd; only the wait is abandoned.
 		return fmt.Errorf("waiting for %s job of unit %q: %w", op, name, ctx.Err())
 	}
 }
@@ -194,19 +348,7 @@ func (m *Manager) checkUp(ctx context.Context, op, name string) error {
 	if err != nil {
 		return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
 	}
-	if st.Active() {
-		return nil
-	}
-	if st.ActiveState == "inactive" && strings.HasSuffix(name, ".service") {
-		once, err := m.runsOnce(ctx, name)
-		if err != nil {
-			return fmt.Errorf("checking unit %q after %s: %w", name, op, err)
-		}
-		if once {
-			return nil
-		}
-	}
-	return &host.JobError{Unit: name, Op: op, Result: stateResult(st)}
+	return m.endState(ctx, op, name, st)
 }
 
 // runsOnce reports whether the service is Type=oneshot without

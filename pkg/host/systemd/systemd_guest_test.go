@@ -8,6 +8,7 @@ package systemd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,4 +333,106 @@ RunInit=true
 	t.Logf("after stop: %+v", st[u])
 	logs, _ := m.LastLog(ctx, u, 4)
 	t.Logf("LastLog:\n  %s", strings.Join(logs, "\n  "))
+}
+
+// TestJobsBatch queues starts of several units at once: a unit ordered
+// after a slow one (After=, Requires=) still lands after it, a failing
+// unit lands with its own JobError, and every unit lands exactly once.
+// The batch takes about as long as its slowest unit, not the sum.
+func TestJobsBatch(t *testing.T) {
+	m := dial(t)
+	ctx := context.Background()
+	installUnit(t, m, runtimeUnits, "syslet-t-b-slow.service", "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sleep 2\n")
+	installUnit(t, m, runtimeUnits, "syslet-t-b-after.service", "[Unit]\nRequires=syslet-t-b-slow.service\nAfter=syslet-t-b-slow.service\n"+simpleUnit)
+	installUnit(t, m, runtimeUnits, "syslet-t-b-fail.service", failUnit)
+	var names []string
+	for i := range 3 {
+		n := "syslet-t-b-" + string(rune('a'+i)) + ".service"
+		installUnit(t, m, runtimeUnits, n, "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sleep 2\n")
+		names = append(names, n)
+	}
+	names = append(names, "syslet-t-b-after.service", "syslet-t-b-fail.service", "syslet-t-b-slow.service")
+	t0 := time.Now()
+	var order []string
+	errs := map[string]error{}
+	m.Jobs(ctx, host.JobStart, names, func(i int, err error) {
+		order = append(order, names[i])
+		if _, dup := errs[names[i]]; dup {
+			t.Errorf("%s landed twice", names[i])
+		}
+		errs[names[i]] = err
+	})
+	took := time.Since(t0)
+	t.Logf("landed in order %q after %s", order, took)
+	if len(order) != len(names) {
+		t.Fatalf("%d of %d units landed", len(order), len(names))
+	}
+	var je *host.JobError
+	for n, err := range errs {
+		switch {
+		case n == "syslet-t-b-fail.service":
+			if !errors.As(err, &je) || je.Result != "failed" {
+				t.Errorf("%s: %v, want a failed JobError", n, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if slices.Index(order, "syslet-t-b-after.service") < slices.Index(order, "syslet-t-b-slow.service") {
+		t.Errorf("the unit ordered after the slow one landed before it: %q", order)
+	}
+	// Four 2 s units one after another would take 8 s.
+	if took > 6*time.Second {
+		t.Errorf("the batch took %s: the jobs did not run side by side", took)
+	}
+	// Stopping the batch lands every unit too, the failed one included.
+	n := 0
+	m.Jobs(ctx, host.JobStop, names, func(i int, err error) {
+		n++
+		if err != nil {
+			t.Errorf("stop %s: %v", names[i], err)
+		}
+	})
+	if n != len(names) {
+		t.Errorf("%d of %d stops landed", n, len(names))
+	}
+}
+
+// TestJobsManyUnits starts and stops 300 units in one batch each: more
+// jobs than the bus allows pending calls on one connection, so the checks
+// after the jobs must not all be in flight at once.
+func TestJobsManyUnits(t *testing.T) {
+	m := dial(t)
+	ctx := context.Background()
+	var names []string
+	for i := range 300 {
+		n := fmt.Sprintf("syslet-t-many-%03d.service", i)
+		if err := os.WriteFile(filepath.Join(runtimeUnits, n), []byte(simpleUnit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			os.Remove(filepath.Join(runtimeUnits, n))
+		}
+		m.DaemonReload(context.Background())
+	})
+	if err := m.DaemonReload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []host.JobOp{host.JobStart, host.JobStop} {
+		landed := 0
+		t0 := time.Now()
+		m.Jobs(ctx, op, names, func(i int, err error) {
+			landed++
+			if err != nil {
+				t.Errorf("%s %s: %v", op, names[i], err)
+			}
+		})
+		t.Logf("%s of %d units: %s", op, len(names), time.Since(t0))
+		if landed != len(names) {
+			t.Errorf("%s: %d of %d landed", op, landed, len(names))
+		}
+	}
 }

@@ -1,0 +1,333 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// errSlowPath makes fastDecodeStream give up: the input is not a plain
+// stream of objects and arrays of valid JSON, and decodeStream's
+// token-based reader, whose messages users see, handles it instead.
+var errSlowPath = errors.New("not on the fast path")
+
+// fastDecodeStream reads a stream of top-level objects and arrays exactly
+// as decodeStream does (same nodes, paths and duplicate keys), in one pass
+// over the bytes with no per-token allocation: encoding/json's Token API
+// made decoding the largest part of validating a big spec set. It accepts
+// strictly less than decodeStream (no top-level scalars, strings with
+// escapes or non-ASCII bytes are decoded by encoding/json itself) and
+// returns errSlowPath for anything else, so every error message still
+// comes from the token-based reader.
+func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
+	p := &fastParser{data: data}
+	var specs []*node
+	for {
+		p.ws()
+		if p.i == len(data) {
+			return specs, p.dups, nil
+		}
+		switch data[p.i] {
+		case '{':
+			n, err := p.value(index("", len(specs)))
+			if err != nil {
+				return nil, nil, err
+			}
+			specs = append(specs, n)
+		case '[':
+			p.i++
+			p.ws()
+			if p.peek() == ']' {
+				p.i++
+				continue
+			}
+			for {
+				n, err := p.value(index("", len(specs)))
+				if err != nil {
+					return nil, nil, err
+				}
+				specs = append(specs, n)
+				p.ws()
+				switch p.peek() {
+				case ',':
+					p.i++
+					continue
+				case ']':
+					p.i++
+				default:
+					return nil, nil, errSlowPath
+				}
+				break
+			}
+		default:
+			return nil, nil, errSlowPath
+		}
+	}
+}
+
+type fastParser struct {
+	data []byte
+	i    int
+	dups []*dupKeyError
+}
+
+func (p *fastParser) peek() byte {
+	if p.i < len(p.data) {
+		return p.data[p.i]
+	}
+	return 0
+}
+
+func (p *fastParser) ws() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *fastParser) value(path string) (*node, error) {
+	p.ws()
+	if p.i == len(p.data) {
+		return nil, errSlowPath
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object(path)
+	case c == '[':
+		return p.array(path)
+	case c == '"':
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: jString, text: s, path: path}, nil
+	case c == '-' || c >= '0' && c <= '9':
+		s, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: jNumber, text: s, path: path}, nil
+	case p.literal("true"):
+		return &node{kind: jBool, text: "true", path: path}, nil
+	case p.literal("false"):
+		return &node{kind: jBool, text: "false", path: path}, nil
+	case p.literal("null"):
+		return &node{kind: jNull, path: path}, nil
+	}
+	return nil, errSlowPath
+}
+
+func (p *fastParser) literal(lit string) bool {
+	if len(p.data)-p.i >= len(lit) && string(p.data[p.i:p.i+len(lit)]) == lit {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+func (p *fastParser) object(path string) (*node, error) {
+	p.i++ // {
+	n := &node{kind: jObject, path: path}
+	p.ws()
+	if p.peek() == '}' {
+		p.i++
+		return n, nil
+	}
+	for {
+		p.ws()
+		if p.peek() != '"' {
+			return nil, errSlowPath
+		}
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.peek() != ':' {
+			return nil, errSlowPath
+		}
+		p.i++
+		kp := child(path, k)
+		v, err := p.value(kp)
+		if err != nil {
+			return nil, err
+		}
+		// A linear scan: objects in specs have a handful of keys, except
+		// maps such as Environment, which are checked for duplicates the
+		// same way by the token-based reader (a set), so stay linear there.
+		if len(n.keys) > 16 {
+			return p.bigObject(n, k, kp, v)
+		}
+		if n.get(k) != nil {
+			p.dups = append(p.dups, &dupKeyError{path: kp, key: k})
+		} else {
+			n.keys = append(n.keys, k)
+			n.vals = append(n.vals, v)
+		}
+		p.ws()
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return n, nil
+		default:
+			return nil, errSlowPath
+		}
+	}
+}
+
+// bigObject continues an object that has many keys with a set for the
+// duplicate check.
+func (p *fastParser) bigObject(n *node, k, kp string, v *node) (*node, error) {
+	seen := make(map[string]bool, 2*len(n.keys))
+	for _, k := range n.keys {
+		seen[k] = true
+	}
+	for {
+		if seen[k] {
+			p.dups = append(p.dups, &dupKeyError{path: kp, key: k})
+		} else {
+			seen[k] = true
+			n.keys = append(n.keys, k)
+			n.vals = append(n.vals, v)
+		}
+		p.ws()
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return n, nil
+		default:
+			return nil, errSlowPath
+		}
+		p.ws()
+		if p.peek() != '"' {
+			return nil, errSlowPath
+		}
+		var err error
+		if k, err = p.str(); err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.peek() != ':' {
+			return nil, errSlowPath
+		}
+		p.i++
+		kp = child(n.path, k)
+		if v, err = p.value(kp); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (p *fastParser) array(path string) (*node, error) {
+	p.i++ // [
+	n := &node{kind: jArray, path: path}
+	p.ws()
+	if p.peek() == ']' {
+		p.i++
+		return n, nil
+	}
+	for {
+		v, err := p.value(index(path, len(n.items)))
+		if err != nil {
+			return nil, err
+		}
+		n.items = append(n.items, v)
+		p.ws()
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return n, nil
+		default:
+			return nil, errSlowPath
+		}
+	}
+}
+
+// str reads a string. Plain ASCII without escapes is sliced out as is;
+// anything else is decoded by encoding/json, so escapes and invalid UTF-8
+// come out exactly as the token-based reader has them.
+func (p *fastParser) str() (string, error) {
+	start := p.i
+	p.i++ // "
+	plain := true
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			if plain {
+				return string(p.data[start+1 : p.i-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(p.data[start:p.i], &s); err != nil {
+				return "", errSlowPath
+			}
+			return s, nil
+		case c == '\\':
+			plain = false
+			p.i += 2
+		case c < 0x20:
+			return "", errSlowPath
+		case c >= utf8.RuneSelf:
+			plain = false
+			p.i++
+		default:
+			p.i++
+		}
+	}
+	return "", errSlowPath
+}
+
+// number reads a JSON number and returns its literal, as json.Number keeps
+// it.
+func (p *fastParser) number() (string, error) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.peek() == '-' {
+		p.i++
+	}
+	switch {
+	case p.peek() == '0':
+		p.i++
+	case digits() == 0:
+		return "", errSlowPath
+	}
+	if p.peek() == '.' {
+		p.i++
+		if digits() == 0 {
+			return "", errSlowPath
+		}
+	}
+	if c := p.peek(); c == 'e' || c == 'E' {
+		p.i++
+		if c := p.peek(); c == '+' || c == '-' {
+			p.i++
+		}
+		if digits() == 0 {
+			return "", errSlowPath
+		}
+	}
+	// A number must end at a delimiter inside an object or array.
+	switch p.peek() {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return string(p.data[start:p.i]), nil
+	}
+	return "", errSlowPath
+}
