@@ -61,7 +61,7 @@ func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 				if err != nil {
 					return err
 				}
-				out[hp] = host.File{Mode: info.Mode(), Data: data}
+				out[hp] = host.File{Mode: info.Mode(), Data: data, ModTime: info.ModTime()}
 			}
 			return nil
 		})
