@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -246,11 +247,11 @@ func walk(dirfd int, hp string, out map[string]host.File) error {
 				return err
 			}
 		case m.IsRegular():
-			data, err := readFileAt(dirfd, n, p)
+			data, mtime, err := readFileAt(dirfd, n, p)
 			if err != nil {
 				return err
 			}
-			out[p] = host.File{Mode: m, Data: data}
+			out[p] = host.File{Mode: m, Data: data, ModTime: mtime}
 		default:
 			out[p] = host.File{Mode: m}
 		}
@@ -278,25 +279,27 @@ func readlinkAt(dirfd int, name string) (string, error) {
 }
 
 // readFileAt reads a regular file without following a symlink and without
-// blocking on a FIFO swapped in after the listing.
-func readFileAt(dirfd int, name, hp string) ([]byte, error) {
+// blocking on a FIFO swapped in after the listing. It also returns the
+// file's modification time.
+func readFileAt(dirfd int, name, hp string) ([]byte, time.Time, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, describe(dirfd, hp, name, err)
+		return nil, time.Time{}, describe(dirfd, hp, name, err)
 	}
 	f := os.NewFile(uintptr(fd), hp)
 	defer f.Close()
-	if m, err := fstat(fd); err != nil || !m.IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || !fileMode(st.Mode).IsRegular() {
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: hp, Err: err}
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: err}
 	}
 	if len(data) > MaxFileSize {
-		return nil, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
 	}
-	return data, nil
+	return data, time.Unix(st.Mtim.Unix()), nil
 }
 
 // WriteFile replaces p atomically with data and mode, creating parent
