@@ -10,6 +10,7 @@ import (
 )
 
 type builder struct {
+	opts Options
 	out  *render.Output
 	obs  *Observed
 	p    *Plan
@@ -33,8 +34,11 @@ type builder struct {
 
 // Build compares desired and observed state and returns the plan. It is
 // pure: the same inputs always give the same plan.
-func Build(out *render.Output, obs *Observed) *Plan {
-	b := &builder{out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
+func Build(out *render.Output, obs *Observed) *Plan { return BuildWith(out, obs, Options{}) }
+
+// BuildWith is Build with options (drift.go).
+func BuildWith(out *render.Output, obs *Observed, opts Options) *Plan {
+	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
 	b.index()
 	b.readInstalled()
@@ -51,6 +55,7 @@ func Build(out *render.Output, obs *Observed) *Plan {
 	}
 	b.stale()
 	b.orphans()
+	b.p.Refusals = append(b.p.Refusals, linkRefusals(out, obs)...)
 	b.finish()
 	return b.p
 }

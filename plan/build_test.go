@@ -215,7 +215,7 @@ func TestChanges(t *testing.T) {
 		{
 			name:    "config file change restarts",
 			stream:  func(t *testing.T) string { return edit(t, `"a=1\n"`, `"a=2\n"`) },
-			want:    []string{"stop web.service", "write-file /etc/containers/config/web/etc/web.conf", "start web.service"},
+			want:    []string{"stop web.service", "write-file /etc/containers/config/web/etc/web.conf", "write-unit /etc/containers/systemd/web.container", "daemon-reload systemd", "start web.service"},
 			effects: map[string]plan.Effect{"web.container": plan.EffectRestart},
 		},
 		{
@@ -254,7 +254,7 @@ func TestChanges(t *testing.T) {
 		{
 			name:    "build context change rebuilds and restarts users",
 			stream:  func(t *testing.T) string { return edit(t, `"echo hi\n"`, `"echo bye\n"`) },
-			want:    []string{"stop api.service", "write-file /etc/containers/builds/app/run.sh", "start app-build.service", "start api.service"},
+			want:    []string{"stop api.service", "write-file /etc/containers/builds/app/run.sh", "write-unit /etc/containers/systemd/app.build", "daemon-reload systemd", "start app-build.service", "start api.service"},
 			effects: map[string]plan.Effect{"app.build": plan.EffectRebuild, "api.container": plan.EffectRestart},
 		},
 		{

@@ -35,7 +35,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 			changed = true
 			uc.Reasons = append(uc.Reasons, fmt.Sprintf("%s %s: %s", f.Kind, f.Path, reason))
 		}
-		fc.Diff = unifiedDiff(f.Path, cur.Data, f.Content)
+		fc.Diff = fileDiff(f.Path, uint32(cur.Mode.Perm()), cur.Data, exists, f.Mode, f.Content, true)
 		b.p.Files = append(b.p.Files, fc)
 		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Content: f.Content, Mode: f.Mode, Reason: reason}, rank)
 	}
@@ -68,7 +68,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 					op = "~"
 				}
 				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + f.Name, Op: op, Kind: "config-dir", Owner: u.FileName,
-					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: unifiedDiff(d.Path+"/"+f.Name, old.Data, f.Content)})
+					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, uint32(old.Mode.Perm()), old.Data, ok, f.Mode, f.Content, true)})
 			}
 		}
 		names := make(map[string]bool, len(d.Files))
@@ -79,7 +79,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 			if !names[name] {
 				same = false
 				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
-					OldMode: uint32(old.Mode.Perm()), Diff: unifiedDiff(d.Path+"/"+name, old.Data, nil)})
+					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, uint32(old.Mode.Perm()), old.Data, true, 0, nil, false)})
 			}
 		}
 		if same {

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/syslet/syslet/pkg/redact"
 )
 
 var opSign = map[Effect]string{
-	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ",
+	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ", EffectDrift: "!",
 }
 
 func sign(e Effect) string {
@@ -21,7 +23,7 @@ func sign(e Effect) string {
 
 // Counts summarises a plan by effect.
 type Counts struct {
-	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged int
+	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged, Drift int
 }
 
 // Count tallies the unit changes.
@@ -45,6 +47,8 @@ func (p *Plan) Count() Counts {
 			c.Stop++
 		case EffectNone, EffectKeep, EffectIgnore:
 			c.Unchanged++
+		case EffectDrift:
+			c.Drift++
 		}
 	}
 	return c
@@ -58,22 +62,30 @@ func (p *Plan) Format(w io.Writer) {
 	if len(changed) > 0 {
 		fmt.Fprintln(w, "Unit changes:")
 		for _, u := range changed {
-			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), u.FileName, u.Effect)
+			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), Escape(u.FileName), u.Effect)
 			if len(u.Reasons) > 0 {
-				line += ": " + strings.Join(u.Reasons, "; ")
+				line += ": " + Escape(strings.Join(u.Reasons, "; "))
 			}
 			fmt.Fprintln(w, line)
+			if u.Effect == EffectDrift {
+				for _, l := range strings.Split(strings.TrimRight(u.Diff, "\n"), "\n") {
+					if l != "" {
+						fmt.Fprintf(w, "      %s\n", redact.Line(l))
+					}
+				}
+				continue
+			}
 			if u.Effect == EffectRemove || u.Effect == EffectIgnore || u.Effect == EffectKeep {
 				continue
 			}
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, k.New)
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, Escape(k.New))
 				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, k.Old)
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, Escape(k.Old))
 				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, k.Old, k.New)
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, Escape(k.Old), Escape(k.New))
 				}
 			}
 		}
@@ -89,10 +101,10 @@ func (p *Plan) Format(w io.Writer) {
 			case f.Op == "~" && f.OldMode != f.NewMode:
 				mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
 			}
-			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, f.Path, mode, f.Kind, f.Owner)
+			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, Escape(f.Path), mode, f.Kind, Escape(f.Owner))
 			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
 				if l != "" {
-					fmt.Fprintf(w, "      %s\n", l)
+					fmt.Fprintf(w, "      %s\n", redact.Line(l))
 				}
 			}
 		}
@@ -108,7 +120,7 @@ func (p *Plan) Format(w io.Writer) {
 	if len(p.Notes) > 0 {
 		fmt.Fprintln(w, "Left alone:")
 		for _, n := range p.Notes {
-			fmt.Fprintf(w, "  = %s: %s\n", n.Unit, n.Message)
+			fmt.Fprintf(w, "  = %s: %s\n", Escape(n.Unit), Escape(n.Message))
 		}
 		fmt.Fprintln(w)
 	}
@@ -119,7 +131,7 @@ func (p *Plan) Format(w io.Writer) {
 			if r.Source != "" {
 				src = " (" + r.Source + ")"
 			}
-			fmt.Fprintf(w, "  ! %s%s: %s\n", r.Unit, src, r.Message)
+			fmt.Fprintf(w, "  ! %s%s: %s\n", Escape(r.Unit), Escape(src), Escape(r.Message))
 		}
 		fmt.Fprintln(w)
 	}
@@ -129,7 +141,7 @@ func (p *Plan) Format(w io.Writer) {
 			var targets []string
 			for _, a := range p.Actions {
 				if a.Step == s {
-					t := describe(a)
+					t := Escape(describe(a))
 					if a.Carried {
 						t += "  [resumed: an earlier run left it unfinished]"
 					}
@@ -149,7 +161,7 @@ func (p *Plan) Format(w io.Writer) {
 	}
 	var status []UnitChange
 	for _, u := range p.Units {
-		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep {
+		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep && u.Effect != EffectDrift {
 			status = append(status, u)
 		}
 	}
@@ -162,6 +174,9 @@ func (p *Plan) Format(w io.Writer) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
+	}
+	if c := p.Count(); c.Drift > 0 {
+		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
 	fmt.Fprintln(w, p.Summary())
 }

@@ -28,6 +28,8 @@ import (
 // without it; the image it built from the same Containerfile is kept
 // rather than rebuilt (which would restart every container running it).
 func adoptedBuild(u *render.Unit, keys []KeyChange) bool {
+	// The digests syslet now records in its marker are metadata.
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k KeyChange) bool { return k.Section == unit.Syslet })
 	if u.Kind != spec.Build || len(keys) != 1 {
 		return false
 	}

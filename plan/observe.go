@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
@@ -27,8 +28,10 @@ type UnitReader interface {
 }
 
 // ReloadReader reports the units whose files changed since systemd loaded
-// them. A UnitReader that also implements it is asked for the loaded units.
+// them. A UnitReader that also implements it is asked when a unit file is
+// newer than systemd's last load: a converged host costs one call.
 type ReloadReader interface {
+	UnitsLoadedAt(ctx context.Context) (time.Time, error)
 	NeedDaemonReload(ctx context.Context, names []string) (map[string]bool, error)
 }
 
@@ -86,7 +89,7 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 			return nil, fmt.Errorf("reading unit states: %w", err)
 		}
 		obs.Units = st
-		if rr, ok := src.Units.(ReloadReader); ok {
+		if rr, ok := src.Units.(ReloadReader); ok && newerThanLoad(ctx, rr, files) {
 			var loaded []string
 			for n, s := range st {
 				if s.LoadState == "loaded" {
@@ -131,6 +134,21 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		obs.Images[ref] = ok
 	}
 	return obs, nil
+}
+
+// newerThanLoad reports whether any unit file changed after systemd last
+// loaded units; when systemd cannot say, it answers yes.
+func newerThanLoad(ctx context.Context, rr ReloadReader, files map[string]host.File) bool {
+	at, err := rr.UnitsLoadedAt(ctx)
+	if err != nil || at.IsZero() {
+		return true
+	}
+	for p, f := range files {
+		if strings.HasPrefix(p, layout.UnitDir+"/") && f.ModTime.After(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // imagesToCheck lists the distinct registry images of containers that are

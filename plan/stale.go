@@ -35,6 +35,7 @@ func (b *builder) stale() {
 		case !iu.managed:
 			uc.Effect = EffectIgnore
 			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "not managed by syslet (no [X-Syslet] marker): left alone"})
+		case b.heldStale(iu, &uc):
 		case !iu.removalAllowed():
 			uc.Effect = EffectKeep
 			uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}

@@ -147,6 +147,7 @@ const (
 	EffectRemove   Effect = "remove"
 	EffectKeep     Effect = "keep" // stale, but its installed marker forbids removal
 	EffectIgnore   Effect = "not managed"
+	EffectDrift    Effect = "drift" // edited by hand since syslet wrote it: left alone
 )
 
 // UnitChange is the plan's verdict on one unit file, desired or installed.
@@ -159,9 +160,10 @@ type UnitChange struct {
 	Reasons  []string       `json:"reasons,omitempty"`
 	Source   string         `json:"source,omitempty"` // spec that declares it
 	Keys     []KeyChange    `json:"keys,omitempty"`
-	Before   string         `json:"before"` // active state now ("-" when unknown to systemd)
-	After    string         `json:"after"`  // intended state after the apply
-	Write    bool           `json:"write"`  // the unit file is (re)written
+	Before   string         `json:"before"`         // active state now ("-" when unknown to systemd)
+	After    string         `json:"after"`          // intended state after the apply
+	Write    bool           `json:"write"`          // the unit file is (re)written
+	Diff     string         `json:"diff,omitempty"` // drift: unified diff, installed → desired
 	State    host.UnitState `json:"-"`
 }
 

@@ -14,7 +14,8 @@ import (
 // identical, metadata-only, or changed (with the key changes).
 func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, changed, meta, ok bool) {
 	iu = b.inst[u.FileName]
-	if iu != nil && !iu.managed {
+	adopted := iu != nil && !iu.managed && b.takeOver(u, iu, uc)
+	if iu != nil && !iu.managed && !adopted {
 		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
 			Message: fmt.Sprintf("%s exists on the host without the [X-Syslet] marker, so it is not syslet's; syslet will not overwrite it (remove or rename it, or rename the spec)", u.Path)})
 		uc.Effect = EffectIgnore
@@ -33,13 +34,17 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	// whatever its formatting: line order, spacing or comments written by
 	// another tool (or an earlier syslet) never cause a write, a restart
 	// or a recreation.
+	if b.held(u, iu, uc) {
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
 	if bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File)) {
 		b.p.Future[u.FileName] = iu.data
 		return iu, false, false, true
 	}
 	uc.Write = true
 	uc.Keys = diffKeys(iu.file, u.File)
-	meta = unit.Same(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
+	meta = adopted || unit.Same(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
 	reason := "unit changed"
 	switch {
 	case meta:

@@ -177,6 +177,7 @@ func (o *Output) container(s *spec.Spec) {
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
 	u.finish()
+	b.seal(o.filesOf(u.FileName))
 	o.Units = append(o.Units, u)
 }
 
@@ -195,6 +196,7 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
 	u.finish()
+	b.seal(nil)
 	return u
 }
 
@@ -221,6 +223,7 @@ func (o *Output) build(s *spec.Spec) {
 	for _, f := range s.ContextFiles {
 		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
 	}
+	b.seal(o.filesOf(u.FileName))
 	o.Units = append(o.Units, u)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -47,6 +48,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.DefaultDialTimeout, "")
 	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.DefaultReadTimeout, "")
 	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "")
+	fs.Int64Var(&r.MaxInput, "max-input", spec.DefaultMaxInput, "")
+	fs.BoolVar(&r.AllowRemovals, "allow-removals", false, "")
+	fs.BoolVar(&r.Force, "force", false, "")
 	podman := fs.String("podman", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -62,6 +66,8 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
+	// Abs cleans: "/.", "//" and "/etc/.." all name the live host, and
+	// are treated exactly like "/".
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
 	}

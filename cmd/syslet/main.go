@@ -39,6 +39,7 @@ Usage:
   syslet render PATH --out DIR [--podman VERSION]
                                                 write the files a host would get under DIR
   syslet host-key                               print this host's age recipient (encrypt secrets for it)
+  syslet adopt FILE…                            print v1 specs for hand-written quadlet files
   syslet push [flags] TARGET… PATH              validate PATH here, then plan/apply it on each
                                                 TARGET ([user@]host[:port]) over SSH
   syslet push [flags] --hosts-dir DIR [TARGET…] each TARGET gets DIR/<host>/ plus DIR/common/
@@ -69,6 +70,11 @@ Flags for apply / --diff:
   --read-timeout D       deadline for reading the host's state to plan (default 2m)
   --podman VERSION       with --root: podman release to check the units against (default 5.4);
                          on a host, syslet reads the host's podman version from its API
+  --allow-removals       allow a plan that removes all managed units, or more than half of
+                         them when there are more than four (refused otherwise)
+  --force                overwrite managed files that were edited by hand (drift)
+  --max-input BYTES      refuse spec input larger than this (default 16 MiB; also for
+                         validate and render)
 
 Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
@@ -118,6 +124,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdRender(args[1:], stdin, stdout, stderr)
 		case "host-key":
 			return cmdHostKey(args[1:], stdout, stderr)
+		case "adopt":
+			return cmdAdopt(args[1:], stdout, stderr)
 		case "schema":
 			stdout.Write(spec.Schema)
 			return exitOK

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/syslet/syslet/pkg/deploy"
 	"io"
+	"path/filepath"
 
+	"github.com/syslet/syslet/pkg/deploy"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -16,6 +18,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stderr)
 	outDir := fs.String("out", "", "directory standing in for / (required)")
 	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
+	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -28,11 +31,14 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		release, err = podmanFlag(*podman)
 	}
+	if err == nil {
+		*outDir, err = outRoot(*outDir)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitUsage
 	}
-	l, err := deploy.Load(path, "/", stdin)
+	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
@@ -44,6 +50,22 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	deploy.PrintFindings(stderr, l.Report) // warnings
 	root := fsroot.New(*outDir)
+	// Everything is checked before the first write, so a symlink in the
+	// way fails the run with nothing written rather than half-way.
+	var paths []string
+	for _, u := range l.Out.Units {
+		paths = append(paths, u.Path)
+	}
+	for _, f := range l.Out.Files {
+		paths = append(paths, f.Path)
+	}
+	for _, d := range l.Out.Dirs {
+		paths = append(paths, d.Path)
+	}
+	if err := root.Check(paths...); err != nil {
+		fmt.Fprintln(stderr, "syslet render: nothing was written:", err)
+		return exitError
+	}
 	n := 0
 	for _, u := range l.Out.Units {
 		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
@@ -71,4 +93,17 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
 	return exitOK
+}
+
+// outRoot cleans --out and refuses the live root: render writes a tree for
+// inspection, never the host itself (an apply does that, with its checks).
+func outRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if abs == "/" {
+		return "", fmt.Errorf("%w: --out %q is the host's root; render writes a tree for inspection — apply to change the host", errUsage, dir)
+	}
+	return abs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -29,6 +30,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	output := fs.String("output", "text", "text or json")
 	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
 	strict := fs.Bool("strict", false, "treat warnings as errors")
+	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -47,7 +49,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitUsage
 	}
-	l, err := deploy.Load(path, "/", stdin)
+	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError

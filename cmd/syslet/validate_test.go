@@ -119,10 +119,12 @@ var wantRule = map[string]string{
 }
 
 // notFromSpecs are rules no file here can trigger: "source" is an
-// unreadable path (an error, exit 1, not a finding), "quadlet-warning" is a
-// warning, which never makes a spec invalid, and "quadlet-disagreement"
-// would be a syslet bug (pkg/quadletcheck's tests keep it from happening).
-var notFromSpecs = []string{"source", "quadlet-warning", "quadlet-disagreement"}
+// unusable path (not a regular file), "input-size" and "empty-input" are
+// about the input as a whole (guard_test.go covers them), "quadlet-warning"
+// is a warning, which never makes a spec invalid, and
+// "quadlet-disagreement" would be a syslet bug (pkg/quadletcheck's tests
+// keep it from happening).
+var notFromSpecs = []string{"source", "input-size", "empty-input", "quadlet-warning", "quadlet-disagreement"}
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

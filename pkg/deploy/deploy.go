@@ -65,6 +65,14 @@ type Request struct {
 	// unit states, podman's stores).
 	ReadTimeout time.Duration
 
+	// MaxInput bounds the spec input's total size (0: spec.DefaultMaxInput).
+	MaxInput int64
+	// AllowRemovals lets through a plan that removes all managed units,
+	// or more than half of more than four (plan.GuardRemovals).
+	AllowRemovals bool
+	// Force overwrites managed files edited by hand (plan drift).
+	Force bool
+
 	// AfterStep is a test hook run by the executor after each step.
 	AfterStep func(plan.Step)
 }
@@ -93,7 +101,7 @@ type Outcome struct {
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
-func (o *Outcome) Pending() bool { return o.Plan != nil && !o.Plan.Empty() }
+func (o *Outcome) Pending() bool { return o.Plan != nil && (!o.Plan.Empty() || o.Plan.Drifted()) }
 
 // Errors a caller branches on. Apply failures wrap executor.ErrFailed,
 // interruptions ErrInterrupted, lock timeouts ErrLockTimeout.
@@ -160,7 +168,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return out, err
 	}
 
-	l, err := Load(req.Path, req.Root, req.Stdin)
+	l, err := LoadMax(req.Path, req.Root, req.Stdin, req.MaxInput)
 	if err != nil {
 		return fail(err)
 	}
@@ -218,13 +226,16 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	h.secrets = opened
 
 	rctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
-	p, err := makePlan(rctx, h, jr, l, resumeOK)
+	p, err := makePlan(rctx, h, jr, l, resumeOK, plan.Options{Force: req.Force})
 	cancel()
 	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if !req.AllowRemovals {
+		p.GuardRemovals()
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = p.Summary()
@@ -277,18 +288,19 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 
 // makePlan observes the host, builds the plan, and carries forward what
 // the last run left unfinished.
-func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, resume bool) (*plan.Plan, error) {
+func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, resume bool, opts plan.Options) (*plan.Plan, error) {
 	obs, err := plan.Observe(ctx, h.sources(), l.Out)
 	if err != nil {
 		return nil, err
 	}
-	p := plan.Build(l.Out, obs)
-	if !resume {
-		return p, nil
-	}
 	runs, err := jr.Recent()
 	if err != nil {
 		return nil, err
+	}
+	opts.Written = writtenByUnfinished(runs)
+	p := plan.BuildWith(l.Out, obs, opts)
+	if !resume {
+		return p, nil
 	}
 	u := unfinished(runs)
 	if u == nil {

@@ -75,3 +75,28 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 	}
 	return u
 }
+
+// writtenByUnfinished collects, from runs that did not end well, the
+// content digests of the files they were writing. A run stopped between
+// writing config files (step 3) and the unit files that record their
+// digests (step 4) leaves files whose content no marker records yet; the
+// plan must not take syslet's own half-finished work for a hand edit.
+func writtenByUnfinished(runs []*runlog.RunInfo) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, r := range runs {
+		switch r.Result() {
+		case runlog.ResultOK, runlog.ResultNoChanges, runlog.ResultRefused:
+			continue
+		}
+		for _, a := range r.Intent.Actions {
+			if plan.Op(a.Op) != plan.OpWriteFile || a.Digest == "" {
+				continue
+			}
+			if out[a.Target] == nil {
+				out[a.Target] = map[string]bool{}
+			}
+			out[a.Target][a.Digest] = true
+		}
+	}
+	return out
+}

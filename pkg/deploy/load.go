@@ -3,6 +3,7 @@ package deploy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -27,17 +28,44 @@ type Loaded struct {
 // default under root). The returned error is only for sources that cannot
 // be read; invalid specs are findings in the report.
 func Load(path, root string, stdin io.Reader) (*Loaded, error) {
+	return LoadMax(path, root, stdin, spec.DefaultMaxInput)
+}
+
+// LoadMax is Load with a bound on the input's total size (--max-input).
+// Input that cannot be specs — too large, not a regular file, or holding
+// no JSON value at all — is an invalid-input finding naming the source,
+// so it exits like invalid specs and nothing is stored or changed.
+func LoadMax(path, root string, stdin io.Reader, maxInput int64) (*Loaded, error) {
 	if path == "" {
 		path = filepath.Join(root, spec.DefaultSource)
 	}
-	srcs, err := spec.ReadSources(path, stdin)
+	srcs, err := spec.ReadSourcesMax(path, stdin, maxInput)
+	var ie *spec.InputError
+	if errors.As(err, &ie) {
+		l := &Loaded{Out: &render.Output{}}
+		l.Report.Errorf(ie.Source, "", ie.Rule, "%s", ie.Msg)
+		return l, nil
+	}
 	if err != nil {
 		if spec.IsNotExist(err) && path == filepath.Join(root, spec.DefaultSource) {
 			return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
 		}
 		return nil, err
 	}
-	return Check(srcs), nil
+	name := path
+	if path == "-" {
+		name = spec.StdinName
+	}
+	// Input holding no JSON value at all is refused rather than read as
+	// "no specs" (which would remove every managed unit).
+	in := spec.CheckInput(name, srcs)
+	if in.HasErrors() {
+		return &Loaded{Sources: srcs, Out: &render.Output{}, Report: in}, nil
+	}
+	l := Check(srcs)
+	l.Report.Merge(in) // warnings about blank files of a directory
+	l.Report.Sort()
+	return l, nil
 }
 
 // Check runs the host-independent checks on sources already read: what

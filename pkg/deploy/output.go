@@ -44,7 +44,7 @@ func PrintSummary(w io.Writer, runID string, r *executor.Result) {
 	}
 	fmt.Fprintf(w, "\nSummary%s: %d applied, %d failed, %d not reached (%s, run %s)\n", verb, len(r.Applied), len(r.Failed), len(r.NotReached), r.Duration.Round(1e6), runID)
 	for _, f := range r.Failed {
-		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, f.Action.Target, f.Error)
+		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, plan.Escape(f.Action.Target), plan.Escape(f.Error))
 		for _, l := range f.Log {
 			fmt.Fprintf(w, "      | %s\n", l)
 		}
@@ -52,7 +52,7 @@ func PrintSummary(w io.Writer, runID string, r *executor.Result) {
 	if len(r.NotReached) > 0 {
 		var names []string
 		for _, a := range r.NotReached {
-			names = append(names, fmt.Sprintf("%s %s", a.Op, a.Target))
+			names = append(names, fmt.Sprintf("%s %s", a.Op, plan.Escape(a.Target)))
 		}
 		fmt.Fprintf(w, "  not reached: %s\n", strings.Join(names, ", "))
 		fmt.Fprintln(w, "  Re-run syslet to resume: what was applied stays in place, the rest is planned again (see `syslet history`).")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 )
 
 // UnitState is what systemd reports about one unit. A unit systemd has never
@@ -39,6 +40,9 @@ type File struct {
 	Data []byte      `json:"-"`
 	Mode fs.FileMode `json:"mode"`
 	Link string      `json:"link,omitempty"`
+	// ModTime is the file's modification time: unit files newer than
+	// systemd's last load are the only ones that can need a daemon-reload.
+	ModTime time.Time `json:"-"`
 }
 
 // JobError is returned when a systemd job finished with any result other

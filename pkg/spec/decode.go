@@ -120,14 +120,14 @@ func (d *decoder) missing(s *Spec, section string, keys ...string) bool {
 // an object at all.
 func (d *decoder) spec(n *node, i int) *Spec {
 	if n.kind != jObject {
-		d.errf(n.path, RuleNotObject, "a spec must be a JSON object, got %s", n.kind)
+		d.errf(n.jpath(), RuleNotObject, "a spec must be a JSON object, got %s", n.kind)
 		return nil
 	}
 	s := &Spec{Source: d.source, Index: i, RemovalAllowed: true}
 
 	s.APIVersion = d.str(n, "apiVersion", true)
 	if v := n.get("apiVersion"); v != nil && v.kind == jString && s.APIVersion != "v1" {
-		d.errf(v.path, RuleAPIVersion, "apiVersion %q is not supported: syslet reads \"v1\"", s.APIVersion)
+		d.errf(v.jpath(), RuleAPIVersion, "apiVersion %q is not supported: syslet reads \"v1\"", s.APIVersion)
 	}
 
 	kind := d.str(n, "type", true)
@@ -135,17 +135,17 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	if lower := Kind(strings.ToLower(kind)); lower != s.Kind && fields[lower] != nil {
 		// The earlier syslet accepted "Container"; its users' specs must
 		// keep working.
-		d.warnf(n.get("type").path, RuleType, "type %q is read as %q; write it in lower case", kind, lower)
+		d.warnf(n.get("type").jpath(), RuleType, "type %q is read as %q; write it in lower case", kind, lower)
 		s.Kind = lower
 	}
 	_, knownKind := fields[s.Kind]
 	if v := n.get("type"); v != nil && v.kind == jString && !knownKind {
-		d.errf(v.path, RuleType, "type %q is not one of container, volume, network, build, secret", kind)
+		d.errf(v.jpath(), RuleType, "type %q is not one of container, volume, network, build, secret", kind)
 	}
 
 	s.Name = d.str(n, "name", true)
 	if v := n.get("name"); v != nil && v.kind == jString && s.Name != "" {
-		d.checkName(v.path, s.Name)
+		d.checkName(v.jpath(), s.Name)
 	}
 
 	if !knownKind {
@@ -154,11 +154,11 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
 	for j, k := range n.keys {
 		if !slices.Contains(allowed, k) {
-			d.warnf(n.vals[j].path, RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
+			d.warnf(n.vals[j].jpath(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
 		}
 	}
 	if v := n.get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
-		d.errf(child(n.path, "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
+		d.errf(child(n.jpath(), "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
 	}
 
 	if v := n.get("unit"); v != nil {
@@ -166,7 +166,7 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	}
 	if v := n.get("removalAllowed"); v != nil {
 		if v.kind != jBool {
-			d.errf(v.path, RuleFieldType, "removalAllowed must be true or false, got %s", v.kind)
+			d.errf(v.jpath(), RuleFieldType, "removalAllowed must be true or false, got %s", v.kind)
 		} else {
 			s.RemovalAllowed = v.text == "true"
 		}
@@ -194,16 +194,16 @@ func (d *decoder) str(n *node, key string, required bool) string {
 	v := n.get(key)
 	if v == nil {
 		if required {
-			d.errf(child(n.path, key), RuleRequired, "%s is required", key)
+			d.errf(child(n.jpath(), key), RuleRequired, "%s is required", key)
 		}
 		return ""
 	}
 	if v.kind != jString {
-		d.errf(v.path, RuleFieldType, "%s must be a string, got %s", key, v.kind)
+		d.errf(v.jpath(), RuleFieldType, "%s must be a string, got %s", key, v.kind)
 		return ""
 	}
 	if required && v.text == "" {
-		d.errf(v.path, RuleRequired, "%s must not be empty", key)
+		d.errf(v.jpath(), RuleRequired, "%s must not be empty", key)
 	}
 	return v.text
 }
@@ -221,6 +221,27 @@ func (d *decoder) checkName(p, name string) {
 	}
 }
 
+// Host path limits: every name syslet writes must fit the kernel's, or an
+// apply would fail half-way through a spec that validated.
+const (
+	maxComponent = 255  // NAME_MAX
+	maxHostPath  = 3800 // well under PATH_MAX (4096) once the host prefix is added
+)
+
+// longPath describes why a relative or absolute path cannot be written on
+// a host, or returns "".
+func longPath(p string) string {
+	if len(p) > maxHostPath {
+		return fmt.Sprintf("is %d bytes long; at most %d are allowed", len(p), maxHostPath)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if len(c) > maxComponent {
+			return fmt.Sprintf("has a component of %d bytes (%.20q…); a file name can have at most %d", len(c), c, maxComponent)
+		}
+	}
+	return ""
+}
+
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (unicode.IsControl(r)) }) >= 0
 }
@@ -228,7 +249,7 @@ func hasControl(s string) bool {
 // unit decodes the unit object: sections in order, keys in order.
 func (d *decoder) unit(v *node, kind Kind) []Section {
 	if v.kind != jObject {
-		d.errf(v.path, RuleFieldType, "unit must be an object of sections, got %s", v.kind)
+		d.errf(v.jpath(), RuleFieldType, "unit must be an object of sections, got %s", v.kind)
 		d.refuse("unit")
 		return nil
 	}
@@ -237,24 +258,24 @@ func (d *decoder) unit(v *node, kind Kind) []Section {
 		sv := v.vals[i]
 		switch {
 		case hasControl(name):
-			d.errf(sv.path, RuleControlChar, "section name %q contains a control character", name)
+			d.errf(sv.jpath(), RuleControlChar, "section name %q contains a control character", name)
 			continue
 		case slices.Contains(reservedSections, name):
-			d.errf(sv.path, RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
+			d.errf(sv.jpath(), RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
 			continue
 		case !sectionRe.MatchString(name):
-			d.errf(sv.path, RuleSection, "section name %q is not valid", name)
+			d.errf(sv.jpath(), RuleSection, "section name %q is not valid", name)
 			continue
 		case !slices.Contains(sections[kind], name) && !strings.HasPrefix(name, "X-"):
-			d.errf(sv.path, RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
+			d.errf(sv.jpath(), RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
 			continue
 		}
 		if sv.kind != jObject {
-			d.errf(sv.path, RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.kind)
+			d.errf(sv.jpath(), RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.kind)
 			d.refuse(name)
 			continue
 		}
-		sec := Section{Name: name, Path: sv.path}
+		sec := Section{Name: name, Path: sv.jpath()}
 		for j, key := range sv.keys {
 			if e, ok := d.entry(name, key, sv.vals[j]); ok {
 				sec.Entries = append(sec.Entries, e)
@@ -272,20 +293,20 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	}
 	switch {
 	case hasControl(key):
-		fail(v.path, RuleControlChar, "key %q contains a control character", key)
+		fail(v.jpath(), RuleControlChar, "key %q contains a control character", key)
 		return Entry{}, false
 	case !keyRe.MatchString(key):
-		fail(v.path, RuleKeyName, "key %q is not a valid unit key name", key)
+		fail(v.jpath(), RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
 	// A key some podman release knows is accepted here; whether the
 	// podman the specs are checked against knows it is quadletcheck's
 	// question (key-needs-newer-podman), asked with that version.
 	if _, ok := unit.KeySince(section, key); !ok {
-		fail(v.path, RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
+		fail(v.jpath(), RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
 		return Entry{}, false
 	}
-	e := Entry{Key: key, Path: v.path}
+	e := Entry{Key: key, Path: v.jpath()}
 	line := func(text, p string) {
 		switch {
 		case hasControl(text):
@@ -299,7 +320,7 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	env := key == "Environment"
 	switch v.kind {
 	case jString:
-		line(envWord(env, v.text), v.path)
+		line(envWord(env, v.text), v.jpath())
 	case jArray:
 		for _, it := range v.items {
 			if it.kind != jString {
@@ -307,15 +328,15 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 				if it.kind == jNumber || it.kind == jBool {
 					hint = fmt.Sprintf(" (write %q)", it.text)
 				}
-				fail(it.path, RuleFieldType, "%s list items must be strings, got %s%s", key, it.kind, hint)
+				fail(it.jpath(), RuleFieldType, "%s list items must be strings, got %s%s", key, it.kind, hint)
 				continue
 			}
-			line(envWord(env, it.text), it.path)
+			line(envWord(env, it.text), it.jpath())
 		}
 	case jObject:
 		mk, ok := mapKeys[key]
 		if !ok {
-			fail(v.path, RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
+			fail(v.jpath(), RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
 			return Entry{}, false
 		}
 		order := make([]int, len(v.keys))
@@ -326,13 +347,13 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		for _, i := range order {
 			k, mv := v.keys[i], v.vals[i]
 			if mv.kind != jString {
-				fail(mv.path, RuleFieldType, "%s map values must be strings, got %s", key, mv.kind)
+				fail(mv.jpath(), RuleFieldType, "%s map values must be strings, got %s", key, mv.kind)
 				continue
 			}
 			// "/scratch" alone is an anonymous volume at that path; a
 			// named source needs a destination.
 			if mv.text == "" && mk.needValue != "" && !(key == "Volume" && strings.HasPrefix(k, "/")) {
-				fail(mv.path, RuleMapValue, "%s map value of %q is empty: %s", key, k, mk.needValue)
+				fail(mv.jpath(), RuleMapValue, "%s map value of %q is empty: %s", key, k, mk.needValue)
 				continue
 			}
 			if k == "" || hasControl(k) || strings.ContainsAny(k, " \t") || strings.Contains(k, mk.sep) ||
@@ -341,20 +362,20 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 				if key == "Environment" {
 					also = ", quotes or backslashes"
 				}
-				fail(mv.path, RuleMapKey, "%s map key %q cannot be rendered: a key must be non-empty, without whitespace, control characters, %q%s", key, k, mk.sep, also)
+				fail(mv.jpath(), RuleMapKey, "%s map key %q cannot be rendered: a key must be non-empty, without whitespace, control characters, %q%s", key, k, mk.sep, also)
 				continue
 			}
 			text := k
 			if mv.text != "" || mk.keepEmpty {
 				text = k + mk.sep + mv.text
 			}
-			line(envWord(env, text), mv.path)
+			line(envWord(env, text), mv.jpath())
 		}
 	case jNumber, jBool:
-		fail(v.path, RuleFieldType, "%s must be a string, got %s (write %q)", key, v.kind, v.text)
+		fail(v.jpath(), RuleFieldType, "%s must be a string, got %s (write %q)", key, v.kind, v.text)
 		return Entry{}, false
 	default:
-		fail(v.path, RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
+		fail(v.jpath(), RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
 		return Entry{}, false
 	}
 	return e, true
@@ -389,14 +410,14 @@ func (d *decoder) policy(n *node) Policy {
 		return Delete
 	}
 	if v.kind != jString {
-		d.errf(v.path, RuleFieldType, "reclaimPolicy must be a string, got %s", v.kind)
+		d.errf(v.jpath(), RuleFieldType, "reclaimPolicy must be a string, got %s", v.kind)
 		return Delete
 	}
 	switch p := Policy(v.text); p {
 	case Delete, Retain:
 		return p
 	}
-	d.errf(v.path, RuleEnum, "reclaimPolicy %q is not Delete or Retain", v.text)
+	d.errf(v.jpath(), RuleEnum, "reclaimPolicy %q is not Delete or Retain", v.text)
 	return Delete
 }
 
@@ -406,12 +427,12 @@ func (d *decoder) mode(n *node) uint32 {
 		return DefaultMode
 	}
 	if v.kind != jString {
-		d.errf(v.path, RuleFieldType, "mode must be an octal string such as \"0644\", got %s", v.kind)
+		d.errf(v.jpath(), RuleFieldType, "mode must be an octal string such as \"0644\", got %s", v.kind)
 		return DefaultMode
 	}
 	m, err := strconv.ParseUint(v.text, 8, 32)
 	if !modeRe.MatchString(v.text) || err != nil || m > 0o777 {
-		d.errf(v.path, RuleMode, "mode %q is not an octal permission between 0000 and 0777", v.text)
+		d.errf(v.jpath(), RuleMode, "mode %q is not an octal permission between 0000 and 0777", v.text)
 		return DefaultMode
 	}
 	return uint32(m)
@@ -424,11 +445,11 @@ func (d *decoder) content(n *node, key string) string {
 		return ""
 	}
 	if v.kind != jString {
-		d.errf(v.path, RuleFieldType, "%s must be a string, got %s", key, v.kind)
+		d.errf(v.jpath(), RuleFieldType, "%s must be a string, got %s", key, v.kind)
 		return ""
 	}
 	if strings.ContainsRune(v.text, 0) {
-		d.errf(v.path, RuleControlChar, "%s contains a NUL byte", key)
+		d.errf(v.jpath(), RuleControlChar, "%s contains a NUL byte", key)
 	}
 	return v.text
 }
@@ -436,18 +457,18 @@ func (d *decoder) content(n *node, key string) string {
 // objects checks that v is an array of objects with only the given fields.
 func (d *decoder) objects(v *node, what string, allowed ...string) []*node {
 	if v.kind != jArray {
-		d.errf(v.path, RuleFieldType, "%s must be an array, got %s", what, v.kind)
+		d.errf(v.jpath(), RuleFieldType, "%s must be an array, got %s", what, v.kind)
 		return nil
 	}
 	var out []*node
 	for _, it := range v.items {
 		if it.kind != jObject {
-			d.errf(it.path, RuleFieldType, "%s items must be objects, got %s", what, it.kind)
+			d.errf(it.jpath(), RuleFieldType, "%s items must be objects, got %s", what, it.kind)
 			continue
 		}
 		for j, k := range it.keys {
 			if !slices.Contains(allowed, k) {
-				d.warnf(it.vals[j].path, RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
+				d.warnf(it.vals[j].jpath(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
 			}
 		}
 		out = append(out, it)
@@ -465,17 +486,19 @@ func (d *decoder) mountPath(n *node) string {
 	}
 	switch {
 	case hasControl(p):
-		d.errf(v.path, RuleControlChar, "mountPath contains a control character")
+		d.errf(v.jpath(), RuleControlChar, "mountPath contains a control character")
 	case !strings.HasPrefix(p, "/"):
-		d.errf(v.path, RuleMountPath, "mountPath %q must be absolute", p)
+		d.errf(v.jpath(), RuleMountPath, "mountPath %q must be absolute", p)
 	case slices.Contains(strings.Split(p, "/"), ".."):
-		d.errf(v.path, RuleMountPath, "mountPath %q must not contain \"..\"", p)
+		d.errf(v.jpath(), RuleMountPath, "mountPath %q must not contain \"..\"", p)
 	case path.Clean(p) != p:
-		d.errf(v.path, RuleMountPath, "mountPath %q is not clean (did you mean %q?)", p, path.Clean(p))
+		d.errf(v.jpath(), RuleMountPath, "mountPath %q is not clean (did you mean %q?)", p, path.Clean(p))
 	case p == "/":
-		d.errf(v.path, RuleMountPath, "mountPath must not be the container's root")
+		d.errf(v.jpath(), RuleMountPath, "mountPath must not be the container's root")
 	case strings.ContainsAny(p, ": \t,\\"):
-		d.errf(v.path, RuleMountPath, "mountPath %q must not contain ':', ',', '\\' or whitespace (it becomes part of a Volume= line)", p)
+		d.errf(v.jpath(), RuleMountPath, "mountPath %q must not contain ':', ',', '\\' or whitespace (it becomes part of a Volume= line)", p)
+	case longPath(p) != "":
+		d.errf(v.jpath(), RuleMountPath, "mountPath %s", longPath(p))
 	default:
 		return p
 	}
@@ -486,42 +509,42 @@ func (d *decoder) container(n *node, s *Spec) {
 	s.DesiredState = Running
 	if v := n.get("desiredState"); v != nil {
 		if v.kind != jString {
-			d.errf(v.path, RuleFieldType, "desiredState must be a string, got %s", v.kind)
+			d.errf(v.jpath(), RuleFieldType, "desiredState must be a string, got %s", v.kind)
 		} else {
 			switch st := State(v.text); st {
 			case Running, Stopped, Oneshot:
 				s.DesiredState = st
 			default:
-				d.errf(v.path, RuleEnum, "desiredState %q is not running, stopped or oneshot", v.text)
+				d.errf(v.jpath(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.text)
 			}
 		}
 	}
 	if v := n.get("configFiles"); v != nil {
 		for _, it := range d.objects(v, "configFiles", "mountPath", "content", "mode") {
 			s.ConfigFiles = append(s.ConfigFiles, ConfigFile{
-				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.path,
+				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.jpath(),
 			})
 		}
 	}
 	if v := n.get("configDirs"); v != nil {
 		for _, it := range d.objects(v, "configDirs", "mountPath", "files") {
-			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.path}
+			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.jpath()}
 			fv := it.get("files")
 			if fv == nil {
-				d.errf(child(it.path, "files"), RuleRequired, "files is required (it may be an empty list)")
+				d.errf(child(it.jpath(), "files"), RuleRequired, "files is required (it may be an empty list)")
 			} else {
 				seen := map[string]string{}
 				for _, f := range d.objects(fv, "files", "name", "content", "mode") {
-					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.path}
-					np := child(f.path, "name")
+					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.jpath()}
+					np := child(f.jpath(), "name")
 					switch {
 					case df.Name == "":
 					case hasControl(df.Name):
 						d.errf(np, RuleControlChar, "file name contains a control character")
 					case strings.ContainsAny(df.Name, `/\`) || df.Name == "." || strings.HasPrefix(df.Name, ".."):
 						d.errf(np, RuleFileName, "file name %q must be a plain name: no '/', not '.', not starting with \"..\" (reserved for the version links)", df.Name)
-					case len(df.Name) > 255:
-						d.errf(np, RuleFileName, "file name is longer than 255 bytes")
+					case len(df.Name) > maxComponent:
+						d.errf(np, RuleFileName, "file name is %d bytes long; a file name can have at most %d", len(df.Name), maxComponent)
 					case seen[df.Name] != "":
 						d.errf(np, RuleFileDuplicate, "file name %q already appears at %s", df.Name, seen[df.Name])
 					default:
@@ -674,14 +697,14 @@ func (d *decoder) build(n *node, s *Spec) {
 	s.ReclaimPolicy = d.policy(n)
 	s.Containerfile = d.content(n, "containerfile")
 	if strings.TrimSpace(s.Containerfile) == "" {
-		d.errf(child(n.path, "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
+		d.errf(child(n.jpath(), "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
 	}
 	if v := n.get("contextFiles"); v != nil {
 		seen := map[string]string{}
 		var order []string // accepted filenames, in document order
 		for _, it := range d.objects(v, "contextFiles", "filename", "content", "mode") {
-			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.path}
-			fp := child(it.path, "filename")
+			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.jpath()}
+			fp := child(it.jpath(), "filename")
 			f := cf.Filename
 			switch {
 			case f == "":
@@ -691,6 +714,10 @@ func (d *decoder) build(n *node, s *Spec) {
 				d.errf(fp, RuleContextFile, "filename %q must be a clean relative path without \"..\"", f)
 			case f == "Containerfile":
 				d.errf(fp, RuleContextFile, "filename must not be \"Containerfile\": syslet writes the containerfile field there")
+			case strings.HasPrefix(f, "Containerfile/"):
+				d.errf(fp, RuleContextFile, "filename %q needs a directory named \"Containerfile\", where syslet writes the containerfile field", f)
+			case longPath(f) != "":
+				d.errf(fp, RuleContextFile, "filename %s", longPath(f))
 			case seen[f] != "":
 				d.errf(fp, RuleContextFile, "filename %q already appears at %s", f, seen[f])
 			default:
@@ -736,25 +763,25 @@ func (d *decoder) build(n *node, s *Spec) {
 func (d *decoder) secret(n *node, s *Spec) {
 	v := n.get("ciphertext")
 	if v == nil {
-		d.errf(child(n.path, "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document")
+		d.errf(child(n.jpath(), "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document")
 		return
 	}
 	if v.kind != jString {
-		d.errf(v.path, RuleFieldType, "ciphertext must be a string, got %s", v.kind)
+		d.errf(v.jpath(), RuleFieldType, "ciphertext must be a string, got %s", v.kind)
 		return
 	}
 	s.Ciphertext = v.text
 	keys, findings := sopsKeys([]byte(v.text))
 	for _, f := range findings {
 		if f.warning {
-			d.rep.Warnf(d.source, v.path, f.rule, "%v", f.err)
+			d.rep.Warnf(d.source, v.jpath(), f.rule, "%v", f.err)
 		} else {
-			d.errf(v.path, f.rule, "%v", f.err)
+			d.errf(v.jpath(), f.rule, "%v", f.err)
 		}
 	}
 	for _, k := range keys {
 		if !secretKeyRe.MatchString(k) {
-			d.errf(v.path, RuleSecretKey, "secret key %q must match [a-z0-9-]+", k)
+			d.errf(v.jpath(), RuleSecretKey, "secret key %q must match [a-z0-9-]+", k)
 			continue
 		}
 		s.SecretKeys = append(s.SecretKeys, k)

@@ -9,5 +9,12 @@
 // stops at the first error. Unknown fields, duplicate keys, control
 // characters and names systemd or podman would refuse are all errors.
 //
+// Input is bounded: at most DefaultMaxInput bytes (configurable), JSON
+// nested at most MaxDepth levels, regular files only (a FIFO, device or
+// socket is refused by name, unopened), and input holding no JSON value
+// at all is refused (CheckInput) rather than read as "no specs".
+// Validation mirrors every limit a host write has, so a spec that
+// validates always renders and writes.
+//
 // The package does no host I/O beyond reading the given sources.
 package spec

@@ -29,7 +29,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 		}
 		switch data[p.i] {
 		case '{':
-			n, err := p.value(index("", len(specs)))
+			n, err := p.value(&node{root: index("", len(specs))}, 0)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -42,7 +42,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 				continue
 			}
 			for {
-				n, err := p.value(index("", len(specs)))
+				n, err := p.value(&node{root: index("", len(specs))}, 1)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -89,34 +89,42 @@ func (p *fastParser) ws() {
 	}
 }
 
-func (p *fastParser) value(path string) (*node, error) {
+// value reads the next value into n, whose place in the tree is already
+// set; depth counts the containers around it. A document nested deeper
+// than MaxDepth is left to the token-based reader, which refuses it.
+func (p *fastParser) value(n *node, depth int) (*node, error) {
 	p.ws()
 	if p.i == len(p.data) {
 		return nil, errSlowPath
 	}
 	switch c := p.data[p.i]; {
 	case c == '{':
-		return p.object(path)
+		return p.object(n, depth)
 	case c == '[':
-		return p.array(path)
+		return p.array(n, depth)
 	case c == '"':
 		s, err := p.str()
 		if err != nil {
 			return nil, err
 		}
-		return &node{kind: jString, text: s, path: path}, nil
+		n.kind, n.text = jString, s
+		return n, nil
 	case c == '-' || c >= '0' && c <= '9':
 		s, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		return &node{kind: jNumber, text: s, path: path}, nil
+		n.kind, n.text = jNumber, s
+		return n, nil
 	case p.literal("true"):
-		return &node{kind: jBool, text: "true", path: path}, nil
+		n.kind, n.text = jBool, "true"
+		return n, nil
 	case p.literal("false"):
-		return &node{kind: jBool, text: "false", path: path}, nil
+		n.kind, n.text = jBool, "false"
+		return n, nil
 	case p.literal("null"):
-		return &node{kind: jNull, path: path}, nil
+		n.kind = jNull
+		return n, nil
 	}
 	return nil, errSlowPath
 }
@@ -129,9 +137,12 @@ func (p *fastParser) literal(lit string) bool {
 	return false
 }
 
-func (p *fastParser) object(path string) (*node, error) {
+func (p *fastParser) object(n *node, depth int) (*node, error) {
+	if depth >= MaxDepth {
+		return nil, errSlowPath
+	}
 	p.i++ // {
-	n := &node{kind: jObject, path: path}
+	n.kind = jObject
 	p.ws()
 	if p.peek() == '}' {
 		p.i++
@@ -151,8 +162,7 @@ func (p *fastParser) object(path string) (*node, error) {
 			return nil, errSlowPath
 		}
 		p.i++
-		kp := child(path, k)
-		v, err := p.value(kp)
+		v, err := p.value(&node{parent: n, key: k}, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -160,10 +170,10 @@ func (p *fastParser) object(path string) (*node, error) {
 		// maps such as Environment, which are checked for duplicates the
 		// same way by the token-based reader (a set), so stay linear there.
 		if len(n.keys) > 16 {
-			return p.bigObject(n, k, kp, v)
+			return p.bigObject(n, k, v, depth)
 		}
 		if n.get(k) != nil {
-			p.dups = append(p.dups, &dupKeyError{path: kp, key: k})
+			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
 		} else {
 			n.keys = append(n.keys, k)
 			n.vals = append(n.vals, v)
@@ -183,14 +193,14 @@ func (p *fastParser) object(path string) (*node, error) {
 
 // bigObject continues an object that has many keys with a set for the
 // duplicate check.
-func (p *fastParser) bigObject(n *node, k, kp string, v *node) (*node, error) {
+func (p *fastParser) bigObject(n *node, k string, v *node, depth int) (*node, error) {
 	seen := make(map[string]bool, 2*len(n.keys))
 	for _, k := range n.keys {
 		seen[k] = true
 	}
 	for {
 		if seen[k] {
-			p.dups = append(p.dups, &dupKeyError{path: kp, key: k})
+			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
 		} else {
 			seen[k] = true
 			n.keys = append(n.keys, k)
@@ -219,23 +229,25 @@ func (p *fastParser) bigObject(n *node, k, kp string, v *node) (*node, error) {
 			return nil, errSlowPath
 		}
 		p.i++
-		kp = child(n.path, k)
-		if v, err = p.value(kp); err != nil {
+		if v, err = p.value(&node{parent: n, key: k}, depth+1); err != nil {
 			return nil, err
 		}
 	}
 }
 
-func (p *fastParser) array(path string) (*node, error) {
+func (p *fastParser) array(n *node, depth int) (*node, error) {
+	if depth >= MaxDepth {
+		return nil, errSlowPath
+	}
 	p.i++ // [
-	n := &node{kind: jArray, path: path}
+	n.kind = jArray
 	p.ws()
 	if p.peek() == ']' {
 		p.i++
 		return n, nil
 	}
 	for {
-		v, err := p.value(index(path, len(n.items)))
+		v, err := p.value(&node{parent: n, idx: len(n.items)}, depth+1)
 		if err != nil {
 			return nil, err
 		}

@@ -10,15 +10,33 @@ import (
 )
 
 // node is a JSON value that keeps object keys in document order, so a
-// unit's keys render in the order the user wrote them, and that knows its
-// own JSON path for error messages.
+// unit's keys render in the order the user wrote them, and that can tell
+// its own JSON path for error messages. The path is computed on demand
+// from the parent chain: storing each level's full path would cost memory
+// quadratic in the nesting depth.
 type node struct {
 	kind  nodeKind
 	text  string // string value, or the literal of a number / bool
 	keys  []string
 	vals  []*node // object values, parallel to keys
 	items []*node // array items
-	path  string
+
+	parent *node
+	root   string // the path of a top-level value ("[3]")
+	key    string // member name in the parent object
+	idx    int    // item index in the parent array
+}
+
+// jpath returns the node's JSON path: ".key", ["key"] or "[i]" steps from
+// the top-level value.
+func (n *node) jpath() string {
+	if n.parent == nil {
+		return n.root
+	}
+	if n.parent.kind == jObject {
+		return child(n.parent.jpath(), n.key)
+	}
+	return index(n.parent.jpath(), n.idx)
 }
 
 type nodeKind int
@@ -88,6 +106,11 @@ func (e *syntaxError) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
 }
 
+// MaxDepth is how deeply JSON values may nest. A spec needs six levels
+// (stream array, spec, unit, section, key, list); the limit keeps a
+// hostile document from exhausting memory or the stack.
+const MaxDepth = 64
+
 // dupKeyError reports a key that appears twice in one object: Go's decoder
 // would silently keep the last one, which hides mistakes.
 type dupKeyError struct{ path, key string }
@@ -121,7 +144,7 @@ func slowDecodeStream(data []byte) (specs []*node, dups []*dupKeyError, err erro
 		}
 		if d, ok := tok.(json.Delim); ok && d == '[' {
 			for dec.More() {
-				n, err := p.value(index("", len(specs)))
+				n, err := p.value(&node{root: index("", len(specs))}, 1)
 				if err != nil {
 					return specs, p.dups, p.wrap(data, err)
 				}
@@ -132,7 +155,7 @@ func slowDecodeStream(data []byte) (specs []*node, dups []*dupKeyError, err erro
 			}
 			continue
 		}
-		n, err := p.fromToken(tok, index("", len(specs)))
+		n, err := p.fromToken(tok, &node{root: index("", len(specs))}, 0)
 		if err != nil {
 			return specs, p.dups, p.wrap(data, err)
 		}
@@ -145,7 +168,12 @@ type parser struct {
 	dups []*dupKeyError
 }
 
-func (p *parser) value(path string) (*node, error) {
+// errTooDeep stops a document nested deeper than MaxDepth.
+var errTooDeep = fmt.Errorf("values are nested more than %d levels deep", MaxDepth)
+
+// value reads the next value into n (whose place in the tree is already
+// set); depth counts the containers around it.
+func (p *parser) value(n *node, depth int) (*node, error) {
 	tok, err := p.dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -153,11 +181,13 @@ func (p *parser) value(path string) (*node, error) {
 		}
 		return nil, err
 	}
-	return p.fromToken(tok, path)
+	return p.fromToken(tok, n, depth)
 }
 
-func (p *parser) fromToken(tok json.Token, path string) (*node, error) {
-	n := &node{path: path}
+func (p *parser) fromToken(tok json.Token, n *node, depth int) (*node, error) {
+	if _, ok := tok.(json.Delim); ok && depth >= MaxDepth {
+		return nil, errTooDeep
+	}
 	switch t := tok.(type) {
 	case nil:
 		n.kind = jNull
@@ -178,12 +208,12 @@ func (p *parser) fromToken(tok json.Token, path string) (*node, error) {
 					return nil, err
 				}
 				k := kt.(string)
-				v, err := p.value(child(path, k))
+				v, err := p.value(&node{parent: n, key: k}, depth+1)
 				if err != nil {
 					return nil, err
 				}
 				if seen[k] {
-					p.dups = append(p.dups, &dupKeyError{path: child(path, k), key: k})
+					p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
 					continue
 				}
 				seen[k] = true
@@ -196,7 +226,7 @@ func (p *parser) fromToken(tok json.Token, path string) (*node, error) {
 		case '[':
 			n.kind = jArray
 			for p.dec.More() {
-				v, err := p.value(index(path, len(n.items)))
+				v, err := p.value(&node{parent: n, idx: len(n.items)}, depth+1)
 				if err != nil {
 					return nil, err
 				}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/syslet/syslet/pkg/report"
 )
@@ -26,13 +28,42 @@ type Source struct {
 	Data []byte
 }
 
+// DefaultMaxInput bounds the spec input read in one run (all sources
+// together). A host's specs are kilobytes; the bound keeps a mistaken or
+// hostile source (a symlink to /dev/zero, a log file) from exhausting
+// memory.
+const DefaultMaxInput = 16 << 20
+
+// InputError is a source that cannot be used as spec input: too large, not
+// a regular file, or holding no JSON value at all. Callers report it as an
+// invalid-input finding (it names the source), not as a host failure.
+type InputError struct {
+	Source string
+	Rule   string
+	Msg    string
+}
+
+func (e *InputError) Error() string { return e.Source + ": " + e.Msg }
+
 // ReadSources reads a file, or every *.json file of a directory (sorted by
-// name, not recursive), or stdin when path is "-".
+// name, not recursive), or stdin when path is "-", with DefaultMaxInput.
 func ReadSources(path string, stdin io.Reader) ([]Source, error) {
+	return ReadSourcesMax(path, stdin, DefaultMaxInput)
+}
+
+// ReadSourcesMax is ReadSources with a bound on the total input size
+// (max <= 0: DefaultMaxInput). Only regular files are read: a FIFO, device
+// or socket — even behind a symlink — is refused by name without being
+// opened, so it can neither hang the run nor feed it endless data.
+func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
+	if max <= 0 {
+		max = DefaultMaxInput
+	}
+	budget := max
 	if path == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := readBounded(StdinName, stdin, budget, max)
 		if err != nil {
-			return nil, fmt.Errorf("reading stdin: %w", err)
+			return nil, err
 		}
 		return []Source{{Name: StdinName, Data: data}}, nil
 	}
@@ -41,9 +72,9 @@ func ReadSources(path string, stdin io.Reader) ([]Source, error) {
 		return nil, fmt.Errorf("reading specs: %w", err)
 	}
 	if !fi.IsDir() {
-		data, err := os.ReadFile(path)
+		data, err := readFile(path, budget, max)
 		if err != nil {
-			return nil, fmt.Errorf("reading specs: %w", err)
+			return nil, err
 		}
 		return []Source{{Name: path, Data: data}}, nil
 	}
@@ -53,18 +84,103 @@ func ReadSources(path string, stdin io.Reader) ([]Source, error) {
 	}
 	var srcs []Source
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		p := filepath.Join(path, e.Name())
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("reading specs: %w", err)
+		if e.IsDir() {
+			return nil, &InputError{Source: p, Rule: RuleSource, Msg: "is a directory; spec directories are not read recursively"}
 		}
+		data, err := readFile(p, budget, max)
+		if err != nil {
+			return nil, err
+		}
+		budget -= int64(len(data))
 		srcs = append(srcs, Source{Name: p, Data: data})
 	}
 	slices.SortFunc(srcs, func(a, b Source) int { return strings.Compare(a.Name, b.Name) })
 	return srcs, nil
+}
+
+// readFile reads one regular file. The type is checked before opening
+// (a FIFO would block the open itself), and again on the opened file, with
+// O_NONBLOCK, in case the name was swapped in between.
+func readFile(p string, budget, max int64) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading specs: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(p, fi.Mode())
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading specs: %w", err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("reading specs: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(p, fi.Mode())
+	}
+	return readBounded(p, f, budget, max)
+}
+
+func notRegular(p string, m fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	}
+	return &InputError{Source: p, Rule: RuleSource, Msg: "is " + what + ", not a regular file: syslet reads specs only from regular files"}
+}
+
+// readBounded reads r up to budget bytes; more is an InputError naming the
+// source and the configured maximum.
+func readBounded(name string, r io.Reader, budget, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, budget+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(data)) > budget {
+		return nil, &InputError{Source: name, Rule: RuleInputSize,
+			Msg: fmt.Sprintf("spec input is larger than the maximum of %d bytes (all sources together; raise it with --max-input)", max)}
+	}
+	return data, nil
+}
+
+// CheckInput refuses input that holds no JSON value at all: zero bytes,
+// only whitespace, or a directory without *.json files. Such input is
+// almost always a mistake upstream (a glob that matched nothing, a failed
+// export), and read as "no specs" it would remove everything; "no specs"
+// must be said explicitly, with [].
+func CheckInput(name string, srcs []Source) report.Report {
+	var rep report.Report
+	blank := 0
+	for _, s := range srcs {
+		if len(bytes.TrimSpace(s.Data)) == 0 {
+			blank++
+			if len(srcs) > 1 {
+				rep.Warnf(s.Name, "", RuleEmptyInput, "holds no JSON value (empty or whitespace only); ignored")
+			}
+		}
+	}
+	if blank == len(srcs) {
+		what := "holds no JSON value (zero bytes or whitespace only)"
+		if len(srcs) == 0 {
+			what = "holds no *.json file"
+		}
+		rep = report.Report{}
+		rep.Errorf(name, "", RuleEmptyInput, "%s: refusing to read that as \"no specs\", which would remove every managed unit; send [] to mean no specs", what)
+	}
+	return rep
 }
 
 // IsNotExist reports whether err came from a missing source path.

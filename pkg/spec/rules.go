@@ -5,7 +5,9 @@ package spec
 // never change meaning. Messages are for people and may be reworded.
 const (
 	RuleJSON            = "json-syntax"            // the source is not a JSON stream
-	RuleSource          = "source"                 // the source cannot be read
+	RuleSource          = "source"                 // the source cannot be read (not a regular file)
+	RuleInputSize       = "input-size"             // the input is larger than the maximum
+	RuleEmptyInput      = "empty-input"            // the input holds no JSON value at all
 	RuleNotObject       = "spec-not-object"        // a stream item is not an object
 	RuleDuplicateKey    = "duplicate-key"          // a JSON object repeats a key
 	RuleUnknownField    = "unknown-field"          // a field the spec's type does not have

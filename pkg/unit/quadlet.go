@@ -42,6 +42,12 @@ const (
 	KeyWantedBy            = "WantedBy"
 	KeyRemovalAllowed      = "RemovalAllowed"
 	KeyReclaimPolicy       = "ReclaimPolicy"
+	// KeyDigest is the sha256 of the unit file as syslet wrote it, without
+	// the Digest= line itself; KeyFileDigest ("sha256:<hex> <path>") is the
+	// sha256 of one config or build-context file syslet wrote for the
+	// unit. A mismatch means the file was edited by hand since.
+	KeyDigest     = "Digest"
+	KeyFileDigest = "FileDigest"
 )
 
 // QuadletSection reports whether quadlet owns the section's keys.

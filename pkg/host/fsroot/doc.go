@@ -4,6 +4,15 @@
 // such as /etc/containers/systemd/web.container; the root is prepended
 // here and nowhere else.
 //
+// Paths are resolved beneath the root one component at a time with
+// openat(O_NOFOLLOW), and every change is made relative to the directory
+// handle found that way (mkdirat, renameat, unlinkat, symlinkat): no
+// symlink is ever followed below the root, in an intermediate directory
+// or at the final name, so a link planted in a managed tree cannot turn a
+// root-owned write or removal into one elsewhere. A symlink where a
+// directory or file is expected is a *SymlinkError naming it; ReadTree
+// reports links with their targets and never reads through them.
+//
 // Writes are atomic: a temporary file in the same directory, fsync, rename,
 // fsync of the directory. A config directory is a set of per-file links
 // through one "..data" link to a numbered version directory; a new version

@@ -1,13 +1,19 @@
 package fsroot
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
@@ -16,121 +22,402 @@ import (
 // Root is a directory standing in for "/".
 type Root struct{ Dir string }
 
-// New returns a Root at dir.
-func New(dir string) Root { return Root{Dir: dir} }
+// New returns a Root at dir (cleaned: "/." and "//" are "/").
+func New(dir string) Root { return Root{Dir: filepath.Clean(dir)} }
 
-// Path maps an absolute host path to the real path under the root.
+// Path maps an absolute host path to the real path under the root. It is
+// for messages and tests; every file operation of this package resolves
+// the path component by component instead.
 func (r Root) Path(p string) string {
-	return filepath.Join(r.Dir, filepath.FromSlash(path.Clean("/"+p)))
+	return filepath.Join(r.Dir, filepath.FromSlash(clean(p)))
 }
 
+// clean makes p an absolute, clean host path: "..", "." and repeated
+// slashes cannot lead outside the root.
+func clean(p string) string { return path.Clean("/" + p) }
+
+// components splits a clean host path into its names ("/" has none).
+func components(p string) []string {
+	if p == "/" {
+		return nil
+	}
+	return strings.Split(p[1:], "/")
+}
+
+// SymlinkError is a symlink where syslet expects a directory or a file.
+// syslet never follows one inside the trees it manages: a link planted
+// there could redirect a root-owned write or removal anywhere.
+type SymlinkError struct {
+	Path string // host path of the link
+}
+
+func (e *SymlinkError) Error() string {
+	return fmt.Sprintf("%s is a symlink where syslet expects a directory or file; syslet does not follow symlinks in the trees it manages (remove it, or replace it with a real directory)", e.Path)
+}
+
+// ErrSymlink is matched by errors.Is for every *SymlinkError.
+var ErrSymlink = errors.New("symlink in a managed path")
+
+func (e *SymlinkError) Is(target error) bool { return target == ErrSymlink }
+
+// openDir opens the host directory p beneath the root, one component at a
+// time with O_NOFOLLOW: no symlink is followed anywhere below the root
+// (the guarantee of openat2's RESOLVE_NO_SYMLINKS, on any kernel), and as
+// the path is clean there is no ".." to climb out with (RESOLVE_BENEATH).
+// With create, missing directories are made (0755) on the way.
+func (r Root) openDir(p string, create bool) (int, error) {
+	fd, err := unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && create {
+		// The root itself is the operator's choice (`render --out DIR`
+		// may name a directory still to be made); only what lies beneath
+		// it is resolved without symlinks.
+		if err = os.MkdirAll(r.Dir, 0o755); err == nil {
+			fd, err = unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+	}
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: r.Dir, Err: err}
+	}
+	comps := components(clean(p))
+	for i, c := range comps {
+		next, err := openSub(fd, c)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(fd, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = openSub(fd, c)
+			}
+		}
+		if err != nil {
+			err = describe(fd, "/"+strings.Join(comps[:i+1], "/"), c, err)
+			unix.Close(fd)
+			return -1, err
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	return fd, nil
+}
+
+func openSub(dirfd int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// describe turns a failed open of dirfd/name into an error naming the
+// host path: a symlink is a *SymlinkError, anything else a PathError.
+func describe(dirfd int, hostPath, name string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		if m, serr := lstatAt(dirfd, name); serr == nil {
+			if m&fs.ModeSymlink != 0 {
+				return &SymlinkError{Path: hostPath}
+			}
+			if !m.IsDir() {
+				return &fs.PathError{Op: "open", Path: hostPath, Err: fmt.Errorf("not a directory (%s): %w", kind(m), unix.ENOTDIR)}
+			}
+		}
+	}
+	return &fs.PathError{Op: "open", Path: hostPath, Err: err}
+}
+
+// lstatAt is fstatat(AT_SYMLINK_NOFOLLOW) as an fs.FileMode.
+func lstatAt(dirfd int, name string) (fs.FileMode, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, err
+	}
+	return fileMode(st.Mode), nil
+}
+
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	return mode
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a file"
+}
+
+func split(p string) (dir, base string) {
+	p = clean(p)
+	return path.Dir(p), path.Base(p)
+}
+
+// MaxFileSize bounds what ReadTree reads of one file. Unit and config
+// files are small by nature; a huge file planted in a managed tree is
+// refused rather than read into memory.
+const MaxFileSize = 64 << 20
+
 // ReadTree reads every directory, regular file and symlink under the given
-// host directories. Missing directories read as empty. File contents are
-// read whole: they are unit files and config files, small by nature.
+// host directories, without following any symlink: a link is reported
+// with its target, never read through. Missing directories read as empty;
+// a symlink on the way to one of them is an error naming it. Other file
+// types (FIFOs, sockets, devices) are reported with their mode only and
+// are never opened.
 func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 	out := map[string]host.File{}
 	for _, d := range dirs {
-		base := r.Path(d)
-		err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) && p == base {
-					return fs.SkipDir
-				}
-				return err
-			}
-			rel, err := filepath.Rel(base, p)
-			if err != nil {
-				return err
-			}
-			hp := path.Join(d, filepath.ToSlash(rel))
-			info, err := e.Info()
-			if err != nil {
-				return err
-			}
-			switch {
-			case e.Type()&fs.ModeSymlink != 0:
-				t, err := os.Readlink(p)
-				if err != nil {
-					return err
-				}
-				out[hp] = host.File{Mode: info.Mode(), Link: t}
-			case e.IsDir():
-				out[hp] = host.File{Mode: info.Mode()}
-			case e.Type().IsRegular():
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				out[hp] = host.File{Mode: info.Mode(), Data: data}
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d = clean(d)
+		fd, err := r.openDir(d, false)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", d, err)
+		}
+		m, _ := fstat(fd)
+		out[d] = host.File{Mode: m}
+		err = walk(fd, d, out)
+		unix.Close(fd)
+		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", d, err)
 		}
 	}
 	return out, nil
 }
 
-// WriteFile replaces p atomically with data and mode, creating parent
-// directories (0755) as needed. A directory in the way is removed first:
-// every path syslet writes lies in a tree it owns.
-func (r Root) WriteFile(p string, data []byte, mode uint32) error {
-	full := r.Path(p)
-	dir := filepath.Dir(full)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
+func fstat(fd int) (fs.FileMode, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
 	}
-	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
-		if err := os.RemoveAll(full); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
+	return fileMode(st.Mode), nil
+}
+
+// walk records everything inside the open directory dirfd (host path hp).
+func walk(dirfd int, hp string, out map[string]host.File) error {
+	names, err := readNames(dirfd)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", hp, err)
+	}
+	for _, n := range names {
+		p := path.Join(hp, n)
+		m, err := lstatAt(dirfd, n)
+		if errors.Is(err, unix.ENOENT) {
+			continue // removed since the listing
 		}
-	}
-	if err := writeAtomic(full, data, fs.FileMode(mode)); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
+		if err != nil {
+			return &fs.PathError{Op: "lstat", Path: p, Err: err}
+		}
+		switch {
+		case m&fs.ModeSymlink != 0:
+			t, err := readlinkAt(dirfd, n)
+			if err != nil {
+				return &fs.PathError{Op: "readlink", Path: p, Err: err}
+			}
+			out[p] = host.File{Mode: m, Link: t}
+		case m.IsDir():
+			out[p] = host.File{Mode: m}
+			cfd, err := openSub(dirfd, n)
+			if err != nil {
+				return describe(dirfd, p, n, err)
+			}
+			err = walk(cfd, p, out)
+			unix.Close(cfd)
+			if err != nil {
+				return err
+			}
+		case m.IsRegular():
+			data, mtime, err := readFileAt(dirfd, n, p)
+			if err != nil {
+				return err
+			}
+			out[p] = host.File{Mode: m, Data: data, ModTime: mtime}
+		default:
+			out[p] = host.File{Mode: m}
+		}
 	}
 	return nil
 }
 
-func writeAtomic(full string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(full)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(full)+".syslet-*")
+func readNames(dirfd int) ([]string, error) {
+	dup, err := unix.Dup(dirfd)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	clean := func() { tmp.Close(); os.Remove(tmp.Name()) }
-	if _, err := tmp.Write(data); err != nil {
-		clean()
-		return err
-	}
-	// CreateTemp makes 0600 and umask never applies to Chmod, so the
-	// final mode is exactly the one asked for.
-	if err := tmp.Chmod(mode); err != nil {
-		clean()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		clean()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), full); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return syncDir(dir)
+	f := os.NewFile(uintptr(dup), "dir")
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func readlinkAt(dirfd int, name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// readFileAt reads a regular file without following a symlink and without
+// blocking on a FIFO swapped in after the listing. It also returns the
+// file's modification time.
+func readFileAt(dirfd int, name, hp string) ([]byte, time.Time, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, time.Time{}, describe(dirfd, hp, name, err)
+	}
+	f := os.NewFile(uintptr(fd), hp)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || !fileMode(st.Mode).IsRegular() {
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: err}
+	}
+	if len(data) > MaxFileSize {
+		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+	}
+	return data, time.Unix(st.Mtim.Unix()), nil
+}
+
+// WriteFile replaces p atomically with data and mode, creating parent
+// directories (0755) as needed. A directory in the way is removed first:
+// every path syslet writes lies in a tree it owns. A symlink anywhere on
+// the way, or at p itself, is an error naming it.
+func (r Root) WriteFile(p string, data []byte, mode uint32) error {
+	dir, base := split(p)
+	dfd, err := r.openDir(dir, true)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", clean(p), err)
+	}
+	defer unix.Close(dfd)
+	if err := clearFor(dfd, clean(p), base, false); err != nil {
+		return fmt.Errorf("writing %s: %w", clean(p), err)
+	}
+	if err := writeAt(dfd, base, data, fs.FileMode(mode)); err != nil {
+		return fmt.Errorf("writing %s: %w", clean(p), err)
+	}
+	return nil
+}
+
+// clearFor makes room for a file (dir=false) or directory (dir=true) named
+// base: a symlink there is refused, an entry of the other type removed.
+func clearFor(dirfd int, hp, base string, dir bool) error {
+	m, err := lstatAt(dirfd, base)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return &fs.PathError{Op: "lstat", Path: hp, Err: err}
+	case m&fs.ModeSymlink != 0:
+		return &SymlinkError{Path: hp}
+	case m.IsDir() == dir:
+		return nil
+	}
+	return removeAllAt(dirfd, base)
+}
+
+// tempName is a short random name: it must fit NAME_MAX whatever the
+// length of the name it stands in for.
+func tempName(prefix string) string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func writeAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
+	tmp := tempName(".syslet-")
+	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	f := os.NewFile(uintptr(fd), tmp)
+	fail := func(err error) error {
+		f.Close()
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	// The file is created 0600 and umask never applies to fchmod, so the
+	// final mode is exactly the one asked for.
+	if err := f.Chmod(mode.Perm()); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	return unix.Fsync(dirfd)
+}
+
+// removeAllAt removes dirfd/name and, for a directory, everything in it,
+// never following a symlink: a link is removed, not what it points to.
+func removeAllAt(dirfd int, name string) error {
+	m, err := lstatAt(dirfd, name)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !m.IsDir() {
+		return ignoreMissing(unix.Unlinkat(dirfd, name, 0))
+	}
+	cfd, err := openSub(dirfd, name)
+	if err != nil {
+		return err
+	}
+	names, err := readNames(cfd)
+	if err == nil {
+		for _, n := range names {
+			if err = removeAllAt(cfd, n); err != nil {
+				break
+			}
+		}
+	}
+	unix.Close(cfd)
+	if err != nil {
+		return err
+	}
+	return ignoreMissing(unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR))
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
 }
 
 // WriteDir installs files as the next version of the config directory p
@@ -139,133 +426,187 @@ func syncDir(dir string) error {
 // Per-file links are added or removed after the switch; old versions are
 // deleted last.
 func (r Root) WriteDir(p string, files []host.DirFile) error {
-	full := r.Path(p)
-	if err := r.writeDir(full, files); err != nil {
-		return fmt.Errorf("writing config dir %s: %w", p, err)
+	if err := r.writeDir(clean(p), files); err != nil {
+		return fmt.Errorf("writing config dir %s: %w", clean(p), err)
 	}
 	return nil
 }
 
-func (r Root) writeDir(full string, files []host.DirFile) error {
-	if fi, err := os.Lstat(full); err == nil && !fi.IsDir() {
-		if err := os.Remove(full); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(full, 0o755); err != nil {
+func (r Root) writeDir(p string, files []host.DirFile) error {
+	parent, base := split(p)
+	pfd, err := r.openDir(parent, true)
+	if err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(full)
+	defer unix.Close(pfd)
+	if err := clearFor(pfd, p, base, true); err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(pfd, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		return err
+	}
+	dfd, err := openSub(pfd, base)
+	if err != nil {
+		return describe(pfd, p, base, err)
+	}
+	defer unix.Close(dfd)
+	ents, err := readNames(dfd)
 	if err != nil {
 		return err
 	}
 	next := 1
-	for _, e := range ents {
-		if n, ok := layout.Version(e.Name()); ok && n >= next {
-			next = n + 1
+	for _, n := range ents {
+		if v, ok := layout.Version(n); ok && v >= next {
+			next = v + 1
 		}
 	}
 	vname := layout.VersionName(next)
-	vdir := filepath.Join(full, vname)
-	if err := os.Mkdir(vdir, 0o755); err != nil {
+	if err := unix.Mkdirat(dfd, vname, 0o755); err != nil {
 		return err
 	}
+	vfd, err := openSub(dfd, vname)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(vfd)
 	for _, f := range files {
-		if err := writeAtomic(filepath.Join(vdir, f.Name), f.Content, fs.FileMode(f.Mode)); err != nil {
-			return err
+		if err := writeAt(vfd, f.Name, f.Content, fs.FileMode(f.Mode)); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
-	if err := syncDir(vdir); err != nil {
+	if err := unix.Fsync(vfd); err != nil {
 		return err
 	}
-	if err := replaceLink(full, layout.DataLink, vname); err != nil {
+	if err := replaceLink(dfd, layout.DataLink, vname); err != nil {
 		return err
 	}
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.Name] = true
-		if err := replaceLink(full, f.Name, layout.FileLink(f.Name)); err != nil {
+		if err := replaceLink(dfd, f.Name, layout.FileLink(f.Name)); err != nil {
 			return err
 		}
 	}
-	for _, e := range ents {
-		n := e.Name()
+	for _, n := range ents {
 		_, isVersion := layout.Version(n)
-		switch {
-		case isVersion && n != vname:
-			if err := os.RemoveAll(filepath.Join(full, n)); err != nil {
-				return err
-			}
-		case !layout.Internal(n) && !want[n]:
-			if err := os.RemoveAll(filepath.Join(full, n)); err != nil {
+		if (isVersion && n != vname) || (!layout.Internal(n) && !want[n]) {
+			if err := removeAllAt(dfd, n); err != nil {
 				return err
 			}
 		}
 	}
-	return syncDir(full)
+	return unix.Fsync(dfd)
 }
 
-// replaceLink points dir/name at target through a temporary link and a
-// rename, so the name never disappears.
-func replaceLink(dir, name, target string) error {
-	link := filepath.Join(dir, name)
-	if cur, err := os.Readlink(link); err == nil && cur == target {
+// replaceLink points dirfd/name at target through a temporary link and a
+// rename, so the name never disappears. Whatever was at name (a file, a
+// link) is replaced, never followed.
+func replaceLink(dirfd int, name, target string) error {
+	if cur, err := readlinkAt(dirfd, name); err == nil && cur == target {
 		return nil
 	}
-	if fi, err := os.Lstat(link); err == nil && fi.IsDir() {
-		if err := os.RemoveAll(link); err != nil {
+	if m, err := lstatAt(dirfd, name); err == nil && m.IsDir() {
+		if err := removeAllAt(dirfd, name); err != nil {
 			return err
 		}
 	}
-	tmp := filepath.Join(dir, "..tmp-"+name)
-	os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
+	tmp := tempName("..tmp-")
+	if err := unix.Symlinkat(target, dirfd, tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, link); err != nil {
-		os.Remove(tmp)
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
 		return err
 	}
 	return nil
 }
 
-// Remove deletes p (a file or a whole directory) and then every parent
-// directory left empty, up to but not including stop. A missing p is not
-// an error: the goal is that it does not exist.
+// Remove deletes p (a file, a symlink or a whole directory, never what a
+// symlink points to) and then every parent directory left empty, up to
+// but not including stop. A missing p is not an error: the goal is that
+// it does not exist. A symlink on the way to p is an error naming it.
 func (r Root) Remove(p, stop string) error {
-	full := r.Path(p)
-	if err := os.RemoveAll(full); err != nil {
+	p = clean(p)
+	dir, base := split(p)
+	dfd, err := r.openDir(dir, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", p, err)
+	}
+	err = removeAllAt(dfd, base)
+	if err == nil {
+		err = unix.Fsync(dfd)
+	}
+	unix.Close(dfd)
+	if err != nil {
 		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	if stop == "" {
-		return syncDir(filepath.Dir(full))
+		return nil
 	}
-	limit := r.Path(stop)
-	for dir := filepath.Dir(full); strings.HasPrefix(dir, limit+string(filepath.Separator)); dir = filepath.Dir(dir) {
-		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) > 0 {
+	limit := clean(stop)
+	for d := dir; strings.HasPrefix(d, limit+"/"); d = path.Dir(d) {
+		parent, name := split(d)
+		pfd, err := r.openDir(parent, false)
+		if err != nil {
 			break
 		}
-		if err := os.Remove(dir); err != nil {
+		err = unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR) // fails on a non-empty directory
+		if err == nil {
+			unix.Fsync(pfd)
+		}
+		unix.Close(pfd)
+		if err != nil {
 			break
 		}
-	}
-	if err := syncDir(existingParent(full)); err != nil {
-		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	return nil
 }
 
-func existingParent(p string) string {
-	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-			return d
-		}
+// Exists reports whether p exists (without following any symlink).
+func (r Root) Exists(p string) bool {
+	dir, base := split(p)
+	dfd, err := r.openDir(dir, false)
+	if err != nil {
+		return false
 	}
+	defer unix.Close(dfd)
+	_, err = lstatAt(dfd, base)
+	return err == nil
 }
 
-// Exists reports whether p exists (without following a final symlink).
-func (r Root) Exists(p string) bool {
-	_, err := os.Lstat(r.Path(p))
-	return err == nil
+// Check verifies, before anything is written, that each of the given
+// host paths can be written without meeting a symlink: no existing
+// component of any of them is a link. It returns every problem at once,
+// so `syslet render --out` fails before writing instead of half-way.
+func (r Root) Check(paths ...string) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, p := range paths {
+		comps := components(clean(p))
+		for i := range comps {
+			hp := "/" + strings.Join(comps[:i+1], "/")
+			if seen[hp] {
+				continue
+			}
+			seen[hp] = true
+			parent, base := split(hp)
+			pfd, err := r.openDir(parent, false)
+			if err != nil {
+				break // reported for the parent already, or missing
+			}
+			m, err := lstatAt(pfd, base)
+			unix.Close(pfd)
+			if err != nil {
+				break // missing: nothing below it exists either
+			}
+			if m&fs.ModeSymlink != 0 {
+				errs = append(errs, &SymlinkError{Path: hp})
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

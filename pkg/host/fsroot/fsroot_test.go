@@ -1,6 +1,7 @@
 package fsroot
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -97,5 +98,79 @@ func TestRemovePrunesEmptyParents(t *testing.T) {
 	}
 	if got, _ := r.ReadTree("/does/not/exist"); len(got) != 0 {
 		t.Errorf("missing tree: %v", got)
+	}
+}
+
+// TestNoOperationFollowsASymlink plants a link to an outside directory at
+// every level of a config path; writes, config-dir swaps, removals and
+// reads are refused (or remove only the link) and the outside is intact.
+func TestNoOperationFollowsASymlink(t *testing.T) {
+	const file = "/etc/containers/config/web/etc/app.conf"
+	const dir = "/etc/containers/config/web/etc/app.d"
+	for _, link := range []string{"/etc", "/etc/containers", "/etc/containers/config", "/etc/containers/config/web", "/etc/containers/config/web/etc", file, dir} {
+		t.Run(link, func(t *testing.T) {
+			r, outside := New(t.TempDir()), t.TempDir()
+			os.WriteFile(filepath.Join(outside, "sentinel"), []byte("keep"), 0o644)
+			os.MkdirAll(filepath.Dir(r.Path(link)), 0o755)
+			if err := os.Symlink(outside, r.Path(link)); err != nil {
+				t.Fatal(err)
+			}
+			var se *SymlinkError
+			if err := r.WriteFile(file, []byte("x"), 0o644); link != dir && (!errors.As(err, &se) || se.Path != link) {
+				t.Errorf("WriteFile: %v", err)
+			}
+			if err := r.WriteDir(dir, []host.DirFile{{Name: "a", Content: []byte("x"), Mode: 0o644}}); !errors.Is(err, ErrSymlink) && link != file {
+				t.Errorf("WriteDir: %v", err)
+			}
+			if _, err := r.ReadTree("/etc/containers/config"); link != file && link != dir && link != "/etc/containers/config/web" && link != "/etc/containers/config/web/etc" && !errors.Is(err, ErrSymlink) {
+				t.Errorf("ReadTree: %v", err)
+			}
+			r.Remove(file, "/etc/containers/config")
+			r.Remove(dir, "/etc/containers/config")
+			ents, _ := os.ReadDir(outside)
+			if data, _ := os.ReadFile(filepath.Join(outside, "sentinel")); len(ents) != 1 || string(data) != "keep" {
+				t.Errorf("outside changed: %v %q", ents, data)
+			}
+		})
+	}
+}
+
+// TestLongNamesFit: the temporary names are short, so a config-dir file
+// name of 255 bytes (the validator's limit) is written.
+func TestLongNamesFit(t *testing.T) {
+	r := New(t.TempDir())
+	name := strings.Repeat("n", 255)
+	if err := r.WriteDir("/etc/containers/config/web/d", []host.DirFile{{Name: name, Content: []byte("x"), Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile("/etc/containers/config/web/"+name, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpecialFilesAreNotOpened(t *testing.T) {
+	r := New(t.TempDir())
+	os.MkdirAll(r.Path("/etc/containers/config/web"), 0o755)
+	if err := syscall.Mkfifo(r.Path("/etc/containers/config/web/fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.ReadTree("/etc/containers/config")
+	if err != nil || tree["/etc/containers/config/web/fifo"].Mode&os.ModeNamedPipe == 0 {
+		t.Errorf("ReadTree over a FIFO: %v %v", tree, err)
+	}
+}
+
+// TestRootIsMadeOnWrite: a root that does not exist yet (render --out to a
+// new directory) is created by the first write and reads as empty before.
+func TestRootIsMadeOnWrite(t *testing.T) {
+	r := New(filepath.Join(t.TempDir(), "new", "out"))
+	if tree, err := r.ReadTree("/etc/containers/systemd"); err != nil || len(tree) != 0 {
+		t.Fatalf("missing root: %v %v", tree, err)
+	}
+	if err := r.WriteFile("/etc/containers/systemd/a.container", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Exists("/etc/containers/systemd/a.container") {
+		t.Error("not written")
 	}
 }

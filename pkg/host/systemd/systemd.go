@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -442,6 +443,22 @@ func (m *Manager) NeedDaemonReload(ctx context.Context, names []string) (map[str
 		}
 	}
 	return out, nil
+}
+
+// UnitsLoadedAt returns when systemd last loaded its unit files (at boot
+// or the last daemon-reload): a unit file modified later may need a
+// daemon-reload, none older can.
+func (m *Manager) UnitsLoadedAt(ctx context.Context) (time.Time, error) {
+	v, err := m.conn.GetManagerProperty("UnitsLoadTimestamp")
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading UnitsLoadTimestamp: %w", err)
+	}
+	// The variant prints as "@t <microseconds>".
+	us, err := strconv.ParseUint(strings.TrimPrefix(v, "@t "), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading UnitsLoadTimestamp %q: %w", v, err)
+	}
+	return time.UnixMicro(int64(us)), nil
 }
 
 // LastStarted returns when systemd last started each service's main

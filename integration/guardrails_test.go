@@ -1,0 +1,205 @@
+//go:build integration
+
+package integration
+
+// Issue 8's acceptance on real test hosts: empty input, a planted symlink,
+// a hand edit (drift), adopting hand-written quadlets, and redaction of a
+// 0600 config file.
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syslet/syslet/integration/testhost"
+)
+
+// storedSum fingerprints the stored stream; "absent" when there is none.
+func storedSum(t *testing.T, h *testhost.Host) string {
+	t.Helper()
+	return h.MustRun(t, "sha256sum /etc/syslet/config.json 2>/dev/null || echo absent")
+}
+
+// 1. Input with no JSON value is invalid (exit 2) for apply, --diff and
+// validate: nothing on the host changes and nothing is stored. An explicit
+// [] that would remove every managed unit is refused without
+// --allow-removals, naming what would go.
+func TestGuardEmptyInput(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	if r := h.Run("cat " + specDir + "/*.json | syslet --stdin"); !r.OK() {
+		t.Fatalf("apply from stdin:\n%s", r)
+	}
+	before, stored := snapshot(t, h), storedSum(t, h)
+	h.MustRun(t, "mkdir -p /root/empty && touch /root/empty/README")
+	for _, cmd := range []string{
+		"syslet --stdin </dev/null",
+		"printf ' \\n\\t\\n' | syslet --stdin",
+		"syslet --diff --stdin </dev/null",
+		"syslet validate - </dev/null",
+		"syslet /root/empty",
+		"syslet validate /root/empty",
+	} {
+		r := h.Run(cmd)
+		if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "no JSON value") && !strings.Contains(r.Stderr+r.Stdout, "no *.json file") {
+			t.Errorf("%s: exit %d, want 2 with a reason:\n%s", cmd, r.Code, r)
+		}
+	}
+	r := h.Run("echo '[]' | syslet --stdin")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "--allow-removals") || !strings.Contains(r.Stdout, "web.container") {
+		t.Errorf("[] must be refused naming the units:\n%s", r)
+	}
+	if got := snapshot(t, h); got != before {
+		t.Errorf("/etc/containers changed")
+	}
+	if got := storedSum(t, h); got != stored {
+		t.Errorf("stored config changed: %s -> %s", stored, got)
+	}
+	if st := prop(t, h, "web.service", "ActiveState"); st != "active" {
+		t.Errorf("web.service is %s", st)
+	}
+}
+
+// 2. A symlink planted where syslet keeps a container's config files: the
+// apply is refused naming it (so is --diff), and the link's target is
+// untouched.
+func TestGuardSymlinkPlanted(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	apply(t, h, specDir)
+	h.MustRun(t, "mkdir -p /root/elsewhere && echo precious > /root/elsewhere/keep && rm -rf /etc/containers/config/web && ln -s /root/elsewhere /etc/containers/config/web")
+	editSpec(t, h, "60-web.json", `if .name == "web" then .configFiles[0].content = "<h1>v2</h1>\n" else . end`)
+	target := h.MustRun(t, "cd /root/elsewhere && find . -printf '%p %s\\n' | sort && cat keep")
+	for _, args := range [][]string{{"--diff", specDir}, {specDir}} {
+		r := syslet(h, args...)
+		if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, "/etc/containers/config/web is a symlink") {
+			t.Errorf("syslet %v: exit %d, want 1 naming the link:\n%s", args, r.Code, r)
+		}
+	}
+	if got := h.MustRun(t, "cd /root/elsewhere && find . -printf '%p %s\\n' | sort && cat keep"); got != target {
+		t.Errorf("the link's target changed:\n%s\nwas:\n%s", got, target)
+	}
+}
+
+// 3. A hand-edited managed unit: the plan shows drift, an apply keeps the
+// edit, --force replaces it.
+func TestGuardDrift(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	apply(t, h, specDir)
+	unit := "/etc/containers/systemd/db.container"
+	h.MustRun(t, `sed -i '/^\[Container\]/a Environment=TUNED_BY_HAND=1' `+unit)
+	edited := h.MustRun(t, "cat "+unit)
+
+	d := syslet(h, "--diff", specDir)
+	if !d.OK() || !strings.Contains(d.Stdout, "db.container") || !strings.Contains(d.Stdout, "drift") || !strings.Contains(d.Stdout, "TUNED_BY_HAND") {
+		t.Errorf("--diff must show the drift with its diff:\n%s", d)
+	}
+	apply(t, h, specDir)
+	if got := h.MustRun(t, "cat "+unit); got != edited {
+		t.Errorf("apply overwrote the hand edit:\n%s", got)
+	}
+	if r := syslet(h, "--force", specDir); !r.OK() {
+		t.Fatalf("apply --force:\n%s", r)
+	}
+	if got := h.MustRun(t, "cat "+unit); strings.Contains(got, "TUNED_BY_HAND") {
+		t.Errorf("--force kept the hand edit:\n%s", got)
+	}
+	if d := syslet(h, "--diff", specDir); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("after --force the host must match the specs:\n%s", d)
+	}
+}
+
+// 4. Hand-written quadlets of the kinds podman's documentation shows
+// (volumes, networks, containers using them, health checks, a build and a
+// container from it, a oneshot job), started by hand, then adopted: the
+// apply of the adopted specs restarts nothing, and the next plan is empty.
+func TestGuardAdopt(t *testing.T) {
+	t.Parallel()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket && podman pull -q localhost:5000/busybox:latest")
+	root, err := testhost.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/quadlets"), "/root/quadlets"))
+	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/builds/app"), "/etc/containers/builds/app"))
+	h.MustRun(t, "mkdir -p /etc/containers/systemd && cp /root/quadlets/* /etc/containers/systemd/ && systemctl daemon-reload")
+	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service",
+		"data-volume.service", "cache-volume.service", "front-network.service", "back-network.service", "app-build.service"}
+	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service")
+	for _, s := range services {
+		if s == "app-build.service" {
+			continue // a build is a oneshot that ends once the image exists
+		}
+		if r := h.Eventually("systemctl is-active -q "+s, 60*time.Second); !r.OK() {
+			t.Fatalf("%s not active after a start by hand:\n%s", s, h.Run("systemctl status --no-pager "+s))
+		}
+	}
+	before := invocations(t, h, services...)
+
+	r := h.Run("syslet adopt /etc/containers/systemd/*.container /etc/containers/systemd/*.volume /etc/containers/systemd/*.network /etc/containers/systemd/*.build > /root/adopted.json")
+	if !r.OK() || strings.Contains(r.Stderr, "note:") {
+		t.Fatalf("adopt:\n%s", r)
+	}
+	c := cursor(t, h)
+	a := syslet(h, "/root/adopted.json")
+	if !a.OK() || !strings.Contains(a.Stdout, "taken over") {
+		t.Fatalf("applying the adopted specs:\n%s", a)
+	}
+	if strings.Contains(a.Stdout, "restart") && !strings.Contains(a.Stdout, "0 to change") {
+		t.Errorf("the plan of the adopted specs restarts something:\n%s", a.Stdout)
+	}
+	after := invocations(t, h, services...)
+	for _, s := range services {
+		if before[s] != after[s] {
+			t.Errorf("%s was restarted by the apply of the adopted specs (InvocationID %s -> %s)", s, before[s], after[s])
+		}
+	}
+	// Only the adopted services count: talking to podman's API may start
+	// podman.service through its socket.
+	for _, j := range systemdJobs(t, h, c) {
+		for _, s := range services {
+			if strings.HasPrefix(j, "Stopping "+s) || strings.HasPrefix(j, "Starting "+s) {
+				t.Errorf("systemd job on an adopted unit during the apply: %s", j)
+			}
+		}
+	}
+	t.Logf("apply of the adopted specs:\n%s", a.Stdout)
+	if d := syslet(h, "--diff", "/root/adopted.json"); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("second plan after adopting must be empty:\n%s", d)
+	}
+}
+
+// 5. The content of a 0600 config file appears nowhere in syslet's output
+// (plan, apply), in the system journal, or in syslet's run journal.
+func TestGuardPrivateContentHidden(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	apply(t, h, specDir)
+	const secret = "zq9-private-token-4711"
+	editSpec(t, h, "60-web.json", `if .name == "web" then .configFiles[1].content = "H:/www\n# token `+secret+`\n" else . end`)
+	c := cursor(t, h)
+	d := syslet(h, "--diff", specDir)
+	j := syslet(h, "--diff", "--output", "json", specDir)
+	a := apply(t, h, specDir)
+	for name, out := range map[string]string{"--diff": d.Stdout + d.Stderr, "--output json": j.Stdout + j.Stderr, "apply": a.Stdout + a.Stderr} {
+		if strings.Contains(out, secret) || strings.Contains(out, "H:/www") {
+			t.Errorf("%s printed the 0600 file's content:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(d.Stdout, "(content hidden: mode 0600") {
+		t.Errorf("--diff must describe the hidden change:\n%s", d.Stdout)
+	}
+	if got := h.MustRun(t, "grep -c "+secret+" /etc/containers/config/web/etc/httpd.conf"); strings.TrimSpace(got) != "1" {
+		t.Errorf("the file itself was not written")
+	}
+	if out, err := h.JournalSince(c); err != nil || strings.Contains(out, secret) {
+		t.Errorf("the journal holds the 0600 file's content (or could not be read: %v)", err)
+	}
+	// Nor syslet's own run journal, nor anything else it keeps.
+	if r := h.Run("test -s /var/lib/syslet/runs.jsonl && ! grep -rl " + secret + " /var/lib/syslet /run/syslet"); !r.OK() {
+		t.Errorf("syslet's run journal is missing or holds the 0600 file's content:\n%s", r)
+	}
+}

@@ -1,0 +1,215 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+// Drift: syslet records in each unit's [X-Syslet] marker the digest of the
+// unit file it wrote and of every config and build-context file it wrote
+// for it (render.seal). A managed file whose content no longer matches its
+// recorded digest was edited by hand. The plan does not overwrite such a
+// unit or its files — it shows them as drift, with the diff of what an
+// apply would put back — unless the operator forces it (Options.Force).
+// Units without a recorded digest (written by the earlier syslet, or an
+// older version of this one) are never drift.
+
+// Options tune how a plan is built.
+type Options struct {
+	// Force overwrites managed files that were edited by hand.
+	Force bool
+	// Written holds, by host path, the content digests (Action.Digest)
+	// of files an unfinished earlier run was writing: syslet's own
+	// content, even where no marker records it yet.
+	Written map[string]map[string]bool
+}
+
+// Drifted reports whether the plan holds any unit back because it was
+// edited by hand.
+func (p *Plan) Drifted() bool {
+	return slices.ContainsFunc(p.Units, func(u UnitChange) bool { return u.Effect == EffectDrift })
+}
+
+// unitEdited reports whether an installed unit file no longer matches the
+// digest syslet recorded in it. It removes the Digest= line of the marker
+// from the raw bytes (not a re-serialisation, so an edited comment or
+// blank line counts too) and digests the rest.
+func unitEdited(data []byte) (recorded, edited bool) {
+	var rest bytes.Buffer
+	var want string
+	section := ""
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line = data[:i+1]
+		}
+		data = data[len(line):]
+		t := strings.TrimSpace(string(line))
+		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			section = t[1 : len(t)-1]
+		}
+		if k, v, ok := strings.Cut(t, "="); ok && section == unit.Syslet && strings.TrimSpace(k) == unit.KeyDigest {
+			want = strings.TrimSpace(v)
+			continue
+		}
+		rest.Write(line)
+	}
+	if want == "" {
+		return false, false
+	}
+	return true, render.Digest(rest.Bytes()) != want
+}
+
+// recordedFiles reads the FileDigest= lines of an installed marker: host
+// path → digest.
+func recordedFiles(f *unit.File) map[string]string {
+	out := map[string]string{}
+	if f == nil {
+		return out
+	}
+	for _, v := range f.Lookup(unit.Syslet, unit.KeyFileDigest) {
+		if d, p, ok := strings.Cut(v, " "); ok {
+			out[p] = d
+		}
+	}
+	return out
+}
+
+// edits lists the managed files of an installed unit that were edited by
+// hand and that this plan would change: the unit file itself (when want
+// differs from it) and recorded files whose desired content (by path, nil
+// when no longer desired) differs from what is on disk.
+func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []string {
+	var paths []string
+	// A unit edit only matters when the plan would rewrite the unit: one
+	// that still means what the specs say (a comment, a reordering) is
+	// left as it is anyway.
+	if rec, edited := unitEdited(iu.data); rec && edited && !bytes.Equal(iu.data, want) &&
+		(want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
+		paths = append(paths, iu.path)
+	}
+	rec := recordedFiles(iu.file)
+	keys := make([]string, 0, len(rec))
+	for p := range rec {
+		keys = append(keys, p)
+	}
+	slices.Sort(keys)
+	for _, p := range keys {
+		cur, ok := b.obs.Files[p]
+		if !ok || cur.Link != "" || cur.Mode.IsDir() || render.Digest(cur.Data) == rec[p] {
+			continue // missing or syslet's own content: nothing to protect
+		}
+		if d, ok := desired[p]; ok && bytes.Equal(d, cur.Data) {
+			continue // the specs now say what the hand edit says
+		}
+		if b.opts.Written[p][contentDigest(cur.Data)] {
+			continue // an interrupted run wrote it before recording it
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// held is the drift hook of compare: it reports whether the desired unit
+// u must be left alone because the operator edited its installed files.
+// It then records the unit as drift, with diffs, and the plan makes no
+// change for it.
+func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
+	desired := map[string][]byte{}
+	for _, f := range b.ownFiles[u.FileName] {
+		desired[f.Path] = f.Content
+	}
+	want := u.File.Bytes()
+	edited := b.edits(iu, want, desired)
+	if len(edited) == 0 {
+		return false
+	}
+	if b.opts.Force {
+		uc.Reasons = append(uc.Reasons, "edited by hand ("+strings.Join(edited, ", ")+"); replaced because of --force")
+		return false
+	}
+	st := b.state(u.Service, iu)
+	uc.State, uc.Before = st, beforeState(st)
+	b.drift(iu, uc, edited, want, desired)
+	b.p.Future[u.FileName] = iu.data
+	return true
+}
+
+// heldStale is the drift hook for an installed unit no spec declares any
+// more: a hand-edited unit is not removed without --force.
+func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
+	if b.opts.Force {
+		return false
+	}
+	edited := b.edits(iu, nil, nil)
+	if len(edited) == 0 {
+		return false
+	}
+	b.drift(iu, uc, edited, nil, nil)
+	return true
+}
+
+func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []string, want []byte, desired map[string][]byte) {
+	uc.Effect = EffectDrift
+	uc.After = uc.Before
+	uc.Reasons = []string{"edited by hand since syslet wrote it (" + strings.Join(edited, ", ") + "); kept: --force replaces it"}
+	for _, p := range edited {
+		if p == iu.path {
+			uc.Diff = unifiedDiff(p, iu.data, want)
+			continue
+		}
+		cur := b.obs.Files[p]
+		d, ok := desired[p]
+		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "!", Kind: render.ConfigFile, Owner: iu.fileName,
+			OldMode: uint32(cur.Mode.Perm()), NewMode: uint32(cur.Mode.Perm()),
+			Diff: fileDiff(p, uint32(cur.Mode.Perm()), cur.Data, true, uint32(cur.Mode.Perm()), d, ok)})
+	}
+	b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", strings.Join(edited, ", "))})
+}
+
+// takeOver decides whether an installed unit without syslet's marker may
+// become syslet's: only when the desired unit means exactly what the file
+// already says (SameMeaning), so rewriting it with the marker changes
+// nothing systemd or podman would act on. This is how `syslet adopt`
+// takes over a host that runs hand-written quadlets without a restart.
+func (b *builder) takeOver(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
+	if iu.file == nil || !SameMeaning(iu.file, u.File) {
+		return false
+	}
+	uc.Reasons = append(uc.Reasons, "taken over: the specs say exactly what the hand-written unit says; syslet adds its marker")
+	return true
+}
+
+// SameMeaning reports whether two unit files configure the same thing:
+// equal after dropping syslet's marker and [Unit] Description, ignoring
+// the order of sections and of different keys (the order of one key's
+// repeated values is kept: it can matter).
+func SameMeaning(a, b *unit.File) bool {
+	return bytes.Equal(meaning(a), meaning(b))
+}
+
+func meaning(f *unit.File) []byte {
+	g := f.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription)
+	secs := slices.Clone(g.Sections)
+	slices.SortStableFunc(secs, func(x, y *unit.Section) int { return strings.Compare(x.Name, y.Name) })
+	n := &unit.File{}
+	for _, s := range secs {
+		es := slices.Clone(s.Entries)
+		slices.SortStableFunc(es, func(x, y unit.Entry) int { return strings.Compare(x.Key, y.Key) })
+		n.Sections = append(n.Sections, &unit.Section{Name: s.Name, Entries: es})
+	}
+	return n.Bytes()
+}
+
+func wantFile(want []byte) *unit.File {
+	f, err := unit.Parse(want)
+	if err != nil {
+		return &unit.File{}
+	}
+	return f
+}

@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/syslet/syslet/render"
+)
+
+// MassRemoval is the removal guard's threshold: removing removed of the
+// managed units syslet finds installed is a mass removal when it takes all
+// of them, or more than half of them when there are more than four. Such a
+// plan is far more often an upstream mistake (a truncated export, the
+// wrong directory, an empty push) than an intent.
+func MassRemoval(managed, removed int) bool {
+	switch {
+	case removed <= 0 || managed <= 0:
+		return false
+	case removed >= managed:
+		return true
+	}
+	return managed > 4 && 2*removed > managed
+}
+
+// GuardRemovals refuses the plan when it is a mass removal (see
+// MassRemoval), listing every unit that would go. The caller skips it when
+// the operator asked for the removals (--allow-removals).
+func (p *Plan) GuardRemovals() {
+	managed := 0
+	var gone []string
+	for _, u := range p.Units {
+		switch u.Effect {
+		case EffectCreate, EffectIgnore:
+			continue // not installed, or not syslet's
+		case EffectRemove:
+			gone = append(gone, u.FileName)
+		}
+		managed++
+	}
+	if !MassRemoval(managed, len(gone)) {
+		return
+	}
+	p.Refusals = append(p.Refusals, Refusal{Unit: "removals", Message: fmt.Sprintf(
+		"the plan removes %d of the %d managed units (%s); that looks like missing specs rather than an intent, so nothing is removed: pass --allow-removals to remove them",
+		len(gone), managed, strings.Join(gone, ", "))})
+}
+
+// linkRefusals refuses every desired unit, file and config dir whose path,
+// or a directory on the way to it, is a symlink on the host. The file
+// layer would refuse to write through it anyway; finding it here makes
+// --diff say so and keeps an apply from stopping half-way. (Links inside a
+// config dir — ..data and the per-file links — are syslet's own and lie
+// below the paths checked.)
+func linkRefusals(out *render.Output, obs *Observed) []Refusal {
+	var refs []Refusal
+	seen := map[string]bool{}
+	check := func(p, owner, source string, dir bool) {
+		for a := p; a != "/" && a != "."; a = path.Dir(a) {
+			f, ok := obs.Files[a]
+			if !ok || f.Link == "" || seen[a] {
+				continue
+			}
+			seen[a] = true
+			refs = append(refs, Refusal{Unit: owner, Source: source, Message: fmt.Sprintf(
+				"%s is a symlink (to %s) where syslet expects a %s; syslet never writes through symlinks in the trees it manages: remove it or replace it with a real %s",
+				a, f.Link, expects(a, p, dir), expects(a, p, dir))})
+		}
+	}
+	for _, u := range out.Units {
+		check(u.Path, u.FileName, u.Spec.Source+" "+u.Spec.Path(), false)
+	}
+	owners := map[string]*render.Unit{}
+	for _, u := range out.Units {
+		owners[u.FileName] = u
+	}
+	src := func(owner string) string {
+		if u := owners[owner]; u != nil {
+			return u.Spec.Source + " " + u.Spec.Path()
+		}
+		return ""
+	}
+	for _, f := range out.Files {
+		check(f.Path, f.Owner, src(f.Owner), false)
+	}
+	for _, d := range out.Dirs {
+		check(d.Path, d.Owner, src(d.Owner), true)
+	}
+	return refs
+}
+
+func expects(a, leaf string, leafDir bool) string {
+	if a == leaf && !leafDir {
+		return "file"
+	}
+	return "directory"
+}

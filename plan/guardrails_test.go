@@ -1,0 +1,182 @@
+package plan_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+func format(p *plan.Plan) string {
+	var b bytes.Buffer
+	p.Format(&b)
+	return b.String()
+}
+
+func TestDriftHoldsHandEditsUnlessForced(t *testing.T) {
+	out := renderStream(t, base)
+	unitPath := "/etc/containers/systemd/api.container"
+	confPath := "/etc/containers/config/web/etc/web.conf"
+	for _, tt := range []struct {
+		name, path, edit string
+		held             string
+	}{
+		{"unit edited", unitPath, "Environment=TUNED_BY_HAND=1\n", "api.container"},
+		{"config file edited", confPath, "a=hand\n", "web.container"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := install(t, out)
+			cur, err := os.ReadFile(h.root.Path(tt.path))
+			must(t, err)
+			data := []byte(strings.Replace(string(cur), "[Container]\n", "[Container]\n"+tt.edit, 1))
+			if tt.path == confPath {
+				data = []byte(tt.edit)
+			}
+			must(t, os.WriteFile(h.root.Path(tt.path), data, 0o644))
+			h.reread(t)
+
+			p := plan.Build(out, h.obs)
+			if effect(p, tt.held) != plan.EffectDrift || !p.Drifted() {
+				t.Fatalf("effect of %s = %s, want drift", tt.held, effect(p, tt.held))
+			}
+			if len(p.Actions) != 0 {
+				t.Errorf("a drifted unit must not be touched: %q", actions(p))
+			}
+			text := format(p)
+			if !strings.Contains(text, "! "+tt.held) || !strings.Contains(text, "--force") || !strings.Contains(text, "hand") {
+				t.Errorf("plan must show the drift and its diff:\n%s", text)
+			}
+
+			forced := plan.BuildWith(out, h.obs, plan.Options{Force: true})
+			if forced.Drifted() || len(forced.Actions) == 0 {
+				t.Errorf("--force must replace the edit: %q", actions(forced))
+			}
+		})
+	}
+}
+
+func TestUnitWithoutDigestIsNotDrift(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	// An older syslet wrote units without Digest= lines; they are managed
+	// (marker present) and replaced as before, never held as drift.
+	p := h.root.Path("/etc/containers/systemd/api.container")
+	data, err := os.ReadFile(p)
+	must(t, err)
+	var kept []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "Digest=") {
+			kept = append(kept, l)
+		}
+	}
+	must(t, os.WriteFile(p, []byte(strings.Join(kept, "\n")+"# old\n"), 0o644))
+	h.reread(t)
+	pl := plan.Build(out, h.obs)
+	if pl.Drifted() || effect(pl, "api.container") != plan.EffectMetadata {
+		t.Errorf("api.container: effect %s, want metadata-only", effect(pl, "api.container"))
+	}
+}
+
+func TestStaleHandEditedUnitIsKept(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	p := h.root.Path("/etc/containers/systemd/idle.container")
+	data, _ := os.ReadFile(p)
+	must(t, os.WriteFile(p, append(data, "# mine now\n"...), 0o644))
+	h.reread(t)
+	less := renderStream(t, strings.Replace(base, `{"apiVersion":"v1","type":"container","name":"idle","desiredState":"stopped","unit":{"Container":{"Image":"registry.example/idle:1"}}}`, "", 1))
+	pl := plan.Build(less, h.obs)
+	if effect(pl, "idle.container") != plan.EffectDrift {
+		t.Errorf("a hand-edited stale unit must be kept, got %s (%q)", effect(pl, "idle.container"), actions(pl))
+	}
+}
+
+func TestTakeOverHandWrittenUnitWithSameMeaning(t *testing.T) {
+	out := renderStream(t, `{"apiVersion":"v1","type":"container","name":"web","unit":{"Unit":{"Description":"web"},"Container":{"Image":"registry.example/web:1","PublishPort":["8080:80","8443:443"]},"Service":{"Restart":"always"},"Install":{"WantedBy":"multi-user.target default.target"}}}`)
+	h := install(t, &render.Output{})
+	hand := "# written by hand\n[Container]\nPublishPort=8080:80\nImage=registry.example/web:1\nContainerName=web\nPublishPort=8443:443\n\n[Install]\nWantedBy=multi-user.target default.target\n[Service]\nRestart=always\n[Unit]\nDescription=my web server\n"
+	must(t, h.root.WriteFile("/etc/containers/systemd/web.container", []byte(hand), 0o644))
+	h.obs.Images["registry.example/web:1"] = true
+	h.obs.Units["web.service"] = host.UnitState{Name: "web.service", LoadState: "loaded", ActiveState: "active"}
+	h.reread(t)
+	p := plan.Build(out, h.obs)
+	if !p.Appliable() || effect(p, "web.container") != plan.EffectMetadata {
+		t.Fatalf("same meaning: want metadata-only, got %s refusals %v actions %q", effect(p, "web.container"), p.Refusals, actions(p))
+	}
+	// A different meaning (another port) is still not syslet's to change.
+	must(t, h.root.WriteFile("/etc/containers/systemd/web.container", []byte(strings.Replace(hand, "8443:443", "9443:443", 1)), 0o644))
+	h.reread(t)
+	if p := plan.Build(out, h.obs); p.Appliable() {
+		t.Errorf("a hand-written unit with another meaning must be refused: %q", actions(p))
+	}
+}
+
+func TestSymlinkOnTheWayIsRefused(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	elsewhere := t.TempDir()
+	must(t, os.RemoveAll(h.root.Path("/etc/containers/config/web")))
+	must(t, os.Symlink(elsewhere, h.root.Path("/etc/containers/config/web")))
+	h.reread(t)
+	p := plan.Build(out, h.obs)
+	if p.Appliable() {
+		t.Fatalf("a symlinked config dir must be refused: %q", actions(p))
+	}
+	if text := format(p); !strings.Contains(text, "/etc/containers/config/web is a symlink") {
+		t.Errorf("the refusal must name the link:\n%s", text)
+	}
+}
+
+func TestPrivateFileContentIsHidden(t *testing.T) {
+	secret := "password=hunter2-do-not-print"
+	stream := strings.Replace(base, `"content":"a=1\n"}`, `"content":"a=1\n","mode":"0600"}`, 1)
+	out := renderStream(t, stream)
+	h := install(t, out)
+	next := renderStream(t, strings.Replace(stream, `"a=1\n"`, `"`+secret+`\n"`, 1))
+	p := plan.Build(next, h.obs)
+	text := format(p)
+	if strings.Contains(text, "hunter2") || strings.Contains(text, "a=1") {
+		t.Errorf("content of a 0600 file printed:\n%s", text)
+	}
+	if !strings.Contains(text, "(content hidden: mode 0600, 4 bytes, sha256 ") {
+		t.Errorf("want a hidden-content line:\n%s", text)
+	}
+}
+
+func TestControlCharactersInHostNamesAreEscaped(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	must(t, os.WriteFile(h.root.Path("/etc/containers/config/web/evil\x1b[2J\nname"), []byte("x"), 0o644))
+	h.reread(t)
+	text := format(plan.Build(out, h.obs))
+	if strings.Contains(text, "\x1b") || !strings.Contains(text, `evil\x1b[2J\x0aname`) {
+		t.Errorf("name not escaped:\n%q", text)
+	}
+}
+
+// TestInterruptedRunIsNotDrift: a run stopped after writing a config file
+// (step 3) but before the unit recording its digest (step 4) left content
+// no marker knows; the journal's digests say it is syslet's own.
+func TestInterruptedRunIsNotDrift(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	conf := "/etc/containers/config/web/etc/web.conf"
+	must(t, os.WriteFile(h.root.Path(conf), []byte("a=interrupted\n"), 0o644))
+	h.reread(t)
+	next := renderStream(t, strings.Replace(base, `"a=1\n"`, `"a=3\n"`, 1))
+	if p := plan.Build(next, h.obs); !p.Drifted() {
+		t.Fatalf("without the journal the file looks hand-edited")
+	}
+	sum := sha256.Sum256([]byte("a=interrupted\n"))
+	written := map[string]map[string]bool{conf: {hex.EncodeToString(sum[:]): true}}
+	p := plan.BuildWith(next, h.obs, plan.Options{Written: written})
+	if p.Drifted() || effect(p, "web.container") != plan.EffectRestart {
+		t.Errorf("effect %s, want restart", effect(p, "web.container"))
+	}
+}
