@@ -306,13 +306,15 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, r
 	if u == nil {
 		return p, nil
 	}
-	var oneshots []string
+	// When systemd last started each unit an unfinished start names: a
+	// oneshot it ran for that run must not run again.
+	var starts []string
 	for _, a := range u.Actions {
 		if a.Op == plan.OpStart {
-			oneshots = append(oneshots, a.Target)
+			starts = append(starts, a.Target)
 		}
 	}
-	started, err := h.lastStarted(ctx, oneshots)
+	started, err := h.lastStarted(ctx, starts)
 	if err != nil {
 		return nil, err
 	}
