@@ -29,13 +29,13 @@ func (b *builder) seal(files []File) {
 	b.add(unit.Syslet, unit.KeyDigest, Digest(b.u.File.Bytes()), origin)
 }
 
-// filesOf returns the files rendered so far for one unit file.
+// filesOf returns the files of the unit being rendered. They are the
+// files appended last, so only that run is read: scanning every file
+// rendered so far made rendering quadratic in the number of units.
 func (o *Output) filesOf(owner string) []File {
-	var fs []File
-	for _, f := range o.Files {
-		if f.Owner == owner {
-			fs = append(fs, f)
-		}
+	i := len(o.Files)
+	for i > 0 && o.Files[i-1].Owner == owner {
+		i--
 	}
-	return fs
+	return o.Files[i:len(o.Files):len(o.Files)]
 }
