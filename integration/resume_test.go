@@ -186,22 +186,18 @@ func deployJobs(t *testing.T, h *testhost.Host, since string) []string {
 	return jobs
 }
 
-func TestKillAtEveryStepResumes(t *testing.T) {
-	t.Parallel()
-	for n := 1; n <= 9; n++ {
-		t.Run(fmt.Sprintf("step%d", n), func(t *testing.T) {
-			t.Parallel()
-			resumeScenario(t, n, "KILL")
-		})
-	}
-}
+func TestKillAtEveryStepResumes(t *testing.T) { atEveryStep(t, "KILL") }
 
-func TestTermAtEveryStepResumes(t *testing.T) {
+func TestTermAtEveryStepResumes(t *testing.T) { atEveryStep(t, "TERM") }
+
+// atEveryStep runs resumeScenario for each of the nine steps, each on a
+// host of its own.
+func atEveryStep(t *testing.T, sig string) {
 	t.Parallel()
 	for n := 1; n <= 9; n++ {
 		t.Run(fmt.Sprintf("step%d", n), func(t *testing.T) {
 			t.Parallel()
-			resumeScenario(t, n, "TERM")
+			resumeScenario(t, n, sig)
 		})
 	}
 }
