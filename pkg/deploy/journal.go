@@ -59,11 +59,7 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 			break
 		}
 	}
-	if last == nil {
-		return nil
-	}
-	switch last.Result() {
-	case runlog.ResultOK, runlog.ResultNoChanges:
+	if last == nil || !last.LeftWorkUndone() {
 		return nil
 	}
 	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time}
@@ -84,8 +80,7 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 func writtenByUnfinished(runs []*runlog.RunInfo) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, r := range runs {
-		switch r.Result() {
-		case runlog.ResultOK, runlog.ResultNoChanges, runlog.ResultRefused:
+		if !r.LeftWorkUndone() {
 			continue
 		}
 		for _, a := range r.Intent.Actions {

@@ -284,6 +284,17 @@ func (ri *RunInfo) Result() string {
 	return ri.End.Result
 }
 
+// LeftWorkUndone reports whether the run may have changed the host without
+// finishing: it never closed, was interrupted or failed. Runs that ended
+// well, changed nothing or were refused before any change did not.
+func (ri *RunInfo) LeftWorkUndone() bool {
+	switch ri.Result() {
+	case ResultOK, ResultNoChanges, ResultRefused:
+		return false
+	}
+	return true
+}
+
 // Done reports whether the action with this index landed.
 func (ri *RunInfo) Done(i int) bool { return ri.landed()[i] }
 

@@ -148,6 +148,11 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 		p.i++
 		return n, nil
 	}
+	// Duplicate keys: a linear scan while the object is small (objects in
+	// specs have a handful of keys), a set once it grows (maps such as
+	// Environment), so a large object stays linear as in the token-based
+	// reader.
+	var seen map[string]bool
 	for {
 		p.ws()
 		if p.peek() != '"' {
@@ -166,43 +171,22 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A linear scan: objects in specs have a handful of keys, except
-		// maps such as Environment, which are checked for duplicates the
-		// same way by the token-based reader (a set), so stay linear there.
-		if len(n.keys) > 16 {
-			return p.bigObject(n, k, v, depth)
+		if seen == nil && len(n.keys) > 16 {
+			seen = make(map[string]bool, 2*len(n.keys))
+			for _, k := range n.keys {
+				seen[k] = true
+			}
 		}
-		if n.get(k) != nil {
-			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
-		} else {
-			n.keys = append(n.keys, k)
-			n.vals = append(n.vals, v)
-		}
-		p.ws()
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return n, nil
-		default:
-			return nil, errSlowPath
-		}
-	}
-}
-
-// bigObject continues an object that has many keys with a set for the
-// duplicate check.
-func (p *fastParser) bigObject(n *node, k string, v *node, depth int) (*node, error) {
-	seen := make(map[string]bool, 2*len(n.keys))
-	for _, k := range n.keys {
-		seen[k] = true
-	}
-	for {
-		if seen[k] {
-			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
-		} else {
+		var dup bool
+		if seen != nil {
+			dup = seen[k]
 			seen[k] = true
+		} else {
+			dup = n.get(k) != nil
+		}
+		if dup {
+			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
+		} else {
 			n.keys = append(n.keys, k)
 			n.vals = append(n.vals, v)
 		}
@@ -215,22 +199,6 @@ func (p *fastParser) bigObject(n *node, k string, v *node, depth int) (*node, er
 			return n, nil
 		default:
 			return nil, errSlowPath
-		}
-		p.ws()
-		if p.peek() != '"' {
-			return nil, errSlowPath
-		}
-		var err error
-		if k, err = p.str(); err != nil {
-			return nil, err
-		}
-		p.ws()
-		if p.peek() != ':' {
-			return nil, errSlowPath
-		}
-		p.i++
-		if v, err = p.value(&node{parent: n, key: k}, depth+1); err != nil {
-			return nil, err
 		}
 	}
 }
