@@ -89,9 +89,12 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 	// A unit edit only matters when the plan would rewrite the unit: one
 	// that still means what the specs say (a comment, a reordering) is
 	// left as it is anyway.
-	if rec, edited := unitEdited(iu.data); rec && edited && !bytes.Equal(iu.data, want) &&
-		(want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
-		paths = append(paths, iu.path)
+	// Bytes equal to the desired unit are syslet's, digest or not: compared
+	// first, as that is every unit of a converged host.
+	if !bytes.Equal(iu.data, want) {
+		if rec, edited := unitEdited(iu.data); rec && edited && (want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
+			paths = append(paths, iu.path)
+		}
 	}
 	rec := recordedFiles(iu.file)
 	keys := make([]string, 0, len(rec))
@@ -119,12 +122,11 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 // u must be left alone because the operator edited its installed files.
 // It then records the unit as drift, with diffs, and the plan makes no
 // change for it.
-func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
+func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want []byte) bool {
 	desired := map[string][]byte{}
 	for _, f := range b.ownFiles[u.FileName] {
 		desired[f.Path] = f.Content
 	}
-	want := u.File.Bytes()
 	edited := b.edits(iu, want, desired)
 	if len(edited) == 0 {
 		return false
