@@ -63,6 +63,21 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 		}
 		h.MustRun(t, "mv /root/60-web.json.orig "+specDir+"/60-web.json")
 	}
+	// The converter check runs beside the wait for the apply lock: while
+	// another apply holds the lock, specs it rejects are reported at once,
+	// not after the lock is released or the wait times out.
+	h.MustRun(t, "cp "+specDir+"/60-web.json /root/60-web.json.orig")
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Container.ReloadSignal = "SIGHUP" else . end`)
+	// A service holding the lock as an apply does (flock), outside the SSH
+	// session so that it outlives the command that starts it.
+	h.MustRun(t, `mkdir -p /run/syslet && systemd-run --quiet --unit=lockholder bash -c 'exec 9>/run/syslet/apply.lock; flock 9; exec sleep 300' &&
+for i in $(seq 50); do flock -n /run/syslet/apply.lock true || break; sleep 0.1; done; ! flock -n /run/syslet/apply.lock true`)
+	r := syslet(h, "--lock-timeout", "90s", specDir)
+	h.MustRun(t, "systemctl stop lockholder")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "ReloadSignal needs podman 5.5") || strings.Contains(r.Stderr, "within") {
+		t.Errorf("invalid specs while another apply holds the lock: want exit 2 with the finding at once, got:\n%s", r)
+	}
+	h.MustRun(t, "mv /root/60-web.json.orig "+specDir+"/60-web.json")
 	if prop(t, h, "web.service", "InvocationID") != inv {
 		t.Error("web.service was restarted by applies that were refused")
 	}
