@@ -114,10 +114,11 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		return obs, nil
 	}
 	obs.StoreKnown = true
-	// The secret store is read when secrets are declared, or when syslet
-	// has managed this host before (to prune secrets it no longer
-	// declares); a fresh host with no secrets never needs podman for it.
-	if len(out.Secrets) > 0 || managedBefore(files) {
+	// The secret store is read when secrets are declared (external ones
+	// too: they must exist), or when syslet has managed this host before
+	// (to prune secrets it no longer declares); a fresh host with no
+	// secrets never needs podman for it.
+	if len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0 || managedBefore(files) {
 		secs, err := src.Store.Secrets(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing podman secrets: %w", err)

@@ -91,8 +91,12 @@ func mountDest(l Line) string {
 }
 
 // secretName is the podman secret a container Secret= line names.
-func secretName(l Line) string {
-	n, _, _ := strings.Cut(l.Value, ",")
+func secretName(l Line) string { return SecretName(l.Value) }
+
+// SecretName is the podman secret a [Container] Secret= value names:
+// "NAME" or "NAME,type=env,target=VAR".
+func SecretName(value string) string {
+	n, _, _ := strings.Cut(value, ",")
 	return n
 }
 

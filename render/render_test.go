@@ -18,7 +18,8 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // dump prints everything a render produced in one reviewable text: each
 // unit file whole, each config / context file with its mode, each config
-// dir file, each secret's podman names (never the ciphertext).
+// dir file, each secret's podman names (never the ciphertext), each
+// external secret's name.
 func dump(o *render.Output) string {
 	var b strings.Builder
 	for _, u := range o.Units {
@@ -37,6 +38,9 @@ func dump(o *render.Output) string {
 		for _, k := range s.Keys {
 			fmt.Fprintf(&b, "%s\n", s.PodmanName(k))
 		}
+	}
+	for _, s := range o.ExternalSecrets {
+		fmt.Fprintf(&b, "=== external secret %s\n", s.Name)
 	}
 	return b.String()
 }
