@@ -111,14 +111,25 @@ func TestGuardDrift(t *testing.T) {
 	}
 }
 
+// podmanSecrets fingerprints podman secrets: ID, creation and update time
+// of each, so a test can tell that nothing replaced or touched them.
+func podmanSecrets(t *testing.T, h *testhost.Host, names ...string) string {
+	t.Helper()
+	return h.MustRun(t, "podman secret inspect --format '{{.Spec.Name}} {{.ID}} {{.CreatedAt}} {{.UpdatedAt}}' "+strings.Join(names, " "))
+}
+
 // 4. Hand-written quadlets of the kinds podman's documentation shows
-// (volumes, networks, containers using them, health checks, a build and a
+// (volumes, networks, containers using them, podman secrets made by hand
+// as an environment variable and as files, health checks, a build and a
 // container from it, a oneshot job), started by hand, then adopted: the
-// apply of the adopted specs restarts nothing, and the next plan is empty.
+// apply of the adopted specs restarts nothing and leaves the secrets as
+// they were, and the next plan is empty.
 func TestGuardAdopt(t *testing.T) {
 	t.Parallel()
 	h := startWithSyslet(t)
 	h.MustRun(t, "systemctl enable --now podman.socket && podman pull -q localhost:5000/busybox:latest")
+	h.MustRun(t, "printf 'pw-by-hand-1' | podman secret create dbpass - && printf 'token-by-hand-2' | podman secret create apitoken -")
+	secretsBefore := podmanSecrets(t, h, "dbpass", "apitoken")
 	root, err := testhost.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +137,9 @@ func TestGuardAdopt(t *testing.T) {
 	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/quadlets"), "/root/quadlets"))
 	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/builds/app"), "/etc/containers/builds/app"))
 	h.MustRun(t, "mkdir -p /etc/containers/systemd && cp /root/quadlets/* /etc/containers/systemd/ && systemctl daemon-reload")
-	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service",
+	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service", "api.service",
 		"data-volume.service", "cache-volume.service", "front-network.service", "back-network.service", "app-build.service"}
-	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service")
+	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service api.service")
 	for _, s := range services {
 		if s == "app-build.service" {
 			continue // a build is a oneshot that ends once the image exists
@@ -137,11 +148,18 @@ func TestGuardAdopt(t *testing.T) {
 			t.Fatalf("%s not active after a start by hand:\n%s", s, h.Run("systemctl status --no-pager "+s))
 		}
 	}
+	// The secrets reach the containers as quadlet's Secret= says.
+	if got := h.MustRun(t, `podman exec api sh -c 'echo "$DB_PASSWORD"; cat /run/secrets/apitoken; echo'; podman exec db cat /run/secrets/db-password`); got != "pw-by-hand-1\ntoken-by-hand-2\npw-by-hand-1" {
+		t.Fatalf("secrets inside the containers: %q", got)
+	}
 	before := invocations(t, h, services...)
 
 	r := h.Run("syslet adopt /etc/containers/systemd/*.container /etc/containers/systemd/*.volume /etc/containers/systemd/*.network /etc/containers/systemd/*.build > /root/adopted.json")
-	if !r.OK() || strings.Contains(r.Stderr, "note:") {
+	if !r.OK() || strings.Contains(r.Stderr, "note:") || !strings.Contains(r.Stderr, "2 podman secret(s) declared external (apitoken, dbpass") {
 		t.Fatalf("adopt:\n%s", r)
+	}
+	if got := h.MustRun(t, `jq -c '[.[] | select(.type == "secret")]' /root/adopted.json`); got != `[{"apiVersion":"v1","type":"secret","name":"apitoken","external":true},{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}]` {
+		t.Errorf("adopted secret specs: %s", got)
 	}
 	c := cursor(t, h)
 	a := syslet(h, "/root/adopted.json")
@@ -166,9 +184,60 @@ func TestGuardAdopt(t *testing.T) {
 			}
 		}
 	}
+	if got := podmanSecrets(t, h, "dbpass", "apitoken"); got != secretsBefore {
+		t.Errorf("the apply touched the podman secrets made by hand:\n%s\nwas:\n%s", got, secretsBefore)
+	}
 	t.Logf("apply of the adopted specs:\n%s", a.Stdout)
 	if d := syslet(h, "--diff", "/root/adopted.json"); !strings.Contains(d.Stdout, "No changes") {
 		t.Errorf("second plan after adopting must be empty:\n%s", d)
+	}
+}
+
+// 4b. An external secret that does not exist on the host: --diff and
+// apply refuse (exit 1) naming the spec and the secret, and the host is
+// unchanged: no unit written, no secret created. Once the operator creates
+// it, the same specs apply and the container gets its value.
+func TestGuardExternalSecretMissing(t *testing.T) {
+	t.Parallel()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket && mkdir -p /root/ext /etc/containers")
+	h.MustRun(t, `cat > /root/ext/specs.json <<'EOF'
+[
+  {"apiVersion": "v1", "type": "secret", "name": "vault-pass", "external": true},
+  {"apiVersion": "v1", "type": "container", "name": "vault",
+   "unit": {"Container": {"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep infinity",
+     "Secret": {"vault-pass": "type=env,target=VAULT_PASS"}}}}
+]
+EOF`)
+	before := snapshot(t, h)
+	for _, args := range [][]string{{"--diff", "/root/ext"}, {"/root/ext"}} {
+		r := syslet(h, args...)
+		out := r.Stdout + r.Stderr
+		if r.Code != 1 || !strings.Contains(out, "secret vault-pass") || !strings.Contains(out, "/root/ext/specs.json [0]") || !strings.Contains(out, "does not exist") {
+			t.Errorf("syslet %v: exit %d, want 1 naming the missing external secret and its spec:\n%s", args, r.Code, r)
+		}
+	}
+	if got := snapshot(t, h); got != before {
+		t.Errorf("/etc/containers changed although the plan was refused")
+	}
+	if got := h.MustRun(t, "podman secret ls --noheading --format '{{.Name}}'"); strings.TrimSpace(got) != "" {
+		t.Errorf("syslet created a podman secret: %q", got)
+	}
+	if r := h.Run("systemctl is-active vault.service"); r.OK() {
+		t.Errorf("vault.service runs after a refused apply")
+	}
+
+	h.MustRun(t, "printf 'made-later' | podman secret create vault-pass -")
+	created := podmanSecrets(t, h, "vault-pass")
+	apply(t, h, "/root/ext")
+	if r := h.Eventually("podman exec vault sh -c 'test \"$VAULT_PASS\" = made-later'", 60*time.Second); !r.OK() {
+		t.Errorf("the container does not see the external secret:\n%s", r)
+	}
+	if got := podmanSecrets(t, h, "vault-pass"); got != created {
+		t.Errorf("the apply touched the external secret:\n%s\nwas:\n%s", got, created)
+	}
+	if d := syslet(h, "--diff", "/root/ext"); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("second plan must be empty:\n%s", d)
 	}
 }
 
