@@ -158,7 +158,7 @@ func TestGuardAdopt(t *testing.T) {
 	if !r.OK() || strings.Contains(r.Stderr, "note:") || !strings.Contains(r.Stderr, "2 podman secret(s) declared external (apitoken, dbpass") {
 		t.Fatalf("adopt:\n%s", r)
 	}
-	if got := h.MustRun(t, `jq -c '[.[] | select(.type == "secret")]' /root/adopted.json`); got != `[{"apiVersion":"v1","type":"secret","name":"apitoken","external":true},{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}]` {
+	if got := strings.TrimSpace(h.MustRun(t, `jq -c '[.[] | select(.type == "secret")]' /root/adopted.json`)); got != `[{"apiVersion":"v1","type":"secret","name":"apitoken","external":true},{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}]` {
 		t.Errorf("adopted secret specs: %s", got)
 	}
 	c := cursor(t, h)
