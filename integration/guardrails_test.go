@@ -118,6 +118,65 @@ func podmanSecrets(t *testing.T, h *testhost.Host, names ...string) string {
 	return h.MustRun(t, "podman secret inspect --format '{{.Spec.Name}} {{.ID}} {{.CreatedAt}} {{.UpdatedAt}}' "+strings.Join(names, " "))
 }
 
+// 3b. A hand-edited file of a config dir: the plan shows drift (the
+// world-readable file with its diff, the 0640 one hidden), an apply keeps
+// the edit and neither rewrites the unit nor reloads the service,
+// --force replaces it. A dir written before digests were recorded is
+// converged, not drift.
+func TestGuardDriftConfigDir(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	apply(t, h, specDir)
+	dir := "/etc/containers/config/app/etc/app/conf.d"
+	unit := "/etc/containers/systemd/app.container"
+	// Through the per-file links, as an editor or >> writes.
+	h.MustRun(t, "echo 'pool=64 # tuned by hand' >> "+dir+"/10-db.conf && echo 'private-flag-4711=on' >> "+dir+"/20-features.conf")
+	edited := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf")
+	unitBefore := h.MustRun(t, "stat -c '%Y %s' "+unit+" && sha256sum "+unit)
+	inv := invocations(t, h, "app.service")
+
+	d := syslet(h, "--diff", specDir)
+	for _, want := range []string{"app.container", "drift", "! " + dir + "/10-db.conf", "-pool=64 # tuned by hand", "! " + dir + "/20-features.conf", "(content hidden: mode 0640"} {
+		if !d.OK() || !strings.Contains(d.Stdout, want) {
+			t.Errorf("--diff must show %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d.Stdout+d.Stderr, "private-flag-4711") {
+		t.Errorf("--diff printed the 0640 file's content:\n%s", d)
+	}
+	c := cursor(t, h)
+	apply(t, h, specDir)
+	if got := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf"); got != edited {
+		t.Errorf("apply overwrote the hand edits:\n%s", got)
+	}
+	if got := h.MustRun(t, "stat -c '%Y %s' "+unit+" && sha256sum "+unit); got != unitBefore {
+		t.Errorf("apply rewrote the unit of the drifted container:\n%s\nwas:\n%s", got, unitBefore)
+	}
+	for _, j := range systemdJobs(t, h, c) {
+		if strings.Contains(j, "app.service") || strings.HasPrefix(j, "Reloading") {
+			t.Errorf("systemd job during the apply that keeps the drift: %s", j)
+		}
+	}
+	if r := syslet(h, "--force", specDir); !r.OK() || !strings.Contains(r.Stdout, "reload") {
+		t.Fatalf("apply --force (a reload):\n%s", r)
+	}
+	if got := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf"); strings.Contains(got, "by hand") || strings.Contains(got, "private-flag") {
+		t.Errorf("--force kept the hand edits:\n%s", got)
+	}
+	if got := invocations(t, h, "app.service"); got["app.service"] != inv["app.service"] {
+		t.Errorf("--force restarted app.service instead of reloading it")
+	}
+	if d := syslet(h, "--diff", specDir); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("after --force the host must match the specs:\n%s", d)
+	}
+	// The format before digests: the same dir without its manifest is
+	// converged, not drift.
+	h.MustRun(t, "rm "+dir+"/..data/..digests")
+	if d := syslet(h, "--diff", specDir); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("a config dir without digests must be converged:\n%s", d)
+	}
+}
+
 // 4. Hand-written quadlets of the kinds podman's documentation shows
 // (volumes, networks, containers using them, podman secrets made by hand
 // as an environment variable and as files, health checks, a build and a

@@ -69,7 +69,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 		must(t, r.WriteFile(f.Path, f.Content, f.Mode))
 	}
 	for _, d := range out.Dirs {
-		must(t, r.WriteDir(d.Path, d.Files))
+		must(t, r.WriteDir(d.Path, d.Installed()))
 	}
 	obs := runningHost(out)
 	h := &hostState{root: r, obs: obs}

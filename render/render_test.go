@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
@@ -124,5 +125,27 @@ func TestExamples(t *testing.T) {
 		if !bytes.Equal(parsed.Bytes(), u.File.Bytes()) {
 			t.Errorf("%s does not round-trip:\n%s\n---\n%s", u.FileName, u.File.Bytes(), parsed.Bytes())
 		}
+	}
+}
+
+// TestDirDigests: a config dir version holds its files and, last, the
+// manifest of their digests in name order (0600), which parses back.
+func TestDirDigests(t *testing.T) {
+	d := render.Dir{Path: "/etc/containers/config/web/etc/web.d", Files: []render.DirFile{
+		{Name: "b.conf", Content: []byte("b\n"), Mode: 0o644}, {Name: "a b.conf", Content: []byte("a\n"), Mode: 0o600}}}
+	inst := d.Installed()
+	if len(inst) != 3 || inst[2].Name != layout.Digests || inst[2].Mode != 0o600 {
+		t.Fatalf("installed: %+v", inst)
+	}
+	want := render.Digest([]byte("a\n")) + " a b.conf\n" + render.Digest([]byte("b\n")) + " b.conf\n"
+	if string(inst[2].Content) != want {
+		t.Errorf("manifest:\n%s\nwant:\n%s", inst[2].Content, want)
+	}
+	got := render.ParseDirDigests(append(inst[2].Content, "garbage line\n\n"...))
+	if len(got) != 2 || got["a b.conf"] != render.Digest([]byte("a\n")) || got["b.conf"] != render.Digest([]byte("b\n")) {
+		t.Errorf("parsed: %v", got)
+	}
+	if len(d.Files) != 2 {
+		t.Errorf("Installed changed the dir's own files: %+v", d.Files)
 	}
 }
