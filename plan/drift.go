@@ -148,12 +148,13 @@ type dirRecord struct {
 }
 
 // recordedDirFiles lists the files of an installed container's config
-// dirs whose digest the dir's current version records (layout.Digests),
-// with the content the container sees now, in path order. A config dir
+// dirs whose current version records digests (layout.Digests): each with
+// the content the container sees now and its recorded digest ("" for
+// none), in path order. A config dir
 // written before syslet recorded digests has no manifest: its files are
 // unknown, never drift, until the next version is written with one. A
-// recorded file that is gone, or a file the manifest does not name, is
-// nothing to protect either (as for config files).
+// file the manifest does not name was added by hand; a recorded file that
+// is gone is nothing to protect (as for config files).
 func (b *builder) recordedDirFiles(iu *installedUnit) []dirRecord {
 	if iu.kind != spec.Container {
 		return nil
@@ -172,11 +173,11 @@ func (b *builder) recordedDirFiles(iu *installedUnit) []dirRecord {
 		if !ok || m.Link != "" || m.Mode.IsDir() {
 			continue
 		}
-		cur := readConfigDir(b.obs.Files, b.children[dir], dir)
-		for name, digest := range render.ParseDirDigests(m.Data) {
-			if f, ok := cur[name]; ok {
-				out = append(out, dirRecord{path: dir + "/" + name, digest: digest, cur: f})
-			}
+		rec := render.ParseDirDigests(m.Data)
+		for name, f := range readConfigDir(b.obs.Files, b.children[dir], dir) {
+			// A file the manifest does not name was added by hand: its
+			// recorded digest is none, which no content matches.
+			out = append(out, dirRecord{path: dir + "/" + name, digest: rec[name], cur: f})
 		}
 	}
 	slices.SortFunc(out, func(x, y dirRecord) int { return strings.Compare(x.path, y.path) })

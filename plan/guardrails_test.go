@@ -190,19 +190,22 @@ func TestInterruptedRunIsNotDrift(t *testing.T) {
 func TestConfigDirDrift(t *testing.T) {
 	dir := "/etc/containers/config/web/etc/web.d"
 	for _, tt := range []struct {
-		name string
-		edit func(t *testing.T, h *hostState)
+		name, file string
+		edit       func(t *testing.T, h *hostState)
 	}{
-		{"edited through its link", func(t *testing.T, h *hostState) {
+		{"edited through its link", "x.conf", func(t *testing.T, h *hostState) {
 			f, err := os.OpenFile(h.root.Path(dir+"/x.conf"), os.O_APPEND|os.O_WRONLY, 0)
 			must(t, err)
 			_, err = f.WriteString("tuned=by-hand\n")
 			must(t, err)
 			must(t, f.Close())
 		}},
-		{"replaced by a regular file", func(t *testing.T, h *hostState) {
+		{"replaced by a regular file", "x.conf", func(t *testing.T, h *hostState) {
 			must(t, os.Remove(h.root.Path(dir+"/x.conf")))
 			must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("x\ntuned=by-hand\n"), 0o644))
+		}},
+		{"file added by hand", "extra.conf", func(t *testing.T, h *hostState) {
+			must(t, os.WriteFile(h.root.Path(dir+"/extra.conf"), []byte("tuned=by-hand\n"), 0o644))
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,7 +219,7 @@ func TestConfigDirDrift(t *testing.T) {
 				t.Fatalf("effect %s actions %q, want drift and nothing done", effect(p, "web.container"), actions(p))
 			}
 			text := format(p)
-			if !strings.Contains(text, "! "+dir+"/x.conf") || !strings.Contains(text, "-tuned=by-hand") || !strings.Contains(text, "--force") {
+			if !strings.Contains(text, "! "+dir+"/"+tt.file) || !strings.Contains(text, "-tuned=by-hand") || !strings.Contains(text, "--force") {
 				t.Errorf("plan must show the edited file with its diff:\n%s", text)
 			}
 			// A later change of the spec does not override the hand edit either.
