@@ -292,3 +292,10 @@ tool (
 // SecureJoin; podman's storage v1.62 (pinned by podman v5.8.2) still calls
 // OpenInRoot/Reopen, which v0.6 removed. Hold securejoin at v0.5.2.
 replace github.com/cyphar/filepath-securejoin => github.com/cyphar/filepath-securejoin v0.5.2
+
+// The task tool asks for go-runewidth v0.0.27, whose init builds rune
+// width tables of every rune at each process start: 20–30 ms of every
+// syslet run (podman's progress bars link it), more than a converged
+// apply of 200 units spends on its own work. Podman's modules ask for
+// v0.0.16, which has no such init; the task tool builds and runs with it.
+replace github.com/mattn/go-runewidth => github.com/mattn/go-runewidth v0.0.16

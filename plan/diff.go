@@ -20,6 +20,13 @@ import (
 // so only differences in meaning are listed and every difference in meaning
 // names its key; the values shown are the lines as written.
 func diffKeys(old, new *unit.File) []KeyChange {
+	if old == nil || len(old.Sections) == 0 {
+		return addedKeys(new)
+	}
+	return compareKeys(old, new)
+}
+
+func compareKeys(old, new *unit.File) []KeyChange {
 	type sk struct{ s, k string }
 	collect := func(f *unit.File) map[sk][]string {
 		m := map[sk][]string{}
@@ -83,6 +90,39 @@ func diffKeys(old, new *unit.File) []KeyChange {
 			// The same values, in an order that matters (ExecStartPre=, DNS=).
 			out = append(out, KeyChange{Op: "~", Section: key.s, Key: key.k, Old: "(order)", New: "(reordered)"})
 		}
+	}
+	return out
+}
+
+// addedKeys is diffKeys from an empty file, as every new unit of a first
+// deploy has it: each key that means something, in the order the file
+// has it, with all its values added. Nothing to normalize on the old side.
+func addedKeys(f *unit.File) []KeyChange {
+	type sk struct{ s, k string }
+	var order []sk
+	vals := map[sk][]string{}
+	n := 0
+	for _, s := range f.Sections {
+		for _, e := range s.Entries {
+			key := sk{s.Name, e.Key}
+			if _, ok := vals[key]; !ok {
+				order = append(order, key)
+			}
+			vals[key] = append(vals[key], e.Value)
+			n++
+		}
+	}
+	out := make([]KeyChange, 0, n)
+	for _, key := range order {
+		if !unit.Kept(key.s, key.k, vals[key]) {
+			continue
+		}
+		for _, v := range vals[key] {
+			out = append(out, KeyChange{Op: "+", Section: key.s, Key: key.k, New: v})
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"reflect"
 	"testing"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // TestWholeDiff holds the fast diff of a created or emptied file to
@@ -23,6 +26,28 @@ func TestWholeDiff(t *testing.T) {
 			if got := unifiedDiff("/p", c.old, c.new); got != want {
 				t.Errorf("old %q new %q:\ngot  %q\nwant %q", c.old, c.new, got, want)
 			}
+		}
+	}
+}
+
+// TestAddedKeys holds the shortcut for new units to what the general
+// comparison says against an empty file.
+func TestAddedKeys(t *testing.T) {
+	units := []string{
+		"",
+		"[Unit]\nDescription=x\n",
+		"[Container]\nImage=a\nEnvironment=A=1\nVolume=v:/v\nEnvironment=B=2\nEnvironment=A=1\n",
+		"[Unit]\nAfter=\nWants=a.service b.service\nAfter= \n[Service]\nRestart=always\n",
+		"[Unit]\nAfter=x\n[Container]\nImage=a\n[Unit]\nAfter=y\nRequires=\n",
+		"[X-Syslet]\nDigest=abc\n[Install]\nWantedBy=multi-user.target default.target\n",
+	}
+	for _, text := range units {
+		f, err := unit.Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := addedKeys(f), compareKeys(&unit.File{}, f); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %v\nwant %v", text, got, want)
 		}
 	}
 }

@@ -106,10 +106,13 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 	var out []edit
 	// A unit edit only matters when the plan would rewrite the unit: one
 	// that still means what the specs say (a comment, a reordering) is
-	// left as it is anyway.
-	if rec, edited := unitEdited(iu.data); rec && edited && !bytes.Equal(iu.data, want) &&
-		(want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
-		out = append(out, edit{path: iu.path})
+	// left as it is anyway. Bytes equal to the desired unit are syslet's,
+	// digest or not: compared first, as that is every unit of a converged
+	// host.
+	if !bytes.Equal(iu.data, want) {
+		if rec, edited := unitEdited(iu.data); rec && edited && (want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
+			out = append(out, edit{path: iu.path})
+		}
 	}
 	rec := recordedFiles(iu.file)
 	for _, p := range slices.Sorted(maps.Keys(rec)) {
@@ -174,7 +177,7 @@ func (b *builder) recordedDirFiles(iu *installedUnit) []dirRecord {
 			continue
 		}
 		rec := render.ParseDirDigests(m.Data)
-		for name, f := range readConfigDir(b.obs.Files, b.children[dir], dir) {
+		for name, f := range b.configDir(dir) {
 			// A file the manifest does not name was added by hand: its
 			// recorded digest is none, which no content matches.
 			out = append(out, dirRecord{path: dir + "/" + name, digest: rec[name], cur: f})
@@ -188,7 +191,7 @@ func (b *builder) recordedDirFiles(iu *installedUnit) []dirRecord {
 // u must be left alone because the operator edited its installed files.
 // It then records the unit as drift, with diffs, and the plan makes no
 // change for it.
-func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
+func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want []byte) bool {
 	desired := map[string][]byte{}
 	for _, f := range b.ownFiles[u.FileName] {
 		desired[f.Path] = f.Content
@@ -198,7 +201,6 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
 			desired[d.Path+"/"+f.Name] = f.Content
 		}
 	}
-	want := u.File.Bytes()
 	edited := b.edits(iu, want, desired)
 	if len(edited) == 0 {
 		return false

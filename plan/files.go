@@ -57,7 +57,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 // dirs plans a container's config dirs; it reports whether any changed.
 func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 	for _, d := range b.ownDirs[u.FileName] {
-		cur := readConfigDir(b.obs.Files, b.children[d.Path], d.Path)
+		cur := b.configDir(d.Path)
 		same := cur != nil && len(cur) == len(d.Files)
 		for _, f := range d.Files {
 			old, ok := cur[f.Name]
@@ -92,6 +92,20 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Files: d.Installed(), Reason: "swap to a new version"}, kindRank(u.Kind))
 	}
 	return changed
+}
+
+// configDir is readConfigDir of an observed directory, read once per
+// plan: the drift check and the config-dir plan both need it.
+func (b *builder) configDir(dir string) map[string]host.File {
+	if cur, ok := b.dirFiles[dir]; ok {
+		return cur
+	}
+	cur := readConfigDir(b.obs.Files, b.children[dir], dir)
+	if b.dirFiles == nil {
+		b.dirFiles = map[string]map[string]host.File{}
+	}
+	b.dirFiles[dir] = cur
+	return cur
 }
 
 // readConfigDir resolves a config dir's files (entries are the paths

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/syslet/syslet/render"
@@ -54,39 +53,53 @@ func (p *Plan) GuardRemovals() {
 // below the paths checked.)
 func linkRefusals(out *render.Output, obs *Observed) []Refusal {
 	var refs []Refusal
-	seen := map[string]bool{}
-	check := func(p, owner, source string, dir bool) {
-		for a := p; a != "/" && a != "."; a = path.Dir(a) {
-			f, ok := obs.Files[a]
-			if !ok || f.Link == "" || seen[a] {
-				continue
+	owners := make(map[string]*render.Unit, len(out.Units))
+	for _, u := range out.Units {
+		owners[u.FileName] = u
+	}
+	// Every path and ancestor is looked at once: thousands of units share
+	// the same few directories. A path seen before had its ancestors seen
+	// too, so the walk up stops there.
+	seen := make(map[string]bool, len(out.Units)+len(out.Files)+len(out.Dirs))
+	check := func(p, owner string, dir bool) {
+		for a := p; a != "/" && a != "." && a != ""; a = parentDir(a) {
+			if seen[a] {
+				return
 			}
 			seen[a] = true
+			f, ok := obs.Files[a]
+			if !ok || f.Link == "" {
+				continue
+			}
+			source := ""
+			if u := owners[owner]; u != nil {
+				source = u.Spec.Source + " " + u.Spec.Path()
+			}
 			refs = append(refs, Refusal{Unit: owner, Source: source, Message: fmt.Sprintf(
 				"%s is a symlink (to %s) where syslet expects a %s; syslet never writes through symlinks in the trees it manages: remove it or replace it with a real %s",
 				a, f.Link, expects(a, p, dir), expects(a, p, dir))})
 		}
 	}
 	for _, u := range out.Units {
-		check(u.Path, u.FileName, u.Spec.Source+" "+u.Spec.Path(), false)
-	}
-	owners := map[string]*render.Unit{}
-	for _, u := range out.Units {
-		owners[u.FileName] = u
-	}
-	src := func(owner string) string {
-		if u := owners[owner]; u != nil {
-			return u.Spec.Source + " " + u.Spec.Path()
-		}
-		return ""
+		check(u.Path, u.FileName, false)
 	}
 	for _, f := range out.Files {
-		check(f.Path, f.Owner, src(f.Owner), false)
+		check(f.Path, f.Owner, false)
 	}
 	for _, d := range out.Dirs {
-		check(d.Path, d.Owner, src(d.Owner), true)
+		check(d.Path, d.Owner, true)
 	}
 	return refs
+}
+
+// parentDir is path.Dir for the clean absolute paths render produces,
+// without path.Clean's work.
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }
 
 func expects(a, leaf string, leafDir bool) string {

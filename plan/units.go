@@ -34,7 +34,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	// whatever its formatting: line order, spacing or comments written by
 	// another tool (or an earlier syslet) never cause a write, a restart
 	// or a recreation.
-	if b.held(u, iu, uc) {
+	if b.held(u, iu, uc, want) {
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}

@@ -62,12 +62,9 @@ var mapKeys = map[string]struct {
 }
 
 var (
-	nameRe       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
-	keyRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	modeRe       = regexp.MustCompile(`^[0-7]{3,4}$`)
 	secretKeyRe  = regexp.MustCompile(`^[a-z0-9-]+$`)
 	envNameRe    = regexp.MustCompile(`^[^=\s"'\\]+$`)
-	sectionRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	maxNameBytes = 128
 )
 
@@ -218,7 +215,7 @@ func (d *decoder) checkName(p, name string) {
 		d.errf(p, RuleName, "name is %d bytes long; at most %d are allowed", len(name), maxNameBytes)
 	case hasControl(name):
 		d.errf(p, RuleControlChar, "name contains a control character")
-	case !nameRe.MatchString(name):
+	case !isWord(name, true):
 		d.errf(p, RuleName, "name %q is not valid: use letters, digits, '_', '.' and '-', starting with a letter or digit (it becomes a systemd unit name and a podman resource name)", name)
 	case strings.Contains(name, ".."):
 		d.errf(p, RuleName, "name %q must not contain \"..\"", name)
@@ -294,7 +291,7 @@ func (d *decoder) unit(v *node, kind Kind) []Section {
 		case slices.Contains(reservedSections, name):
 			d.errf(sv.jpath(), RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
 			continue
-		case !sectionRe.MatchString(name):
+		case !isWord(name, false):
 			d.errf(sv.jpath(), RuleSection, "section name %q is not valid", name)
 			continue
 		case !slices.Contains(sections[kind], name) && !strings.HasPrefix(name, "X-"):
@@ -326,7 +323,7 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 	case hasControl(key):
 		fail(v.jpath(), RuleControlChar, "key %q contains a control character", key)
 		return Entry{}, false
-	case !keyRe.MatchString(key):
+	case !isWord(key, false):
 		fail(v.jpath(), RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
@@ -838,4 +835,22 @@ func (d *decoder) secret(n *node, s *Spec) {
 func (s *Spec) String() string {
 	b, _ := json.Marshal(s)
 	return fmt.Sprintf("%s", b)
+}
+
+// isWord reports whether s is a letter or digit followed by letters,
+// digits, '_' and '-' (and '.' when dot is set): the shape of spec names
+// (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$), section names and keys
+// (^[A-Za-z0-9][A-Za-z0-9_-]*$). A loop, not a regexp: it runs for every
+// key of every unit.
+func isWord(s string, dot bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '_' || c == '-' || dot && c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }

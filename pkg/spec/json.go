@@ -33,10 +33,41 @@ func (n *node) jpath() string {
 	if n.parent == nil {
 		return n.root
 	}
-	if n.parent.kind == jObject {
-		return child(n.parent.jpath(), n.key)
+	// Built in one buffer from the top down: every key of every unit asks
+	// for its path, and joining level by level allocates once per level.
+	var stack [MaxDepth + 2]*node
+	depth := 0
+	top := n
+	for ; top.parent != nil && depth < len(stack); top = top.parent {
+		stack[depth] = top
+		depth++
 	}
-	return index(n.parent.jpath(), n.idx)
+	b := make([]byte, 0, 64)
+	if top.parent != nil { // deeper than any input the readers accept
+		b = append(b, top.jpath()...)
+	} else {
+		b = append(b, top.root...)
+	}
+	for i := depth - 1; i >= 0; i-- {
+		c := stack[i]
+		switch {
+		case c.parent.kind != jObject:
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(c.idx), 10)
+			b = append(b, ']')
+		case isIdent(c.key):
+			if len(b) > 0 {
+				b = append(b, '.')
+			}
+			b = append(b, c.key...)
+		default:
+			q, _ := json.Marshal(c.key)
+			b = append(b, '[')
+			b = append(b, q...)
+			b = append(b, ']')
+		}
+	}
+	return string(b)
 }
 
 type nodeKind int

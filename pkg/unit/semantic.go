@@ -82,6 +82,21 @@ func Normalize(f *File) *File {
 	return g
 }
 
+// Kept reports whether Normalize keeps a key with these values: only a
+// word list that holds no word at all (After= with nothing after it)
+// disappears.
+func Kept(section, key string, values []string) bool {
+	if !slices.Contains(wordLists[section], key) {
+		return true
+	}
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func distinctNames(vs []string) bool {
 	seen := map[string]bool{}
 	for _, v := range vs {

@@ -83,22 +83,31 @@ func (f *File) Last(section, key string) (string, bool) {
 // Bytes serialises the file: one blank line between sections, a trailing
 // newline, nothing else. The same File always gives the same bytes.
 func (f *File) Bytes() []byte {
-	var b bytes.Buffer
-	for i, s := range f.Sections {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteByte('[')
-		b.WriteString(s.Name)
-		b.WriteString("]\n")
+	// Sized first: a unit is written once into exactly its length, not
+	// grown by doubling (this runs for every unit of every plan).
+	n := 0
+	for _, s := range f.Sections {
+		n += len(s.Name) + 4
 		for _, e := range s.Entries {
-			b.WriteString(e.Key)
-			b.WriteByte('=')
-			b.WriteString(e.Value)
-			b.WriteByte('\n')
+			n += len(e.Key) + len(e.Value) + 2
 		}
 	}
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	for i, s := range f.Sections {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, '[')
+		b = append(b, s.Name...)
+		b = append(b, "]\n"...)
+		for _, e := range s.Entries {
+			b = append(b, e.Key...)
+			b = append(b, '=')
+			b = append(b, e.Value...)
+			b = append(b, '\n')
+		}
+	}
+	return b
 }
 
 // Without returns a copy of f with the named sections removed and, when

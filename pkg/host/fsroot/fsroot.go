@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -214,59 +213,106 @@ func fstat(fd int) (fs.FileMode, error) {
 }
 
 // walk records everything inside the open directory dirfd (host path hp).
+// The directory listing's entry types spare an lstat per entry: a regular
+// file is opened without following a link and checked with fstat on the
+// open descriptor (which also gives its mode and time), a directory is
+// opened the same way, a link is read; only devices, FIFOs and sockets
+// get an lstat. A converged run reads every managed file, so this is most
+// of what it asks of the kernel.
 func walk(dirfd int, hp string, out map[string]host.File) error {
-	names, err := readNames(dirfd)
+	ents, err := readEntries(dirfd)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", hp, err)
 	}
-	for _, n := range names {
-		p := path.Join(hp, n)
-		m, err := lstatAt(dirfd, n)
-		if errors.Is(err, unix.ENOENT) {
-			continue // removed since the listing
+	for _, e := range ents {
+		n := e.Name()
+		p := hp + "/" + n
+		if hp == "/" {
+			p = "/" + n
 		}
-		if err != nil {
-			return &fs.PathError{Op: "lstat", Path: p, Err: err}
+		t := e.Type()
+		if t&(fs.ModeSymlink|fs.ModeDir) == 0 && !t.IsRegular() {
+			// A device, FIFO or socket: recorded with its mode, never
+			// opened (or an entry replaced since the listing).
+			m, err := lstatAt(dirfd, n)
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			if err != nil {
+				return &fs.PathError{Op: "lstat", Path: p, Err: err}
+			}
+			if !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
+				out[p] = host.File{Mode: m}
+				continue
+			}
+			t = m.Type()
 		}
 		switch {
-		case m&fs.ModeSymlink != 0:
-			t, err := readlinkAt(dirfd, n)
+		case t&fs.ModeSymlink != 0:
+			l, err := readlinkAt(dirfd, n)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the listing
+			}
 			if err != nil {
 				return &fs.PathError{Op: "readlink", Path: p, Err: err}
 			}
-			out[p] = host.File{Mode: m, Link: t}
-		case m.IsDir():
-			out[p] = host.File{Mode: m}
+			out[p] = host.File{Mode: fs.ModeSymlink | 0o777, Link: l}
+		case t.IsDir():
 			cfd, err := openSub(dirfd, n)
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
 			if err != nil {
 				return describe(dirfd, p, n, err)
 			}
-			err = walk(cfd, p, out)
+			m, err := fstat(cfd)
+			if err != nil {
+				err = &fs.PathError{Op: "stat", Path: p, Err: err}
+			} else {
+				out[p] = host.File{Mode: m}
+				err = walk(cfd, p, out)
+			}
 			unix.Close(cfd)
 			if err != nil {
 				return err
 			}
-		case m.IsRegular():
-			data, mtime, err := readFileAt(dirfd, n, p)
+		case t.IsRegular():
+			f, err := readFileAt(dirfd, n, p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			out[p] = host.File{Mode: m, Data: data, ModTime: mtime}
-		default:
-			out[p] = host.File{Mode: m}
+			out[p] = f
 		}
 	}
 	return nil
 }
 
-func readNames(dirfd int) ([]string, error) {
+// readEntries lists a directory with the entry types the filesystem
+// reports (no stat per entry), through a duplicate of dirfd so the
+// caller's descriptor keeps its offset and stays open.
+func readEntries(dirfd int) ([]fs.DirEntry, error) {
 	dup, err := unix.Dup(dirfd)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(dup), "dir")
 	defer f.Close()
-	return f.Readdirnames(-1)
+	return f.ReadDir(-1)
+}
+
+func readNames(dirfd int) ([]string, error) {
+	ents, err := readEntries(dirfd)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, nil
 }
 
 func readlinkAt(dirfd int, name string) (string, error) {
@@ -279,27 +325,51 @@ func readlinkAt(dirfd int, name string) (string, error) {
 }
 
 // readFileAt reads a regular file without following a symlink and without
-// blocking on a FIFO swapped in after the listing. It also returns the
-// file's modification time.
-func readFileAt(dirfd int, name, hp string) ([]byte, time.Time, error) {
+// blocking on a FIFO swapped in after the listing (O_NONBLOCK; the fstat
+// on the open descriptor then refuses anything but a regular file). It
+// returns the file with its mode and modification time. The read goes
+// straight to the descriptor into a buffer of the file's size: no
+// os.File, which would register the non-blocking descriptor with the
+// runtime's poller and grow its buffer from 512 bytes.
+func readFileAt(dirfd int, name, hp string) (host.File, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, time.Time{}, describe(dirfd, hp, name, err)
+	if errors.Is(err, unix.ENOENT) {
+		return host.File{}, &fs.PathError{Op: "open", Path: hp, Err: fs.ErrNotExist}
 	}
-	f := os.NewFile(uintptr(fd), hp)
-	defer f.Close()
+	if err != nil {
+		return host.File{}, describe(dirfd, hp, name, err)
+	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || !fileMode(st.Mode).IsRegular() {
-		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
+		return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: err}
+	if st.Size > MaxFileSize {
+		return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
 	}
-	if len(data) > MaxFileSize {
-		return nil, time.Time{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+	// One byte more than the size: a file that grew since the fstat is
+	// read to its end (up to the limit), not cut.
+	data := make([]byte, 0, st.Size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		data = data[:len(data)+n]
+		if len(data) > MaxFileSize {
+			return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+		}
 	}
-	return data, time.Unix(st.Mtim.Unix()), nil
+	return host.File{Mode: fileMode(st.Mode), Data: data, ModTime: time.Unix(st.Mtim.Unix())}, nil
 }
 
 // WriteFile replaces p atomically with data and mode, creating parent

@@ -1,8 +1,10 @@
 package fsroot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -197,5 +199,52 @@ func TestRootIsMadeOnWrite(t *testing.T) {
 	}
 	if !r.Exists("/etc/containers/systemd/a.container") {
 		t.Error("not written")
+	}
+}
+
+// TestReadTreeRecordsEachKind holds ReadTree's record of each kind of
+// entry: content and mode of files of several sizes (empty, a page and
+// more), links with their target, directories with their mode.
+func TestReadTreeRecordsEachKind(t *testing.T) {
+	r := New(t.TempDir())
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1000)
+	for p, data := range map[string][]byte{"/t/empty": {}, "/t/small": []byte("x\n"), "/t/d/big": big} {
+		if err := r.WriteFile(p, data, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("d/big", r.Path("/t/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(r.Path("/t/d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.ReadTree("/t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		mode fs.FileMode
+		data []byte
+		link string
+	}{
+		"/t":       {mode: fs.ModeDir | 0o755},
+		"/t/d":     {mode: fs.ModeDir | 0o700},
+		"/t/empty": {mode: 0o640, data: []byte{}},
+		"/t/small": {mode: 0o640, data: []byte("x\n")},
+		"/t/d/big": {mode: 0o640, data: big},
+		"/t/link":  {mode: fs.ModeSymlink | 0o777, link: "d/big"},
+	}
+	if len(tree) != len(want) {
+		t.Errorf("ReadTree: %d entries, want %d: %v", len(tree), len(want), tree)
+	}
+	for p, w := range want {
+		f, ok := tree[p]
+		if !ok || f.Mode != w.mode || !bytes.Equal(f.Data, w.data) || f.Link != w.link {
+			t.Errorf("%s: %v %q %q (present %v), want %v %q %q", p, f.Mode, f.Data, f.Link, ok, w.mode, w.data, w.link)
+		}
+		if w.mode.IsRegular() && f.ModTime.IsZero() {
+			t.Errorf("%s: no modification time", p)
+		}
 	}
 }
