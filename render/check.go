@@ -91,7 +91,10 @@ func Check(o *Output) report.Report {
 				continue
 			}
 			if l.Key == unit.KeySecret {
-				if n := secretName(l); secrets[n] == nil {
+				for _, n := range SecretNames(l.Value) {
+					if secrets[n] != nil {
+						continue
+					}
 					rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\"; a podman secret made on the host needs {\"type\": \"secret\", \"name\": %q, \"external\": true})", n, n)
 				}
 			}

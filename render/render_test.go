@@ -149,3 +149,21 @@ func TestDirDigests(t *testing.T) {
 		t.Errorf("Installed changed the dir's own files: %+v", d.Files)
 	}
 }
+
+// TestSecretLineWords: quadlet reads Secret= as a list of words, so one
+// line may name several secrets; each must be declared, and each is one
+// the container uses.
+func TestSecretLineWords(t *testing.T) {
+	specs, rep := spec.Load([]spec.Source{{Name: "s.json", Data: []byte(`[
+		{"apiVersion": "v1", "type": "secret", "name": "a", "external": true},
+		{"apiVersion": "v1", "type": "container", "name": "c",
+		 "unit": {"Container": {"Image": "busybox", "Secret": "a,type=env,target=A b"}}}]`)}})
+	out := render.Render(specs)
+	rep.Merge(render.Check(out))
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != spec.RuleUndefinedSecret || !strings.Contains(rep.Findings[0].Message, `"b"`) {
+		t.Fatalf("want one undefined-secret finding for b:\n%s", rep.String())
+	}
+	if got := out.Units[0].Secrets; len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("secrets the container uses: %q", got)
+	}
+}

@@ -182,7 +182,7 @@ func convert(f File) (obj, []string, error) {
 }
 
 // usedSecrets lists the podman secrets a .container file's Secret= lines
-// name ("NAME" of "NAME,type=env,target=VAR"), as render reads them.
+// name, as quadlet (and render) read them.
 func usedSecrets(f File) []string {
 	if path.Ext(f.Path) != spec.Container.Ext() {
 		return nil
@@ -193,9 +193,7 @@ func usedSecrets(f File) []string {
 	}
 	var names []string
 	for _, v := range uf.Lookup(unit.Container, unit.KeySecret) {
-		if n := render.SecretName(v); n != "" {
-			names = append(names, n)
-		}
+		names = append(names, render.SecretNames(v)...)
 	}
 	return names
 }

@@ -96,11 +96,12 @@ func TestAdoptSaysWhatTheFirstApplyChanges(t *testing.T) {
 }
 
 // TestAdoptDeclaresUsedSecretsExternal: every podman secret a Secret= line
-// names gets one external secret spec, after the unit specs, sorted; the
-// stream is exactly this, so it stays stable for review and diffs.
+// names (one line may name several, as quadlet splits it into words) gets
+// one external secret spec, after the unit specs, sorted; the stream is
+// exactly this, so it stays stable for review and diffs.
 func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
 	res := adopt.Convert([]adopt.File{
-		{Path: "/etc/containers/systemd/b.container", Data: []byte("[Container]\nContainerName=b\nImage=busybox\nSecret=zeta\nSecret=alpha,type=env,target=A\n[Service]\nRestart=always\n[Install]\nWantedBy=multi-user.target default.target\n")},
+		{Path: "/etc/containers/systemd/b.container", Data: []byte("[Container]\nContainerName=b\nImage=busybox\nSecret=zeta beta\nSecret=alpha,type=env,target=A\n[Service]\nRestart=always\n[Install]\nWantedBy=multi-user.target default.target\n")},
 		{Path: "/etc/containers/systemd/a.container", Data: []byte("[Container]\nContainerName=a\nImage=busybox\nSecret=alpha,type=mount,target=/run/secrets/a\n[Service]\nRestart=always\n[Install]\nWantedBy=multi-user.target default.target\n")},
 	})
 	if len(res.Failed) > 0 || len(res.Notes) > 0 {
@@ -114,7 +115,7 @@ func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
     "unit": {
       "Container": {
         "Image": "busybox",
-        "Secret": ["zeta","alpha,type=env,target=A"]
+        "Secret": ["zeta beta","alpha,type=env,target=A"]
       },
       "Service": {
         "Restart": "always"
@@ -150,6 +151,12 @@ func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
   {
     "apiVersion": "v1",
     "type": "secret",
+    "name": "beta",
+    "external": true
+  },
+  {
+    "apiVersion": "v1",
+    "type": "secret",
     "name": "zeta",
     "external": true
   }
@@ -158,7 +165,7 @@ func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
 	if string(res.Specs) != want {
 		t.Errorf("adopted stream:\n%s\nwant:\n%s", res.Specs, want)
 	}
-	if !slices.Equal(res.ExternalSecrets, []string{"alpha", "zeta"}) {
+	if !slices.Equal(res.ExternalSecrets, []string{"alpha", "beta", "zeta"}) {
 		t.Errorf("external secrets %q", res.ExternalSecrets)
 	}
 }
