@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 
@@ -99,9 +98,9 @@ type edit struct {
 
 // edits lists the managed files of an installed unit that were edited by
 // hand and that this plan would change: the unit file itself (when want
-// differs from it), recorded files whose desired content (by path, nil
-// when no longer desired) differs from what is on disk, and recorded files
-// of its config dirs likewise.
+// differs from it) and recorded files whose desired content (by path, nil
+// when no longer desired) differs from what is on disk. Config dirs keep
+// their digests apart and are checked by dirEdits.
 func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []edit {
 	var out []edit
 	// A unit edit only matters when the plan would rewrite the unit: one
@@ -128,63 +127,82 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		}
 		out = append(out, edit{path: p, cur: cur, kind: render.ConfigFile})
 	}
-	for _, r := range b.recordedDirFiles(iu) {
-		// What the specs say first: on a converged host that is every
-		// file, and no digest needs computing.
-		if d, ok := desired[r.path]; ok && bytes.Equal(d, r.cur.Data) {
-			continue
-		}
-		if render.Digest(r.cur.Data) == r.digest {
-			continue
-		}
-		out = append(out, edit{path: r.path, cur: r.cur, kind: configDirFile})
-	}
 	return out
 }
 
 // configDirFile is the FileChange kind of a file inside a config dir.
 const configDirFile render.FileKind = "config-dir"
 
-type dirRecord struct {
-	path, digest string
-	cur          host.File
-}
-
-// recordedDirFiles lists the files of an installed container's config
-// dirs whose current version records digests (layout.Digests): each with
-// the content the container sees now and its recorded digest ("" for
-// none), in path order. A config dir
+// dirEdits lists the files of an installed container's config dirs that
+// were edited by hand and that this plan would change, given the unit's
+// desired config dirs (nil when the unit is no longer declared). Each
+// version of a dir records its files' digests (layout.Digests); a file
+// whose content matches neither the specs nor its recorded digest was
+// edited, and a file the manifest does not name was added, by hand. A dir
 // written before syslet recorded digests has no manifest: its files are
 // unknown, never drift, until the next version is written with one. A
-// file the manifest does not name was added by hand; a recorded file that
-// is gone is nothing to protect (as for config files).
-func (b *builder) recordedDirFiles(iu *installedUnit) []dirRecord {
+// recorded file that is gone is nothing to protect (as for config files).
+func (b *builder) dirEdits(iu *installedUnit, desired []render.Dir) []edit {
 	if iu.kind != spec.Container {
 		return nil
 	}
-	readlink := func(p string) (string, bool) {
-		f, ok := b.obs.Files[p]
-		return f.Link, ok && f.Link != ""
-	}
-	var out []dirRecord
+	var out []edit
 	for _, p := range b.under[layout.ConfigDirOf(iu.name)] {
-		if path.Base(p) != layout.DataLink || b.obs.Files[p].Link == "" {
+		dir, ok := strings.CutSuffix(p, "/"+layout.DataLink)
+		if !ok || b.obs.Files[p].Link == "" {
 			continue
 		}
-		dir := path.Dir(p)
-		m, ok := b.obs.Files[layout.Resolve(readlink, dir, layout.FileLink(layout.Digests), 8)]
+		var want []render.DirFile
+		for _, d := range desired {
+			if d.Path == dir {
+				want = d.Files
+			}
+		}
+		cur := b.configDir(dir)
+		if sameContent(cur, want) {
+			continue // what the specs say: every dir of a converged host
+		}
+		m, ok := b.obs.Files[layout.Resolve(b.readlink, dir, layout.FileLink(layout.Digests), 8)]
 		if !ok || m.Link != "" || m.Mode.IsDir() {
 			continue
 		}
 		rec := render.ParseDirDigests(m.Data)
-		for name, f := range b.configDir(dir) {
-			// A file the manifest does not name was added by hand: its
-			// recorded digest is none, which no content matches.
-			out = append(out, dirRecord{path: dir + "/" + name, digest: rec[name], cur: f})
+		wantBy := make(map[string][]byte, len(want))
+		for _, f := range want {
+			wantBy[f.Name] = f.Content
+		}
+		for name, f := range cur {
+			if d, ok := wantBy[name]; ok && bytes.Equal(d, f.Data) {
+				continue // the specs say what the file says
+			}
+			if render.Digest(f.Data) == rec[name] { // rec[name] is "" for an added file
+				continue
+			}
+			out = append(out, edit{path: dir + "/" + name, cur: f, kind: configDirFile})
 		}
 	}
-	slices.SortFunc(out, func(x, y dirRecord) int { return strings.Compare(x.path, y.path) })
+	// b.under and cur are unordered: two plans of one host must read the same.
+	slices.SortFunc(out, func(x, y edit) int { return strings.Compare(x.path, y.path) })
 	return out
+}
+
+// sameContent reports whether a config dir as read holds exactly the
+// desired files' contents.
+func sameContent(cur map[string]host.File, want []render.DirFile) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for _, f := range want {
+		if c, ok := cur[f.Name]; !ok || !bytes.Equal(c.Data, f.Content) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) readlink(p string) (string, bool) {
+	f, ok := b.obs.Files[p]
+	return f.Link, ok && f.Link != ""
 }
 
 // held is the drift hook of compare: it reports whether the desired unit
@@ -196,14 +214,15 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	for _, f := range b.ownFiles[u.FileName] {
 		desired[f.Path] = f.Content
 	}
-	for _, d := range b.ownDirs[u.FileName] {
+	dirs := b.ownDirs[u.FileName]
+	edited := append(b.edits(iu, want, desired), b.dirEdits(iu, dirs)...)
+	if len(edited) == 0 {
+		return false
+	}
+	for _, d := range dirs { // for the diffs of edited config-dir files
 		for _, f := range d.Files {
 			desired[d.Path+"/"+f.Name] = f.Content
 		}
-	}
-	edited := b.edits(iu, want, desired)
-	if len(edited) == 0 {
-		return false
 	}
 	if b.opts.Force {
 		uc.Reasons = append(uc.Reasons, "edited by hand ("+editPaths(edited)+"); replaced because of --force")
@@ -222,7 +241,7 @@ func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
 	if b.opts.Force {
 		return false
 	}
-	edited := b.edits(iu, nil, nil)
+	edited := append(b.edits(iu, nil, nil), b.dirEdits(iu, nil)...)
 	if len(edited) == 0 {
 		return false
 	}
