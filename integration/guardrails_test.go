@@ -144,6 +144,7 @@ func TestGuardDriftConfigDir(t *testing.T) {
 	if strings.Contains(d.Stdout+d.Stderr, "private-flag-4711") {
 		t.Errorf("--diff printed the 0640 file's content:\n%s", d)
 	}
+	t.Logf("--diff of the hand-edited config dir:\n%s", d.Stdout)
 	c := cursor(t, h)
 	apply(t, h, specDir)
 	if got := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf"); got != edited {
@@ -217,6 +218,7 @@ func TestGuardAdopt(t *testing.T) {
 	if !r.OK() || strings.Contains(r.Stderr, "note:") || !strings.Contains(r.Stderr, "2 podman secret(s) declared external (apitoken, dbpass") {
 		t.Fatalf("adopt:\n%s", r)
 	}
+	t.Logf("adopt: %s", r.Stderr)
 	if got := strings.TrimSpace(h.MustRun(t, `jq -c '[.[] | select(.type == "secret")]' /root/adopted.json`)); got != `[{"apiVersion":"v1","type":"secret","name":"apitoken","external":true},{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}]` {
 		t.Errorf("adopted secret specs: %s", got)
 	}
@@ -275,6 +277,7 @@ EOF`)
 		if r.Code != 1 || !strings.Contains(out, "secret vault-pass") || !strings.Contains(out, "/root/ext/specs.json [0]") || !strings.Contains(out, "does not exist") {
 			t.Errorf("syslet %v: exit %d, want 1 naming the missing external secret and its spec:\n%s", args, r.Code, r)
 		}
+		t.Logf("syslet %v: exit %d\n%s", args, r.Code, out)
 	}
 	if got := snapshot(t, h); got != before {
 		t.Errorf("/etc/containers changed although the plan was refused")
