@@ -3,9 +3,11 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
@@ -63,35 +65,103 @@ type Observed struct {
 
 // Observe reads every host fact the plan needs, each once: the managed
 // file trees, the states of all relevant units in one call, the secret
-// store in one call, and one existence check per distinct image.
+// store in one call, and one existence check per distinct image. The
+// three sources answer independently, so they are asked side by side:
+// systemd and podman about what the specs name while the trees are read,
+// then only about what the trees add (units installed but no longer
+// declared, the secret store of a host syslet managed before).
 func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, error) {
 	obs := &Observed{Units: map[string]host.UnitState{}, Secrets: map[string]host.Secret{}, Images: map[string]bool{}}
-	files, err := src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
-	if err != nil {
-		return nil, fmt.Errorf("reading installed files: %w", err)
+	obs.UnitsKnown = src.Units != nil
+	obs.StoreKnown = src.Store != nil
+	declared := make([]string, 0, len(out.Units))
+	for _, u := range out.Units {
+		declared = append(declared, u.Service)
+	}
+	slices.Sort(declared)
+	declared = slices.Compact(declared)
+	rr, _ := src.Units.(ReloadReader)
+
+	var (
+		wg                         sync.WaitGroup
+		files                      map[string]host.File
+		filesErr, unitsErr, stoErr error
+		loadedAt                   time.Time
+		loadedAtErr                error
+		secretsRead                bool
+	)
+	wg.Go(func() {
+		files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
+	})
+	if src.Units != nil && len(declared) > 0 {
+		wg.Go(func() {
+			if obs.Units, unitsErr = src.Units.UnitStates(ctx, declared); unitsErr != nil {
+				return
+			}
+			if rr != nil {
+				loadedAt, loadedAtErr = rr.UnitsLoadedAt(ctx)
+			}
+		})
+	}
+	if src.Store != nil {
+		// The secret store is read when secrets are declared (external
+		// ones too: they must exist), or (below) when syslet has managed
+		// this host before, to prune secrets it no longer declares: a
+		// fresh host with no secrets never needs podman for it.
+		secretsRead = len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0
+		wg.Go(func() {
+			if secretsRead {
+				if stoErr = readSecrets(ctx, src.Store, obs); stoErr != nil {
+					return
+				}
+			}
+			for _, ref := range imagesToCheck(out) {
+				ok, err := src.Store.ImageExists(ctx, ref)
+				if err != nil {
+					stoErr = fmt.Errorf("checking image %q: %w", ref, err)
+					return
+				}
+				obs.Images[ref] = ok
+			}
+		})
+	}
+	wg.Wait()
+	switch {
+	case filesErr != nil:
+		return nil, fmt.Errorf("reading installed files: %w", filesErr)
+	case unitsErr != nil:
+		return nil, fmt.Errorf("reading unit states: %w", unitsErr)
+	case stoErr != nil:
+		return nil, stoErr
 	}
 	obs.Files = files
+	if obs.Units == nil {
+		obs.Units = map[string]host.UnitState{}
+	}
 
-	var services []string
-	for _, u := range out.Units {
-		services = append(services, u.Service)
-	}
-	for p := range files {
-		if _, _, ok := installedUnitName(p); ok {
-			services = append(services, layout.Service(path.Base(p)))
+	if src.Units != nil {
+		var installed []string
+		for p := range files {
+			if _, _, ok := installedUnitName(p); ok {
+				if s := layout.Service(path.Base(p)); !declaredHas(declared, s) {
+					installed = append(installed, s)
+				}
+			}
 		}
-	}
-	slices.Sort(services)
-	services = slices.Compact(services)
-	if src.Units != nil && len(services) > 0 {
-		st, err := src.Units.UnitStates(ctx, services)
-		if err != nil {
-			return nil, fmt.Errorf("reading unit states: %w", err)
+		if len(installed) > 0 {
+			slices.Sort(installed)
+			st, err := src.Units.UnitStates(ctx, installed)
+			if err != nil {
+				return nil, fmt.Errorf("reading unit states: %w", err)
+			}
+			maps.Copy(obs.Units, st)
+			if rr != nil && len(declared) == 0 {
+				loadedAt, loadedAtErr = rr.UnitsLoadedAt(ctx)
+			}
 		}
-		obs.Units = st
-		if rr, ok := src.Units.(ReloadReader); ok && newerThanLoad(ctx, rr, files) {
+		if rr != nil && len(obs.Units) > 0 && newerThanLoad(loadedAt, loadedAtErr, files) {
 			var loaded []string
-			for n, s := range st {
+			for n, s := range obs.Units {
 				if s.LoadState == "loaded" {
 					loaded = append(loaded, n)
 				}
@@ -108,39 +178,33 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 			}
 		}
 	}
-	obs.UnitsKnown = src.Units != nil
-
-	if src.Store == nil {
-		return obs, nil
-	}
-	obs.StoreKnown = true
-	// The secret store is read when secrets are declared (external ones
-	// too: they must exist), or when syslet has managed this host before
-	// (to prune secrets it no longer declares); a fresh host with no
-	// secrets never needs podman for it.
-	if len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0 || managedBefore(files) {
-		secs, err := src.Store.Secrets(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing podman secrets: %w", err)
+	if src.Store != nil && !secretsRead && managedBefore(files) {
+		if err := readSecrets(ctx, src.Store, obs); err != nil {
+			return nil, err
 		}
-		for _, s := range secs {
-			obs.Secrets[s.Name] = s
-		}
-	}
-	for _, ref := range imagesToCheck(out) {
-		ok, err := src.Store.ImageExists(ctx, ref)
-		if err != nil {
-			return nil, fmt.Errorf("checking image %q: %w", ref, err)
-		}
-		obs.Images[ref] = ok
 	}
 	return obs, nil
 }
 
+func declaredHas(sorted []string, s string) bool {
+	_, ok := slices.BinarySearch(sorted, s)
+	return ok
+}
+
+func readSecrets(ctx context.Context, st StoreReader, obs *Observed) error {
+	secs, err := st.Secrets(ctx)
+	if err != nil {
+		return fmt.Errorf("listing podman secrets: %w", err)
+	}
+	for _, s := range secs {
+		obs.Secrets[s.Name] = s
+	}
+	return nil
+}
+
 // newerThanLoad reports whether any unit file changed after systemd last
 // loaded units; when systemd cannot say, it answers yes.
-func newerThanLoad(ctx context.Context, rr ReloadReader, files map[string]host.File) bool {
-	at, err := rr.UnitsLoadedAt(ctx)
+func newerThanLoad(at time.Time, err error, files map[string]host.File) bool {
 	if err != nil || at.IsZero() {
 		return true
 	}

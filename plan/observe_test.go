@@ -70,3 +70,59 @@ func TestObserveAsksForReloadStateOnlyWhenAFileIsNewer(t *testing.T) {
 		})
 	}
 }
+
+// store is podman's store: one image present, one secret; it counts the
+// secret listings.
+type store struct{ listed int }
+
+func (s *store) Secrets(context.Context) ([]host.Secret, error) {
+	s.listed++
+	return []host.Secret{{Name: "old-token"}}, nil
+}
+
+func (s *store) ImageExists(_ context.Context, ref string) (bool, error) { return true, nil }
+
+// Files, systemd and podman are read side by side; what only the files
+// reveal is asked afterwards: the state of a unit installed but no longer
+// declared, and the secret store of a host syslet has managed before.
+func TestObserveReadsWhatTheFilesAdd(t *testing.T) {
+	out := renderStream(t, base)
+	for _, tc := range []struct {
+		name    string
+		managed bool
+		listed  int
+	}{
+		{"a fresh host", false, 0},
+		{"a host syslet managed before", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := "[Container]\nImage=busybox\n"
+			if tc.managed {
+				old += "\n[X-Syslet]\nManagedBy=syslet\n"
+			}
+			files := treeReader{layout.UnitDir + "/old.container": {Data: []byte(old), Mode: 0o644}}
+			st := &store{}
+			obs, err := plan.Observe(context.Background(), plan.Sources{Files: files, Units: &units{}, Store: st}, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := obs.Units["old.service"]; !ok {
+				t.Errorf("the installed, undeclared old.service was not read: %v", obs.Units)
+			}
+			for _, u := range out.Units {
+				if _, ok := obs.Units[u.Service]; !ok {
+					t.Errorf("declared %s was not read", u.Service)
+				}
+			}
+			if st.listed != tc.listed {
+				t.Errorf("secret store listed %d time(s), want %d", st.listed, tc.listed)
+			}
+			if _, ok := obs.Secrets["old-token"]; ok != (tc.listed == 1) {
+				t.Errorf("secrets: %v", obs.Secrets)
+			}
+			if len(obs.Images) == 0 || !obs.UnitsKnown || !obs.StoreKnown {
+				t.Errorf("images %v, unitsKnown %v, storeKnown %v", obs.Images, obs.UnitsKnown, obs.StoreKnown)
+			}
+		})
+	}
+}

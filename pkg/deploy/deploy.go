@@ -187,28 +187,46 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer h.Close()
 
 	// Podman's quadlet converter, in-process, for the podman this host
-	// runs: cheap, and before anything is locked, read or staged.
-	vctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
-	release, err := h.checkPodman(vctx, &req, l)
-	cancel()
-	if err != nil {
+	// runs: CPU work, done beside the lock and the host reads (which
+	// mostly wait on the kernel, systemd and podman). Its verdict is
+	// awaited before anything is staged, printed or changed; a run
+	// waiting for the lock stops waiting when it finds errors.
+	check := h.startCheck(ctx, &req, l)
+	defer check.wait() // l.Report is the check's until it is done
+	verdict := func() (*Outcome, error) {
+		release, err := check.wait()
+		if err != nil {
+			PrintFindings(req.Stderr, l.Report)
+			return fail(err)
+		}
+		out.Findings = l.Report.Findings
 		PrintFindings(req.Stderr, l.Report)
-		return fail(err)
-	}
-	out.Findings = l.Report.Findings
-	PrintFindings(req.Stderr, l.Report)
-	if l.Report.HasErrors() {
-		out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
-		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+		if l.Report.HasErrors() {
+			out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
+			return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+		}
+		return nil, nil
 	}
 
 	jr := runlog.Open(req.Root)
 	runID := runlog.NewRunID(time.Now())
 	resumeOK := true
 	if !req.Diff {
-		lk, err := acquire(ctx, req.Stop, req.Root, req.LockTimeout,
+		lctx, stopWaiting := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-check.invalid:
+				stopWaiting()
+			case <-check.done:
+			}
+		}()
+		lk, err := acquire(lctx, req.Stop, req.Root, req.LockTimeout,
 			Holder{PID: os.Getpid(), Since: time.Now(), Source: req.Source, Run: runID}, req.Stderr)
+		stopWaiting()
 		if err != nil {
+			if check.wait(); check.failed() {
+				return verdict() // the specs' errors, not the wait, are the news
+			}
 			return fail(err)
 		}
 		defer lk.release()
@@ -230,6 +248,9 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	cancel()
 	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
+	}
+	if o, err := verdict(); err != nil {
+		return o, err
 	}
 	if err != nil {
 		return fail(err)
@@ -284,42 +305,6 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return fail(err)
 	}
 	return out, nil
-}
-
-// makePlan observes the host, builds the plan, and carries forward what
-// the last run left unfinished.
-func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, resume bool, opts plan.Options) (*plan.Plan, error) {
-	obs, err := plan.Observe(ctx, h.sources(), l.Out)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := jr.Recent()
-	if err != nil {
-		return nil, err
-	}
-	opts.Written = writtenByUnfinished(runs)
-	p := plan.BuildWith(l.Out, obs, opts)
-	if !resume {
-		return p, nil
-	}
-	u := unfinished(runs)
-	if u == nil {
-		return p, nil
-	}
-	// When systemd last started each unit an unfinished start names: a
-	// oneshot it ran for that run must not run again.
-	var starts []string
-	for _, a := range u.Actions {
-		if a.Op == plan.OpStart {
-			starts = append(starts, a.Target)
-		}
-	}
-	started, err := h.lastStarted(ctx, starts)
-	if err != nil {
-		return nil, err
-	}
-	p.Resume = plan.CarryForward(p, l.Out, obs, u, started)
-	return p, nil
 }
 
 // record writes a run that executed nothing: its intent and its end, in

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -182,8 +185,19 @@ const MaxFileSize = 64 << 20
 // a symlink on the way to one of them is an error naming it. Other file
 // types (FIFOs, sockets, devices) are reported with their mode only and
 // are never opened.
+//
+// The subdirectories of each tree (one per container under the config
+// root) are walked side by side by a few workers, each into its own map,
+// while the entries at the top (the unit files) are read by the caller:
+// on a converged host reading the trees is the largest part of a run.
 func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 	out := map[string]host.File{}
+	type entry struct {
+		dirfd int
+		dir   string // host path of dirfd
+		e     fs.DirEntry
+	}
+	var top, subdirs []entry
 	for _, d := range dirs {
 		d = clean(d)
 		fd, err := r.openDir(d, false)
@@ -193,13 +207,53 @@ func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", d, err)
 		}
+		defer unix.Close(fd)
 		m, _ := fstat(fd)
 		out[d] = host.File{Mode: m}
-		err = walk(fd, d, out)
-		unix.Close(fd)
+		ents, err := readEntries(fd)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", d, err)
+			return nil, fmt.Errorf("reading %s: listing: %w", d, err)
 		}
+		for _, e := range ents {
+			if e.IsDir() {
+				subdirs = append(subdirs, entry{fd, d, e})
+			} else {
+				top = append(top, entry{fd, d, e})
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(subdirs))
+	parts := make([]map[string]host.File, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		parts[w] = map[string]host.File{}
+		wg.Go(func() {
+			// Worker w takes every workers-th subdirectory: they are alike
+			// (one per unit), so a fixed share balances well enough.
+			for i := w; i < len(subdirs) && errs[w] == nil; i += workers {
+				s := subdirs[i]
+				if err := visit(s.dirfd, s.dir, s.e, parts[w]); err != nil {
+					errs[w] = fmt.Errorf("reading %s: %w", s.dir, err)
+				}
+			}
+		})
+	}
+	var topErr error
+	for _, t := range top {
+		if err := visit(t.dirfd, t.dir, t.e, out); err != nil {
+			topErr = fmt.Errorf("reading %s: %w", t.dir, err)
+			break
+		}
+	}
+	wg.Wait()
+	for _, err := range append([]error{topErr}, errs...) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, part := range parts {
+		maps.Copy(out, part)
 	}
 	return out, nil
 }
@@ -225,67 +279,72 @@ func walk(dirfd int, hp string, out map[string]host.File) error {
 		return fmt.Errorf("listing %s: %w", hp, err)
 	}
 	for _, e := range ents {
-		n := e.Name()
-		p := hp + "/" + n
-		if hp == "/" {
-			p = "/" + n
+		if err := visit(dirfd, hp, e, out); err != nil {
+			return err
 		}
-		t := e.Type()
-		if t&(fs.ModeSymlink|fs.ModeDir) == 0 && !t.IsRegular() {
-			// A device, FIFO or socket: recorded with its mode, never
-			// opened (or an entry replaced since the listing).
-			m, err := lstatAt(dirfd, n)
-			if errors.Is(err, unix.ENOENT) {
-				continue
-			}
-			if err != nil {
-				return &fs.PathError{Op: "lstat", Path: p, Err: err}
-			}
-			if !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
-				out[p] = host.File{Mode: m}
-				continue
-			}
-			t = m.Type()
+	}
+	return nil
+}
+
+// visit records one entry of the open directory dirfd (host path hp), and
+// everything below it when it is a directory.
+func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File) error {
+	n := e.Name()
+	p := hp + "/" + n
+	if hp == "/" {
+		p = "/" + n
+	}
+	t := e.Type()
+	if t&(fs.ModeSymlink|fs.ModeDir) == 0 && !t.IsRegular() {
+		// A device, FIFO or socket: recorded with its mode, never
+		// opened (or an entry replaced since the listing).
+		m, err := lstatAt(dirfd, n)
+		if errors.Is(err, unix.ENOENT) {
+			return nil
 		}
-		switch {
-		case t&fs.ModeSymlink != 0:
-			l, err := readlinkAt(dirfd, n)
-			if errors.Is(err, unix.ENOENT) {
-				continue // removed since the listing
-			}
-			if err != nil {
-				return &fs.PathError{Op: "readlink", Path: p, Err: err}
-			}
-			out[p] = host.File{Mode: fs.ModeSymlink | 0o777, Link: l}
-		case t.IsDir():
-			cfd, err := openSub(dirfd, n)
-			if errors.Is(err, unix.ENOENT) {
-				continue
-			}
-			if err != nil {
-				return describe(dirfd, p, n, err)
-			}
-			m, err := fstat(cfd)
-			if err != nil {
-				err = &fs.PathError{Op: "stat", Path: p, Err: err}
-			} else {
-				out[p] = host.File{Mode: m}
-				err = walk(cfd, p, out)
-			}
-			unix.Close(cfd)
-			if err != nil {
-				return err
-			}
-		case t.IsRegular():
-			f, err := readFileAt(dirfd, n, p)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			out[p] = f
+		if err != nil {
+			return &fs.PathError{Op: "lstat", Path: p, Err: err}
 		}
+		if !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
+			out[p] = host.File{Mode: m}
+			return nil
+		}
+		t = m.Type()
+	}
+	switch {
+	case t&fs.ModeSymlink != 0:
+		l, err := readlinkAt(dirfd, n)
+		if errors.Is(err, unix.ENOENT) {
+			return nil // removed since the listing
+		}
+		if err != nil {
+			return &fs.PathError{Op: "readlink", Path: p, Err: err}
+		}
+		out[p] = host.File{Mode: fs.ModeSymlink | 0o777, Link: l}
+	case t.IsDir():
+		cfd, err := openSub(dirfd, n)
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		if err != nil {
+			return describe(dirfd, p, n, err)
+		}
+		defer unix.Close(cfd)
+		m, err := fstat(cfd)
+		if err != nil {
+			return &fs.PathError{Op: "stat", Path: p, Err: err}
+		}
+		out[p] = host.File{Mode: m}
+		return walk(cfd, p, out)
+	default:
+		f, err := readFileAt(dirfd, n, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out[p] = f
 	}
 	return nil
 }
