@@ -111,14 +111,85 @@ func TestGuardDrift(t *testing.T) {
 	}
 }
 
+// podmanSecrets fingerprints podman secrets: ID, creation and update time
+// of each, so a test can tell that nothing replaced or touched them.
+func podmanSecrets(t *testing.T, h *testhost.Host, names ...string) string {
+	t.Helper()
+	return h.MustRun(t, "podman secret inspect --format '{{.Spec.Name}} {{.ID}} {{.CreatedAt}} {{.UpdatedAt}}' "+strings.Join(names, " "))
+}
+
+// 3b. A hand-edited file of a config dir: the plan shows drift (the
+// world-readable file with its diff, the 0640 one hidden), an apply keeps
+// the edit and neither rewrites the unit nor reloads the service,
+// --force replaces it. A dir written before digests were recorded is
+// converged, not drift.
+func TestGuardDriftConfigDir(t *testing.T) {
+	t.Parallel()
+	h := applyHost(t)
+	apply(t, h, specDir)
+	dir := "/etc/containers/config/app/etc/app/conf.d"
+	unit := "/etc/containers/systemd/app.container"
+	// Through the per-file links, as an editor or >> writes.
+	h.MustRun(t, "echo 'pool=64 # tuned by hand' >> "+dir+"/10-db.conf && echo 'private-flag-4711=on' >> "+dir+"/20-features.conf")
+	edited := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf")
+	unitBefore := h.MustRun(t, "stat -c '%Y %s' "+unit+" && sha256sum "+unit)
+	inv := invocations(t, h, "app.service")
+
+	d := syslet(h, "--diff", specDir)
+	for _, want := range []string{"app.container", "drift", "! " + dir + "/10-db.conf", "-pool=64 # tuned by hand", "! " + dir + "/20-features.conf", "(content hidden: mode 0640"} {
+		if !d.OK() || !strings.Contains(d.Stdout, want) {
+			t.Errorf("--diff must show %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d.Stdout+d.Stderr, "private-flag-4711") {
+		t.Errorf("--diff printed the 0640 file's content:\n%s", d)
+	}
+	t.Logf("--diff of the hand-edited config dir:\n%s", d.Stdout)
+	c := cursor(t, h)
+	apply(t, h, specDir)
+	if got := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf"); got != edited {
+		t.Errorf("apply overwrote the hand edits:\n%s", got)
+	}
+	if got := h.MustRun(t, "stat -c '%Y %s' "+unit+" && sha256sum "+unit); got != unitBefore {
+		t.Errorf("apply rewrote the unit of the drifted container:\n%s\nwas:\n%s", got, unitBefore)
+	}
+	for _, j := range systemdJobs(t, h, c) {
+		if strings.Contains(j, "app.service") || strings.HasPrefix(j, "Reloading") {
+			t.Errorf("systemd job during the apply that keeps the drift: %s", j)
+		}
+	}
+	if r := syslet(h, "--force", specDir); !r.OK() || !strings.Contains(r.Stdout, "reload") {
+		t.Fatalf("apply --force (a reload):\n%s", r)
+	}
+	if got := h.MustRun(t, "cat "+dir+"/10-db.conf "+dir+"/20-features.conf"); strings.Contains(got, "by hand") || strings.Contains(got, "private-flag") {
+		t.Errorf("--force kept the hand edits:\n%s", got)
+	}
+	if got := invocations(t, h, "app.service"); got["app.service"] != inv["app.service"] {
+		t.Errorf("--force restarted app.service instead of reloading it")
+	}
+	if d := syslet(h, "--diff", specDir); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("after --force the host must match the specs:\n%s", d)
+	}
+	// The format before digests: the same dir without its manifest is
+	// converged, not drift.
+	h.MustRun(t, "rm "+dir+"/..data/..digests")
+	if d := syslet(h, "--diff", specDir); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("a config dir without digests must be converged:\n%s", d)
+	}
+}
+
 // 4. Hand-written quadlets of the kinds podman's documentation shows
-// (volumes, networks, containers using them, health checks, a build and a
+// (volumes, networks, containers using them, podman secrets made by hand
+// as an environment variable and as files, health checks, a build and a
 // container from it, a oneshot job), started by hand, then adopted: the
-// apply of the adopted specs restarts nothing, and the next plan is empty.
+// apply of the adopted specs restarts nothing and leaves the secrets as
+// they were, and the next plan is empty.
 func TestGuardAdopt(t *testing.T) {
 	t.Parallel()
 	h := startWithSyslet(t)
 	h.MustRun(t, "systemctl enable --now podman.socket && podman pull -q localhost:5000/busybox:latest")
+	h.MustRun(t, "printf 'pw-by-hand-1' | podman secret create dbpass - && printf 'token-by-hand-2' | podman secret create apitoken -")
+	secretsBefore := podmanSecrets(t, h, "dbpass", "apitoken")
 	root, err := testhost.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +197,9 @@ func TestGuardAdopt(t *testing.T) {
 	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/quadlets"), "/root/quadlets"))
 	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/builds/app"), "/etc/containers/builds/app"))
 	h.MustRun(t, "mkdir -p /etc/containers/systemd && cp /root/quadlets/* /etc/containers/systemd/ && systemctl daemon-reload")
-	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service",
+	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service", "api.service",
 		"data-volume.service", "cache-volume.service", "front-network.service", "back-network.service", "app-build.service"}
-	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service")
+	h.MustRun(t, "systemctl start web.service db.service worker.service probe.service app.service edge.service job.service api.service")
 	for _, s := range services {
 		if s == "app-build.service" {
 			continue // a build is a oneshot that ends once the image exists
@@ -137,11 +208,19 @@ func TestGuardAdopt(t *testing.T) {
 			t.Fatalf("%s not active after a start by hand:\n%s", s, h.Run("systemctl status --no-pager "+s))
 		}
 	}
+	// The secrets reach the containers as quadlet's Secret= says.
+	if got := h.MustRun(t, `podman exec api sh -c 'echo "$DB_PASSWORD"; cat /run/secrets/apitoken; echo'; podman exec db cat /run/secrets/db-password`); got != "pw-by-hand-1\ntoken-by-hand-2\npw-by-hand-1" {
+		t.Fatalf("secrets inside the containers: %q", got)
+	}
 	before := invocations(t, h, services...)
 
 	r := h.Run("syslet adopt /etc/containers/systemd/*.container /etc/containers/systemd/*.volume /etc/containers/systemd/*.network /etc/containers/systemd/*.build > /root/adopted.json")
-	if !r.OK() || strings.Contains(r.Stderr, "note:") {
+	if !r.OK() || strings.Contains(r.Stderr, "note:") || !strings.Contains(r.Stderr, "2 podman secret(s) declared external (apitoken, dbpass") {
 		t.Fatalf("adopt:\n%s", r)
+	}
+	t.Logf("adopt: %s", r.Stderr)
+	if got := strings.TrimSpace(h.MustRun(t, `jq -c '[.[] | select(.type == "secret")]' /root/adopted.json`)); got != `[{"apiVersion":"v1","type":"secret","name":"apitoken","external":true},{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}]` {
+		t.Errorf("adopted secret specs: %s", got)
 	}
 	c := cursor(t, h)
 	a := syslet(h, "/root/adopted.json")
@@ -166,9 +245,61 @@ func TestGuardAdopt(t *testing.T) {
 			}
 		}
 	}
+	if got := podmanSecrets(t, h, "dbpass", "apitoken"); got != secretsBefore {
+		t.Errorf("the apply touched the podman secrets made by hand:\n%s\nwas:\n%s", got, secretsBefore)
+	}
 	t.Logf("apply of the adopted specs:\n%s", a.Stdout)
 	if d := syslet(h, "--diff", "/root/adopted.json"); !strings.Contains(d.Stdout, "No changes") {
 		t.Errorf("second plan after adopting must be empty:\n%s", d)
+	}
+}
+
+// 4b. An external secret that does not exist on the host: --diff and
+// apply refuse (exit 1) naming the spec and the secret, and the host is
+// unchanged: no unit written, no secret created. Once the operator creates
+// it, the same specs apply and the container gets its value.
+func TestGuardExternalSecretMissing(t *testing.T) {
+	t.Parallel()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket && mkdir -p /root/ext /etc/containers")
+	h.MustRun(t, `cat > /root/ext/specs.json <<'EOF'
+[
+  {"apiVersion": "v1", "type": "secret", "name": "vault-pass", "external": true},
+  {"apiVersion": "v1", "type": "container", "name": "vault",
+   "unit": {"Container": {"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep infinity",
+     "Secret": {"vault-pass": "type=env,target=VAULT_PASS"}}}}
+]
+EOF`)
+	before := snapshot(t, h)
+	for _, args := range [][]string{{"--diff", "/root/ext"}, {"/root/ext"}} {
+		r := syslet(h, args...)
+		out := r.Stdout + r.Stderr
+		if r.Code != 1 || !strings.Contains(out, "secret vault-pass") || !strings.Contains(out, "/root/ext/specs.json [0]") || !strings.Contains(out, "does not exist") {
+			t.Errorf("syslet %v: exit %d, want 1 naming the missing external secret and its spec:\n%s", args, r.Code, r)
+		}
+		t.Logf("syslet %v: exit %d\n%s", args, r.Code, out)
+	}
+	if got := snapshot(t, h); got != before {
+		t.Errorf("/etc/containers changed although the plan was refused")
+	}
+	if got := h.MustRun(t, "podman secret ls --noheading --format '{{.Name}}'"); strings.TrimSpace(got) != "" {
+		t.Errorf("syslet created a podman secret: %q", got)
+	}
+	if r := h.Run("systemctl is-active vault.service"); r.OK() {
+		t.Errorf("vault.service runs after a refused apply")
+	}
+
+	h.MustRun(t, "printf 'made-later' | podman secret create vault-pass -")
+	created := podmanSecrets(t, h, "vault-pass")
+	apply(t, h, "/root/ext")
+	if r := h.Eventually("podman exec vault sh -c 'test \"$VAULT_PASS\" = made-later'", 60*time.Second); !r.OK() {
+		t.Errorf("the container does not see the external secret:\n%s", r)
+	}
+	if got := podmanSecrets(t, h, "vault-pass"); got != created {
+		t.Errorf("the apply touched the external secret:\n%s\nwas:\n%s", got, created)
+	}
+	if d := syslet(h, "--diff", "/root/ext"); !strings.Contains(d.Stdout, "No changes") {
+		t.Errorf("second plan must be empty:\n%s", d)
 	}
 }
 

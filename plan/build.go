@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/render"
@@ -25,11 +26,12 @@ type builder struct {
 
 	// Indexes built once so that planning stays linear in the number of
 	// units and files.
-	desired  map[string]*render.Unit  // by unit file name
-	ownFiles map[string][]render.File // desired files by owner unit file
-	ownDirs  map[string][]render.Dir  // desired config dirs by owner unit file
-	under    map[string][]string      // observed paths by the config or build root holding them
-	children map[string][]string      // observed paths by parent directory
+	desired  map[string]*render.Unit         // by unit file name
+	ownFiles map[string][]render.File        // desired files by owner unit file
+	ownDirs  map[string][]render.Dir         // desired config dirs by owner unit file
+	under    map[string][]string             // observed paths by the config or build root holding them
+	children map[string][]string             // observed paths by parent directory
+	dirFiles map[string]map[string]host.File // config dirs as read, by path (configDir)
 }
 
 // Build compares desired and observed state and returns the plan. It is

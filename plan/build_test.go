@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 		must(t, r.WriteFile(f.Path, f.Content, f.Mode))
 	}
 	for _, d := range out.Dirs {
-		must(t, r.WriteDir(d.Path, d.Files))
+		must(t, r.WriteDir(d.Path, d.Installed()))
 	}
 	obs := runningHost(out)
 	h := &hostState{root: r, obs: obs}
@@ -404,3 +405,93 @@ func quote(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
 }
+
+// TestExternalSecrets: a secret declared external is podman's and the
+// operator's. The plan checks that it exists (refusing, naming spec and
+// secret, when it does not), never creates, replaces or removes it —
+// whatever its labels say — and cannot check it without podman.
+func TestExternalSecrets(t *testing.T) {
+	stream := base + `{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}` + "\n"
+	stream = strings.Replace(stream, `"Image":"app.build"`, `"Image":"app.build","Secret":"dbpass,type=env,target=DB_PASSWORD"`, 1)
+	out := renderStream(t, stream)
+	if len(out.Secrets) != 0 || len(out.ExternalSecrets) != 1 || out.ExternalSecrets[0].Name != "dbpass" {
+		t.Fatalf("rendered secrets %v, external %v", out.Secrets, out.ExternalSecrets)
+	}
+	h := install(t, out)
+
+	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass"} // made by hand: no label
+	p := plan.Build(out, h.obs)
+	if !p.Empty() || !p.Appliable() || len(p.Notes) != 0 || len(p.Secrets) != 0 {
+		t.Fatalf("present external secret: actions %q refusals %v notes %v", actions(p), p.Refusals, p.Notes)
+	}
+
+	// Once syslet's (labelled), now declared external: handed over, kept.
+	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass", Labels: map[string]string{render.HashLabel: "x"}}
+	h.obs.Secrets["gone-key"] = host.Secret{Name: "gone-key", Labels: map[string]string{render.HashLabel: "y"}}
+	if got := actions(plan.Build(out, h.obs)); !slices.Equal(got, []string{"remove-secret gone-key"}) {
+		t.Errorf("only the stale managed secret may go: %q", got)
+	}
+	delete(h.obs.Secrets, "gone-key")
+
+	delete(h.obs.Secrets, "dbpass")
+	p = plan.Build(out, h.obs)
+	if p.Appliable() || len(p.Refusals) != 1 {
+		t.Fatalf("missing external secret must be refused: %+v", p.Refusals)
+	}
+	r := p.Refusals[0]
+	if r.Unit != "secret dbpass" || r.Source != "test.json [8]" || !strings.Contains(r.Message, "podman secret create dbpass") {
+		t.Errorf("refusal: %+v", r)
+	}
+	if slices.ContainsFunc(p.Actions, func(a plan.Action) bool { return a.Op == plan.OpCreateSecret }) {
+		t.Errorf("syslet must never create an external secret: %q", actions(p))
+	}
+
+	// Under --root podman is not read: nothing to refuse, and a note.
+	h.obs.StoreKnown = false
+	p = plan.Build(out, h.obs)
+	if !p.Appliable() || !p.Empty() || len(p.Notes) != 1 || p.Notes[0].Unit != "secret dbpass" {
+		t.Errorf("hostless: refusals %v notes %v actions %q", p.Refusals, p.Notes, actions(p))
+	}
+	h.obs.StoreKnown = true
+
+	// An external secret is no managed unit: specs holding nothing else
+	// still trip the mass-removal guard, and the secret stays.
+	only := renderStream(t, `{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}`)
+	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass"}
+	p = plan.Build(only, h.obs)
+	p.GuardRemovals()
+	if p.Appliable() || slices.ContainsFunc(p.Actions, func(a plan.Action) bool { return a.Target == "dbpass" }) {
+		t.Errorf("guard: refusals %v actions %q", p.Refusals, actions(p))
+	}
+}
+
+// TestObserveReadsSecretsForExternalOnly: a fresh host whose specs use
+// only external secrets still has its secret store read, so the plan can
+// tell whether they exist.
+func TestObserveReadsSecretsForExternalOnly(t *testing.T) {
+	out := renderStream(t, `{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}`)
+	store := &secretStore{secrets: []host.Secret{{Name: "dbpass"}}}
+	obs, err := plan.Observe(t.Context(), plan.Sources{Files: fsroot.New(t.TempDir()), Store: store}, out)
+	must(t, err)
+	if store.calls != 1 || !obs.StoreKnown {
+		t.Fatalf("secret store read %d times", store.calls)
+	}
+	if _, ok := obs.Secrets["dbpass"]; !ok {
+		t.Errorf("observed secrets: %v", obs.Secrets)
+	}
+	if p := plan.Build(out, obs); !p.Empty() || !p.Appliable() {
+		t.Errorf("present external secret: %q %v", actions(p), p.Refusals)
+	}
+}
+
+type secretStore struct {
+	secrets []host.Secret
+	calls   int
+}
+
+func (s *secretStore) Secrets(context.Context) ([]host.Secret, error) {
+	s.calls++
+	return s.secrets, nil
+}
+
+func (s *secretStore) ImageExists(context.Context, string) (bool, error) { return true, nil }

@@ -13,14 +13,15 @@
 // Build's work is split by what it decides about: installed.go reads the
 // installed units and what they say about themselves, units.go plans
 // each desired unit (resources, then containers), files.go its config
-// files, config dirs and build contexts, secrets.go the podman secrets,
+// files, config dirs and build contexts, secrets.go the podman secrets
+// (and checks that the external ones, which syslet never touches, exist),
 // stale.go what no spec declares any more, and future.go the unit set
 // staging checks and the final action order.
 //
 // The guardrails live beside it: GuardRemovals refuses mass removals
 // (guard.go), a symlink on the way to any managed path is a refusal, a
-// managed file edited by hand is held as drift unless forced, and an
-// unmarked unit that means what its spec says is taken over (drift.go);
-// the content of files others may not read is never put in a diff
-// (redact.go).
+// managed file (a unit, config or context file, a config-dir file) edited
+// by hand is held as drift unless forced, and an unmarked unit that means
+// what its spec says is taken over (drift.go); the content of files
+// others may not read is never put in a diff (redact.go).
 package plan

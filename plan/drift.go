@@ -3,21 +3,28 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
 // Drift: syslet records in each unit's [X-Syslet] marker the digest of the
 // unit file it wrote and of every config and build-context file it wrote
-// for it (render.seal). A managed file whose content no longer matches its
-// recorded digest was edited by hand. The plan does not overwrite such a
+// for it (render.seal), and in each version of a config dir the digests of
+// that version's files (layout.Digests; not in the marker, so that a
+// config-dir change stays a reload and never rewrites the unit). A managed
+// file whose content no longer matches its recorded digest was edited by
+// hand. The plan does not overwrite such a
 // unit or its files — it shows them as drift, with the diff of what an
 // apply would put back — unless the operator forces it (Options.Force).
-// Units without a recorded digest (written by the earlier syslet, or an
-// older version of this one) are never drift.
+// Units and config dirs without a recorded digest (written by the earlier
+// syslet, or an older version of this one) are never drift.
 
 // Options tune how a plan is built.
 type Options struct {
@@ -80,29 +87,34 @@ func recordedFiles(f *unit.File) map[string]string {
 	return out
 }
 
+// edit is one managed file edited by hand: the unit file itself, a config
+// or build-context file, or a file of a config dir (cur is then the file
+// the dir's links resolve to).
+type edit struct {
+	path string
+	cur  host.File
+	kind render.FileKind
+}
+
 // edits lists the managed files of an installed unit that were edited by
 // hand and that this plan would change: the unit file itself (when want
 // differs from it) and recorded files whose desired content (by path, nil
-// when no longer desired) differs from what is on disk.
-func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []string {
-	var paths []string
+// when no longer desired) differs from what is on disk. Config dirs keep
+// their digests apart and are checked by dirEdits.
+func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []edit {
+	var out []edit
 	// A unit edit only matters when the plan would rewrite the unit: one
 	// that still means what the specs say (a comment, a reordering) is
-	// left as it is anyway.
-	// Bytes equal to the desired unit are syslet's, digest or not: compared
-	// first, as that is every unit of a converged host.
+	// left as it is anyway. Bytes equal to the desired unit are syslet's,
+	// digest or not: compared first, as that is every unit of a converged
+	// host.
 	if !bytes.Equal(iu.data, want) {
 		if rec, edited := unitEdited(iu.data); rec && edited && (want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
-			paths = append(paths, iu.path)
+			out = append(out, edit{path: iu.path})
 		}
 	}
 	rec := recordedFiles(iu.file)
-	keys := make([]string, 0, len(rec))
-	for p := range rec {
-		keys = append(keys, p)
-	}
-	slices.Sort(keys)
-	for _, p := range keys {
+	for _, p := range slices.Sorted(maps.Keys(rec)) {
 		cur, ok := b.obs.Files[p]
 		if !ok || cur.Link != "" || cur.Mode.IsDir() || render.Digest(cur.Data) == rec[p] {
 			continue // missing or syslet's own content: nothing to protect
@@ -113,9 +125,84 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		if b.opts.Written[p][contentDigest(cur.Data)] {
 			continue // an interrupted run wrote it before recording it
 		}
-		paths = append(paths, p)
+		out = append(out, edit{path: p, cur: cur, kind: render.ConfigFile})
 	}
-	return paths
+	return out
+}
+
+// configDirFile is the FileChange kind of a file inside a config dir.
+const configDirFile render.FileKind = "config-dir"
+
+// dirEdits lists the files of an installed container's config dirs that
+// were edited by hand and that this plan would change, given the unit's
+// desired config dirs (nil when the unit is no longer declared). Each
+// version of a dir records its files' digests (layout.Digests); a file
+// whose content matches neither the specs nor its recorded digest was
+// edited, and a file the manifest does not name was added, by hand. A dir
+// written before syslet recorded digests has no manifest: its files are
+// unknown, never drift, until the next version is written with one. A
+// recorded file that is gone is nothing to protect (as for config files).
+func (b *builder) dirEdits(iu *installedUnit, desired []render.Dir) []edit {
+	if iu.kind != spec.Container {
+		return nil
+	}
+	var out []edit
+	for _, p := range b.under[layout.ConfigDirOf(iu.name)] {
+		dir, ok := strings.CutSuffix(p, "/"+layout.DataLink)
+		if !ok || b.obs.Files[p].Link == "" {
+			continue
+		}
+		var want []render.DirFile
+		for _, d := range desired {
+			if d.Path == dir {
+				want = d.Files
+			}
+		}
+		cur := b.configDir(dir)
+		if sameContent(cur, want) {
+			continue // what the specs say: every dir of a converged host
+		}
+		m, ok := b.obs.Files[layout.Resolve(b.readlink, dir, layout.FileLink(layout.Digests), 8)]
+		if !ok || m.Link != "" || m.Mode.IsDir() {
+			continue
+		}
+		rec := render.ParseDirDigests(m.Data)
+		wantBy := make(map[string][]byte, len(want))
+		for _, f := range want {
+			wantBy[f.Name] = f.Content
+		}
+		for name, f := range cur {
+			if d, ok := wantBy[name]; ok && bytes.Equal(d, f.Data) {
+				continue // the specs say what the file says
+			}
+			if render.Digest(f.Data) == rec[name] { // rec[name] is "" for an added file
+				continue
+			}
+			out = append(out, edit{path: dir + "/" + name, cur: f, kind: configDirFile})
+		}
+	}
+	// b.under and cur are unordered: two plans of one host must read the same.
+	slices.SortFunc(out, func(x, y edit) int { return strings.Compare(x.path, y.path) })
+	return out
+}
+
+// sameContent reports whether a config dir as read holds exactly the
+// desired files' contents.
+func sameContent(cur map[string]host.File, want []render.DirFile) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for _, f := range want {
+		if c, ok := cur[f.Name]; !ok || !bytes.Equal(c.Data, f.Content) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) readlink(p string) (string, bool) {
+	f, ok := b.obs.Files[p]
+	return f.Link, ok && f.Link != ""
 }
 
 // held is the drift hook of compare: it reports whether the desired unit
@@ -127,12 +214,18 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	for _, f := range b.ownFiles[u.FileName] {
 		desired[f.Path] = f.Content
 	}
-	edited := b.edits(iu, want, desired)
+	dirs := b.ownDirs[u.FileName]
+	edited := append(b.edits(iu, want, desired), b.dirEdits(iu, dirs)...)
 	if len(edited) == 0 {
 		return false
 	}
+	for _, d := range dirs { // for the diffs of edited config-dir files
+		for _, f := range d.Files {
+			desired[d.Path+"/"+f.Name] = f.Content
+		}
+	}
 	if b.opts.Force {
-		uc.Reasons = append(uc.Reasons, "edited by hand ("+strings.Join(edited, ", ")+"); replaced because of --force")
+		uc.Reasons = append(uc.Reasons, "edited by hand ("+editPaths(edited)+"); replaced because of --force")
 		return false
 	}
 	st := b.state(u.Service, iu)
@@ -148,7 +241,7 @@ func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
 	if b.opts.Force {
 		return false
 	}
-	edited := b.edits(iu, nil, nil)
+	edited := append(b.edits(iu, nil, nil), b.dirEdits(iu, nil)...)
 	if len(edited) == 0 {
 		return false
 	}
@@ -156,22 +249,29 @@ func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
 	return true
 }
 
-func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []string, want []byte, desired map[string][]byte) {
+func editPaths(es []edit) string {
+	ps := make([]string, len(es))
+	for i, e := range es {
+		ps[i] = e.path
+	}
+	return strings.Join(ps, ", ")
+}
+
+func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want []byte, desired map[string][]byte) {
 	uc.Effect = EffectDrift
 	uc.After = uc.Before
-	uc.Reasons = []string{"edited by hand since syslet wrote it (" + strings.Join(edited, ", ") + "); kept: --force replaces it"}
-	for _, p := range edited {
-		if p == iu.path {
-			uc.Diff = unifiedDiff(p, iu.data, want)
+	uc.Reasons = []string{"edited by hand since syslet wrote it (" + editPaths(edited) + "); kept: --force replaces it"}
+	for _, e := range edited {
+		if e.path == iu.path {
+			uc.Diff = unifiedDiff(e.path, iu.data, want)
 			continue
 		}
-		cur := b.obs.Files[p]
-		d, ok := desired[p]
-		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "!", Kind: render.ConfigFile, Owner: iu.fileName,
-			OldMode: uint32(cur.Mode.Perm()), NewMode: uint32(cur.Mode.Perm()),
-			Diff: fileDiff(p, uint32(cur.Mode.Perm()), cur.Data, true, uint32(cur.Mode.Perm()), d, ok)})
+		mode := uint32(e.cur.Mode.Perm())
+		d, ok := desired[e.path]
+		b.p.Files = append(b.p.Files, FileChange{Path: e.path, Op: "!", Kind: e.kind, Owner: iu.fileName,
+			OldMode: mode, NewMode: mode, Diff: fileDiff(e.path, mode, e.cur.Data, true, mode, d, ok)})
 	}
-	b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", strings.Join(edited, ", "))})
+	b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", editPaths(edited))})
 }
 
 // takeOver decides whether an installed unit without syslet's marker may

@@ -57,7 +57,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 // dirs plans a container's config dirs; it reports whether any changed.
 func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 	for _, d := range b.ownDirs[u.FileName] {
-		cur := readConfigDir(b.obs.Files, b.children[d.Path], d.Path)
+		cur := b.configDir(d.Path)
 		same := cur != nil && len(cur) == len(d.Files)
 		for _, f := range d.Files {
 			old, ok := cur[f.Name]
@@ -89,14 +89,30 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 			changed = true
 			uc.Reasons = append(uc.Reasons, "config dir "+d.Path+" changed")
 		}
-		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Files: d.Files, Reason: "swap to a new version"}, kindRank(u.Kind))
+		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Files: d.Installed(), Reason: "swap to a new version"}, kindRank(u.Kind))
 	}
 	return changed
 }
 
+// configDir is readConfigDir of an observed directory, read once per
+// plan: the drift check and the config-dir plan both need it.
+func (b *builder) configDir(dir string) map[string]host.File {
+	if cur, ok := b.dirFiles[dir]; ok {
+		return cur
+	}
+	cur := readConfigDir(b.obs.Files, b.children[dir], dir)
+	if b.dirFiles == nil {
+		b.dirFiles = map[string]map[string]host.File{}
+	}
+	b.dirFiles[dir] = cur
+	return cur
+}
+
 // readConfigDir resolves a config dir's files (entries are the paths
 // directly inside it) through its per-file links and the ..data link, as
-// the container sees them. It returns nil when the directory does not
+// the container sees them. A regular file in place of a link (what
+// `sed -i` leaves after editing through one) is read as it is: that is
+// what the container sees. It returns nil when the directory does not
 // exist.
 func readConfigDir(files map[string]host.File, entries []string, dir string) map[string]host.File {
 	d, ok := files[dir]
@@ -110,7 +126,11 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 	}
 	for _, p := range entries {
 		f := files[p]
-		if layout.Internal(path.Base(p)) || f.Link == "" {
+		if layout.Internal(path.Base(p)) || f.Mode.IsDir() {
+			continue
+		}
+		if f.Link == "" {
+			out[path.Base(p)] = f
 			continue
 		}
 		target := layout.Resolve(readlink, dir, f.Link, 8)

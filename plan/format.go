@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"
 )
 
@@ -195,7 +196,13 @@ func (p *Plan) Summary() string {
 func describe(a Action) string {
 	switch a.Op {
 	case OpWriteDir:
-		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, len(a.Files))
+		n := 0
+		for _, f := range a.Files {
+			if !layout.Internal(f.Name) {
+				n++
+			}
+		}
+		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, n)
 	case OpWriteFile, OpWriteUnit:
 		return fmt.Sprintf("%s (%04o)", a.Target, a.Mode)
 	case OpCreateSecret:

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,144 @@ func TestInterruptedRunIsNotDrift(t *testing.T) {
 	p := plan.BuildWith(next, h.obs, plan.Options{Written: written})
 	if p.Drifted() || effect(p, "web.container") != plan.EffectRestart {
 		t.Errorf("effect %s, want restart", effect(p, "web.container"))
+	}
+}
+
+// TestConfigDirDrift: a file of a config dir edited by hand — through its
+// link (an editor, `>>`) or replaced by a regular file (`sed -i`) — is
+// drift, kept without --force and replaced with it, as a config file is.
+// Its digest lives in the dir's version (layout.Digests), not in the unit,
+// so the unit is never rewritten for it.
+func TestConfigDirDrift(t *testing.T) {
+	dir := "/etc/containers/config/web/etc/web.d"
+	for _, tt := range []struct {
+		name, file string
+		edit       func(t *testing.T, h *hostState)
+	}{
+		{"edited through its link", "x.conf", func(t *testing.T, h *hostState) {
+			f, err := os.OpenFile(h.root.Path(dir+"/x.conf"), os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			_, err = f.WriteString("tuned=by-hand\n")
+			must(t, err)
+			must(t, f.Close())
+		}},
+		{"replaced by a regular file", "x.conf", func(t *testing.T, h *hostState) {
+			must(t, os.Remove(h.root.Path(dir+"/x.conf")))
+			must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("x\ntuned=by-hand\n"), 0o644))
+		}},
+		{"file added by hand", "extra.conf", func(t *testing.T, h *hostState) {
+			must(t, os.WriteFile(h.root.Path(dir+"/extra.conf"), []byte("tuned=by-hand\n"), 0o644))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := renderStream(t, base)
+			h := install(t, out)
+			tt.edit(t, h)
+			h.reread(t)
+
+			p := plan.Build(out, h.obs)
+			if effect(p, "web.container") != plan.EffectDrift || len(p.Actions) != 0 {
+				t.Fatalf("effect %s actions %q, want drift and nothing done", effect(p, "web.container"), actions(p))
+			}
+			text := format(p)
+			if !strings.Contains(text, "! "+dir+"/"+tt.file) || !strings.Contains(text, "-tuned=by-hand") || !strings.Contains(text, "--force") {
+				t.Errorf("plan must show the edited file with its diff:\n%s", text)
+			}
+			// A later change of the spec does not override the hand edit either.
+			next := renderStream(t, strings.Replace(base, `"content":"x\n"`, `"content":"y\n"`, 1))
+			if p := plan.Build(next, h.obs); effect(p, "web.container") != plan.EffectDrift || len(p.Actions) != 0 {
+				t.Errorf("changed spec: effect %s actions %q", effect(p, "web.container"), actions(p))
+			}
+
+			forced := plan.BuildWith(out, h.obs, plan.Options{Force: true})
+			if forced.Drifted() || effect(forced, "web.container") != plan.EffectReload {
+				t.Fatalf("--force: effect %s, want reload", effect(forced, "web.container"))
+			}
+			if got := actions(forced); !slices.Equal(got, []string{"write-config-dir " + dir, "reload web.service"}) {
+				t.Errorf("--force replaces the dir version and reloads, nothing more: %q", got)
+			}
+			// After the forced write the host is converged.
+			for _, a := range forced.Actions {
+				if a.Op == plan.OpWriteDir {
+					must(t, h.root.WriteDir(a.Target, a.Files))
+				}
+			}
+			h.reread(t)
+			if p := plan.Build(out, h.obs); !p.Empty() {
+				t.Errorf("after --force: %q", actions(p))
+			}
+		})
+	}
+}
+
+// TestConfigDirChangeKeepsTheUnit: syslet's own config-dir change is a
+// reload; the digests go into the new version, never into the unit.
+func TestConfigDirChangeKeepsTheUnit(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	next := renderStream(t, strings.Replace(base, `"content":"x\n"`, `"content":"y\n"`, 1))
+	p := plan.Build(next, h.obs)
+	if p.WritesUnits() || effect(p, "web.container") != plan.EffectReload {
+		t.Fatalf("effect %s actions %q, want a reload and no unit write", effect(p, "web.container"), actions(p))
+	}
+	for _, u := range next.Units {
+		if u.FileName == "web.container" && strings.Contains(string(u.File.Bytes()), "web.d") && strings.Contains(string(u.File.Bytes()), "x.conf") {
+			t.Errorf("the unit names config-dir files:\n%s", u.File.Bytes())
+		}
+	}
+}
+
+// TestConfigDirWithoutDigestsIsNotDrift: a config dir written before
+// syslet recorded digests (no manifest in its version) is unknown, not
+// drift: a converged host stays converged after the upgrade, and a
+// changed file is replaced as before — its new version then records
+// the digests.
+func TestConfigDirWithoutDigestsIsNotDrift(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	dir := "/etc/containers/config/web/etc/web.d"
+	for _, d := range out.Dirs {
+		must(t, h.root.WriteDir(d.Path, d.Files)) // the old format: no manifest
+	}
+	h.reread(t)
+	if p := plan.Build(out, h.obs); !p.Empty() {
+		t.Fatalf("converged old-format host: %q", actions(p))
+	}
+	must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("edited\n"), 0o644))
+	h.reread(t)
+	p := plan.Build(out, h.obs)
+	if p.Drifted() || effect(p, "web.container") != plan.EffectReload {
+		t.Fatalf("effect %s, want reload", effect(p, "web.container"))
+	}
+	for _, a := range p.Actions {
+		if a.Op == plan.OpWriteDir {
+			must(t, h.root.WriteDir(a.Target, a.Files))
+		}
+	}
+	h.reread(t)
+	if _, ok := h.obs.Files[dir+"/..v3/..digests"]; !ok { // v1 by install, v2 old-format, v3 now
+		t.Fatalf("the rewritten version must record the digests")
+	}
+	if _, ok := h.obs.Files[dir+"/..digests"]; ok {
+		t.Fatalf("the manifest must get no link of its own")
+	}
+	must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("edited again\n"), 0o644))
+	h.reread(t)
+	if p := plan.Build(out, h.obs); !p.Drifted() {
+		t.Errorf("once rewritten, the dir records digests and an edit is drift: %q", actions(p))
+	}
+}
+
+// TestPrivateConfigDirDriftIsHidden: the drift diff of a 0600 config-dir
+// file follows the redaction rule of every file.
+func TestPrivateConfigDirDriftIsHidden(t *testing.T) {
+	stream := strings.Replace(base, `"content":"x\n"}`, `"content":"x\n","mode":"0600"}`, 1)
+	out := renderStream(t, stream)
+	h := install(t, out)
+	must(t, os.WriteFile(h.root.Path("/etc/containers/config/web/etc/web.d/x.conf"), []byte("token=hunter2-private\n"), 0o600))
+	h.reread(t)
+	text := format(plan.Build(out, h.obs))
+	if strings.Contains(text, "hunter2") || !strings.Contains(text, "drift") || !strings.Contains(text, "(content hidden: mode 0600") {
+		t.Errorf("drift of a private config-dir file:\n%s", text)
 	}
 }

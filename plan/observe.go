@@ -104,11 +104,11 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		})
 	}
 	if src.Store != nil {
-		// The secret store is read when secrets are declared, or (below)
-		// when syslet has managed this host before, to prune secrets it no
-		// longer declares: a fresh host with no secrets never needs podman
-		// for it.
-		secretsRead = len(out.Secrets) > 0
+		// The secret store is read when secrets are declared (external
+		// ones too: they must exist), or (below) when syslet has managed
+		// this host before, to prune secrets it no longer declares: a
+		// fresh host with no secrets never needs podman for it.
+		secretsRead = len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0
 		wg.Go(func() {
 			if secretsRead {
 				if stoErr = readSecrets(ctx, src.Store, obs); stoErr != nil {

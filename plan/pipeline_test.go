@@ -131,9 +131,11 @@ func memInstall(out *render.Output) *plan.Observed {
 	}
 	for _, d := range out.Dirs {
 		mkdir(d.Path + "/..v1")
-		for _, f := range d.Files {
+		for _, f := range d.Installed() {
 			put(d.Path+"/..v1/"+f.Name, f.Content, f.Mode)
-			link(d.Path+"/"+f.Name, "..data/"+f.Name)
+			if !layout.Internal(f.Name) {
+				link(d.Path+"/"+f.Name, "..data/"+f.Name)
+			}
 		}
 		link(d.Path+"/..data", "..v1")
 	}

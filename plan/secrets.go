@@ -33,6 +33,11 @@ func (b *builder) secretChanges() {
 			b.add(Action{Op: OpCreateSecret, Target: name, Secret: s, Key: k, Labels: map[string]string{render.HashLabel: s.Hash}, Reason: sc.Reason}, kindRank(spec.Secret))
 		}
 	}
+	external := map[string]bool{}
+	for _, s := range b.out.ExternalSecrets {
+		external[s.Name] = true
+		b.externalSecret(s)
+	}
 	// In name order, so that two plans of one host read the same.
 	for _, name := range slices.Sorted(maps.Keys(b.obs.Secrets)) {
 		cur := b.obs.Secrets[name]
@@ -40,6 +45,12 @@ func (b *builder) secretChanges() {
 			return slices.ContainsFunc(s.Keys, func(k string) bool { return s.PodmanName(k) == name })
 		}) {
 			continue // declared: handled above
+		}
+		if external[name] {
+			// Declared external: never removed, whatever its labels say
+			// (a secret syslet once managed may be handed over to the
+			// operator this way).
+			continue
 		}
 		if cur.Labels[render.HashLabel] == "" {
 			// Someone else's secret (made by hand, or by another tool):
@@ -53,4 +64,19 @@ func (b *builder) secretChanges() {
 		b.add(Action{Op: OpRemoveSecret, Target: name, Reason: "no longer declared"}, kindRank(spec.Secret))
 	}
 	slices.SortFunc(b.p.Secrets, func(a, c SecretChange) int { return strings.Compare(a.Name, c.Name) })
+}
+
+// externalSecret checks that a secret syslet does not manage exists: a
+// container whose Secret= names a missing one would fail to start, so the
+// plan is refused before anything changes. Without podman (--root) it
+// cannot be checked, and the plan says so.
+func (b *builder) externalSecret(s *render.ExternalSecret) {
+	switch _, ok := b.obs.Secrets[s.Name]; {
+	case !b.obs.StoreKnown:
+		b.p.Notes = append(b.p.Notes, Note{Unit: "secret " + s.Name,
+			Message: "external podman secret: not checked, podman's secret store is not read under --root"})
+	case !ok:
+		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: "secret " + s.Name, Source: s.Spec.Source + " " + s.Spec.Path(),
+			Message: fmt.Sprintf("external podman secret %q does not exist on this host; syslet never creates it: run `podman secret create %s -` (value on stdin), then apply again", s.Name, s.Name)})
+	}
 }

@@ -12,9 +12,9 @@ import (
 
 // Check runs the post-render validation over the whole output: every
 // reference resolves to a declared unit of the right kind, every Secret=
-// names a declared secret key, no two mounts of a container share a
-// destination (syslet's config mounts included), and no two units or
-// secrets would collide on the host.
+// names a declared secret key or external secret, no two mounts of a
+// container share a destination (syslet's config mounts included), and no
+// two units or secrets would collide on the host.
 func Check(o *Output) report.Report {
 	var rep report.Report
 	files := map[string]*Unit{}
@@ -45,6 +45,16 @@ func Check(o *Output) report.Report {
 			}
 			secrets[n] = s.Spec
 		}
+	}
+	for _, s := range o.ExternalSecrets {
+		if prev, ok := secrets[s.Name]; ok {
+			if prev.Name != s.Name { // the same name: spec.CheckSet reports it
+				rep.Errorf(s.Spec.Source, s.Spec.Path()+".name", spec.RuleDuplicateSecret,
+					"external secret %q is also a podman secret syslet manages: a key of %s gives that name", s.Name, prev.Ref())
+			}
+			continue
+		}
+		secrets[s.Name] = s.Spec
 	}
 	for _, u := range o.Units {
 		src := u.Spec.Source
@@ -81,8 +91,11 @@ func Check(o *Output) report.Report {
 				continue
 			}
 			if l.Key == unit.KeySecret {
-				if n := secretName(l); secrets[n] == nil {
-					rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\")", n)
+				for _, n := range SecretNames(l.Value) {
+					if secrets[n] != nil {
+						continue
+					}
+					rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\"; a podman secret made on the host needs {\"type\": \"secret\", \"name\": %q, \"external\": true})", n, n)
 				}
 			}
 			d := mountDest(l)

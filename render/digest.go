@@ -1,9 +1,13 @@
 package render
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
+	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -38,4 +42,43 @@ func (o *Output) filesOf(owner string) []File {
 		i--
 	}
 	return o.Files[i:len(o.Files):len(o.Files)]
+}
+
+// digestsMode keeps a config dir's manifest readable by root only: the
+// digests of private files are no one else's business.
+const digestsMode = 0o600
+
+// Installed is what a config dir version holds on the host: the user's
+// files and the manifest of their digests (layout.Digests). Apply and
+// `syslet render --out` both write exactly this.
+func (d Dir) Installed() []DirFile {
+	files := make([]DirFile, 0, len(d.Files)+1)
+	files = append(files, d.Files...)
+	return append(files, DirFile{Name: layout.Digests, Content: DirDigests(d.Files), Mode: digestsMode})
+}
+
+// DirDigests is the manifest of a config dir version: one line
+// "sha256:<hex> <name>" per file, in name order.
+func DirDigests(files []DirFile) []byte {
+	var b bytes.Buffer
+	sorted := slices.Clone(files)
+	slices.SortFunc(sorted, func(x, y DirFile) int { return strings.Compare(x.Name, y.Name) })
+	for _, f := range sorted {
+		b.WriteString(Digest(f.Content) + " " + f.Name + "\n")
+	}
+	return b.Bytes()
+}
+
+// ParseDirDigests reads a manifest written by DirDigests: file name →
+// digest. Lines it does not understand are skipped; a file they would
+// have named is then unknown, which is never drift.
+func ParseDirDigests(data []byte) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		d, name, ok := strings.Cut(l, " ")
+		if ok && strings.HasPrefix(d, "sha256:") && name != "" {
+			out[name] = d
+		}
+	}
+	return out
 }

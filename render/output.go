@@ -12,6 +12,10 @@ type Output struct {
 	Files   []File    `json:"files"`
 	Dirs    []Dir     `json:"dirs"`
 	Secrets []*Secret `json:"secrets"`
+	// ExternalSecrets are podman secrets the specs use but syslet does
+	// not manage; they are kept apart from Secrets so that nothing that
+	// decrypts, creates or removes secrets ever sees them.
+	ExternalSecrets []*ExternalSecret `json:"externalSecrets,omitempty"`
 }
 
 // Unit is one rendered quadlet file and the facts the planner needs about
@@ -89,6 +93,14 @@ type Secret struct {
 
 // PodmanName is the podman secret that holds key.
 func (s *Secret) PodmanName(key string) string { return s.Name + "-" + key }
+
+// ExternalSecret is a secret spec with "external": true: the podman
+// secret Name, created on the host by someone else. syslet never writes,
+// decrypts or removes it; the plan only checks that it exists.
+type ExternalSecret struct {
+	Spec *spec.Spec `json:"-"`
+	Name string     `json:"name"`
+}
 
 // HashLabel is the podman label carrying the ciphertext hash.
 const HashLabel = "syslet/hash"

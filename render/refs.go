@@ -90,10 +90,17 @@ func mountDest(l Line) string {
 	return ""
 }
 
-// secretName is the podman secret a container Secret= line names.
-func secretName(l Line) string {
-	n, _, _ := strings.Cut(l.Value, ",")
-	return n
+// SecretNames lists the podman secrets a [Container] Secret= value names.
+// quadlet reads the value as a list of words, as systemd splits one, and
+// each word is "NAME" or "NAME,type=env,target=VAR".
+func SecretNames(value string) []string {
+	var names []string
+	for _, w := range unit.Words(value) {
+		if n, _, _ := strings.Cut(w, ","); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // derive fills the container facts the planner uses from the rendered
@@ -118,7 +125,9 @@ func (u *Unit) derive() {
 	}
 	for _, l := range u.Lines {
 		if l.Section == unit.Container && l.Key == unit.KeySecret {
-			appendOnce(&u.Secrets, secretName(l))
+			for _, n := range SecretNames(l.Value) {
+				appendOnce(&u.Secrets, n)
+			}
 		}
 	}
 }

@@ -32,6 +32,10 @@ func Render(specs []*spec.Spec) *Output {
 		case spec.Build:
 			out.build(s)
 		case spec.Secret:
+			if s.External {
+				out.ExternalSecrets = append(out.ExternalSecrets, &ExternalSecret{Spec: s, Name: s.Name})
+				continue
+			}
 			sum := sha256.Sum256([]byte(s.Ciphertext))
 			out.Secrets = append(out.Secrets, &Secret{Spec: s, Name: s.Name, Keys: slices.Clone(s.SecretKeys),
 				Hash: hex.EncodeToString(sum[:]), Ciphertext: []byte(s.Ciphertext)})
@@ -48,6 +52,7 @@ func Render(specs []*spec.Spec) *Output {
 		return strings.Compare(a.Name, b.Name)
 	})
 	slices.SortStableFunc(out.Secrets, func(a, b *Secret) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out.ExternalSecrets, func(a, b *ExternalSecret) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(out.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) })
 	return out

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
@@ -18,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // dump prints everything a render produced in one reviewable text: each
 // unit file whole, each config / context file with its mode, each config
-// dir file, each secret's podman names (never the ciphertext).
+// dir file, each secret's podman names (never the ciphertext), each
+// external secret's name.
 func dump(o *render.Output) string {
 	var b strings.Builder
 	for _, u := range o.Units {
@@ -37,6 +39,9 @@ func dump(o *render.Output) string {
 		for _, k := range s.Keys {
 			fmt.Fprintf(&b, "%s\n", s.PodmanName(k))
 		}
+	}
+	for _, s := range o.ExternalSecrets {
+		fmt.Fprintf(&b, "=== external secret %s\n", s.Name)
 	}
 	return b.String()
 }
@@ -120,5 +125,45 @@ func TestExamples(t *testing.T) {
 		if !bytes.Equal(parsed.Bytes(), u.File.Bytes()) {
 			t.Errorf("%s does not round-trip:\n%s\n---\n%s", u.FileName, u.File.Bytes(), parsed.Bytes())
 		}
+	}
+}
+
+// TestDirDigests: a config dir version holds its files and, last, the
+// manifest of their digests in name order (0600), which parses back.
+func TestDirDigests(t *testing.T) {
+	d := render.Dir{Path: "/etc/containers/config/web/etc/web.d", Files: []render.DirFile{
+		{Name: "b.conf", Content: []byte("b\n"), Mode: 0o644}, {Name: "a b.conf", Content: []byte("a\n"), Mode: 0o600}}}
+	inst := d.Installed()
+	if len(inst) != 3 || inst[2].Name != layout.Digests || inst[2].Mode != 0o600 {
+		t.Fatalf("installed: %+v", inst)
+	}
+	want := render.Digest([]byte("a\n")) + " a b.conf\n" + render.Digest([]byte("b\n")) + " b.conf\n"
+	if string(inst[2].Content) != want {
+		t.Errorf("manifest:\n%s\nwant:\n%s", inst[2].Content, want)
+	}
+	got := render.ParseDirDigests(append(inst[2].Content, "garbage line\n\n"...))
+	if len(got) != 2 || got["a b.conf"] != render.Digest([]byte("a\n")) || got["b.conf"] != render.Digest([]byte("b\n")) {
+		t.Errorf("parsed: %v", got)
+	}
+	if len(d.Files) != 2 {
+		t.Errorf("Installed changed the dir's own files: %+v", d.Files)
+	}
+}
+
+// TestSecretLineWords: quadlet reads Secret= as a list of words, so one
+// line may name several secrets; each must be declared, and each is one
+// the container uses.
+func TestSecretLineWords(t *testing.T) {
+	specs, rep := spec.Load([]spec.Source{{Name: "s.json", Data: []byte(`[
+		{"apiVersion": "v1", "type": "secret", "name": "a", "external": true},
+		{"apiVersion": "v1", "type": "container", "name": "c",
+		 "unit": {"Container": {"Image": "busybox", "Secret": "a,type=env,target=A b"}}}]`)}})
+	out := render.Render(specs)
+	rep.Merge(render.Check(out))
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != spec.RuleUndefinedSecret || !strings.Contains(rep.Findings[0].Message, `"b"`) {
+		t.Fatalf("want one undefined-secret finding for b:\n%s", rep.String())
+	}
+	if got := out.Units[0].Secrets; len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("secrets the container uses: %q", got)
 	}
 }

@@ -56,6 +56,10 @@ func cmdAdopt(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	fmt.Fprintf(stderr, "syslet adopt: %d file(s) adopted", len(files))
+	if len(res.ExternalSecrets) > 0 {
+		fmt.Fprintf(stderr, ", %d podman secret(s) declared external (%s: syslet checks they exist and never changes them)",
+			len(res.ExternalSecrets), redact.Escape(strings.Join(res.ExternalSecrets, ", ")))
+	}
 	if len(res.Notes) == 0 {
 		fmt.Fprint(stderr, "; the rendered units mean exactly what the files say (the first apply is metadata-only)")
 	}

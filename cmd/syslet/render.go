@@ -84,7 +84,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		n++
 	}
 	for _, d := range l.Out.Dirs {
-		if err := root.WriteDir(d.Path, d.Files); err != nil {
+		if err := root.WriteDir(d.Path, d.Installed()); err != nil {
 			fmt.Fprintln(stderr, "syslet render:", err)
 			return exitError
 		}

@@ -116,6 +116,9 @@ var wantRule = map[string]string{
 	"87-secret-plaintext.json":            "secret-not-encrypted",
 	"88-secret-no-recipients.json":        "secret-recipients",
 	"89-secret-value-type.json":           "secret-value-type",
+	"90-external-secret-ciphertext.json":  "secret-external",
+	"91-external-secret-name.json":        "name",
+	"92-external-secret-collision.json":   "duplicate-secret-name",
 }
 
 // notFromSpecs are rules no file here can trigger: "source" is an

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +33,9 @@ type ContextFile struct {
 
 // Result is the adoption of a set of files.
 type Result struct {
-	// Specs is the v1 stream: a JSON array, one spec per adopted file.
+	// Specs is the v1 stream: a JSON array, one spec per adopted file,
+	// then one external secret spec per podman secret the containers name
+	// in Secret= (sorted by name).
 	Specs []byte
 	// Notes say, per file, what the first apply of Specs would change and
 	// why; an empty list means the rendered units mean exactly what the
@@ -39,6 +43,9 @@ type Result struct {
 	Notes []string
 	// Failed lists files that could not be adopted at all.
 	Failed []string
+	// ExternalSecrets are the podman secrets declared external in Specs,
+	// in name order.
+	ExternalSecrets []string
 }
 
 // Convert adopts every file. Files that cannot be read as a quadlet unit
@@ -46,6 +53,7 @@ type Result struct {
 func Convert(files []File) Result {
 	var res Result
 	var specs []obj
+	secrets := map[string]bool{}
 	for _, f := range files {
 		o, notes, err := convert(f)
 		if err != nil {
@@ -56,6 +64,16 @@ func Convert(files []File) Result {
 		for _, n := range notes {
 			res.Notes = append(res.Notes, f.Path+": "+n)
 		}
+		for _, n := range usedSecrets(f) {
+			secrets[n] = true
+		}
+	}
+	// Every podman secret the containers use was made by hand, like the
+	// units: it is declared external, so syslet checks that it exists and
+	// never touches it. One spec per name, in name order.
+	res.ExternalSecrets = slices.Sorted(maps.Keys(secrets))
+	for _, n := range res.ExternalSecrets {
+		specs = append(specs, obj{{"apiVersion", "v1"}, {"type", string(spec.Secret)}, {"name", n}, {"external", true}})
 	}
 	var b bytes.Buffer
 	b.WriteString("[")
@@ -161,6 +179,23 @@ func convert(f File) (obj, []string, error) {
 	o = append(o, extra...)
 	o = append(o, kv{"unit", u})
 	return o, notes, nil
+}
+
+// usedSecrets lists the podman secrets a .container file's Secret= lines
+// name, as quadlet (and render) read them.
+func usedSecrets(f File) []string {
+	if path.Ext(f.Path) != spec.Container.Ext() {
+		return nil
+	}
+	uf, err := unit.Parse(f.Data)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, v := range uf.Lookup(unit.Container, unit.KeySecret) {
+		names = append(names, render.SecretNames(v)...)
+	}
+	return names
 }
 
 func policies(removal, policy string) obj {

@@ -3,6 +3,7 @@ package adopt_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,15 @@ func TestAdoptRendersBackToTheSameMeaning(t *testing.T) {
 	if len(out.Units) != len(files) {
 		t.Fatalf("%d units rendered from %d files", len(out.Units), len(files))
 	}
+	// The podman secrets the containers use are declared external, once
+	// each, in name order.
+	var ext []string
+	for _, s := range out.ExternalSecrets {
+		ext = append(ext, s.Name)
+	}
+	if want := []string{"apitoken", "dbpass"}; !slices.Equal(ext, want) || !slices.Equal(res.ExternalSecrets, want) || len(out.Secrets) != 0 {
+		t.Errorf("external secrets %q (result %q), want %q", ext, res.ExternalSecrets, want)
+	}
 	for _, f := range files {
 		uf, _ := unit.Parse(f.Data)
 		for _, u := range out.Units {
@@ -82,5 +92,80 @@ func TestAdoptSaysWhatTheFirstApplyChanges(t *testing.T) {
 	}
 	if len(res.Failed) != 1 || !strings.Contains(res.Failed[0], "x.pod") {
 		t.Errorf("failed: %q", res.Failed)
+	}
+}
+
+// TestAdoptDeclaresUsedSecretsExternal: every podman secret a Secret= line
+// names (one line may name several, as quadlet splits it into words) gets
+// one external secret spec, after the unit specs, sorted; the stream is
+// exactly this, so it stays stable for review and diffs.
+func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
+	res := adopt.Convert([]adopt.File{
+		{Path: "/etc/containers/systemd/b.container", Data: []byte("[Container]\nContainerName=b\nImage=busybox\nSecret=zeta beta\nSecret=alpha,type=env,target=A\n[Service]\nRestart=always\n[Install]\nWantedBy=multi-user.target default.target\n")},
+		{Path: "/etc/containers/systemd/a.container", Data: []byte("[Container]\nContainerName=a\nImage=busybox\nSecret=alpha,type=mount,target=/run/secrets/a\n[Service]\nRestart=always\n[Install]\nWantedBy=multi-user.target default.target\n")},
+	})
+	if len(res.Failed) > 0 || len(res.Notes) > 0 {
+		t.Fatalf("failed %q notes %q", res.Failed, res.Notes)
+	}
+	want := `[
+  {
+    "apiVersion": "v1",
+    "type": "container",
+    "name": "b",
+    "unit": {
+      "Container": {
+        "Image": "busybox",
+        "Secret": ["zeta beta","alpha,type=env,target=A"]
+      },
+      "Service": {
+        "Restart": "always"
+      },
+      "Install": {
+        "WantedBy": "multi-user.target default.target"
+      }
+    }
+  },
+  {
+    "apiVersion": "v1",
+    "type": "container",
+    "name": "a",
+    "unit": {
+      "Container": {
+        "Image": "busybox",
+        "Secret": "alpha,type=mount,target=/run/secrets/a"
+      },
+      "Service": {
+        "Restart": "always"
+      },
+      "Install": {
+        "WantedBy": "multi-user.target default.target"
+      }
+    }
+  },
+  {
+    "apiVersion": "v1",
+    "type": "secret",
+    "name": "alpha",
+    "external": true
+  },
+  {
+    "apiVersion": "v1",
+    "type": "secret",
+    "name": "beta",
+    "external": true
+  },
+  {
+    "apiVersion": "v1",
+    "type": "secret",
+    "name": "zeta",
+    "external": true
+  }
+]
+`
+	if string(res.Specs) != want {
+		t.Errorf("adopted stream:\n%s\nwant:\n%s", res.Specs, want)
+	}
+	if !slices.Equal(res.ExternalSecrets, []string{"alpha", "beta", "zeta"}) {
+		t.Errorf("external secrets %q", res.ExternalSecrets)
 	}
 }

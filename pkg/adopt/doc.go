@@ -2,8 +2,10 @@
 // .network, .build) into spec format v1, so a host that already runs
 // quadlets can be handed to syslet without a restart. It is pure: the
 // caller reads the unit files and build contexts and passes their bytes;
-// Convert returns the specs as ordered JSON and, per file, every way the
-// units syslet would render differ in meaning from the files (a forced
-// ContainerName=, a default Restart=always, …), since each of those makes
-// the first apply change something.
+// Convert returns the specs as ordered JSON — with one external secret
+// spec for each podman secret a container's Secret= names, since those
+// were made by hand too — and, per file, every way the units syslet would
+// render differ in meaning from the files (a forced ContainerName=, a
+// default Restart=always, …), since each of those makes the first apply
+// change something.
 package adopt

@@ -69,6 +69,14 @@ func Version(name string) (n int, ok bool) {
 // FileLink is the target of a config directory's per-file link.
 func FileLink(name string) string { return DataLink + "/" + name }
 
+// Digests is the manifest syslet writes into each version directory of a
+// config directory: the digest of every file of that version, so a later
+// plan can tell a hand edit from syslet's own content. It lives in the
+// version (not in the unit's marker, which would then change whenever a
+// file does), so it is swapped in with the files by the same rename. As
+// an internal name it gets no per-file link.
+const Digests = "..digests"
+
 // Internal reports whether a name inside a config directory belongs to the
 // layout (the data link, version directories, temporary links) rather than
 // being one of the user's files. User file names never start with "..".

@@ -24,7 +24,7 @@ var fields = map[Kind][]string{
 	Volume:    {"unit", "removalAllowed", "reclaimPolicy"},
 	Network:   {"unit", "removalAllowed", "reclaimPolicy"},
 	Build:     {"unit", "containerfile", "contextFiles", "reclaimPolicy"},
-	Secret:    {"ciphertext"},
+	Secret:    {"ciphertext", "external"},
 }
 
 // sections lists the unit sections each kind accepts; X- sections of the
@@ -142,7 +142,11 @@ func (d *decoder) spec(n *node, i int) *Spec {
 
 	s.Name = d.str(n, "name", true)
 	if v := n.get("name"); v != nil && v.kind == jString && s.Name != "" {
-		d.checkName(v.jpath(), s.Name)
+		if s.Kind == Secret && external(n) {
+			d.checkSecretName(v.jpath(), s.Name)
+		} else {
+			d.checkName(v.jpath(), s.Name)
+		}
 	}
 
 	if !knownKind {
@@ -216,6 +220,33 @@ func (d *decoder) checkName(p, name string) {
 	case strings.Contains(name, ".."):
 		d.errf(p, RuleName, "name %q must not contain \"..\"", name)
 	}
+}
+
+// maxSecretName is podman's limit on the length of a secret name.
+const maxSecretName = 253
+
+// checkSecretName checks the name of an external secret, which is the
+// podman secret's own name: podman's rules (1 to 253 bytes, no '=', '/',
+// ',' or NUL) and what a quadlet Secret= line can carry literally (the
+// line is split on whitespace and unquoted, and systemd expands '%' and
+// '$' in the command quadlet generates from it).
+func (d *decoder) checkSecretName(p, name string) {
+	switch {
+	case len(name) > maxSecretName:
+		d.errf(p, RuleName, "name is %d bytes long; podman allows at most %d for a secret", len(name), maxSecretName)
+	case hasControl(name):
+		d.errf(p, RuleControlChar, "name contains a control character")
+	case strings.ContainsAny(name, "=/,"):
+		d.errf(p, RuleName, "name %q is not a podman secret name: podman refuses '=', '/' and ','", name)
+	case strings.ContainsAny(name, "\"'\\%$") || strings.IndexFunc(name, unicode.IsSpace) >= 0:
+		d.errf(p, RuleName, "name %q cannot be written in a quadlet Secret= line: no whitespace, quotes, '\\', '%%' or '$'", name)
+	}
+}
+
+// external reports whether a secret spec says "external": true.
+func external(n *node) bool {
+	v := n.get("external")
+	return v != nil && v.kind == jBool && v.text == "true"
 }
 
 // Host path limits: every name syslet writes must fit the kernel's, or an
@@ -759,8 +790,23 @@ func (d *decoder) build(n *node, s *Spec) {
 
 func (d *decoder) secret(n *node, s *Spec) {
 	v := n.get("ciphertext")
+	if e := n.get("external"); e != nil {
+		if e.kind != jBool {
+			d.errf(e.jpath(), RuleFieldType, "external must be true or false, got %s", e.kind)
+			return
+		}
+		s.External = e.text == "true"
+	}
+	if s.External {
+		// The value lives only in podman's store, put there by someone
+		// else; a ciphertext here would be a second, ignored source of it.
+		if v != nil {
+			d.errf(v.jpath(), RuleSecretExternal, "an external secret has no ciphertext: syslet never creates, changes or removes it (create it on the host: `podman secret create %s -`); remove ciphertext, or remove external to let syslet manage it", s.Name)
+		}
+		return
+	}
 	if v == nil {
-		d.errf(child(n.jpath(), "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document")
+		d.errf(child(n.jpath(), "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document (or \"external\": true for a podman secret created on the host, which syslet does not manage)")
 		return
 	}
 	if v.kind != jString {

@@ -51,6 +51,7 @@ const (
 	RuleSecretNotEncrypted = "secret-not-encrypted"
 	RuleSecretRecipients   = "secret-recipients" // no age recipient in the sops metadata
 	RuleSecretValueType    = "secret-value-type" // a value encrypted as int, float or bool
+	RuleSecretExternal     = "secret-external"   // an external secret that also carries a ciphertext
 	RuleUndefinedRef       = "undefined-reference"
 	RuleUnsupportedRef     = "unsupported-reference"
 	RuleUndefinedSecret    = "undefined-secret"

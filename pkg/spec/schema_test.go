@@ -25,7 +25,7 @@ var structural = []string{
 	spec.RuleJSON, spec.RuleNotObject, spec.RuleUnknownField, spec.RuleFieldType, spec.RuleRequired,
 	spec.RuleAPIVersion, spec.RuleType, spec.RuleName, spec.RuleControlChar, spec.RuleContinuation,
 	spec.RuleSection, spec.RuleReservedSection, spec.RuleKeyName, spec.RuleMapNotAllowed, spec.RuleMapValue,
-	spec.RuleEnum, spec.RuleMode, spec.RuleImageRequired,
+	spec.RuleEnum, spec.RuleMode, spec.RuleImageRequired, spec.RuleSecretExternal,
 }
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -133,6 +133,43 @@ func TestSchemaWarningsAreStrict(t *testing.T) {
 		}
 		if schemaAccepts(sch, []byte(data)) == nil {
 			t.Errorf("schema accepts %s", data)
+		}
+	}
+}
+
+// TestSchemaExternalSecret: the schema and validate agree on external
+// secrets, whose names follow podman's rules rather than unit names'.
+func TestSchemaExternalSecret(t *testing.T) {
+	sch := compileSchema(t)
+	ext := func(name, extra string) string {
+		return `{"apiVersion": "v1", "type": "secret", "name": "` + name + `", "external": true` + extra + `}`
+	}
+	for _, tt := range []struct {
+		data  string
+		valid bool
+	}{
+		{ext("dbpass", ""), true},
+		{ext("DB_Pass.v2@prod:1", ""), true},
+		{ext(strings.Repeat("s", 253), ""), true},
+		{ext(strings.Repeat("s", 254), ""), false},
+		{ext("db,type=env", ""), false},
+		{ext("db/x", ""), false},
+		{ext("db pass", ""), false},
+		{ext("db%n", ""), false},
+		{ext(`db\u0007`, ""), false},
+		{ext("dbpass", `, "ciphertext": "x: ENC[y]"`), false},
+		{`{"apiVersion": "v1", "type": "secret", "name": "dbpass", "external": "yes"}`, false},
+		{`{"apiVersion": "v1", "type": "secret", "name": "db", "external": false}`, false},
+		{`{"apiVersion": "v1", "type": "secret", "name": "db@x", "ciphertext": "x"}`, false},
+		{`{"apiVersion": "v1", "type": "volume", "name": "db@x", "unit": {}}`, false},
+	} {
+		_, rep := spec.Load([]spec.Source{{Name: "x.json", Data: []byte(tt.data)}})
+		err := schemaAccepts(sch, []byte(tt.data))
+		if tt.valid && (rep.HasErrors() || err != nil) {
+			t.Errorf("%s: want valid; validate:\n%s schema: %v", tt.data, rep.String(), err)
+		}
+		if !tt.valid && (!rep.HasErrors() || err == nil) {
+			t.Errorf("%s: want refused by both; validate:\n%s schema: %v", tt.data, rep.String(), err)
 		}
 	}
 }

@@ -423,3 +423,51 @@ func TestCompatWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalSecret: a secret spec may declare a podman secret syslet does
+// not manage. It carries no ciphertext, its name is the podman secret's own
+// and follows podman's rules (plus what a Secret= line can carry), and each
+// mistake is one finding at its JSON path.
+func TestExternalSecret(t *testing.T) {
+	ext := func(name, extra string) string {
+		return `{"apiVersion": "v1", "type": "secret", "name": "` + name + `", "external": true` + extra + `}`
+	}
+	specs := decodeOK(t, ext("dbpass", "")+ext("DB_Pass.v2@prod:1", "")+
+		`{"apiVersion": "v1", "type": "secret", "name": "db", "external": false, "ciphertext": "`+sops+`"}`)
+	for _, s := range specs[:2] {
+		if !s.External || s.Ciphertext != "" || len(s.SecretKeys) != 0 {
+			t.Errorf("%s: external %v ciphertext %q keys %q", s.Name, s.External, s.Ciphertext, s.SecretKeys)
+		}
+	}
+	if specs[2].External || len(specs[2].SecretKeys) != 1 {
+		t.Errorf("external: false is a managed secret: %+v", specs[2])
+	}
+
+	for _, tt := range []struct {
+		name, data, path, rule string
+	}{
+		{"with ciphertext", ext("dbpass", `, "ciphertext": "`+sops+`"`), "[0].ciphertext", spec.RuleSecretExternal},
+		{"not a boolean", `{"apiVersion": "v1", "type": "secret", "name": "dbpass", "external": "yes"}`, "[0].external", spec.RuleFieldType},
+		{"slash", ext("db/pass", ""), "[0].name", spec.RuleName},
+		{"comma", ext("db,type=env", ""), "[0].name", spec.RuleName},
+		{"equals", ext("db=x", ""), "[0].name", spec.RuleName},
+		{"space", ext("db pass", ""), "[0].name", spec.RuleName},
+		{"percent", ext("db%n", ""), "[0].name", spec.RuleName},
+		{"too long", ext(strings.Repeat("s", 254), ""), "[0].name", spec.RuleName},
+		{"control character", ext(`db\u001bx`, ""), "[0].name", spec.RuleControlChar},
+		{"managed names stay strict", `{"apiVersion": "v1", "type": "secret", "name": "db@x", "ciphertext": "` + sops + `"}`, "[0].name", spec.RuleName},
+		{"managed needs ciphertext", `{"apiVersion": "v1", "type": "secret", "name": "db", "external": false}`, "[0].ciphertext", spec.RuleRequired},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, rep := decode(t, tt.data)
+			if len(rep.Findings) != 1 || rep.Findings[0].Path != tt.path || rep.Findings[0].Rule != tt.rule {
+				t.Fatalf("want one %s at %s, got:\n%s", tt.rule, tt.path, rep.String())
+			}
+			if !strings.Contains(rep.String(), "in.json") {
+				t.Errorf("the finding does not name its source: %s", rep.String())
+			}
+		})
+	}
+	// A 253-byte name is podman's limit, and allowed.
+	decodeOK(t, ext(strings.Repeat("s", 253), ""))
+}

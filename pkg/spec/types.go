@@ -68,6 +68,11 @@ type Spec struct {
 	// keys, readable without decrypting.
 	Ciphertext string   `json:"-"`
 	SecretKeys []string `json:"secretKeys,omitempty"`
+	// External marks a secret spec that declares a podman secret syslet
+	// does not manage (created by hand or by another tool): its podman
+	// name is the spec name itself, it has no ciphertext, and syslet only
+	// checks that it exists.
+	External bool `json:"external,omitempty"`
 }
 
 // Path returns the JSON path of the spec itself inside its source, "[i]".

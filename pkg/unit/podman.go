@@ -154,16 +154,16 @@ var Features = []Feature{
 	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Environment"},
 		What: "an Environment= variable without a value (taken from the host)",
 		Matches: func(v string) bool {
-			return slices.ContainsFunc(words(v), func(w string) bool { return !strings.Contains(w, "=") })
+			return slices.ContainsFunc(Words(v), func(w string) bool { return !strings.Contains(w, "=") })
 		},
 		Instead:  "give it a value, or use EnvironmentHost=",
 		Evidence: "5.6 release notes (#26247); older generators drop the variable"},
 }
 
-// words splits a value the way systemd splits an assignment list:
-// whitespace separates, double or single quotes group, a backslash escapes
-// the next character.
-func words(v string) []string {
+// Words splits a value the way systemd splits an assignment list (and
+// quadlet reads list keys such as Secret=): whitespace separates, double
+// or single quotes group, a backslash escapes the next character.
+func Words(v string) []string {
 	var out []string
 	var w strings.Builder
 	in, quote, esc := false, rune(0), false

@@ -552,8 +552,9 @@ func ignoreMissing(err error) error {
 // WriteDir installs files as the next version of the config directory p
 // and switches to it with one rename of the ..data link, so a process
 // reading the directory sees the old set or the new set, never a mix.
-// Per-file links are added or removed after the switch; old versions are
-// deleted last.
+// Per-file links are added or removed after the switch (files with an
+// internal name, such as syslet's digest manifest, get none); old
+// versions are deleted last.
 func (r Root) WriteDir(p string, files []host.DirFile) error {
 	if err := r.writeDir(clean(p), files); err != nil {
 		return fmt.Errorf("writing config dir %s: %w", clean(p), err)
@@ -611,6 +612,9 @@ func (r Root) writeDir(p string, files []host.DirFile) error {
 	}
 	want := map[string]bool{}
 	for _, f := range files {
+		if layout.Internal(f.Name) {
+			continue // syslet's own (layout.Digests): in the version only, no link
+		}
 		want[f.Name] = true
 		if err := replaceLink(dfd, f.Name, layout.FileLink(f.Name)); err != nil {
 			return err

@@ -3,6 +3,7 @@ package fsroot
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 func TestWriteFileExactModeAndNoLeftovers(t *testing.T) {
@@ -82,6 +84,29 @@ func TestWriteDirSwapsVersions(t *testing.T) {
 	must(err)
 	if tree[p+"/..data"].Link != "..v2" || string(tree[p+"/..v2/c.conf"].Data) != "3" || tree[p+"/c.conf"].Link != "..data/c.conf" {
 		t.Errorf("ReadTree: %+v", tree)
+	}
+}
+
+// TestWriteDirInternalFiles: a file with an internal name (syslet's digest
+// manifest) goes into the version with the others, swapped in by the same
+// rename, and gets no per-file link, so it never appears among the files.
+func TestWriteDirInternalFiles(t *testing.T) {
+	r := New(t.TempDir())
+	p := "/etc/containers/config/app/etc/app/conf.d"
+	for i, v := range []string{"1", "2"} {
+		files := []host.DirFile{{Name: "a.conf", Content: []byte(v), Mode: 0o644}, {Name: layout.Digests, Content: []byte("d" + v), Mode: 0o600}}
+		if err := r.WriteDir(p, files); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("..data->..v%d ..v%d a.conf->..data/a.conf", i+1, i+1)
+		if got := listDir(t, r.Path(p)); got != want {
+			t.Errorf("version %d: %s, want %s", i+1, got, want)
+		}
+		fi, err := os.Stat(r.Path(p + "/..data/" + layout.Digests))
+		data, _ := os.ReadFile(r.Path(p + "/..data/" + layout.Digests))
+		if err != nil || fi.Mode().Perm() != 0o600 || string(data) != "d"+v {
+			t.Errorf("manifest of version %d: %v %v %q", i+1, err, fi, data)
+		}
 	}
 }
 
