@@ -192,7 +192,7 @@ const maxDoubling = 2.5
 func checkDoubling(t *testing.T, n int, small, big func()) {
 	t.Helper()
 	var ts, tb time.Duration
-	for round := range 3 {
+	for round := range 5 {
 		ts = bestOf(5, small)
 		tb = bestOf(5, big)
 		ratio := float64(tb) / float64(ts)

@@ -20,7 +20,7 @@ var errSlowPath = errors.New("not on the fast path")
 // returns errSlowPath for anything else, so every error message still
 // comes from the token-based reader.
 func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
-	p := &fastParser{data: data}
+	p := &fastParser{data: data, src: string(data)}
 	var specs []*node
 	for {
 		p.ws()
@@ -29,7 +29,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 		}
 		switch data[p.i] {
 		case '{':
-			n, err := p.value(&node{root: index("", len(specs))}, 0)
+			n, err := p.value(p.node(node{root: index("", len(specs))}), 0)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -42,7 +42,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 				continue
 			}
 			for {
-				n, err := p.value(&node{root: index("", len(specs))}, 1)
+				n, err := p.value(p.node(node{root: index("", len(specs))}), 1)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -67,8 +67,24 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 
 type fastParser struct {
 	data []byte
+	// src is data as one string: plain strings are slices of it, so
+	// reading a spec set allocates once for all its keys and values.
+	src  string
 	i    int
 	dups []*dupKeyError
+	// slab hands out nodes from blocks rather than one allocation each:
+	// a big spec set has hundreds of thousands of values.
+	slab []node
+}
+
+func (p *fastParser) node(n node) *node {
+	if len(p.slab) == 0 {
+		p.slab = make([]node, 512)
+	}
+	m := &p.slab[0]
+	p.slab = p.slab[1:]
+	*m = n
+	return m
 }
 
 func (p *fastParser) peek() byte {
@@ -167,7 +183,7 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 			return nil, errSlowPath
 		}
 		p.i++
-		v, err := p.value(&node{parent: n, key: k}, depth+1)
+		v, err := p.value(p.node(node{parent: n, key: k}), depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +231,7 @@ func (p *fastParser) array(n *node, depth int) (*node, error) {
 		return n, nil
 	}
 	for {
-		v, err := p.value(&node{parent: n, idx: len(n.items)}, depth+1)
+		v, err := p.value(p.node(node{parent: n, idx: len(n.items)}), depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +262,7 @@ func (p *fastParser) str() (string, error) {
 		case c == '"':
 			p.i++
 			if plain {
-				return string(p.data[start+1 : p.i-1]), nil
+				return p.src[start+1 : p.i-1], nil
 			}
 			var s string
 			if err := json.Unmarshal(p.data[start:p.i], &s); err != nil {
@@ -307,7 +323,7 @@ func (p *fastParser) number() (string, error) {
 	// A number must end at a delimiter inside an object or array.
 	switch p.peek() {
 	case ',', '}', ']', ' ', '\t', '\n', '\r':
-		return string(p.data[start:p.i]), nil
+		return p.src[start:p.i], nil
 	}
 	return "", errSlowPath
 }
