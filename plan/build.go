@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
@@ -42,8 +43,12 @@ func Build(out *render.Output, obs *Observed) *Plan { return BuildWith(out, obs,
 func BuildWith(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
+	// Indexing the desired and observed files and parsing the installed
+	// units touch different parts of the builder: done side by side.
+	var wg sync.WaitGroup
+	wg.Go(b.readInstalled)
 	b.index()
-	b.readInstalled()
+	wg.Wait()
 	for _, u := range out.Units {
 		if u.Kind != spec.Container {
 			b.resource(u)

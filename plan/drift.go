@@ -116,11 +116,14 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 	rec := recordedFiles(iu.file)
 	for _, p := range slices.Sorted(maps.Keys(rec)) {
 		cur, ok := b.obs.Files[p]
-		if !ok || cur.Link != "" || cur.Mode.IsDir() || render.Digest(cur.Data) == rec[p] {
-			continue // missing or syslet's own content: nothing to protect
+		if !ok || cur.Link != "" || cur.Mode.IsDir() {
+			continue // missing: nothing to protect
 		}
 		if d, ok := desired[p]; ok && bytes.Equal(d, cur.Data) {
-			continue // the specs now say what the hand edit says
+			continue // what the specs say (every file of a converged host), edited or not
+		}
+		if render.Digest(cur.Data) == rec[p] {
+			continue // syslet's own content
 		}
 		if b.opts.Written[p][contentDigest(cur.Data)] {
 			continue // an interrupted run wrote it before recording it

@@ -3,7 +3,6 @@ package plan
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -119,23 +118,37 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 	if !ok || !d.Mode.IsDir() {
 		return nil
 	}
-	out := map[string]host.File{}
+	out := make(map[string]host.File, len(entries))
 	readlink := func(p string) (string, bool) {
 		f, ok := files[p]
 		return f.Link, ok && f.Link != ""
 	}
+	// The version directory ..data names, when it is the plain relative
+	// link syslet writes: the usual per-file link ..data/NAME then points
+	// at version/NAME without resolving anything.
+	version := ""
+	if l := files[dir+"/"+layout.DataLink].Link; l != "" && layout.Internal(l) && !strings.Contains(l, "/") {
+		version = dir + "/" + l + "/"
+	}
 	for _, p := range entries {
+		name := p[strings.LastIndexByte(p, '/')+1:]
 		f := files[p]
-		if layout.Internal(path.Base(p)) || f.Mode.IsDir() {
+		if layout.Internal(name) || f.Mode.IsDir() {
 			continue
 		}
 		if f.Link == "" {
-			out[path.Base(p)] = f
+			out[name] = f
 			continue
+		}
+		if rest, ok := strings.CutPrefix(f.Link, layout.DataLink+"/"); ok && rest == name && version != "" {
+			if t, ok := files[version+name]; ok && t.Link == "" && !t.Mode.IsDir() {
+				out[name] = t
+				continue
+			}
 		}
 		target := layout.Resolve(readlink, dir, f.Link, 8)
 		if t, ok := files[target]; ok && t.Link == "" && !t.Mode.IsDir() {
-			out[path.Base(p)] = t
+			out[name] = t
 		}
 	}
 	return out

@@ -6,12 +6,14 @@ import (
 	"path"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
@@ -46,7 +48,13 @@ var pipelineSizes = []int{200, 2000, 20000}
 // config dir, on shared volumes and networks) against a fresh host
 // ("first": every action planned) and against a host that already runs
 // it ("converged": an empty plan, what every no-op apply and --diff pays).
+//
+// The collector is set as the syslet command sets it (gcpolicy.ForCLI);
+// GOGC=100 in the environment measures with Go's default instead.
 func BenchmarkPipeline(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	gcpolicy.ForCLI()
 	for _, n := range pipelineSizes {
 		srcs := []spec.Source{{Name: "gen.json", Data: specgen.Generate(specgen.Sized(n))}}
 		b.Run(fmt.Sprintf("first/%d", n), func(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -17,29 +18,23 @@ import (
 // name are skipped: pre-render validation has already reported them.
 // Output order is stable: units and secrets sorted by kind order then name.
 func Render(specs []*spec.Spec) *Output {
+	// Specs render independently: a big set is split over the CPUs, each
+	// range into its own Output, joined in spec order before sorting, so
+	// the result is the sequential one.
+	parts := parallel.Parts(len(specs), 64)
+	outs := make([]Output, parts)
+	parallel.Run(parts, len(specs), func(part, lo, hi int) {
+		for _, s := range specs[lo:hi] {
+			outs[part].add(s)
+		}
+	})
 	out := &Output{}
-	for _, s := range specs {
-		if s.Name == "" {
-			continue
-		}
-		switch s.Kind {
-		case spec.Container:
-			out.container(s)
-		case spec.Volume:
-			out.Units = append(out.Units, resource(s, unit.Volume, unit.KeyVolumeName))
-		case spec.Network:
-			out.Units = append(out.Units, resource(s, unit.Network, unit.KeyNetworkName))
-		case spec.Build:
-			out.build(s)
-		case spec.Secret:
-			if s.External {
-				out.ExternalSecrets = append(out.ExternalSecrets, &ExternalSecret{Spec: s, Name: s.Name})
-				continue
-			}
-			sum := sha256.Sum256([]byte(s.Ciphertext))
-			out.Secrets = append(out.Secrets, &Secret{Spec: s, Name: s.Name, Keys: slices.Clone(s.SecretKeys),
-				Hash: hex.EncodeToString(sum[:]), Ciphertext: []byte(s.Ciphertext)})
-		}
+	for _, o := range outs {
+		out.Units = append(out.Units, o.Units...)
+		out.Files = append(out.Files, o.Files...)
+		out.Dirs = append(out.Dirs, o.Dirs...)
+		out.Secrets = append(out.Secrets, o.Secrets...)
+		out.ExternalSecrets = append(out.ExternalSecrets, o.ExternalSecrets...)
 	}
 	rank := map[spec.Kind]int{}
 	for i, k := range spec.Kinds {
@@ -56,6 +51,31 @@ func Render(specs []*spec.Spec) *Output {
 	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(out.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// add renders one spec into out.
+func (out *Output) add(s *spec.Spec) {
+	if s.Name == "" {
+		return
+	}
+	switch s.Kind {
+	case spec.Container:
+		out.container(s)
+	case spec.Volume:
+		out.Units = append(out.Units, resource(s, unit.Volume, unit.KeyVolumeName))
+	case spec.Network:
+		out.Units = append(out.Units, resource(s, unit.Network, unit.KeyNetworkName))
+	case spec.Build:
+		out.build(s)
+	case spec.Secret:
+		if s.External {
+			out.ExternalSecrets = append(out.ExternalSecrets, &ExternalSecret{Spec: s, Name: s.Name})
+			return
+		}
+		sum := sha256.Sum256([]byte(s.Ciphertext))
+		out.Secrets = append(out.Secrets, &Secret{Spec: s, Name: s.Name, Keys: slices.Clone(s.SecretKeys),
+			Hash: hex.EncodeToString(sum[:]), Ciphertext: []byte(s.Ciphertext)})
+	}
 }
 
 // builder accumulates a unit's lines with their origins, then produces the

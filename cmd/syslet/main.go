@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/spec"
 )
 
@@ -102,6 +103,7 @@ Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--de
 `
 
 func main() {
+	gcpolicy.ForCLI()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
 )
 
@@ -211,12 +212,23 @@ func Decode(src Source) ([]*Spec, report.Report) {
 	if err != nil {
 		rep.Errorf(src.Name, "", RuleJSON, "invalid JSON: %v", err)
 	}
-	var specs []*Spec
-	for i, n := range nodes {
-		d := &decoder{source: src.Name, rep: &rep}
-		if s := d.spec(n, i); s != nil {
-			specs = append(specs, s)
+	// Each spec is decoded and checked on its own: a big stream is split
+	// over the CPUs, and each range's specs and findings are joined in
+	// stream order.
+	parts := parallel.Parts(len(nodes), 64)
+	partSpecs, partReps := make([][]*Spec, parts), make([]report.Report, parts)
+	parallel.Run(parts, len(nodes), func(part, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := &decoder{source: src.Name, rep: &partReps[part]}
+			if s := d.spec(nodes[i], i); s != nil {
+				partSpecs[part] = append(partSpecs[part], s)
+			}
 		}
+	})
+	var specs []*Spec
+	for part := range parts {
+		specs = append(specs, partSpecs[part]...)
+		rep.Merge(partReps[part])
 	}
 	return specs, rep
 }

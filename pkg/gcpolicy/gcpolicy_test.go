@@ -1,0 +1,34 @@
+package gcpolicy
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetGCPercent(100)
+	ForCLI()
+	if got := debug.SetGCPercent(100); got != Percent {
+		t.Errorf("GC percent %d, want %d", got, Percent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {
+		t.Errorf("memory limit %d, want %d", got, MemoryLimit)
+	}
+
+	t.Setenv("GOGC", "150")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetGCPercent(150)
+	debug.SetMemoryLimit(1 << 30)
+	ForCLI()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("with GOGC set: GC percent %d, want the environment's 150", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT set: limit %d, want the environment's", got)
+	}
+}
