@@ -50,14 +50,15 @@ func (s Stager) Check(ctx context.Context, future, before map[string][]byte, ver
 	}
 	defer os.RemoveAll(tmp)
 	gen := filepath.Join(tmp, "generated")
-	warnings, problems, err := s.generate(ctx, future, filepath.Join(tmp, "units"), gen)
+	names := scope(future, before, verify)
+	warnings, problems, err := s.generate(ctx, within(future, names), filepath.Join(tmp, "units"), gen)
 	if err != nil {
 		return warnings, err
 	}
 	if len(problems) > 0 {
 		var old []string
 		if before != nil {
-			_, old, err = s.generate(ctx, before, filepath.Join(tmp, "before"), filepath.Join(tmp, "before-generated"))
+			_, old, err = s.generate(ctx, within(before, names), filepath.Join(tmp, "before"), filepath.Join(tmp, "before-generated"))
 			if err != nil {
 				return warnings, err
 			}
@@ -170,6 +171,99 @@ func clean(out, tmp string) []string {
 		}
 	}
 	return msgs
+}
+
+// scope names the unit files the generator must see to judge the units in
+// verify: those units; every unit whose conversion may change with them,
+// that is, each unit referring (directly or through others) to one of them
+// or to a unit this apply removes; and, added by within, whatever these
+// refer to. Generating only those, not the whole set, keeps staging one
+// change among hundreds of units as quick as staging a few. Nothing in
+// verify means the whole future set.
+func scope(future, before map[string][]byte, verify []string) map[string]bool {
+	in := map[string]bool{}
+	if len(verify) == 0 {
+		for n := range future {
+			in[n] = true
+		}
+		return in
+	}
+	// dependents[x]: the units of future that name x.
+	dependents := map[string][]string{}
+	for n, data := range future {
+		for _, r := range refsIn(data, n, future, before) {
+			dependents[r] = append(dependents[r], n)
+		}
+	}
+	queue := slices.Clone(verify)
+	for n := range before {
+		if _, ok := future[n]; !ok {
+			queue = append(queue, n) // removed by this apply
+		}
+	}
+	for len(queue) > 0 {
+		n := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if in[n] {
+			continue
+		}
+		in[n] = true
+		queue = append(queue, dependents[n]...)
+	}
+	return in
+}
+
+// within is the part of units that names lists, with everything those
+// units refer to, transitively: what the generator needs to convert them.
+func within(units map[string][]byte, names map[string]bool) map[string][]byte {
+	out := map[string][]byte{}
+	var queue []string
+	for n := range names {
+		queue = append(queue, n)
+	}
+	for len(queue) > 0 {
+		n := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		data, ok := units[n]
+		if _, done := out[n]; done || !ok {
+			continue
+		}
+		out[n] = data
+		queue = append(queue, refsIn(data, n, units, nil)...)
+	}
+	return out
+}
+
+// refsIn lists the unit files of a or b that data (the unit self) names:
+// any word of it that is one of their file names. A superset of the
+// references quadlet follows (Volume=, Network=, Image=, Requires=…), which
+// is all scope needs.
+func refsIn(data []byte, self string, a, b map[string][]byte) []string {
+	var refs []string
+	word := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '@'
+	}
+	for i := 0; i < len(data); {
+		if !word(data[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(data) && word(data[j]) {
+			j++
+		}
+		w := data[i:j]
+		i = j
+		if bytes.IndexByte(w, '.') < 0 {
+			continue
+		}
+		_, inA := a[string(w)]
+		_, inB := b[string(w)]
+		if (inA || inB) && string(w) != self {
+			refs = append(refs, string(w))
+		}
+	}
+	return refs
 }
 
 // aboutOthers reports whether a message names unit files, none of which is

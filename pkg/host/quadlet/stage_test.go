@@ -3,9 +3,11 @@ package quadlet
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,9 +57,11 @@ func TestCheck(t *testing.T) {
 
 func TestBrokenUnitOfSomeoneElse(t *testing.T) {
 	s := Stager{Generator: generator(t)}
-	hand := []byte("[Container]\nImage=localhost/x:1\nVolume=data.volume:/d\nBogus=1\n")
+	// hand.container, broken before and joining web's network namespace,
+	// is converted again with web: it was already broken, so writing
+	// web.container goes ahead, with a warning.
+	hand := []byte("[Container]\nImage=localhost/x:1\nNetwork=web.container\nVolume=data.volume:/d\nBogus=1\n")
 	web := []byte("[Container]\nImage=localhost/web:1\nContainerName=web\n")
-	// hand.container was already broken: writing web.container goes ahead.
 	before := map[string][]byte{"hand.container": hand}
 	future := map[string][]byte{"hand.container": hand, "web.container": web}
 	warns, err := s.Check(context.Background(), future, before, []string{"web.container"})
@@ -67,11 +71,48 @@ func TestBrokenUnitOfSomeoneElse(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "hand.container") {
 		t.Errorf("want one warning about hand.container, got %q", warns)
 	}
+	// A broken unit that has nothing to do with what this apply writes is
+	// not converted at all: not syslet's to judge.
+	other := []byte("[Container]\nImage=localhost/x:1\nBogus=1\n")
+	before = map[string][]byte{"other.container": other}
+	future = map[string][]byte{"other.container": other, "web.container": web}
+	if warns, err := s.Check(context.Background(), future, before, []string{"web.container"}); err != nil || len(warns) != 0 {
+		t.Errorf("an unrelated broken unit: got %q, %v; want nothing", warns, err)
+	}
 	// A unit this apply breaks (here by removing the volume it uses) blocks.
 	fine := []byte("[Container]\nImage=localhost/x:1\nVolume=data.volume:/d\n")
 	before = map[string][]byte{"hand.container": fine, "data.volume": []byte("[Volume]\n")}
 	future = map[string][]byte{"hand.container": fine, "web.container": web}
 	if _, err := s.Check(context.Background(), future, before, []string{"web.container"}); err == nil || !strings.Contains(err.Error(), "data.volume") {
 		t.Errorf("breaking a unit that worked before must block: %v", err)
+	}
+}
+
+// The generator sees the units written, those whose conversion they can
+// change (referring to them, or to a unit removed), and what all of these
+// refer to; nothing else of a big set.
+func TestScope(t *testing.T) {
+	future := map[string][]byte{
+		"a.container": []byte("[Container]\nImage=x\nNetwork=n.network\nVolume=v.volume:/v\n"),
+		"b.container": []byte("[Container]\nImage=x\nNetwork=a.container\n"),
+		"c.container": []byte("[Container]\nImage=x\nNetwork=n.network\n"),
+		"d.container": []byte("[Container]\nImage=app.build\n[Unit]\nRequires=gone.container\n"),
+		"n.network":   []byte("[Network]\n"),
+		"v.volume":    []byte("[Volume]\n"),
+		"app.build":   []byte("[Build]\nImageTag=localhost/app\n"),
+		"lone.volume": []byte("[Volume]\n"),
+		"e.container": []byte("[Container]\nImage=x\nEnvironment=NOTE=see-a.container.txt\n"),
+	}
+	before := map[string][]byte{"gone.container": []byte("[Container]\nImage=x\n")}
+	names := scope(future, before, []string{"a.container"})
+	got := slices.Sorted(maps.Keys(within(future, names)))
+	// a: written; b: refers to a; d: refers to a removed unit; then what
+	// they refer to: n, v, app.build.
+	want := []string{"a.container", "app.build", "b.container", "d.container", "n.network", "v.volume"}
+	if !slices.Equal(got, want) {
+		t.Errorf("generated %v, want %v", got, want)
+	}
+	if all := within(future, scope(future, nil, nil)); len(all) != len(future) {
+		t.Errorf("nothing to verify: %d of %d units generated, want all", len(all), len(future))
 	}
 }
