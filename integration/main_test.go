@@ -51,29 +51,32 @@ func run(m *testing.M) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	// One build of each binary for every test and host of the run.
 	sysletBin = filepath.Join(cache, "bin", "syslet")
-	t0 = time.Now()
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", buildTags, "-o", sysletBin, "./cmd/syslet")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fail("go build ./cmd/syslet: %v", err)
+	if err := build(root, "./cmd/syslet", sysletBin); err != nil {
+		return fail("%v", err)
 	}
-	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", sysletBin, time.Since(t0).Round(time.Millisecond))
-
 	// webhookd, for the tests that run it in the guest as a systemd service (webhookd_test.go).
 	webhookdBin = filepath.Join(cache, "bin", "webhookd")
-	t0 = time.Now()
-	cmd = exec.Command("go", "build", "-trimpath", "-tags", buildTags, "-o", webhookdBin, "./cmd/webhookd")
+	if err := build(root, "./cmd/webhookd", webhookdBin); err != nil {
+		return fail("%v", err)
+	}
+	return m.Run()
+}
+
+// build compiles the package pkg of the module at root into out, for the
+// guests' linux/amd64, and says how long it took.
+func build(root, pkg, out string) error {
+	t0 := time.Now()
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", buildTags, "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fail("go build ./cmd/webhookd: %v", err)
+		return fmt.Errorf("go build %s: %w", pkg, err)
 	}
-	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", webhookdBin, time.Since(t0).Round(time.Millisecond))
-	return m.Run()
+	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", out, time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 // startWithSyslet starts a host and installs the syslet binary as /usr/local/bin/syslet.

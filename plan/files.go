@@ -123,13 +123,6 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 		f, ok := files[p]
 		return f.Link, ok && f.Link != ""
 	}
-	// The version directory ..data names, when it is the plain relative
-	// link syslet writes: the usual per-file link ..data/NAME then points
-	// at version/NAME without resolving anything.
-	version := ""
-	if l := files[dir+"/"+layout.DataLink].Link; l != "" && layout.Internal(l) && !strings.Contains(l, "/") {
-		version = dir + "/" + l + "/"
-	}
 	for _, p := range entries {
 		name := p[strings.LastIndexByte(p, '/')+1:]
 		f := files[p]
@@ -139,12 +132,6 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 		if f.Link == "" {
 			out[name] = f
 			continue
-		}
-		if rest, ok := strings.CutPrefix(f.Link, layout.DataLink+"/"); ok && rest == name && version != "" {
-			if t, ok := files[version+name]; ok && t.Link == "" && !t.Mode.IsDir() {
-				out[name] = t
-				continue
-			}
 		}
 		target := layout.Resolve(readlink, dir, f.Link, 8)
 		if t, ok := files[target]; ok && t.Link == "" && !t.Mode.IsDir() {

@@ -191,7 +191,9 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	// mostly wait on the kernel, systemd and podman). Its verdict is
 	// awaited before anything is staged, printed or changed; a run
 	// waiting for the lock stops waiting when it finds errors.
-	check := h.startCheck(ctx, &req, l)
+	lockCtx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	check := h.startCheck(ctx, &req, l, stopWaiting)
 	defer check.wait() // l.Report is the check's until it is done
 	verdict := func() (*Outcome, error) {
 		release, err := check.wait()
@@ -212,20 +214,11 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	runID := runlog.NewRunID(time.Now())
 	resumeOK := true
 	if !req.Diff {
-		lctx, stopWaiting := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-check.invalid:
-				stopWaiting()
-			case <-check.done:
-			}
-		}()
-		lk, err := acquire(lctx, req.Stop, req.Root, req.LockTimeout,
+		lk, err := acquire(lockCtx, req.Stop, req.Root, req.LockTimeout,
 			Holder{PID: os.Getpid(), Since: time.Now(), Source: req.Source, Run: runID}, req.Stderr)
-		stopWaiting()
 		if err != nil {
-			if check.wait(); check.failed() {
-				return verdict() // the specs' errors, not the wait, are the news
+			if o, verr := verdict(); verr != nil {
+				return o, verr // the specs' errors, not the wait, are the news
 			}
 			return fail(err)
 		}

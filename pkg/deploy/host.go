@@ -76,20 +76,22 @@ func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *Loaded) (un
 // done is closed the check owns the run's report.
 type podmanCheck struct {
 	done    chan struct{}
-	invalid chan struct{} // closed, before done, when the check fails or finds errors
 	release unit.Podman
 	err     error
 }
 
-func (h *hostConn) startCheck(ctx context.Context, req *Request, l *Loaded) *podmanCheck {
-	c := &podmanCheck{done: make(chan struct{}), invalid: make(chan struct{})}
+// startCheck runs checkPodman on its own goroutine; when the check fails
+// or finds errors in the specs it calls onInvalid (what the run is waiting
+// for is then not worth waiting for).
+func (h *hostConn) startCheck(ctx context.Context, req *Request, l *Loaded, onInvalid func()) *podmanCheck {
+	c := &podmanCheck{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		vctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
 		defer cancel()
 		c.release, c.err = h.checkPodman(vctx, req, l)
 		if c.err != nil || l.Report.HasErrors() {
-			close(c.invalid)
+			onInvalid()
 		}
 	}()
 	return c
@@ -99,16 +101,6 @@ func (h *hostConn) startCheck(ctx context.Context, req *Request, l *Loaded) *pod
 func (c *podmanCheck) wait() (unit.Podman, error) {
 	<-c.done
 	return c.release, c.err
-}
-
-// failed reports whether the check has finished with errors.
-func (c *podmanCheck) failed() bool {
-	select {
-	case <-c.invalid:
-		return true
-	default:
-		return false
-	}
 }
 
 func (h *hostConn) sources() plan.Sources {

@@ -77,6 +77,12 @@ func FileLink(name string) string { return DataLink + "/" + name }
 // an internal name it gets no per-file link.
 const Digests = "..digests"
 
+// plainName reports whether s is one path component other than "." and
+// "..".
+func plainName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.Contains(s, "/")
+}
+
 // Internal reports whether a name inside a config directory belongs to the
 // layout (the data link, version directories, temporary links) rather than
 // being one of the user's files. User file names never start with "..".
@@ -87,6 +93,20 @@ func Internal(name string) bool { return strings.HasPrefix(name, "..") }
 // returns a path's link target and whether it is a link. Relative targets
 // resolve against the link's directory; at most depth links are followed.
 func Resolve(readlink func(p string) (string, bool), dir, link string, depth int) string {
+	// The link as syslet writes it, FileLink(name) through a DataLink naming
+	// a version directory beside it, resolves without joining or cleaning
+	// paths: a plan resolves every file of every config dir.
+	if name, ok := strings.CutPrefix(link, DataLink+"/"); ok && plainName(name) {
+		if v, ok := readlink(dir + "/" + DataLink); ok && plainName(v) {
+			vdir := dir + "/" + v
+			p := vdir + "/" + name
+			_, vLink := readlink(vdir)
+			_, pLink := readlink(p)
+			if !vLink && !pLink {
+				return p
+			}
+		}
+	}
 	p := path.Join(dir, link)
 	for ; depth > 0; depth-- {
 		parent, base := path.Dir(p), path.Base(p)

@@ -38,3 +38,26 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Resolve = %q", got)
 	}
 }
+
+// The usual link resolves without path joins; any other shape, or a link
+// further on, goes the long way and must land where it always did.
+func TestResolveOtherShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		links map[string]string
+		link  string
+		want  string
+	}{
+		{"version dir is a link", map[string]string{"/c/d/..data": "..v2", "/c/d/..v2": "..v3"}, "..data/a", "/c/d/..v3/a"},
+		{"version file is a link", map[string]string{"/c/d/..data": "..v2", "/c/d/..v2/a": "../b"}, "..data/a", "/c/d/b"},
+		{"data names the parent", map[string]string{"/c/d/..data": ".."}, "..data/a", "/c/a"},
+		{"data is absolute (joined below the dir, as ever)", map[string]string{"/c/d/..data": "/x/v1"}, "..data/a", "/c/d/x/v1/a"},
+		{"nested name (only the parent is followed)", map[string]string{"/c/d/..data": "..v1"}, "..data/sub/a", "/c/d/..data/sub/a"},
+		{"no data link", map[string]string{}, "..data/a", "/c/d/..data/a"},
+	} {
+		readlink := func(p string) (string, bool) { t, ok := tc.links[p]; return t, ok }
+		if got := Resolve(readlink, "/c/d", tc.link, 8); got != tc.want {
+			t.Errorf("%s: Resolve = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
