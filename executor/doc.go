@@ -1,6 +1,6 @@
 // Package executor applies a plan.Plan to a host, exactly as planned, in
 // the nine-step order (plan.Steps). The host is reached only through the
-// small interfaces declared here; pkg/deploy wires the real adapters and
+// small interfaces declared here; pkg/app/deploy wires the real adapters and
 // tests use fakes.
 //
 // Batches: the stops of step 2, the reloads of step 8 and the starts of

@@ -194,8 +194,8 @@ func TestGuardAdopt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/quadlets"), "/root/quadlets"))
-	must(t, h.CopyIn(filepath.Join(root, "pkg/adopt/testdata/builds/app"), "/etc/containers/builds/app"))
+	must(t, h.CopyIn(filepath.Join(root, "pkg/app/adopt/testdata/quadlets"), "/root/quadlets"))
+	must(t, h.CopyIn(filepath.Join(root, "pkg/app/adopt/testdata/builds/app"), "/etc/containers/builds/app"))
 	h.MustRun(t, "mkdir -p /etc/containers/systemd && cp /root/quadlets/* /etc/containers/systemd/ && systemctl daemon-reload")
 	services := []string{"web.service", "db.service", "worker.service", "probe.service", "app.service", "edge.service", "job.service", "api.service",
 		"data-volume.service", "cache-volume.service", "front-network.service", "back-network.service", "app-build.service"}

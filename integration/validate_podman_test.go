@@ -124,7 +124,7 @@ func usesFeature(t *testing.T, data []byte) string {
 
 var generatorError = regexp.MustCompile(`converting "([^"]+)": (.*)$`)
 
-// TestHostGeneratorAgreesWithKeyTable runs the corpus of pkg/quadletcheck
+// TestHostGeneratorAgreesWithKeyTable runs the corpus of pkg/load/quadletcheck
 // through the host's own generator, podman 5.4.2's: the units syslet calls
 // valid for 5.4 it accepts, the ones syslet gates as needing a later
 // release it refuses for the key syslet names (or, for a [Unit] dependency
@@ -136,7 +136,7 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	corpus := filepath.Join(root, "pkg", "quadletcheck", "testdata", "corpus")
+	corpus := filepath.Join(root, "pkg", "load", "quadletcheck", "testdata", "corpus")
 	h := startWithSyslet(t)
 	if err := h.CopyIn(corpus, "/root/corpus"); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -29,9 +30,8 @@ const base = `
 
 func renderStream(t *testing.T, stream string) *render.Output {
 	t.Helper()
-	specs, rep := spec.Load([]spec.Source{{Name: "test.json", Data: []byte(stream)}})
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+	set := load.Bytes("test.json", []byte(stream))
+	out, rep := set.Out, set.Report
 	if rep.HasErrors() {
 		t.Fatalf("specs invalid:\n%s", rep.String())
 	}

@@ -283,32 +283,11 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 // nothing systemd or podman would act on. This is how `syslet adopt`
 // takes over a host that runs hand-written quadlets without a restart.
 func (b *builder) takeOver(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
-	if iu.file == nil || !SameMeaning(iu.file, u.File) {
+	if iu.file == nil || !unit.SameMeaning(iu.file, u.File) {
 		return false
 	}
 	uc.Reasons = append(uc.Reasons, "taken over: the specs say exactly what the hand-written unit says; syslet adds its marker")
 	return true
-}
-
-// SameMeaning reports whether two unit files configure the same thing:
-// equal after dropping syslet's marker and [Unit] Description, ignoring
-// the order of sections and of different keys (the order of one key's
-// repeated values is kept: it can matter).
-func SameMeaning(a, b *unit.File) bool {
-	return bytes.Equal(meaning(a), meaning(b))
-}
-
-func meaning(f *unit.File) []byte {
-	g := f.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription)
-	secs := slices.Clone(g.Sections)
-	slices.SortStableFunc(secs, func(x, y *unit.Section) int { return strings.Compare(x.Name, y.Name) })
-	n := &unit.File{}
-	for _, s := range secs {
-		es := slices.Clone(s.Entries)
-		slices.SortStableFunc(es, func(x, y unit.Entry) int { return strings.Compare(x.Key, y.Key) })
-		n.Sections = append(n.Sections, &unit.Section{Name: s.Name, Entries: es})
-	}
-	return n.Bytes()
 }
 
 func wantFile(want []byte) *unit.File {

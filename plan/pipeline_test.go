@@ -16,6 +16,7 @@ import (
 	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/specgen"
 	"github.com/syslet/syslet/plan"
@@ -26,10 +27,8 @@ import (
 // spec bytes and holding a plan, minus reading the host: decode and
 // pre-render validation, render, post-render validation, plan.
 func pipeline(tb testing.TB, srcs []spec.Source, obs *plan.Observed) *plan.Plan {
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
-	rep.Sort()
+	set := load.Sources(srcs)
+	out, rep := set.Out, set.Report
 	if rep.HasErrors() {
 		tb.Fatalf("generated specs invalid:\n%s", rep.String())
 	}

@@ -44,7 +44,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	}
 	uc.Write = true
 	uc.Keys = diffKeys(iu.file, u.File)
-	meta = adopted || unit.Same(iu.file.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription), u.File.Without(unit.Syslet, unit.Unit+"."+unit.KeyDescription))
+	meta = adopted || unit.Same(iu.file.WithoutMetadata(), u.File.WithoutMetadata())
 	reason := "unit changed"
 	switch {
 	case meta:

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syslet/syslet/pkg/spec"
-	"github.com/syslet/syslet/render"
+	"github.com/syslet/syslet/pkg/load"
 )
 
 // permutations returns every ordering of items.
@@ -64,12 +63,12 @@ func TestKeyOrderNeverReachesUnits(t *testing.T) {
 		so := secOrders[i%len(secOrders)]
 		stream := `{"apiVersion":"v1","type":"volume","name":"data","unit":{}}` + "\n" +
 			`{"name":"web","unit":` + object(sections, so) + `,"type":"container","apiVersion":"v1"}`
-		specs, rep := spec.Load([]spec.Source{{Name: "perm.json", Data: []byte(stream)}})
-		if rep.HasErrors() {
-			t.Fatalf("%s\n%s", stream, rep.String())
+		set := load.Bytes("perm.json", []byte(stream))
+		if set.Report.HasErrors() {
+			t.Fatalf("%s\n%s", stream, set.Report.String())
 		}
 		var got strings.Builder
-		for _, u := range render.Render(specs).Units {
+		for _, u := range set.Out.Units {
 			got.Write(u.File.Bytes())
 		}
 		if n == 0 {

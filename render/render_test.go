@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
@@ -52,9 +53,8 @@ func renderDir(t *testing.T, dir string) (*render.Output, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+	set := load.Sources(srcs)
+	out, rep := set.Out, set.Report
 	// Findings name the source relative to the case dir so golden files
 	// do not depend on where the repository is checked out.
 	s := strings.ReplaceAll(rep.String(), dir+string(filepath.Separator), "")
@@ -154,12 +154,11 @@ func TestDirDigests(t *testing.T) {
 // line may name several secrets; each must be declared, and each is one
 // the container uses.
 func TestSecretLineWords(t *testing.T) {
-	specs, rep := spec.Load([]spec.Source{{Name: "s.json", Data: []byte(`[
+	set := load.Bytes("s.json", []byte(`[
 		{"apiVersion": "v1", "type": "secret", "name": "a", "external": true},
 		{"apiVersion": "v1", "type": "container", "name": "c",
-		 "unit": {"Container": {"Image": "busybox", "Secret": "a,type=env,target=A b"}}}]`)}})
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+		 "unit": {"Container": {"Image": "busybox", "Secret": "a,type=env,target=A b"}}}]`))
+	out, rep := set.Out, set.Report
 	if len(rep.Findings) != 1 || rep.Findings[0].Rule != spec.RuleUndefinedSecret || !strings.Contains(rep.Findings[0].Message, `"b"`) {
 		t.Fatalf("want one undefined-secret finding for b:\n%s", rep.String())
 	}

@@ -16,15 +16,16 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/skeema/knownhosts"
+	"github.com/syslet/syslet/pkg/layout"
 	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 )
 
 // Defaults for fields the configuration may leave out.
 const (
-	DefaultConfigPath = "/etc/syslet/webhookd.yaml"
+	DefaultConfigPath = layout.WebhookdConfig
 	DefaultListen     = "127.0.0.1:9090"
-	DefaultStateDir   = "/var/lib/syslet/webhookd"
+	DefaultStateDir   = layout.WebhookdState
 	DefaultBranch     = "main"
 
 	// MinPoll keeps a poll timer from hammering a forge.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/syslet/syslet/pkg/adopt"
+	"github.com/syslet/syslet/pkg/app/adopt"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
-	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 )
@@ -183,7 +184,7 @@ func testPause(stop <-chan struct{}, stderr io.Writer) func(plan.Step) {
 			return
 		}
 		fmt.Fprintf(stderr, "syslet: test pause after step %d (pid %d)\n", n, os.Getpid())
-		_ = os.WriteFile(fmt.Sprintf("/run/syslet/test-paused-%d", n), []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_ = os.WriteFile(layout.TestPauseFile(n), []byte(strconv.Itoa(os.Getpid())), 0o644)
 		select {
 		case <-stop:
 		case <-time.After(10 * time.Minute):

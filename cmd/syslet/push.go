@@ -18,7 +18,8 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/term"
 
-	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/spec"
 )
@@ -277,7 +278,7 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 // validStream checks one set of sources and joins them into one stream
 // (a stream may mix objects, arrays and NDJSON, so joining is lossless).
 func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
-	l := deploy.Check(srcs)
+	l := load.Sources(srcs)
 	deploy.PrintFindings(stderr, l.Report)
 	if l.Report.HasErrors() {
 		return nil, false
@@ -286,12 +287,7 @@ func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Write
 		fmt.Fprintf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
 		return nil, false
 	}
-	var stream []byte
-	for _, s := range srcs {
-		stream = append(stream, s.Data...)
-		stream = append(stream, '\n')
-	}
-	return stream, true
+	return l.Stream(), true
 }
 
 func readDirIfExists(dir string) ([]spec.Source, error) {

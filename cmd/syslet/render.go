@@ -5,8 +5,9 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -38,7 +39,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitUsage
 	}
-	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
+	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: *maxInput})
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/syslet/syslet/pkg/deploy"
 	"io"
+
+	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/load"
 
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
@@ -49,7 +51,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitUsage
 	}
-	l, err := deploy.LoadMax(path, "/", stdin, *maxInput)
+	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: *maxInput})
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError

@@ -125,7 +125,7 @@ var wantRule = map[string]string{
 // unusable path (not a regular file), "input-size" and "empty-input" are
 // about the input as a whole (guard_test.go covers them), "quadlet-warning"
 // is a warning, which never makes a spec invalid, and
-// "quadlet-disagreement" would be a syslet bug (pkg/quadletcheck's tests
+// "quadlet-disagreement" would be a syslet bug (pkg/load/quadletcheck's tests
 // keep it from happening).
 var notFromSpecs = []string{"source", "input-size", "empty-input", "quadlet-warning", "quadlet-disagreement"}
 

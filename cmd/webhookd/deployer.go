@@ -10,11 +10,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/webhookd"
 )
 
-// deployer adapts pkg/deploy to webhookd.Deployer: one unattended apply of
+// deployer adapts pkg/app/deploy to webhookd.Deployer: one unattended apply of
 // a checked-out spec directory, under the host's apply lock.
 type deployer struct {
 	log         zerolog.Logger
@@ -28,7 +28,7 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		Path:   req.Dir,
 		Source: req.Source,
 		// The plan and summary text become log lines; per-action lines go to
-		// the journal as structured entries (pkg/deploy detects it).
+		// the journal as structured entries (pkg/app/deploy detects it).
 		Stdout:      plan,
 		Stderr:      os.Stderr,
 		LockTimeout: d.lockTimeout,

@@ -1,5 +1,5 @@
 // Command webhookd deploys this host from signed git pushes: it serves the
-// HTTP API of package webhookd, applies through pkg/deploy (the same entry
+// HTTP API of package webhookd, applies through pkg/app/deploy (the same entry
 // point as the syslet CLI), tells systemd when it is ready (Type=notify)
 // and pings its watchdog, and on SIGTERM lets a running deploy finish
 // before it exits. See examples/systemd/webhookd.service and README.md.

@@ -15,7 +15,7 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
 
-	"github.com/syslet/syslet/pkg/deploy"
+	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/webhookd"
 )
 

@@ -13,13 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-)
 
-// Dir is where the journal lives on a host (relative to the root syslet
-// manages), and File its current file inside Dir.
-const (
-	Dir  = "var/lib/syslet"
-	File = "runs.jsonl"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // DefaultMaxSize is the size past which the journal is rotated at the start
@@ -93,7 +88,7 @@ type Record struct {
 
 // Journal appends to the run journal under a root directory.
 type Journal struct {
-	dir     string
+	path    string // the current file; the rotated one is path + ".1"
 	MaxSize int64
 	now     func() time.Time
 }
@@ -101,11 +96,11 @@ type Journal struct {
 // Open returns the journal under root ("/" on a host). Nothing is created
 // until a run is started.
 func Open(root string) *Journal {
-	return &Journal{dir: filepath.Join(root, Dir), MaxSize: DefaultMaxSize, now: time.Now}
+	return &Journal{path: layout.Under(root, layout.Journal), MaxSize: DefaultMaxSize, now: time.Now}
 }
 
 // Path is the journal's current file.
-func (j *Journal) Path() string { return filepath.Join(j.dir, File) }
+func (j *Journal) Path() string { return j.path }
 
 // NewRunID returns a sortable, unique run id: UTC time plus random bits.
 func NewRunID(t time.Time) string {
@@ -139,10 +134,10 @@ func (j *Journal) Begin(intent Record) (*Run, error) {
 // open prepares the directory, rotates, opens the file for appending and
 // stamps the intent.
 func (j *Journal) open(intent *Record) (*Run, error) {
-	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the run journal directory: %w", err)
 	}
-	if err := os.Chmod(j.dir, 0o700); err != nil {
+	if err := os.Chmod(filepath.Dir(j.path), 0o700); err != nil {
 		return nil, fmt.Errorf("securing the run journal directory: %w", err)
 	}
 	if fi, err := os.Stat(j.Path()); err == nil && j.MaxSize > 0 && fi.Size() > j.MaxSize {

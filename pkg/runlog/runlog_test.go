@@ -40,7 +40,7 @@ func TestRunRoundTrip(t *testing.T) {
 		t.Fatalf("unfinished = %+v, want daemon-reload and start", un)
 	}
 
-	for _, p := range []string{filepath.Join(root, Dir), j.Path()} {
+	for _, p := range []string{filepath.Dir(j.Path()), j.Path()} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

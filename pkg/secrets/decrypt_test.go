@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -13,7 +14,6 @@ import (
 	"filippo.io/age"
 
 	"github.com/syslet/syslet/pkg/spec"
-	"github.com/syslet/syslet/render"
 )
 
 func ids(xs ...*age.X25519Identity) []Identity {
@@ -132,16 +132,19 @@ func TestOpenAll(t *testing.T) {
 	if len(rep.Findings) > 0 { // real sops output, YAML and JSON, validates cleanly
 		t.Fatalf("%v", rep.Findings)
 	}
-	out := render.Render(specs)
+	var all []Sealed
+	for i, s := range specs {
+		all = append(all, Sealed{Name: s.Name, Source: s.Source, Path: s.Path(), Keys: s.SecretKeys, Hash: fmt.Sprint(i), Ciphertext: []byte(s.Ciphertext)})
+	}
 	kr := &Keyring{ids: ids(host)}
-	js := out.Secrets[slices.IndexFunc(out.Secrets, func(s *render.Secret) bool { return s.Name == "js" })]
-	if o, err := OpenAll([]*render.Secret{js}, kr); err != nil {
+	js := all[slices.IndexFunc(all, func(s Sealed) bool { return s.Name == "js" })]
+	if o, err := OpenAll([]Sealed{js}, kr); err != nil {
 		t.Errorf("JSON ciphertext: %v", err)
 	} else if v, _ := o.Value(js, "token"); string(v) != "tok-4f9a1c77e2" {
 		t.Errorf("JSON ciphertext: wrong value")
 	}
 
-	_, err := OpenAll(out.Secrets, kr)
+	_, err := OpenAll(all, kr)
 	var se *SpecError
 	if !errors.As(err, &se) || se.Name != "api" || !errors.Is(err, ErrNoIdentity) {
 		t.Fatalf("error %v, want the api secret's", err)
@@ -151,8 +154,8 @@ func TestOpenAll(t *testing.T) {
 	}
 	checkNoLeak(t, err)
 
-	db := out.Secrets[slices.IndexFunc(out.Secrets, func(s *render.Secret) bool { return s.Name == "db" })]
-	o, err := OpenAll([]*render.Secret{db}, kr)
+	db := all[slices.IndexFunc(all, func(s Sealed) bool { return s.Name == "db" })]
+	o, err := OpenAll([]Sealed{db}, kr)
 	if err != nil {
 		t.Fatal(err)
 	}

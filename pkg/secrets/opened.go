@@ -5,9 +5,20 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/syslet/syslet/render"
 )
+
+// Sealed is one secret spec's ciphertext as the planner hands it over:
+// what this package needs to open it and to say which spec it is. The
+// package keeps its own type so that it depends on nothing of the
+// pipeline (the caller converts its rendered secrets).
+type Sealed struct {
+	Name       string // the secret spec's name
+	Source     string // the file the spec came from
+	Path       string // the spec's JSON path in Source
+	Keys       []string
+	Hash       string // identifies the ciphertext (and its values once opened)
+	Ciphertext []byte
+}
 
 // SpecError is a secret spec that cannot be opened on this host. Its
 // message names the spec and where it is declared.
@@ -26,7 +37,7 @@ func (e *SpecError) Error() string {
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // Opened holds the decrypted values of one run's secret specs, keyed by
-// the hash of their ciphertext. It implements the executor's Decrypter.
+// the hash of their ciphertext.
 // Values live only here and in the copies handed out, until Wipe.
 type Opened struct {
 	byHash map[string]map[string][]byte
@@ -37,16 +48,12 @@ type Opened struct {
 // spec that fails gives a *SpecError; all of them are joined in the
 // returned error, so one run reports every broken secret at once. On
 // error nothing decrypted is kept.
-func OpenAll(secs []*render.Secret, kr *Keyring) (*Opened, error) {
+func OpenAll(secs []Sealed, kr *Keyring) (*Opened, error) {
 	o := &Opened{byHash: map[string]map[string][]byte{}}
 	var errs []error
 	for _, s := range secs {
 		fail := func(err error) {
-			se := &SpecError{Name: s.Name, Err: err}
-			if s.Spec != nil {
-				se.Source, se.Path = s.Spec.Source, s.Spec.Path()
-			}
-			errs = append(errs, se)
+			errs = append(errs, &SpecError{Name: s.Name, Source: s.Source, Path: s.Path, Err: err})
 		}
 		vals, err := Open(s.Ciphertext, kr.Identities())
 		if err != nil {
@@ -74,8 +81,8 @@ func OpenAll(secs []*render.Secret, kr *Keyring) (*Opened, error) {
 }
 
 // Decrypt returns a copy of the values of s; the copy is zeroed by Wipe
-// too. It implements executor.Decrypter.
-func (o *Opened) Decrypt(s *render.Secret) (map[string][]byte, error) {
+// too.
+func (o *Opened) Decrypt(s Sealed) (map[string][]byte, error) {
 	vals, ok := o.byHash[s.Hash]
 	if !ok {
 		return nil, fmt.Errorf("secret %q was not opened while planning", s.Name)
@@ -90,7 +97,7 @@ func (o *Opened) Decrypt(s *render.Secret) (map[string][]byte, error) {
 }
 
 // Value returns the value of one key, for SYSLET_SHOW_SECRETS in --diff.
-func (o *Opened) Value(s *render.Secret, key string) ([]byte, bool) {
+func (o *Opened) Value(s Sealed, key string) ([]byte, bool) {
 	v, ok := o.byHash[s.Hash][key]
 	return v, ok
 }

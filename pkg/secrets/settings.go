@@ -9,15 +9,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Host paths, absolute; they are resolved under Keyring's root.
 const (
-	SettingsPath      = "/etc/syslet/syslet.json"
+	SettingsPath      = layout.Settings
 	DefaultSSHKeyPath = "/etc/ssh/ssh_host_ed25519_key"
 	// CachePath is the append-only cache of derived identities, one
 	// AGE-SECRET-KEY per line: the same file the earlier syslet kept.
-	CachePath = "/var/lib/syslet/key.txt"
+	CachePath = layout.KeyCache
 )
 
 // Settings are the fields of /etc/syslet/syslet.json this package reads.

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/specgen"
-	"github.com/syslet/syslet/render"
 )
 
 func TestGeneratedSetsAreValid(t *testing.T) {
@@ -22,9 +21,8 @@ func TestGeneratedSetsAreValid(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			specs, rep := spec.Load([]spec.Source{{Name: "gen.json", Data: specgen.Generate(c.o)}})
-			out := render.Render(specs)
-			rep.Merge(render.Check(out))
+			set := load.Bytes("gen.json", specgen.Generate(c.o))
+			specs, out, rep := set.Specs, set.Out, set.Report
 			if len(rep.Findings) > 0 {
 				t.Fatalf("findings:\n%s", rep.String())
 			}

@@ -1,6 +1,7 @@
 package unit
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 )
@@ -111,6 +112,35 @@ func distinctNames(vs []string) bool {
 
 // Same reports whether a and b mean the same unit.
 func Same(a, b *File) bool { return Equal(Normalize(a), Normalize(b)) }
+
+// WithoutMetadata drops what says who wrote a unit and what it is called
+// rather than what systemd and podman run: syslet's [X-Syslet] marker and
+// [Unit] Description. A change to those alone is a metadata-only rewrite,
+// and a hand-written unit that differs from its spec only there is taken
+// over without a restart.
+func (f *File) WithoutMetadata() *File { return f.Without(Syslet, Unit+"."+KeyDescription) }
+
+// SameMeaning reports whether two unit files configure the same thing:
+// equal without their metadata (WithoutMetadata), ignoring the order of
+// sections and of different keys. Unlike Same, the order of one key's
+// repeated values is kept even for set-like keys: taking a hand-written
+// unit over is judged strictly.
+func SameMeaning(a, b *File) bool {
+	return bytes.Equal(meaning(a), meaning(b))
+}
+
+func meaning(f *File) []byte {
+	g := f.WithoutMetadata()
+	secs := slices.Clone(g.Sections)
+	slices.SortStableFunc(secs, func(x, y *Section) int { return strings.Compare(x.Name, y.Name) })
+	n := &File{}
+	for _, s := range secs {
+		es := slices.Clone(s.Entries)
+		slices.SortStableFunc(es, func(x, y Entry) int { return strings.Compare(x.Key, y.Key) })
+		n.Sections = append(n.Sections, &Section{Name: s.Name, Entries: es})
+	}
+	return n.Bytes()
+}
 
 // SortKeys orders the keys of every section by name, keeping the values of
 // one key in their order: the canonical layout render writes, so that the

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
 
@@ -254,11 +254,10 @@ func buildContext(uf *unit.File, name string, files map[string]ContextFile) (str
 // it came from, so the operator learns before the first apply what it
 // would change.
 func check(files []File, stream []byte) []string {
-	specs, rep := spec.Load([]spec.Source{{Name: "adopted", Data: stream}})
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+	set := load.Bytes("adopted", stream)
+	out := set.Out
 	var notes []string
-	for _, f := range rep.Findings {
+	for _, f := range set.Report.Findings {
 		notes = append(notes, "the adopted specs do not validate yet: "+f.String())
 	}
 	byName := map[string]*render.Unit{}
@@ -271,7 +270,7 @@ func check(files []File, stream []byte) []string {
 			continue
 		}
 		uf, err := unit.Parse(f.Data)
-		if err != nil || plan.SameMeaning(uf, u.File) {
+		if err != nil || unit.SameMeaning(uf, u.File) {
 			continue
 		}
 		notes = append(notes, f.Path+": the unit syslet renders from the adopted spec differs in meaning, so the first apply restarts it; it would read:\n"+indent(string(u.File.Without(unit.Syslet).Bytes())))

@@ -13,7 +13,7 @@ import (
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/podman"
-	"github.com/syslet/syslet/pkg/host/quadlet"
+	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/host/systemd"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
@@ -101,7 +101,7 @@ func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			changed = append(changed, a.Unit)
 		}
 	}
-	s := quadlet.Stager{Generator: l.quadlet, Verify: "systemd-analyze"}
+	s := stage.Stager{Generator: l.quadlet, Verify: "systemd-analyze"}
 	if _, err := exec.LookPath(s.Verify); err != nil {
 		return fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
@@ -109,7 +109,7 @@ func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 	for _, w := range warnings {
 		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
 	}
-	var se *quadlet.Error
+	var se *stage.Error
 	if errors.As(err, &se) {
 		for i, m := range se.Output {
 			se.Output[i] = attribute(m, out)

@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-)
 
-// LockFile is the apply lock, relative to the managed root.
-const LockFile = "run/syslet/apply.lock"
+	"github.com/syslet/syslet/pkg/layout"
+)
 
 // Holder is what the apply lock records about the run holding it, so that
 // a waiting run can say whom it waits for.
@@ -59,7 +58,7 @@ const lockPollInterval = 100 * time.Millisecond
 // has to wait says for whom, once; it gives up when ctx ends, when stop is
 // closed (a first SIGINT/SIGTERM), or after timeout (0: wait for ever).
 func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout time.Duration, me Holder, log io.Writer) (*lock, error) {
-	p := filepath.Join(root, LockFile)
+	p := layout.Under(root, layout.LockFile)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
 	}
@@ -119,7 +118,7 @@ func readHolder(f *os.File) Holder {
 // held reports whether another process holds the apply lock right now,
 // and who. It never waits.
 func held(root string) (Holder, bool) {
-	f, err := os.Open(filepath.Join(root, LockFile))
+	f, err := os.Open(layout.Under(root, layout.LockFile))
 	if err != nil {
 		return Holder{}, false
 	}

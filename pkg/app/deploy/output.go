@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/plan"
 )
@@ -23,7 +24,7 @@ func PrintFindings(w io.Writer, rep report.Report) {
 
 // printPlan writes the plan for people, with what it was made against and,
 // when it resumes an unfinished run, which one.
-func printPlan(w io.Writer, req *Request, l *Loaded, p *plan.Plan) {
+func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
 	what := "host"
 	if req.hostless() {
 		what = req.Root + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"

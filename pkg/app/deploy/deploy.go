@@ -11,6 +11,8 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
@@ -139,7 +141,7 @@ func (req *Request) defaults() {
 		case "-":
 			req.Source = spec.StdinName
 		case "":
-			req.Source = filepath.Join(req.Root, spec.DefaultSource)
+			req.Source = layout.Under(req.Root, layout.StoredSpecs)
 		default:
 			if abs, err := filepath.Abs(req.Path); err == nil {
 				req.Source = abs
@@ -168,7 +170,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return out, err
 	}
 
-	l, err := LoadMax(req.Path, req.Root, req.Stdin, req.MaxInput)
+	l, err := load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput})
 	if err != nil {
 		return fail(err)
 	}
@@ -277,7 +279,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return fail(ErrDeclined)
 	}
 	if req.Path == "-" {
-		if err := storeStdin(req.Root, l.Sources); err != nil {
+		if err := storeStdin(req.Root, l); err != nil {
 			return fail(err)
 		}
 	}
@@ -302,13 +304,13 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 
 // record writes a run that executed nothing: its intent and its end, in
 // one write.
-func record(jr *runlog.Journal, runID string, req *Request, l *Loaded, p *plan.Plan, result string) {
+func record(jr *runlog.Journal, runID string, req *Request, l *load.Set, p *plan.Plan, result string) {
 	if _, err := jr.Record(intent(runID, req, l, p), runlog.Record{Result: result}); err != nil {
 		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
 	}
 }
 
-func intent(runID string, req *Request, l *Loaded, p *plan.Plan) runlog.Record {
+func intent(runID string, req *Request, l *load.Set, p *plan.Plan) runlog.Record {
 	rec := runlog.Record{Run: runID, PID: os.Getpid(), Source: req.Source, InputDigest: l.Digest(),
 		PlanDigest: p.Digest(), Actions: journalActions(p)}
 	if p.Resume != nil {
@@ -319,7 +321,7 @@ func intent(runID string, req *Request, l *Loaded, p *plan.Plan) runlog.Record {
 
 // execute records the intent, runs the plan with the journal as its
 // recorder, closes the run and prints the summary.
-func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal, runID string, l *Loaded, p *plan.Plan, human io.Writer) (*executor.Result, error) {
+func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal, runID string, l *load.Set, p *plan.Plan, human io.Writer) (*executor.Result, error) {
 	eh, err := h.executor()
 	if err != nil {
 		return nil, err
@@ -357,13 +359,8 @@ func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal,
 
 // storeStdin keeps the validated stream of an apply from stdin, so a
 // later plain `syslet` re-applies the same specs.
-func storeStdin(root string, srcs []spec.Source) error {
-	var data []byte
-	for _, s := range srcs {
-		data = append(data, s.Data...)
-		data = append(data, '\n')
-	}
-	if err := fsroot.New(root).WriteFile(spec.DefaultSource, data, 0o600); err != nil {
+func storeStdin(root string, l *load.Set) error {
+	if err := fsroot.New(root).WriteFile(layout.StoredSpecs, l.Stream(), 0o600); err != nil {
 		return fmt.Errorf("storing specs from stdin: %w", err)
 	}
 	return nil

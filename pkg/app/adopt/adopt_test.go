@@ -7,16 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syslet/syslet/pkg/adopt"
-	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/app/adopt"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/plan"
-	"github.com/syslet/syslet/render"
 )
 
-// load reads testdata/quadlets, the same hand-written set the integration
+// readQuadlets reads testdata/quadlets, the same hand-written set the integration
 // test starts by hand before adopting it.
-func load(t *testing.T) []adopt.File {
+func readQuadlets(t *testing.T) []adopt.File {
 	t.Helper()
 	paths, _ := filepath.Glob("testdata/quadlets/*")
 	var files []adopt.File
@@ -45,14 +43,13 @@ func load(t *testing.T) []adopt.File {
 }
 
 func TestAdoptRendersBackToTheSameMeaning(t *testing.T) {
-	files := load(t)
+	files := readQuadlets(t)
 	res := adopt.Convert(files)
 	if len(res.Failed) > 0 || len(res.Notes) > 0 {
 		t.Fatalf("failed %q notes %q\n%s", res.Failed, res.Notes, res.Specs)
 	}
-	specs, rep := spec.Load([]spec.Source{{Name: "adopted.json", Data: res.Specs}})
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+	set := load.Bytes("adopted.json", res.Specs)
+	out, rep := set.Out, set.Report
 	if rep.HasErrors() {
 		t.Fatalf("adopted specs invalid:\n%s\n%s", rep.String(), res.Specs)
 	}
@@ -71,7 +68,7 @@ func TestAdoptRendersBackToTheSameMeaning(t *testing.T) {
 	for _, f := range files {
 		uf, _ := unit.Parse(f.Data)
 		for _, u := range out.Units {
-			if u.FileName == filepath.Base(f.Path) && !plan.SameMeaning(uf, u.File) {
+			if u.FileName == filepath.Base(f.Path) && !unit.SameMeaning(uf, u.File) {
 				t.Errorf("%s renders to another meaning:\n%s", f.Path, u.File.Bytes())
 			}
 		}

@@ -10,26 +10,25 @@ import (
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 
 	"github.com/syslet/syslet/pkg/layout"
-	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
-func load(t testing.TB, stream string) (*render.Output, report.Report) {
+func loadStream(t testing.TB, stream string) (*render.Output, report.Report) {
 	t.Helper()
-	specs, rep := spec.Load([]spec.Source{{Name: "test.json", Data: []byte(stream)}})
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
-	return out, rep
+	set := load.Bytes("test.json", []byte(stream))
+	return set.Out, set.Report
 }
 
 // TestServiceNamesAreQuadlets: for every kind syslet renders, the service
 // name render derives (and the planner starts, stops and reads) is the one
 // podman's quadlet gives the rendered file — and so are the resource names.
 func TestServiceNamesAreQuadlets(t *testing.T) {
-	out, rep := load(t, `[
+	out, rep := loadStream(t, `[
 	 {"apiVersion":"v1","type":"network","name":"net.work-1","unit":{}},
 	 {"apiVersion":"v1","type":"volume","name":"data_1","unit":{}},
 	 {"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM scratch\n","unit":{"Build":{"ImageTag":["localhost/app:1","localhost/app:latest"]}}},
@@ -87,7 +86,7 @@ func TestDisagreementIsReported(t *testing.T) {
 		{"requires", func(o *render.Output) { o.Units[1].Volumes = nil }, `the volumes it requires "" but podman's quadlet derives "data"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{}},
+			out, rep := loadStream(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{}},
 			 {"apiVersion":"v1","type":"container","name":"db","unit":{"Container":{"Image":"docker.io/library/postgres:17","Volume":"data.volume:/var/lib/postgresql"}}}]`)
 			tc.break_(out)
 			r := quadletcheck.Check(out, unit.OldestPodman, rep)
@@ -102,7 +101,7 @@ func TestDisagreementIsReported(t *testing.T) {
 // a volume's own mistakes are reported on the volume, and a container
 // using it is not blamed for them.
 func TestCrossUnit(t *testing.T) {
-	out, rep := load(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{"Volume":{"Options":"size=1m"}}},
+	out, rep := loadStream(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{"Volume":{"Options":"size=1m"}}},
 	 {"apiVersion":"v1","type":"container","name":"db","unit":{"Container":{"Image":"docker.io/library/postgres:17","Volume":"data.volume:/data"}}}]`)
 	r := quadletcheck.Check(out, unit.OldestPodman, rep)
 	if len(r.Findings) != 1 || r.Findings[0].Path != "[0].unit.Volume.Options" {
@@ -112,7 +111,7 @@ func TestCrossUnit(t *testing.T) {
 	// A network the converter refuses has no name, so a container joining
 	// it fails on the host too: both are told, the container's finding
 	// pointing at the network.
-	out, rep = load(t, `[{"apiVersion":"v1","type":"network","name":"lan","unit":{"Network":{"Gateway":"10.89.0.1"}}},
+	out, rep = loadStream(t, `[{"apiVersion":"v1","type":"network","name":"lan","unit":{"Network":{"Gateway":"10.89.0.1"}}},
 	 {"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"docker.io/library/nginx:1.27","Network":"lan.network"}}}]`)
 	r = quadletcheck.Check(out, unit.OldestPodman, rep)
 	if len(r.Findings) != 2 || r.Findings[0].Path != "[0].unit.Network.Gateway" || r.Findings[1].Path != "[1].unit.Container.Network" ||
@@ -124,7 +123,7 @@ func TestCrossUnit(t *testing.T) {
 // TestPriorFindingsAreNotRepeated: a spec syslet already refused is not
 // reported again in the converter's words.
 func TestPriorFindingsAreNotRepeated(t *testing.T) {
-	out, rep := load(t, `{"apiVersion":"v1","type":"container","name":"x","unit":{"Container":{"Exec":"true"}}}`)
+	out, rep := loadStream(t, `{"apiVersion":"v1","type":"container","name":"x","unit":{"Container":{"Exec":"true"}}}`)
 	if !rep.HasErrors() {
 		t.Fatal("want syslet's own image-required finding")
 	}
@@ -157,7 +156,7 @@ func TestGate(t *testing.T) {
 		{unit.Podman{Major: 6, Minor: 0}, nil},
 	} {
 		t.Run(tc.podman.String(), func(t *testing.T) {
-			out, rep := load(t, stream)
+			out, rep := loadStream(t, stream)
 			if rep.HasErrors() {
 				t.Fatal(rep.String())
 			}
@@ -176,13 +175,12 @@ func TestGate(t *testing.T) {
 // TestExamplesConvert: the shipped examples pass the converter for podman
 // 5.4, with no warning either.
 func TestExamplesConvert(t *testing.T) {
-	srcs, err := spec.ReadSources(filepath.Join("..", "..", "examples"), nil)
+	srcs, err := spec.ReadSources(filepath.Join("..", "..", "..", "examples"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
+	set := load.Sources(srcs)
+	out, rep := set.Out, set.Report
 	if r := quadletcheck.Check(out, unit.OldestPodman, rep); len(r.Findings) > 0 || rep.HasErrors() {
 		t.Fatalf("%s%s", rep.String(), r.String())
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -80,13 +80,13 @@ func TestKeyTableMatchesConverter(t *testing.T) {
 // TestConverterStaysOutOfRenderAndPlan: podman's converter imports os, so
 // it lives here and never in the pure packages.
 func TestConverterStaysOutOfRenderAndPlan(t *testing.T) {
-	for _, pkg := range []string{"../../render", "../../plan"} {
+	for _, pkg := range []string{"../../../render", "../../../plan"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if strings.HasPrefix(dep, "github.com/containers/podman/") || dep == "github.com/syslet/syslet/pkg/quadletcheck" {
+			if strings.HasPrefix(dep, "github.com/containers/podman/") || dep == "github.com/syslet/syslet/pkg/load/quadletcheck" {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}

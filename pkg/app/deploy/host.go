@@ -9,7 +9,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
-	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/pkg/spec"
@@ -54,18 +54,18 @@ func (h *hostConn) Close() {
 // depends on it: releases only add keys and features, so units that pass
 // for the oldest release pass for every later one. Asking would wake
 // podman.service through its socket, which a converged run must not do.
-func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *Loaded) (unit.Podman, error) {
+func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *load.Set) (unit.Podman, error) {
 	release := req.Podman
 	if h.live != nil || release == (unit.Podman{}) {
 		release = unit.OldestPodman
 	}
-	rep := quadletcheck.Check(l.Out, release, l.Report)
+	rep := l.Converter(release)
 	if h.live != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Rule == spec.RuleNewerPodman }) {
 		var err error
 		if release, err = h.live.podmanRelease(ctx); err != nil {
 			return release, err
 		}
-		rep = quadletcheck.Check(l.Out, release, l.Report)
+		rep = l.Converter(release)
 	}
 	l.Report.Merge(rep)
 	l.Report.Sort()
@@ -83,7 +83,7 @@ type podmanCheck struct {
 // startCheck runs checkPodman on its own goroutine; when the check fails
 // or finds errors in the specs it calls onInvalid (what the run is waiting
 // for is then not worth waiting for).
-func (h *hostConn) startCheck(ctx context.Context, req *Request, l *Loaded, onInvalid func()) *podmanCheck {
+func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, onInvalid func()) *podmanCheck {
 	c := &podmanCheck{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
@@ -137,7 +137,7 @@ func (h *hostConn) executor() (executor.Host, error) {
 	}
 	eh := h.live.executor(h.files)
 	if h.secrets != nil {
-		eh.Secrets = h.secrets
+		eh.Secrets = decrypter{h.secrets}
 	}
 	return eh, nil
 }

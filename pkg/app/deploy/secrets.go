@@ -35,7 +35,11 @@ func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
 	for _, w := range kr.Warnings {
 		fmt.Fprintln(req.Stderr, "syslet: warning:", w)
 	}
-	opened, err := secrets.OpenAll(out.Secrets, kr)
+	sealed := make([]secrets.Sealed, len(out.Secrets))
+	for i, s := range out.Secrets {
+		sealed[i] = seal(s)
+	}
+	opened, err := secrets.OpenAll(sealed, kr)
 	if err != nil {
 		return nil, fmt.Errorf("%w:\n%w", ErrSecrets, err)
 	}
@@ -59,7 +63,7 @@ func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.
 		if a.Op != plan.OpCreateSecret || a.Secret == nil {
 			continue
 		}
-		if v, ok := opened.Value(a.Secret, a.Key); ok {
+		if v, ok := opened.Value(seal(a.Secret), a.Key); ok {
 			lines = append(lines, fmt.Sprintf("  %s = %q", a.Target, v))
 		}
 	}
@@ -70,4 +74,20 @@ func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// seal is a rendered secret as pkg/secrets takes it.
+func seal(s *render.Secret) secrets.Sealed {
+	sd := secrets.Sealed{Name: s.Name, Keys: s.Keys, Hash: s.Hash, Ciphertext: s.Ciphertext}
+	if s.Spec != nil {
+		sd.Source, sd.Path = s.Spec.Source, s.Spec.Path()
+	}
+	return sd
+}
+
+// decrypter hands the executor the values opened while planning.
+type decrypter struct{ opened *secrets.Opened }
+
+func (d decrypter) Decrypt(s *render.Secret) (map[string][]byte, error) {
+	return d.opened.Decrypt(seal(s))
 }

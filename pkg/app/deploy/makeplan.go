@@ -3,13 +3,14 @@ package deploy
 import (
 	"context"
 
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
 )
 
 // makePlan observes the host, builds the plan, and carries forward what
 // the last run left unfinished.
-func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *Loaded, resume bool, opts plan.Options) (*plan.Plan, error) {
+func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set, resume bool, opts plan.Options) (*plan.Plan, error) {
 	// The journal's tail is read while the host is.
 	type recent struct {
 		runs []*runlog.RunInfo

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/render"
 )
 
 // specs200 is a 200-spec deployment shaped like a busy host: 20 networks,
@@ -61,20 +61,16 @@ func specs200() []spec.Source {
 // at 50 ms.
 func BenchmarkValidate200(b *testing.B) {
 	srcs := specs200()
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
-	rep.Merge(quadletcheck.Check(out, unit.OldestPodman, rep))
+	set := load.Sources(srcs)
+	set.CheckPodman(unit.OldestPodman)
+	specs, rep := set.Specs, set.Report
 	if len(specs) != 200 || len(rep.Findings) > 0 {
 		b.Fatalf("%d specs, findings:\n%s", len(specs), rep.String())
 	}
 	start := cpuTime()
 	n := 0
 	for b.Loop() {
-		specs, rep := spec.Load(srcs)
-		out := render.Render(specs)
-		rep.Merge(render.Check(out))
-		rep.Merge(quadletcheck.Check(out, unit.OldestPodman, rep))
+		load.Sources(srcs).CheckPodman(unit.OldestPodman)
 		n++
 	}
 	// CPU time (user + system, all threads, GC included) per validation:
@@ -92,8 +88,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkConverter200 is the converter step alone.
 func BenchmarkConverter200(b *testing.B) {
-	specs, rep := spec.Load(specs200())
-	out := render.Render(specs)
+	set := load.Sources(specs200())
+	out, rep := set.Out, set.Report
 	for b.Loop() {
 		quadletcheck.Check(out, unit.OldestPodman, rep)
 	}

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syslet/syslet/pkg/quadletcheck"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/render"
 )
 
 const corpusDir = "testdata/corpus"
@@ -134,10 +134,9 @@ func toSpec(t testing.TB, f corpusFile) []byte {
 func validate(t testing.TB, files []corpusFile, p unit.Podman) map[string][]report.Finding {
 	t.Helper()
 	srcs := corpusSources(t, files)
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
-	rep.Merge(quadletcheck.Check(out, p, rep))
+	set := load.Sources(srcs)
+	set.CheckPodman(p)
+	rep := set.Report
 	errs := map[string][]report.Finding{}
 	for _, f := range rep.Findings {
 		if f.Severity == report.Error {
@@ -292,12 +291,9 @@ var update = flag.Bool("update", false, "rewrite testdata/corpus.want")
 func TestCorpusFindings(t *testing.T) {
 	files := readCorpus(t)
 	srcs := corpusSources(t, files)
-	specs, rep := spec.Load(srcs)
-	out := render.Render(specs)
-	rep.Merge(render.Check(out))
-	rep.Merge(quadletcheck.Check(out, unit.OldestPodman, rep))
-	rep.Sort()
-	got := rep.String()
+	set := load.Sources(srcs)
+	set.CheckPodman(unit.OldestPodman)
+	got := set.Report.String()
 	const want = "testdata/corpus.want"
 	if *update {
 		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {

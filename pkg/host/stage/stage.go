@@ -1,4 +1,4 @@
-package quadlet
+package stage
 
 import (
 	"bytes"

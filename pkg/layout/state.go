@@ -1,0 +1,46 @@
+package layout
+
+import (
+	"path/filepath"
+	"strconv"
+)
+
+// syslet's own files, as absolute host paths like every other path of this
+// package. Under a managed root other than "/" (tests, --root) each lives
+// beneath it: Under(root, p).
+const (
+	// ConfigHome holds the operator's files: settings, the stored specs,
+	// webhookd's configuration and secrets.
+	ConfigHome = "/etc/syslet"
+	// StoredSpecs is read when no source is given; an apply from stdin
+	// stores the validated stream there (0600).
+	StoredSpecs = "/etc/syslet/config.json"
+	// Settings is syslet's own settings file (sshKeyPath, ageIdentityFiles).
+	Settings = "/etc/syslet/syslet.json"
+	// WebhookdConfig is webhookd's configuration file.
+	WebhookdConfig = "/etc/syslet/webhookd.yaml"
+
+	// StateHome holds what syslet keeps between runs (0700).
+	StateHome = "/var/lib/syslet"
+	// Journal is the run journal (JSON lines, 0600); it is rotated to
+	// Journal + ".1".
+	Journal = "/var/lib/syslet/runs.jsonl"
+	// KeyCache is the append-only cache of age identities derived from
+	// the SSH host keys this host had (0600).
+	KeyCache = "/var/lib/syslet/key.txt"
+	// WebhookdState holds webhookd's checkouts and last status.
+	WebhookdState = "/var/lib/syslet/webhookd"
+
+	// RunHome holds what lives only while the host is up.
+	RunHome = "/run/syslet"
+	// LockFile is the apply lock: one apply at a time per host.
+	LockFile = "/run/syslet/apply.lock"
+)
+
+// TestPauseFile is where an apply paused by the integration tests' hook
+// (after step n) writes its pid.
+func TestPauseFile(n int) string { return RunHome + "/test-paused-" + strconv.Itoa(n) }
+
+// Under places a host path beneath a managed root: the one way syslet's
+// own files and the trees it manages are found when the root is not "/".
+func Under(root, p string) string { return filepath.Join(root, p) }

@@ -1,0 +1,143 @@
+package load
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load/quadletcheck"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
+)
+
+// Set is one loaded spec set: the sources as read, the specs decoded from
+// them, the rendered output and every finding so far. Specs and Out hold
+// whatever could be decoded and rendered, also when Report has errors.
+type Set struct {
+	Sources []spec.Source
+	Specs   []*spec.Spec
+	Out     *render.Output
+	Report  report.Report
+}
+
+// Options say where a Path's input comes from and how much of it is read.
+type Options struct {
+	// Root is the managed root; with an empty path the stream an apply
+	// from stdin stored beneath it is read. Default "/".
+	Root  string
+	Stdin io.Reader
+	// MaxInput bounds the input's total size (0: spec.DefaultMaxInput).
+	MaxInput int64
+}
+
+// Path reads and checks the specs at path: a file, a directory of *.json,
+// "-" for stdin, or "" for the stored stream under the root. The error is
+// only for sources that cannot be read; invalid specs are findings. Input
+// that cannot be specs — too large, not a regular file, or holding no JSON
+// value at all — is an invalid-input finding naming the source, so it
+// exits like invalid specs and nothing is stored or changed.
+func Path(path string, o Options) (*Set, error) {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	stored := layout.Under(o.Root, layout.StoredSpecs)
+	if path == "" {
+		path = stored
+	}
+	srcs, err := spec.ReadSourcesMax(path, o.Stdin, o.MaxInput)
+	var ie *spec.InputError
+	if errors.As(err, &ie) {
+		s := &Set{Out: &render.Output{}}
+		s.Report.Errorf(ie.Source, "", ie.Rule, "%s", ie.Msg)
+		return s, nil
+	}
+	if err != nil {
+		if spec.IsNotExist(err) && path == stored {
+			return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
+		}
+		return nil, err
+	}
+	name := path
+	if path == "-" {
+		name = spec.StdinName
+	}
+	// Input holding no JSON value at all is refused rather than read as
+	// "no specs" (which would remove every managed unit).
+	in := spec.CheckInput(name, srcs)
+	if in.HasErrors() {
+		return &Set{Sources: srcs, Out: &render.Output{}, Report: in}, nil
+	}
+	s := Sources(srcs)
+	s.Report.Merge(in) // warnings about blank files of a directory
+	s.Report.Sort()
+	return s, nil
+}
+
+// Sources checks sources already read: decode and pre-render validation,
+// render, post-render validation. syslet push uses it for a fleet, whose
+// host reads hosts/common/ and hosts/<host>/ as one set.
+func Sources(srcs []spec.Source) *Set {
+	s := &Set{Sources: srcs}
+	s.Specs, s.Report = spec.Load(srcs)
+	s.Out = render.Render(s.Specs)
+	s.Report.Merge(render.Check(s.Out))
+	s.Report.Sort()
+	return s
+}
+
+// Bytes checks one source given as bytes (adopt's output read back, tests).
+func Bytes(name string, data []byte) *Set {
+	return Sources([]spec.Source{{Name: name, Data: data}})
+}
+
+// CheckPodman runs the rendered unit set through podman's quadlet
+// converter, gating keys by the podman release the specs are for, and
+// adds its findings.
+func (s *Set) CheckPodman(p unit.Podman) {
+	s.Report.Merge(s.Converter(p))
+	s.Report.Sort()
+}
+
+// Converter is what podman's quadlet converter finds in the rendered unit
+// set for podman release p, without adding it to the set's report (a
+// caller may try more than one release).
+func (s *Set) Converter(p unit.Podman) report.Report {
+	return quadletcheck.Check(s.Out, p, s.Report)
+}
+
+// Stream is the set's input as one stream (see Join).
+func (s *Set) Stream() []byte { return Join(s.Sources) }
+
+// Digest is the sha256 of the input as read, in source order: what the run
+// journal records as the run's input.
+func (s *Set) Digest() string {
+	h := sha256.New()
+	for _, src := range s.Sources {
+		h.Write(src.Data)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Join concatenates sources into one stream, each followed by a newline.
+// A stream may mix objects, arrays and NDJSON, so joining loses nothing:
+// the joined stream decodes to the same specs (with one source name).
+// The stream an apply from stdin stores, the one syslet push sends and the
+// input digest all use this one form.
+func Join(srcs []spec.Source) []byte {
+	n := 0
+	for _, s := range srcs {
+		n += len(s.Data) + 1
+	}
+	out := make([]byte, 0, n)
+	for _, s := range srcs {
+		out = append(out, s.Data...)
+		out = append(out, '\n')
+	}
+	return out
+}
