@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -16,7 +17,7 @@ import (
 
 func format(p *plan.Plan) string {
 	var b bytes.Buffer
-	p.Format(&b)
+	view.Plan(&b, p)
 	return b.String()
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/plan"
@@ -74,7 +75,7 @@ func TestPlanDigest(t *testing.T) {
 	if a.Digest() == c.Digest() {
 		t.Errorf("different file content, same digest %s", a.Digest())
 	}
-	if len(a.ShortDigest()) != 12 || !strings.Contains(a.Summary(), a.ShortDigest()) {
-		t.Errorf("summary %q should carry the short digest %s", a.Summary(), a.ShortDigest())
+	if len(a.ShortDigest()) != 12 || !strings.Contains(view.PlanSummary(a), a.ShortDigest()) {
+		t.Errorf("summary %q should carry the short digest %s", view.PlanSummary(a), a.ShortDigest())
 	}
 }

@@ -6,9 +6,6 @@ import (
 	"github.com/syslet/syslet/pkg/redact"
 )
 
-// Escape makes a host path or name safe to print (see redact.Escape).
-func Escape(s string) string { return redact.Escape(s) }
-
 // fileDiff is the diff a plan shows for one file. The content of a file
 // that is not world-readable on either side — before or after — is never
 // shown, only described (mode, size, digest): such files hold passwords

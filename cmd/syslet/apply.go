@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +14,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
-	"github.com/syslet/syslet/plan"
 )
 
 type applyOptions struct {
@@ -40,15 +38,15 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	fs.StringVar(&o.output, "output", "text", "")
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 	fs.BoolVar(&o.yes, "yes", false, "")
-	fs.StringVar(&r.Quadlet, "quadlet", deploy.DefaultQuadlet, "")
+	fs.StringVar(&r.Quadlet, "quadlet", deploy.Defaults.Quadlet, "")
 	fs.StringVar(&r.Source, "source", "", "")
-	fs.DurationVar(&r.StartTimeout, "timeout", executor.DefaultStartTimeout, "")
-	fs.DurationVar(&r.PullTimeout, "pull-timeout", executor.DefaultPullTimeout, "")
-	fs.DurationVar(&r.StopTimeout, "stop-timeout", executor.DefaultStopTimeout, "")
-	fs.DurationVar(&r.ReloadTimeout, "reload-timeout", executor.DefaultReloadTimeout, "")
-	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.DefaultDialTimeout, "")
-	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.DefaultReadTimeout, "")
-	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "")
+	fs.DurationVar(&r.StartTimeout, "timeout", deploy.Defaults.StartTimeout, "")
+	fs.DurationVar(&r.PullTimeout, "pull-timeout", deploy.Defaults.PullTimeout, "")
+	fs.DurationVar(&r.StopTimeout, "stop-timeout", deploy.Defaults.StopTimeout, "")
+	fs.DurationVar(&r.ReloadTimeout, "reload-timeout", deploy.Defaults.ReloadTimeout, "")
+	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.Defaults.DialTimeout, "")
+	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.Defaults.ReadTimeout, "")
+	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "")
 	fs.Int64Var(&r.MaxInput, "max-input", spec.DefaultMaxInput, "")
 	fs.BoolVar(&r.AllowRemovals, "allow-removals", false, "")
 	fs.BoolVar(&r.Force, "force", false, "")
@@ -93,16 +91,14 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer release()
 	req := o.req
 	req.Stdin, req.Stdout, req.Stderr, req.Stop = stdin, stdout, stderr, stop
-	if !req.Diff && !o.yes && req.Path != "-" && deploy.IsTerminal(stdin) && deploy.IsTerminal(stderr) {
-		req.Confirm = func(*plan.Plan) bool { return confirm(stdin, stderr) }
+	if !req.Diff && !o.yes && req.Path != "-" && view.IsTerminal(stdin) && view.IsTerminal(stderr) {
+		req.Confirm = func() bool { return confirm(stdin, stderr) }
 	}
 	req.AfterStep = testPause(stop, stderr)
 
 	out, err := deploy.Run(ctx, req)
 	if req.JSON && out != nil {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(out)
+		_ = view.JSON(stdout, out)
 	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, deploy.ErrInvalid) {
@@ -174,13 +170,13 @@ func confirm(in io.Reader, w io.Writer) bool {
 // at every step to prove the next run resumes exactly.
 const testPauseEnv = "SYSLET_TEST_PAUSE_AFTER_STEP"
 
-func testPause(stop <-chan struct{}, stderr io.Writer) func(plan.Step) {
+func testPause(stop <-chan struct{}, stderr io.Writer) func(step int) {
 	n, err := strconv.Atoi(os.Getenv(testPauseEnv))
 	if err != nil || n <= 0 {
 		return nil
 	}
-	return func(s plan.Step) {
-		if int(s) != n {
+	return func(s int) {
+		if s != n {
 			return
 		}
 		fmt.Fprintf(stderr, "syslet: test pause after step %d (pid %d)\n", n, os.Getpid())

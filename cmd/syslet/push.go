@@ -18,7 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/term"
 
-	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/spec"
@@ -279,7 +279,7 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 // (a stream may mix objects, arrays and NDJSON, so joining is lossless).
 func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
 	l := load.Sources(srcs)
-	deploy.PrintFindings(stderr, l.Report)
+	view.Findings(stderr, l.Report)
 	if l.Report.HasErrors() {
 		return nil, false
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/syslet/syslet/pkg/app/deploy"
-	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
@@ -46,51 +46,13 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	l.CheckPodman(release)
 	if l.Report.HasErrors() {
-		deploy.PrintFindings(stderr, l.Report)
+		view.Findings(stderr, l.Report)
 		return exitInvalid
 	}
-	deploy.PrintFindings(stderr, l.Report) // warnings
-	root := fsroot.New(*outDir)
-	// Everything is checked before the first write, so a symlink in the
-	// way fails the run with nothing written rather than half-way.
-	var paths []string
-	for _, u := range l.Out.Units {
-		paths = append(paths, u.Path)
-	}
-	for _, f := range l.Out.Files {
-		paths = append(paths, f.Path)
-	}
-	for _, d := range l.Out.Dirs {
-		paths = append(paths, d.Path)
-	}
-	if err := root.Check(paths...); err != nil {
-		fmt.Fprintln(stderr, "syslet render: nothing was written:", err)
+	view.Findings(stderr, l.Report) // warnings
+	if err := deploy.WriteTree(*outDir, l.Out, stdout); err != nil {
+		fmt.Fprintln(stderr, "syslet render:", err)
 		return exitError
-	}
-	n := 0
-	for _, u := range l.Out.Units {
-		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
-			fmt.Fprintln(stderr, "syslet render:", err)
-			return exitError
-		}
-		fmt.Fprintln(stdout, u.Path)
-		n++
-	}
-	for _, f := range l.Out.Files {
-		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
-			fmt.Fprintln(stderr, "syslet render:", err)
-			return exitError
-		}
-		fmt.Fprintln(stdout, f.Path)
-		n++
-	}
-	for _, d := range l.Out.Dirs {
-		if err := root.WriteDir(d.Path, d.Installed()); err != nil {
-			fmt.Fprintln(stderr, "syslet render:", err)
-			return exitError
-		}
-		fmt.Fprintf(stdout, "%s/ (%d files)\n", d.Path, len(d.Files))
-		n++
 	}
 	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
 	return exitOK

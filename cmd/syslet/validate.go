@@ -1,27 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
-
-// validateResult is the JSON form of `syslet validate --output json`.
-type validateResult struct {
-	Valid    bool             `json:"valid"`
-	Sources  int              `json:"sources"`
-	Specs    int              `json:"specs"`
-	Errors   int              `json:"errors"`
-	Podman   string           `json:"podman"` // the release the units were checked against
-	Findings []report.Finding `json:"findings"`
-}
 
 // cmdValidate checks specs with no host access at all: no systemd, no
 // podman, nothing read outside the given sources, nothing written. The
@@ -61,17 +50,15 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		l.Report.Strict()
 	}
 	if *output == "json" {
-		res := validateResult{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Podman: release.String(), Findings: l.Report.Findings}
+		res := view.Validation{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Podman: release.String(), Findings: l.Report.Findings}
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		view.JSON(stdout, res)
 	} else {
-		deploy.PrintFindings(stdout, l.Report)
+		view.Findings(stdout, l.Report)
 		if !l.Report.HasErrors() {
-			fmt.Fprintf(stdout, "%d spec(s) from %d source(s) are valid\n", len(l.Specs), len(l.Sources))
+			view.Valid(stdout, len(l.Specs), len(l.Sources))
 		}
 	}
 	if l.Report.HasErrors() {

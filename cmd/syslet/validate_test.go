@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/pkg/app/view"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (testdata/invalid/want.txt, testdata/golden/) from the current output")
@@ -297,7 +299,7 @@ func TestValidateInvalid(t *testing.T) {
 	}
 
 	// JSON: the same findings, machine-readable, with the intended rule.
-	var res validateResult
+	var res view.Validation
 	if err := json.Unmarshal([]byte(jout), &res); err != nil {
 		t.Fatalf("--output json does not parse: %v\n%s", err, jout)
 	}
@@ -368,7 +370,7 @@ func TestValidateExamples(t *testing.T) {
 		t.Fatalf("validate examples: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, "validate", "--output", "json", filepath.Join("..", "..", "examples"))
-	var res validateResult
+	var res view.Validation
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK || !res.Valid || res.Errors != 0 || res.Findings == nil {
 		t.Fatalf("validate --output json examples: exit %d, %v\n%s", code, err, out)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/webhookd"
 )
 
@@ -40,7 +41,7 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		rep.RunID = out.RunID
 		rep.Summary = out.Summary
 		if out.Plan != nil {
-			if ps := out.Plan.Summary(); ps != out.Summary {
+			if ps := view.PlanSummary(out.Plan); ps != out.Summary {
 				rep.Summary = ps + " " + out.Summary
 			}
 		}

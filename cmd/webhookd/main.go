@@ -42,7 +42,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "configuration file (YAML)")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.DefaultLockTimeout, "how long a deploy waits for another apply on this host")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "how long a deploy waits for another apply on this host")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

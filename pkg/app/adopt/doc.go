@@ -1,11 +1,17 @@
 // Package adopt turns hand-written quadlet files (.container, .volume,
 // .network, .build) into spec format v1, so a host that already runs
-// quadlets can be handed to syslet without a restart. It is pure: the
-// caller reads the unit files and build contexts and passes their bytes;
-// Convert returns the specs as ordered JSON — with one external secret
-// spec for each podman secret a container's Secret= names, since those
-// were made by hand too — and, per file, every way the units syslet would
-// render differ in meaning from the files (a forced ContainerName=, a
-// default Restart=always, …), since each of those makes the first apply
-// change something.
+// quadlets can be handed to syslet without a restart.
+//
+// Read (read.go) reads the unit files and build contexts from the host,
+// without following links; Convert (adopt.go) is pure: it returns the
+// specs as ordered JSON — with one external secret spec for each podman
+// secret a container's Secret= names, since those were made by hand too —
+// and, per file, every way the units syslet would render differ in
+// meaning from the files (a forced ContainerName=, a default
+// Restart=always, …), since each of those makes the first apply change
+// something. It renders its own output back through pkg/load to judge
+// that.
+//
+// Layer: app. It may import load, render, the ground packages and the
+// fsroot adapter (to read); it must not import plan, executor or deploy.
 package adopt

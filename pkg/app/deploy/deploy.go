@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
@@ -42,7 +44,7 @@ type Request struct {
 	// Confirm, when set, is asked once after the plan is printed and
 	// before anything changes; false cancels the apply. Unattended runs
 	// (SSH pipe, webhook, CI) leave it nil.
-	Confirm func(p *plan.Plan) bool
+	Confirm func() bool
 	// Stop ends the run gracefully when closed: a lock wait ends at once,
 	// an apply finishes the action in progress and runs nothing after it.
 	// Cancelling the context of Run aborts the action in progress too.
@@ -75,17 +77,27 @@ type Request struct {
 	// Force overwrites managed files edited by hand (plan drift).
 	Force bool
 
-	// AfterStep is a test hook run by the executor after each step.
-	AfterStep func(plan.Step)
+	// AfterStep is a test hook run after each step that had actions,
+	// with the step's number (1–9).
+	AfterStep func(step int)
 }
 
-// Defaults for a Request's empty fields.
-const (
-	DefaultQuadlet     = "/usr/libexec/podman/quadlet"
-	DefaultLockTimeout = 5 * time.Minute
-	DefaultDialTimeout = 30 * time.Second
-	DefaultReadTimeout = 2 * time.Minute
-)
+// Defaults are the values syslet's and webhookd's flags start from. A
+// Request's zero Root, Quadlet, DialTimeout and ReadTimeout become these;
+// its zero start, pull, stop and reload deadlines are the executor's
+// defaults, the same values; a zero LockTimeout waits for ever.
+var Defaults = Request{
+	Root:          "/",
+	Quadlet:       stage.DefaultGenerator,
+	LockTimeout:   5 * time.Minute,
+	DialTimeout:   30 * time.Second,
+	ReadTimeout:   2 * time.Minute,
+	StartTimeout:  executor.DefaultStartTimeout,
+	PullTimeout:   executor.DefaultPullTimeout,
+	StopTimeout:   executor.DefaultStopTimeout,
+	ReloadTimeout: executor.DefaultReloadTimeout,
+	MaxInput:      spec.DefaultMaxInput,
+}
 
 // Outcome is everything a run produced: what the CLI prints as JSON, what
 // webhookd reports.
@@ -119,7 +131,7 @@ func (req *Request) hostless() bool { return req.Root != "/" }
 
 func (req *Request) defaults() {
 	if req.Root == "" {
-		req.Root = "/"
+		req.Root = Defaults.Root
 	}
 	if req.Stdout == nil {
 		req.Stdout = io.Discard
@@ -128,13 +140,13 @@ func (req *Request) defaults() {
 		req.Stderr = io.Discard
 	}
 	if req.Quadlet == "" {
-		req.Quadlet = DefaultQuadlet
+		req.Quadlet = Defaults.Quadlet
 	}
 	if req.DialTimeout == 0 {
-		req.DialTimeout = DefaultDialTimeout
+		req.DialTimeout = Defaults.DialTimeout
 	}
 	if req.ReadTimeout == 0 {
-		req.ReadTimeout = DefaultReadTimeout
+		req.ReadTimeout = Defaults.ReadTimeout
 	}
 	if req.Source == "" {
 		switch req.Path {
@@ -176,14 +188,14 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	out.Specs, out.Sources, out.Findings = len(l.Specs), len(l.Sources), l.Report.Findings
 	if l.Report.HasErrors() {
-		PrintFindings(req.Stderr, l.Report)
+		view.Findings(req.Stderr, l.Report)
 		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
 		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
 	}
 
 	h, err := openHost(ctx, &req)
 	if err != nil {
-		PrintFindings(req.Stderr, l.Report)
+		view.Findings(req.Stderr, l.Report)
 		return fail(err)
 	}
 	defer h.Close()
@@ -200,11 +212,11 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	verdict := func() (*Outcome, error) {
 		release, err := check.wait()
 		if err != nil {
-			PrintFindings(req.Stderr, l.Report)
+			view.Findings(req.Stderr, l.Report)
 			return fail(err)
 		}
 		out.Findings = l.Report.Findings
-		PrintFindings(req.Stderr, l.Report)
+		view.Findings(req.Stderr, l.Report)
 		if l.Report.HasErrors() {
 			out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
 			return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
@@ -254,7 +266,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		p.GuardRemovals()
 	}
 	out.Plan, out.Digest = p, p.Digest()
-	out.Summary = p.Summary()
+	out.Summary = view.PlanSummary(p)
 	if err := h.stage(ctx, p, l.Out, req.Stderr); err != nil {
 		printPlan(human, &req, l, p)
 		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
@@ -275,7 +287,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	if req.Diff {
 		return out, nil
 	}
-	if req.Confirm != nil && !p.Empty() && !req.Confirm(p) {
+	if req.Confirm != nil && !p.Empty() && !req.Confirm() {
 		return fail(ErrDeclined)
 	}
 	if req.Path == "-" {
@@ -291,10 +303,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	res, err := execute(ctx, &req, h, jr, runID, l, p, human)
 	out.Result = res
 	if res != nil {
-		out.Summary = fmt.Sprintf("%d applied, %d failed, %d not reached", len(res.Applied), len(res.Failed), len(res.NotReached))
-		if res.Interrupted {
-			out.Summary = "interrupted: " + out.Summary
-		}
+		out.Summary = view.ResultLine(res)
 	}
 	if err != nil {
 		return fail(err)
@@ -333,14 +342,16 @@ func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal,
 	opts := executor.Options{
 		Log:          newLogger(req.Stderr, runID),
 		StartTimeout: req.StartTimeout, PullTimeout: req.PullTimeout, StopTimeout: req.StopTimeout, ReloadTimeout: req.ReloadTimeout,
-		Stop:      req.Stop,
-		Recorder:  recorder{run},
-		AfterStep: req.AfterStep,
+		Stop:     req.Stop,
+		Recorder: recorder{run},
 	}
-	if IsTerminal(req.Stderr) {
+	if req.AfterStep != nil {
+		opts.AfterStep = func(s plan.Step) { req.AfterStep(int(s)) }
+	}
+	if view.IsTerminal(req.Stderr) {
 		opts.Progress = req.Stderr
 	}
-	fmt.Fprintf(human, "\nApplying (run %s):\n", runID)
+	view.Applying(human, runID)
 	res, err := executor.Apply(ctx, p, eh, opts)
 	result := runlog.ResultOK
 	switch {
@@ -353,7 +364,7 @@ func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal,
 		NotReached: len(res.NotReached), Millis: res.Duration.Milliseconds()}); jerr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", executor.ErrJournal, jerr)
 	}
-	PrintSummary(human, runID, res)
+	view.ApplySummary(human, runID, res)
 	return res, err
 }
 
@@ -364,4 +375,9 @@ func storeStdin(root string, l *load.Set) error {
 		return fmt.Errorf("storing specs from stdin: %w", err)
 	}
 	return nil
+}
+
+// printPlan writes the plan for people, with what it was made against.
+func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
+	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root}, p)
 }

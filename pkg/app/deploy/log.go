@@ -10,6 +10,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/rs/zerolog"
+	"github.com/syslet/syslet/pkg/app/view"
 )
 
 // messageID marks syslet's per-action journal entries, so that
@@ -25,7 +26,7 @@ func newLogger(w io.Writer, runID string) zerolog.Logger {
 	if f, ok := w.(*os.File); ok && f == os.Stderr && stderrIsJournal() {
 		out = journalWriter{}
 	} else {
-		out = zerolog.ConsoleWriter{Out: w, NoColor: !IsTerminal(w), TimeFormat: "15:04:05.000"}
+		out = zerolog.ConsoleWriter{Out: w, NoColor: !view.IsTerminal(w), TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(out).With().Timestamp().Str("run", runID).Logger()
 }

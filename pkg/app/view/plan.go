@@ -1,4 +1,4 @@
-package plan
+package view
 
 import (
 	"fmt"
@@ -9,66 +9,34 @@ import (
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"
+	"github.com/syslet/syslet/plan"
 )
 
-var opSign = map[Effect]string{
-	EffectCreate: "+", EffectRemove: "-", EffectKeep: "=", EffectIgnore: "?", EffectNone: " ", EffectDrift: "!",
+var opSign = map[plan.Effect]string{
+	plan.EffectCreate: "+", plan.EffectRemove: "-", plan.EffectKeep: "=", plan.EffectIgnore: "?", plan.EffectNone: " ", plan.EffectDrift: "!",
 }
 
-func sign(e Effect) string {
+func sign(e plan.Effect) string {
 	if s, ok := opSign[e]; ok {
 		return s
 	}
 	return "~"
 }
 
-// Counts summarises a plan by effect.
-type Counts struct {
-	Create, Change, Reload, Metadata, Remove, Start, Stop, Unchanged, Drift int
-}
-
-// Count tallies the unit changes.
-func (p *Plan) Count() Counts {
-	var c Counts
-	for _, u := range p.Units {
-		switch u.Effect {
-		case EffectCreate:
-			c.Create++
-		case EffectRestart, EffectRecreate, EffectRebuild, EffectRun, EffectUpdate:
-			c.Change++
-		case EffectReload:
-			c.Reload++
-		case EffectMetadata:
-			c.Metadata++
-		case EffectRemove:
-			c.Remove++
-		case EffectStart:
-			c.Start++
-		case EffectStop:
-			c.Stop++
-		case EffectNone, EffectKeep, EffectIgnore:
-			c.Unchanged++
-		case EffectDrift:
-			c.Drift++
-		}
-	}
-	return c
-}
-
-// Format writes the plan for people: unit changes with their keys, file
+// Plan writes the plan for people: unit changes with their keys, file
 // diffs, secrets (names only), notes, refusals, the nine steps with what
-// each will do, and the unit status table.
-func (p *Plan) Format(w io.Writer) {
-	changed := slices.DeleteFunc(slices.Clone(p.Units), func(u UnitChange) bool { return u.Effect == EffectNone })
+// each will do, the unit status table and the summary line.
+func Plan(w io.Writer, p *plan.Plan) {
+	changed := slices.DeleteFunc(slices.Clone(p.Units), func(u plan.UnitChange) bool { return u.Effect == plan.EffectNone })
 	if len(changed) > 0 {
 		fmt.Fprintln(w, "Unit changes:")
 		for _, u := range changed {
-			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), Escape(u.FileName), u.Effect)
+			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), redact.Escape(u.FileName), u.Effect)
 			if len(u.Reasons) > 0 {
-				line += ": " + Escape(strings.Join(u.Reasons, "; "))
+				line += ": " + redact.Escape(strings.Join(u.Reasons, "; "))
 			}
 			fmt.Fprintln(w, line)
-			if u.Effect == EffectDrift {
+			if u.Effect == plan.EffectDrift {
 				for _, l := range strings.Split(strings.TrimRight(u.Diff, "\n"), "\n") {
 					if l != "" {
 						fmt.Fprintf(w, "      %s\n", redact.Line(l))
@@ -76,17 +44,17 @@ func (p *Plan) Format(w io.Writer) {
 				}
 				continue
 			}
-			if u.Effect == EffectRemove || u.Effect == EffectIgnore || u.Effect == EffectKeep {
+			if u.Effect == plan.EffectRemove || u.Effect == plan.EffectIgnore || u.Effect == plan.EffectKeep {
 				continue
 			}
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, Escape(k.New))
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, redact.Escape(k.New))
 				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, Escape(k.Old))
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, redact.Escape(k.Old))
 				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, Escape(k.Old), Escape(k.New))
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, redact.Escape(k.Old), redact.Escape(k.New))
 				}
 			}
 		}
@@ -102,7 +70,7 @@ func (p *Plan) Format(w io.Writer) {
 			case f.Op == "~" && f.OldMode != f.NewMode:
 				mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
 			}
-			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, Escape(f.Path), mode, f.Kind, Escape(f.Owner))
+			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, redact.Escape(f.Path), mode, f.Kind, redact.Escape(f.Owner))
 			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
 				if l != "" {
 					fmt.Fprintf(w, "      %s\n", redact.Line(l))
@@ -121,7 +89,7 @@ func (p *Plan) Format(w io.Writer) {
 	if len(p.Notes) > 0 {
 		fmt.Fprintln(w, "Left alone:")
 		for _, n := range p.Notes {
-			fmt.Fprintf(w, "  = %s: %s\n", Escape(n.Unit), Escape(n.Message))
+			fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(n.Unit), redact.Escape(n.Message))
 		}
 		fmt.Fprintln(w)
 	}
@@ -132,17 +100,17 @@ func (p *Plan) Format(w io.Writer) {
 			if r.Source != "" {
 				src = " (" + r.Source + ")"
 			}
-			fmt.Fprintf(w, "  ! %s%s: %s\n", Escape(r.Unit), Escape(src), Escape(r.Message))
+			fmt.Fprintf(w, "  ! %s%s: %s\n", redact.Escape(r.Unit), redact.Escape(src), redact.Escape(r.Message))
 		}
 		fmt.Fprintln(w)
 	}
 	if !p.Empty() {
 		fmt.Fprintln(w, "Steps, in the order they run:")
-		for _, s := range Steps {
+		for _, s := range plan.Steps {
 			var targets []string
 			for _, a := range p.Actions {
 				if a.Step == s {
-					t := Escape(describe(a))
+					t := redact.Escape(describe(a))
 					if a.Carried {
 						t += "  [resumed: an earlier run left it unfinished]"
 					}
@@ -160,9 +128,9 @@ func (p *Plan) Format(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	var status []UnitChange
+	var status []plan.UnitChange
 	for _, u := range p.Units {
-		if u.Effect != EffectNone && u.Effect != EffectIgnore && u.Effect != EffectKeep && u.Effect != EffectDrift {
+		if u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift {
 			status = append(status, u)
 		}
 	}
@@ -179,12 +147,13 @@ func (p *Plan) Format(w io.Writer) {
 	if c := p.Count(); c.Drift > 0 {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
-	fmt.Fprintln(w, p.Summary())
+	fmt.Fprintln(w, PlanSummary(p))
 }
 
-// Summary is the plan's one-line footer: counts by effect, the number of
-// actions and the plan digest.
-func (p *Plan) Summary() string {
+// PlanSummary is the plan's one-line footer: counts by effect, the number
+// of actions and the plan digest. It is also the plan's summary in JSON
+// output, webhookd's status and syslet push's table.
+func PlanSummary(p *plan.Plan) string {
 	if p.Empty() {
 		return "No changes. The host matches the specs."
 	}
@@ -193,9 +162,9 @@ func (p *Plan) Summary() string {
 		c.Create, c.Change, c.Reload, c.Metadata, c.Remove, c.Start, c.Stop, c.Unchanged, len(p.Actions), p.ShortDigest())
 }
 
-func describe(a Action) string {
+func describe(a plan.Action) string {
 	switch a.Op {
-	case OpWriteDir:
+	case plan.OpWriteDir:
 		n := 0
 		for _, f := range a.Files {
 			if !layout.Internal(f.Name) {
@@ -203,21 +172,21 @@ func describe(a Action) string {
 			}
 		}
 		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, n)
-	case OpWriteFile, OpWriteUnit:
+	case plan.OpWriteFile, plan.OpWriteUnit:
 		return fmt.Sprintf("%s (%04o)", a.Target, a.Mode)
-	case OpCreateSecret:
+	case plan.OpCreateSecret:
 		return "secret " + a.Target + " = (secret)"
-	case OpRemoveSecret:
+	case plan.OpRemoveSecret:
 		return "remove secret " + a.Target
-	case OpRemoveUnit, OpRemoveFile:
+	case plan.OpRemoveUnit, plan.OpRemoveFile:
 		return "remove " + a.Target
-	case OpDeleteVolume:
+	case plan.OpDeleteVolume:
 		return "volume " + a.Target
-	case OpDeleteNetwork:
+	case plan.OpDeleteNetwork:
 		return "network " + a.Target
-	case OpDeleteImage:
+	case plan.OpDeleteImage:
 		return "image " + a.Target
-	case OpDaemonReload:
+	case plan.OpDaemonReload:
 		return "systemctl daemon-reload"
 	}
 	return a.Target

@@ -1,0 +1,34 @@
+package view
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/syslet/syslet/pkg/report"
+)
+
+// Findings writes findings one per line and, when there are errors, how
+// many and that nothing was changed.
+func Findings(w io.Writer, rep report.Report) {
+	for _, f := range rep.Findings {
+		fmt.Fprintln(w, f.String())
+	}
+	if n := rep.Errors(); n > 0 {
+		fmt.Fprintf(w, "%d error(s): the specs are invalid; nothing was changed\n", n)
+	}
+}
+
+// Validation is the JSON document of `syslet validate --output json`.
+type Validation struct {
+	Valid    bool             `json:"valid"`
+	Sources  int              `json:"sources"`
+	Specs    int              `json:"specs"`
+	Errors   int              `json:"errors"`
+	Podman   string           `json:"podman"` // the release the units were checked against
+	Findings []report.Finding `json:"findings"`
+}
+
+// Valid is the line `syslet validate` ends with when nothing is wrong.
+func Valid(w io.Writer, specs, sources int) {
+	fmt.Fprintf(w, "%d spec(s) from %d source(s) are valid\n", specs, sources)
+}

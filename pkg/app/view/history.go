@@ -1,0 +1,143 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/syslet/syslet/pkg/runlog"
+)
+
+// RunSummary is one line of `syslet history` (and its JSON form).
+type RunSummary struct {
+	Run        string         `json:"run"`
+	Started    time.Time      `json:"started"`
+	Duration   *time.Duration `json:"duration,omitempty"`
+	Source     string         `json:"source"`
+	Result     string         `json:"result"`
+	Resumes    string         `json:"resumes,omitempty"`
+	PlanDigest string         `json:"planDigest"`
+	Actions    int            `json:"actions"`
+	Applied    int            `json:"applied"`
+	Failed     int            `json:"failed"`
+	NotReached int            `json:"notReached"`
+}
+
+// Summarize is what the journal says of one run, counted.
+func Summarize(r *runlog.RunInfo) RunSummary {
+	s := RunSummary{Run: r.ID(), Started: r.Intent.Time, Source: r.Intent.Source, Result: r.Result(),
+		Resumes: r.Intent.Resumes, PlanDigest: r.Intent.PlanDigest, Actions: len(r.Intent.Actions)}
+	for _, a := range r.Actions {
+		switch a.Result {
+		case runlog.ResultOK:
+			s.Applied++
+		case runlog.ResultFailed:
+			s.Failed++
+		}
+	}
+	if r.End != nil {
+		d := r.End.Time.Sub(r.Intent.Time)
+		s.Duration = &d
+		s.NotReached = r.End.NotReached
+	} else {
+		s.NotReached = len(r.Intent.Actions) - s.Applied - s.Failed
+	}
+	return s
+}
+
+// Summaries is the JSON form of `syslet history`.
+func Summaries(runs []*runlog.RunInfo) []RunSummary {
+	list := make([]RunSummary, 0, len(runs))
+	for _, r := range runs {
+		list = append(list, Summarize(r))
+	}
+	return list
+}
+
+// History writes the table of recent runs.
+func History(w io.Writer, runs []*runlog.RunInfo) {
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "No runs recorded yet.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tDURATION\tRESULT\tACTIONS\tAPPLIED\tFAILED\tNOT REACHED\tSOURCE")
+	for _, r := range runs {
+		s := Summarize(r)
+		dur := "-"
+		if s.Duration != nil {
+			dur = s.Duration.Round(time.Millisecond).String()
+		}
+		src := s.Source
+		if s.Resumes != "" {
+			src += " (resumes " + s.Resumes + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Run, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
+			s.Result, s.Actions, s.Applied, s.Failed, s.NotReached, src)
+	}
+	tw.Flush()
+}
+
+// RunActions is `syslet history RUN`: the run and each planned action
+// with what became of it.
+type RunActions struct {
+	RunSummary
+	Steps []ActionLine `json:"actions"`
+}
+
+// ActionLine is one planned action of a run and what became of it.
+type ActionLine struct {
+	Index   int    `json:"i"`
+	Step    int    `json:"step"`
+	Op      string `json:"op"`
+	Target  string `json:"target"`
+	Result  string `json:"result"` // ok, failed, not reached
+	Error   string `json:"error,omitempty"`
+	Millis  int64  `json:"ms,omitempty"`
+	Carried bool   `json:"carried,omitempty"`
+}
+
+// Actions joins a run's intent with the journal lines of its actions.
+func Actions(r *runlog.RunInfo) RunActions {
+	ra := RunActions{RunSummary: Summarize(r)}
+	for _, a := range r.Intent.Actions {
+		l := ActionLine{Index: a.Index, Step: a.Step, Op: a.Op, Target: a.Target, Result: "not reached", Carried: a.Carried}
+		for _, rec := range r.Actions {
+			if rec.Index != nil && *rec.Index == a.Index {
+				l.Result, l.Error, l.Millis = rec.Result, rec.Error, rec.Millis
+			}
+		}
+		ra.Steps = append(ra.Steps, l)
+	}
+	return ra
+}
+
+// Run writes one run: its summary line and every planned action.
+func Run(w io.Writer, ra RunActions) {
+	s := ra.RunSummary
+	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", s.Run, s.Result, s.Started.Local().Format("2006-01-02 15:04:05"), s.Source, short(s.PlanDigest))
+	if s.Resumes != "" {
+		fmt.Fprintf(w, "resumes run %s\n", s.Resumes)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  STEP\tOP\tTARGET\tRESULT\tTOOK")
+	for _, l := range ra.Steps {
+		res := l.Result
+		if l.Error != "" {
+			res += ": " + l.Error
+		}
+		if l.Carried {
+			res += " (resumed)"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%dms\n", l.Step, l.Op, l.Target, res, l.Millis)
+	}
+	tw.Flush()
+}
+
+func short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
