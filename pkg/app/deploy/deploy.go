@@ -36,8 +36,12 @@ type Request struct {
 	// Diff plans and prints, and changes nothing.
 	Diff bool
 	// Root is the tree syslet manages; anything but "/" means no systemd
-	// and no podman (only Diff is then allowed).
+	// and no podman (only Diff is then allowed), unless Host is set.
 	Root string
+	// Host opens the running system's adapters (nil: OpenLive, the real
+	// ones). Tests pass in-memory hosts; with Host set, Root is the
+	// managed tree of that host.
+	Host func(ctx context.Context, req *Request) (*Live, error)
 	// JSON leaves stdout to the caller (which prints the Outcome as one
 	// JSON document) and writes the human plan and summary to Stderr.
 	JSON bool
@@ -127,7 +131,9 @@ var (
 	ErrInterrupted = executor.ErrInterrupted
 )
 
-func (req *Request) hostless() bool { return req.Root != "/" }
+// hostless reports whether the run has no running system: a tree of
+// files only (--root), no systemd, no podman.
+func (req *Request) hostless() bool { return req.Root != "/" && req.Host == nil }
 
 func (req *Request) defaults() {
 	if req.Root == "" {

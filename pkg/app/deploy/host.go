@@ -2,13 +2,16 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/secrets"
@@ -18,12 +21,11 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// hostConn holds the adapters of one run. Under a root other than "/" only
-// the files adapter exists; on the real host systemd is dialled at once and
-// podman on first use.
+// hostConn holds the adapters of one run. Without a running system (a
+// root other than "/" and no Request.Host) only the files adapter exists.
 type hostConn struct {
 	files fsroot.Root
-	live  *liveHost // nil under another root
+	live  *Live // nil without a running system
 	// secrets holds the values decrypted while planning (nil: none).
 	secrets *secrets.Opened
 }
@@ -33,7 +35,11 @@ func openHost(ctx context.Context, req *Request) (*hostConn, error) {
 	if req.hostless() {
 		return h, nil
 	}
-	live, err := openLive(ctx, req)
+	open := req.Host
+	if open == nil {
+		open = OpenLive
+	}
+	live, err := open(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +49,14 @@ func openHost(ctx context.Context, req *Request) (*hostConn, error) {
 
 func (h *hostConn) Close() {
 	if h.live != nil {
-		h.live.Close()
+		h.live.Systemd.Close()
 	}
 }
 
-// checkPodman runs the converter check (pkg/quadletcheck) for the podman
-// release the specs are for and adds its findings to l. Under --root that
-// is req.Podman, or the oldest release syslet supports. On a host it is
-// the host's, as podman's API reports it — asked only when the verdict
+// checkPodman runs the converter check (pkg/load) for the podman release
+// the specs are for and adds its findings to l. Without a running system
+// that is req.Podman, or the oldest release syslet supports. On a host it
+// is the host's, as podman's API reports it — asked only when the verdict
 // depends on it: releases only add keys and features, so units that pass
 // for the oldest release pass for every later one. Asking would wake
 // podman.service through its socket, which a converged run must not do.
@@ -62,7 +68,7 @@ func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *load.Set) (
 	rep := l.Converter(release)
 	if h.live != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Rule == spec.RuleNewerPodman }) {
 		var err error
-		if release, err = h.live.podmanRelease(ctx); err != nil {
+		if release, err = h.podmanRelease(ctx); err != nil {
 			return release, err
 		}
 		rep = l.Converter(release)
@@ -70,6 +76,19 @@ func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *load.Set) (
 	l.Report.Merge(rep)
 	l.Report.Sort()
 	return release, nil
+}
+
+// podmanRelease reads the host's podman release over its API.
+func (h *hostConn) podmanRelease(ctx context.Context) (unit.Podman, error) {
+	v, err := h.live.Podman.Version(ctx)
+	if err != nil {
+		return unit.Podman{}, err
+	}
+	p, err := unit.ParsePodman(v)
+	if err != nil {
+		return unit.Podman{}, fmt.Errorf("the host's podman: %w", err)
+	}
+	return p, nil
 }
 
 // podmanCheck is checkPodman running beside the rest of the run. Until
@@ -106,36 +125,63 @@ func (c *podmanCheck) wait() (unit.Podman, error) {
 func (h *hostConn) sources() plan.Sources {
 	src := plan.Sources{Files: h.files}
 	if h.live != nil {
-		src.Units = h.live.sd
-		src.Store = h.live.pm
+		src.Units = h.live.Systemd
+		src.Store = h.live.Podman
 	}
 	return src
 }
 
 // lastStarted reads when systemd last started the given services; nothing
-// under another root.
+// without a running system.
 func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
 	if h.live == nil || len(names) == 0 {
 		return nil, nil
 	}
-	return h.live.sd.LastStarted(ctx, names)
+	return h.live.Systemd.LastStarted(ctx, names)
 }
 
 // stage checks the future unit set with the host's quadlet generator and
-// systemd-analyze verify, when the plan writes unit files. Under another
-// root there is no host generator to ask.
+// systemd-analyze verify, when the plan writes unit files: the services
+// of the units it writes are verified. Messages name the spec each unit
+// file comes from. Without a running system there is no generator to ask.
 func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
 		return nil
 	}
-	return h.live.stage(ctx, p, out, warn)
+	var changed []string
+	for _, a := range p.Actions {
+		if a.Op == plan.OpWriteUnit {
+			changed = append(changed, a.Unit)
+		}
+	}
+	warnings, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
+	for _, w := range warnings {
+		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
+	}
+	var se *stage.Error
+	if errors.As(err, &se) {
+		for i, m := range se.Output {
+			se.Output[i] = attribute(m, out)
+		}
+	}
+	return err
+}
+
+// attribute appends the spec a message's unit file comes from.
+func attribute(msg string, out *render.Output) string {
+	for _, u := range out.Units {
+		if strings.Contains(msg, u.FileName) || strings.Contains(msg, u.Service) {
+			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
+		}
+	}
+	return msg
 }
 
 func (h *hostConn) executor() (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, fmt.Errorf("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
 	}
-	eh := h.live.executor(h.files)
+	eh := executor.Host{Files: h.files, Systemd: h.live.Systemd, Podman: h.live.Podman}
 	if h.secrets != nil {
 		eh.Secrets = decrypter{h.secrets}
 	}

@@ -4,33 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/syslet/syslet/executor"
-	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/host/systemd"
-	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
-	"github.com/syslet/syslet/render"
 )
 
-// liveHost is the running system: systemd over D-Bus (one connection for
-// the run: every live plan reads unit states, so it is dialled at once),
-// podman over its REST socket (connected on first use: a run that needs no
-// image or secret never dials it), and the quadlet generator for staging.
-type liveHost struct {
-	quadlet string
-	sd      *systemd.Manager
-	pm      *podman.Client
+// Systemd is what one apply asks of the host's systemd: unit states for
+// the plan, jobs for the executor, and when each service last started (a
+// resumed oneshot must not run twice).
+type Systemd interface {
+	plan.UnitReader
+	plan.ReloadReader
+	executor.Systemd
+	LastStarted(ctx context.Context, names []string) (map[string]time.Time, error)
+	Close()
 }
 
-func openLive(ctx context.Context, req *Request) (*liveHost, error) {
+// Podman is what one apply asks of podman: its stores for the plan,
+// changes for the executor, and its release for the converter check.
+type Podman interface {
+	plan.StoreReader
+	executor.Podman
+	Version(ctx context.Context) (string, error)
+}
+
+// Stager checks the unit set an apply would leave with the host's own
+// quadlet generator and systemd-analyze verify (pkg/host/stage).
+type Stager interface {
+	Check(ctx context.Context, future, current map[string][]byte, verify []string) (warnings []string, err error)
+}
+
+// Live is the running system: systemd, podman and the staging tools.
+type Live struct {
+	Systemd Systemd
+	Podman  Podman
+	Stager  Stager
+}
+
+// OpenLive connects to the running system a Request describes. It is the
+// only place the live adapters are built: systemd over D-Bus (dialled at
+// once: every live plan reads unit states), podman over its REST socket
+// (connected on first use: a run that needs no image or secret never
+// dials it), and the host's quadlet generator for staging.
+func OpenLive(ctx context.Context, req *Request) (*Live, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
@@ -38,7 +60,18 @@ func openLive(ctx context.Context, req *Request) (*liveHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &liveHost{quadlet: req.Quadlet, sd: sd, pm: podman.New(podman.DefaultURI)}, nil
+	return &Live{Systemd: sd, Podman: podman.New(podman.DefaultURI), Stager: liveStager{req.Quadlet}}, nil
+}
+
+// liveStager runs the host's generator and systemd-analyze.
+type liveStager struct{ generator string }
+
+func (s liveStager) Check(ctx context.Context, future, current map[string][]byte, verify []string) ([]string, error) {
+	st := stage.Stager{Generator: s.generator, Verify: "systemd-analyze"}
+	if _, err := exec.LookPath(st.Verify); err != nil {
+		return nil, fmt.Errorf("staging needs systemd-analyze: %w", err)
+	}
+	return st.Check(ctx, future, current, verify)
 }
 
 // dialSystemd connects within timeout. The connection lives as long as ctx
@@ -70,60 +103,4 @@ func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, 
 		}()
 		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
 	}
-}
-
-func (l *liveHost) Close() { l.sd.Close() }
-
-// podmanRelease reads the host's podman release over its API.
-func (l *liveHost) podmanRelease(ctx context.Context) (unit.Podman, error) {
-	v, err := l.pm.Version(ctx)
-	if err != nil {
-		return unit.Podman{}, err
-	}
-	p, err := unit.ParsePodman(v)
-	if err != nil {
-		return unit.Podman{}, fmt.Errorf("the host's podman: %w", err)
-	}
-	return p, nil
-}
-
-func (l *liveHost) executor(files fsroot.Root) executor.Host {
-	return executor.Host{Files: files, Systemd: l.sd, Podman: l.pm}
-}
-
-// stage runs the host's generator over the complete future unit set and
-// verifies the services of the units this plan writes. Messages name the
-// spec each unit file comes from.
-func (l *liveHost) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
-	var changed []string
-	for _, a := range p.Actions {
-		if a.Op == plan.OpWriteUnit {
-			changed = append(changed, a.Unit)
-		}
-	}
-	s := stage.Stager{Generator: l.quadlet, Verify: "systemd-analyze"}
-	if _, err := exec.LookPath(s.Verify); err != nil {
-		return fmt.Errorf("staging needs systemd-analyze: %w", err)
-	}
-	warnings, err := s.Check(ctx, p.Future, p.Current, changed)
-	for _, w := range warnings {
-		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
-	}
-	var se *stage.Error
-	if errors.As(err, &se) {
-		for i, m := range se.Output {
-			se.Output[i] = attribute(m, out)
-		}
-	}
-	return err
-}
-
-// attribute appends the spec a message's unit file comes from.
-func attribute(msg string, out *render.Output) string {
-	for _, u := range out.Units {
-		if strings.Contains(msg, u.FileName) || strings.Contains(msg, u.Service) {
-			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
-		}
-	}
-	return msg
 }
