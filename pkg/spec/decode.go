@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -115,16 +116,16 @@ func (d *decoder) missing(s *Spec, section string, keys ...string) bool {
 
 // spec decodes one stream item. It returns nil only when the item is not
 // an object at all.
-func (d *decoder) spec(n *node, i int) *Spec {
-	if n.kind != jObject {
-		d.errf(n.jpath(), RuleNotObject, "a spec must be a JSON object, got %s", n.kind)
+func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
+	if n.Kind != jsontree.Object {
+		d.errf(n.Path(), RuleNotObject, "a spec must be a JSON object, got %s", n.Kind)
 		return nil
 	}
 	s := &Spec{Source: d.source, Index: i, RemovalAllowed: true}
 
 	s.APIVersion = d.str(n, "apiVersion", true)
-	if v := n.get("apiVersion"); v != nil && v.kind == jString && s.APIVersion != "v1" {
-		d.errf(v.jpath(), RuleAPIVersion, "apiVersion %q is not supported: syslet reads \"v1\"", s.APIVersion)
+	if v := n.Get("apiVersion"); v != nil && v.Kind == jsontree.String && s.APIVersion != "v1" {
+		d.errf(v.Path(), RuleAPIVersion, "apiVersion %q is not supported: syslet reads \"v1\"", s.APIVersion)
 	}
 
 	kind := d.str(n, "type", true)
@@ -132,20 +133,20 @@ func (d *decoder) spec(n *node, i int) *Spec {
 	if lower := Kind(strings.ToLower(kind)); lower != s.Kind && fields[lower] != nil {
 		// The earlier syslet accepted "Container"; its users' specs must
 		// keep working.
-		d.warnf(n.get("type").jpath(), RuleType, "type %q is read as %q; write it in lower case", kind, lower)
+		d.warnf(n.Get("type").Path(), RuleType, "type %q is read as %q; write it in lower case", kind, lower)
 		s.Kind = lower
 	}
 	_, knownKind := fields[s.Kind]
-	if v := n.get("type"); v != nil && v.kind == jString && !knownKind {
-		d.errf(v.jpath(), RuleType, "type %q is not one of container, volume, network, build, secret", kind)
+	if v := n.Get("type"); v != nil && v.Kind == jsontree.String && !knownKind {
+		d.errf(v.Path(), RuleType, "type %q is not one of container, volume, network, build, secret", kind)
 	}
 
 	s.Name = d.str(n, "name", true)
-	if v := n.get("name"); v != nil && v.kind == jString && s.Name != "" {
+	if v := n.Get("name"); v != nil && v.Kind == jsontree.String && s.Name != "" {
 		if s.Kind == Secret && external(n) {
-			d.checkSecretName(v.jpath(), s.Name)
+			d.checkSecretName(v.Path(), s.Name)
 		} else {
-			d.checkName(v.jpath(), s.Name)
+			d.checkName(v.Path(), s.Name)
 		}
 	}
 
@@ -153,23 +154,23 @@ func (d *decoder) spec(n *node, i int) *Spec {
 		return s // which other fields are allowed depends on the type
 	}
 	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
-	for j, k := range n.keys {
+	for j, k := range n.Keys {
 		if !slices.Contains(allowed, k) {
-			d.warnf(n.vals[j].jpath(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
+			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
 		}
 	}
-	if v := n.get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
-		d.errf(child(n.jpath(), "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
+	if v := n.Get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
+		d.errf(jsontree.Child(n.Path(), "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
 	}
 
-	if v := n.get("unit"); v != nil {
+	if v := n.Get("unit"); v != nil {
 		s.Unit = d.unit(v, s.Kind)
 	}
-	if v := n.get("removalAllowed"); v != nil {
-		if v.kind != jBool {
-			d.errf(v.jpath(), RuleFieldType, "removalAllowed must be true or false, got %s", v.kind)
+	if v := n.Get("removalAllowed"); v != nil {
+		if v.Kind != jsontree.Bool {
+			d.errf(v.Path(), RuleFieldType, "removalAllowed must be true or false, got %s", v.Kind)
 		} else {
-			s.RemovalAllowed = v.text == "true"
+			s.RemovalAllowed = v.Text == "true"
 		}
 	}
 	switch s.Kind {
@@ -191,22 +192,22 @@ func (d *decoder) spec(n *node, i int) *Spec {
 
 // str returns a string field. A missing required field, a wrong type and
 // an empty required value are reported.
-func (d *decoder) str(n *node, key string, required bool) string {
-	v := n.get(key)
+func (d *decoder) str(n *jsontree.Node, key string, required bool) string {
+	v := n.Get(key)
 	if v == nil {
 		if required {
-			d.errf(child(n.jpath(), key), RuleRequired, "%s is required", key)
+			d.errf(jsontree.Child(n.Path(), key), RuleRequired, "%s is required", key)
 		}
 		return ""
 	}
-	if v.kind != jString {
-		d.errf(v.jpath(), RuleFieldType, "%s must be a string, got %s", key, v.kind)
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "%s must be a string, got %s", key, v.Kind)
 		return ""
 	}
-	if required && v.text == "" {
-		d.errf(v.jpath(), RuleRequired, "%s must not be empty", key)
+	if required && v.Text == "" {
+		d.errf(v.Path(), RuleRequired, "%s must not be empty", key)
 	}
-	return v.text
+	return v.Text
 }
 
 func (d *decoder) checkName(p, name string) {
@@ -244,9 +245,9 @@ func (d *decoder) checkSecretName(p, name string) {
 }
 
 // external reports whether a secret spec says "external": true.
-func external(n *node) bool {
-	v := n.get("external")
-	return v != nil && v.kind == jBool && v.text == "true"
+func external(n *jsontree.Node) bool {
+	v := n.Get("external")
+	return v != nil && v.Kind == jsontree.Bool && v.Text == "true"
 }
 
 // Host path limits: every name syslet writes must fit the kernel's, or an
@@ -275,37 +276,37 @@ func hasControl(s string) bool {
 }
 
 // unit decodes the unit object: sections in order, keys in order.
-func (d *decoder) unit(v *node, kind Kind) []Section {
-	if v.kind != jObject {
-		d.errf(v.jpath(), RuleFieldType, "unit must be an object of sections, got %s", v.kind)
+func (d *decoder) unit(v *jsontree.Node, kind Kind) []Section {
+	if v.Kind != jsontree.Object {
+		d.errf(v.Path(), RuleFieldType, "unit must be an object of sections, got %s", v.Kind)
 		d.refuse("unit")
 		return nil
 	}
 	var out []Section
-	for i, name := range v.keys {
-		sv := v.vals[i]
+	for i, name := range v.Keys {
+		sv := v.Vals[i]
 		switch {
 		case hasControl(name):
-			d.errf(sv.jpath(), RuleControlChar, "section name %q contains a control character", name)
+			d.errf(sv.Path(), RuleControlChar, "section name %q contains a control character", name)
 			continue
 		case slices.Contains(reservedSections, name):
-			d.errf(sv.jpath(), RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
+			d.errf(sv.Path(), RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
 			continue
 		case !isWord(name, false):
-			d.errf(sv.jpath(), RuleSection, "section name %q is not valid", name)
+			d.errf(sv.Path(), RuleSection, "section name %q is not valid", name)
 			continue
 		case !slices.Contains(sections[kind], name) && !strings.HasPrefix(name, "X-"):
-			d.errf(sv.jpath(), RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
+			d.errf(sv.Path(), RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
 			continue
 		}
-		if sv.kind != jObject {
-			d.errf(sv.jpath(), RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.kind)
+		if sv.Kind != jsontree.Object {
+			d.errf(sv.Path(), RuleFieldType, "section [%s] must be an object of keys, got %s", name, sv.Kind)
 			d.refuse(name)
 			continue
 		}
-		sec := Section{Name: name, Path: sv.jpath()}
-		for j, key := range sv.keys {
-			if e, ok := d.entry(name, key, sv.vals[j]); ok {
+		sec := Section{Name: name, Path: sv.Path()}
+		for j, key := range sv.Keys {
+			if e, ok := d.entry(name, key, sv.Vals[j]); ok {
 				sec.Entries = append(sec.Entries, e)
 			}
 		}
@@ -314,27 +315,27 @@ func (d *decoder) unit(v *node, kind Kind) []Section {
 	return out
 }
 
-func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
+func (d *decoder) entry(section, key string, v *jsontree.Node) (Entry, bool) {
 	fail := func(p, rule, format string, args ...any) {
 		d.refuse(section + "." + key)
 		d.errf(p, rule, format, args...)
 	}
 	switch {
 	case hasControl(key):
-		fail(v.jpath(), RuleControlChar, "key %q contains a control character", key)
+		fail(v.Path(), RuleControlChar, "key %q contains a control character", key)
 		return Entry{}, false
 	case !isWord(key, false):
-		fail(v.jpath(), RuleKeyName, "key %q is not a valid unit key name", key)
+		fail(v.Path(), RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
 	// A key some podman release knows is accepted here; whether the
 	// podman the specs are checked against knows it is quadletcheck's
 	// question (key-needs-newer-podman), asked with that version.
 	if _, ok := unit.KeySince(section, key); !ok {
-		fail(v.jpath(), RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
+		fail(v.Path(), RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
 		return Entry{}, false
 	}
-	e := Entry{Key: key, Path: v.jpath()}
+	e := Entry{Key: key, Path: v.Path()}
 	line := func(text, p string) {
 		switch {
 		case hasControl(text):
@@ -346,42 +347,42 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 		}
 	}
 	env := key == "Environment"
-	switch v.kind {
-	case jString:
-		line(envWord(env, v.text), v.jpath())
-	case jArray:
-		for _, it := range v.items {
-			if it.kind != jString {
+	switch v.Kind {
+	case jsontree.String:
+		line(envWord(env, v.Text), v.Path())
+	case jsontree.Array:
+		for _, it := range v.Items {
+			if it.Kind != jsontree.String {
 				hint := ""
-				if it.kind == jNumber || it.kind == jBool {
-					hint = fmt.Sprintf(" (write %q)", it.text)
+				if it.Kind == jsontree.Number || it.Kind == jsontree.Bool {
+					hint = fmt.Sprintf(" (write %q)", it.Text)
 				}
-				fail(it.jpath(), RuleFieldType, "%s list items must be strings, got %s%s", key, it.kind, hint)
+				fail(it.Path(), RuleFieldType, "%s list items must be strings, got %s%s", key, it.Kind, hint)
 				continue
 			}
-			line(envWord(env, it.text), it.jpath())
+			line(envWord(env, it.Text), it.Path())
 		}
-	case jObject:
+	case jsontree.Object:
 		mk, ok := mapKeys[key]
 		if !ok {
-			fail(v.jpath(), RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
+			fail(v.Path(), RuleMapNotAllowed, "%s takes a string or a list of strings; only Environment, Volume, Secret, Mask, LogOpt and Network take an object", key)
 			return Entry{}, false
 		}
-		order := make([]int, len(v.keys))
+		order := make([]int, len(v.Keys))
 		for i := range order {
 			order[i] = i
 		}
-		sort.Slice(order, func(a, b int) bool { return v.keys[order[a]] < v.keys[order[b]] })
+		sort.Slice(order, func(a, b int) bool { return v.Keys[order[a]] < v.Keys[order[b]] })
 		for _, i := range order {
-			k, mv := v.keys[i], v.vals[i]
-			if mv.kind != jString {
-				fail(mv.jpath(), RuleFieldType, "%s map values must be strings, got %s", key, mv.kind)
+			k, mv := v.Keys[i], v.Vals[i]
+			if mv.Kind != jsontree.String {
+				fail(mv.Path(), RuleFieldType, "%s map values must be strings, got %s", key, mv.Kind)
 				continue
 			}
 			// "/scratch" alone is an anonymous volume at that path; a
 			// named source needs a destination.
-			if mv.text == "" && mk.needValue != "" && !(key == "Volume" && strings.HasPrefix(k, "/")) {
-				fail(mv.jpath(), RuleMapValue, "%s map value of %q is empty: %s", key, k, mk.needValue)
+			if mv.Text == "" && mk.needValue != "" && !(key == "Volume" && strings.HasPrefix(k, "/")) {
+				fail(mv.Path(), RuleMapValue, "%s map value of %q is empty: %s", key, k, mk.needValue)
 				continue
 			}
 			if k == "" || hasControl(k) || strings.ContainsAny(k, " \t") || strings.Contains(k, mk.sep) ||
@@ -390,20 +391,20 @@ func (d *decoder) entry(section, key string, v *node) (Entry, bool) {
 				if key == "Environment" {
 					also = ", quotes or backslashes"
 				}
-				fail(mv.jpath(), RuleMapKey, "%s map key %q cannot be rendered: a key must be non-empty, without whitespace, control characters, %q%s", key, k, mk.sep, also)
+				fail(mv.Path(), RuleMapKey, "%s map key %q cannot be rendered: a key must be non-empty, without whitespace, control characters, %q%s", key, k, mk.sep, also)
 				continue
 			}
 			text := k
-			if mv.text != "" || mk.keepEmpty {
-				text = k + mk.sep + mv.text
+			if mv.Text != "" || mk.keepEmpty {
+				text = k + mk.sep + mv.Text
 			}
-			line(envWord(env, text), mv.jpath())
+			line(envWord(env, text), mv.Path())
 		}
-	case jNumber, jBool:
-		fail(v.jpath(), RuleFieldType, "%s must be a string, got %s (write %q)", key, v.kind, v.text)
+	case jsontree.Number, jsontree.Bool:
+		fail(v.Path(), RuleFieldType, "%s must be a string, got %s (write %q)", key, v.Kind, v.Text)
 		return Entry{}, false
 	default:
-		fail(v.jpath(), RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.kind)
+		fail(v.Path(), RuleFieldType, "%s must be a string, a list of strings or an object, got %s", key, v.Kind)
 		return Entry{}, false
 	}
 	return e, true
@@ -432,71 +433,71 @@ func quoteEnv(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-func (d *decoder) policy(n *node) Policy {
-	v := n.get("reclaimPolicy")
+func (d *decoder) policy(n *jsontree.Node) Policy {
+	v := n.Get("reclaimPolicy")
 	if v == nil {
 		return Delete
 	}
-	if v.kind != jString {
-		d.errf(v.jpath(), RuleFieldType, "reclaimPolicy must be a string, got %s", v.kind)
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "reclaimPolicy must be a string, got %s", v.Kind)
 		return Delete
 	}
-	switch p := Policy(v.text); p {
+	switch p := Policy(v.Text); p {
 	case Delete, Retain:
 		return p
 	}
-	d.errf(v.jpath(), RuleEnum, "reclaimPolicy %q is not Delete or Retain", v.text)
+	d.errf(v.Path(), RuleEnum, "reclaimPolicy %q is not Delete or Retain", v.Text)
 	return Delete
 }
 
-func (d *decoder) mode(n *node) uint32 {
-	v := n.get("mode")
+func (d *decoder) mode(n *jsontree.Node) uint32 {
+	v := n.Get("mode")
 	if v == nil {
 		return DefaultMode
 	}
-	if v.kind != jString {
-		d.errf(v.jpath(), RuleFieldType, "mode must be an octal string such as \"0644\", got %s", v.kind)
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "mode must be an octal string such as \"0644\", got %s", v.Kind)
 		return DefaultMode
 	}
-	m, err := strconv.ParseUint(v.text, 8, 32)
-	if !modeRe.MatchString(v.text) || err != nil || m > 0o777 {
-		d.errf(v.jpath(), RuleMode, "mode %q is not an octal permission between 0000 and 0777", v.text)
+	m, err := strconv.ParseUint(v.Text, 8, 32)
+	if !modeRe.MatchString(v.Text) || err != nil || m > 0o777 {
+		d.errf(v.Path(), RuleMode, "mode %q is not an octal permission between 0000 and 0777", v.Text)
 		return DefaultMode
 	}
 	return uint32(m)
 }
 
 // content reads a file body: any text, including newlines, but no NUL.
-func (d *decoder) content(n *node, key string) string {
-	v := n.get(key)
+func (d *decoder) content(n *jsontree.Node, key string) string {
+	v := n.Get(key)
 	if v == nil {
 		return ""
 	}
-	if v.kind != jString {
-		d.errf(v.jpath(), RuleFieldType, "%s must be a string, got %s", key, v.kind)
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "%s must be a string, got %s", key, v.Kind)
 		return ""
 	}
-	if strings.ContainsRune(v.text, 0) {
-		d.errf(v.jpath(), RuleControlChar, "%s contains a NUL byte", key)
+	if strings.ContainsRune(v.Text, 0) {
+		d.errf(v.Path(), RuleControlChar, "%s contains a NUL byte", key)
 	}
-	return v.text
+	return v.Text
 }
 
 // objects checks that v is an array of objects with only the given fields.
-func (d *decoder) objects(v *node, what string, allowed ...string) []*node {
-	if v.kind != jArray {
-		d.errf(v.jpath(), RuleFieldType, "%s must be an array, got %s", what, v.kind)
+func (d *decoder) objects(v *jsontree.Node, what string, allowed ...string) []*jsontree.Node {
+	if v.Kind != jsontree.Array {
+		d.errf(v.Path(), RuleFieldType, "%s must be an array, got %s", what, v.Kind)
 		return nil
 	}
-	var out []*node
-	for _, it := range v.items {
-		if it.kind != jObject {
-			d.errf(it.jpath(), RuleFieldType, "%s items must be objects, got %s", what, it.kind)
+	var out []*jsontree.Node
+	for _, it := range v.Items {
+		if it.Kind != jsontree.Object {
+			d.errf(it.Path(), RuleFieldType, "%s items must be objects, got %s", what, it.Kind)
 			continue
 		}
-		for j, k := range it.keys {
+		for j, k := range it.Keys {
 			if !slices.Contains(allowed, k) {
-				d.warnf(it.vals[j].jpath(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
+				d.warnf(it.Vals[j].Path(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
 			}
 		}
 		out = append(out, it)
@@ -506,65 +507,65 @@ func (d *decoder) objects(v *node, what string, allowed ...string) []*node {
 
 // mountPath checks a path inside the container: absolute, clean, no "..",
 // and nothing that would break the Volume= syntax it ends up in.
-func (d *decoder) mountPath(n *node) string {
+func (d *decoder) mountPath(n *jsontree.Node) string {
 	p := d.str(n, "mountPath", true)
-	v := n.get("mountPath")
-	if v == nil || v.kind != jString || p == "" {
+	v := n.Get("mountPath")
+	if v == nil || v.Kind != jsontree.String || p == "" {
 		return p
 	}
 	switch {
 	case hasControl(p):
-		d.errf(v.jpath(), RuleControlChar, "mountPath contains a control character")
+		d.errf(v.Path(), RuleControlChar, "mountPath contains a control character")
 	case !strings.HasPrefix(p, "/"):
-		d.errf(v.jpath(), RuleMountPath, "mountPath %q must be absolute", p)
+		d.errf(v.Path(), RuleMountPath, "mountPath %q must be absolute", p)
 	case slices.Contains(strings.Split(p, "/"), ".."):
-		d.errf(v.jpath(), RuleMountPath, "mountPath %q must not contain \"..\"", p)
+		d.errf(v.Path(), RuleMountPath, "mountPath %q must not contain \"..\"", p)
 	case path.Clean(p) != p:
-		d.errf(v.jpath(), RuleMountPath, "mountPath %q is not clean (did you mean %q?)", p, path.Clean(p))
+		d.errf(v.Path(), RuleMountPath, "mountPath %q is not clean (did you mean %q?)", p, path.Clean(p))
 	case p == "/":
-		d.errf(v.jpath(), RuleMountPath, "mountPath must not be the container's root")
+		d.errf(v.Path(), RuleMountPath, "mountPath must not be the container's root")
 	case strings.ContainsAny(p, ": \t,\\"):
-		d.errf(v.jpath(), RuleMountPath, "mountPath %q must not contain ':', ',', '\\' or whitespace (it becomes part of a Volume= line)", p)
+		d.errf(v.Path(), RuleMountPath, "mountPath %q must not contain ':', ',', '\\' or whitespace (it becomes part of a Volume= line)", p)
 	case longPath(p) != "":
-		d.errf(v.jpath(), RuleMountPath, "mountPath %s", longPath(p))
+		d.errf(v.Path(), RuleMountPath, "mountPath %s", longPath(p))
 	default:
 		return p
 	}
 	return ""
 }
 
-func (d *decoder) container(n *node, s *Spec) {
+func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	s.DesiredState = Running
-	if v := n.get("desiredState"); v != nil {
-		if v.kind != jString {
-			d.errf(v.jpath(), RuleFieldType, "desiredState must be a string, got %s", v.kind)
+	if v := n.Get("desiredState"); v != nil {
+		if v.Kind != jsontree.String {
+			d.errf(v.Path(), RuleFieldType, "desiredState must be a string, got %s", v.Kind)
 		} else {
-			switch st := State(v.text); st {
+			switch st := State(v.Text); st {
 			case Running, Stopped, Oneshot:
 				s.DesiredState = st
 			default:
-				d.errf(v.jpath(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.text)
+				d.errf(v.Path(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.Text)
 			}
 		}
 	}
-	if v := n.get("configFiles"); v != nil {
+	if v := n.Get("configFiles"); v != nil {
 		for _, it := range d.objects(v, "configFiles", "mountPath", "content", "mode") {
 			s.ConfigFiles = append(s.ConfigFiles, ConfigFile{
-				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.jpath(),
+				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.Path(),
 			})
 		}
 	}
-	if v := n.get("configDirs"); v != nil {
+	if v := n.Get("configDirs"); v != nil {
 		for _, it := range d.objects(v, "configDirs", "mountPath", "files") {
-			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.jpath()}
-			fv := it.get("files")
+			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.Path()}
+			fv := it.Get("files")
 			if fv == nil {
-				d.errf(child(it.jpath(), "files"), RuleRequired, "files is required (it may be an empty list)")
+				d.errf(jsontree.Child(it.Path(), "files"), RuleRequired, "files is required (it may be an empty list)")
 			} else {
 				seen := map[string]string{}
 				for _, f := range d.objects(fv, "files", "name", "content", "mode") {
-					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.jpath()}
-					np := child(f.jpath(), "name")
+					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.Path()}
+					np := jsontree.Child(f.Path(), "name")
 					switch {
 					case df.Name == "":
 					case hasControl(df.Name):
@@ -587,7 +588,7 @@ func (d *decoder) container(n *node, s *Spec) {
 	d.mountPaths(s)
 
 	if d.missing(s, unit.Container, unit.KeyImage, "Rootfs") {
-		d.errf(child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
+		d.errf(jsontree.Child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
 	}
 	if s.Name != "" { // a missing name is reported already
 		d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
@@ -614,9 +615,9 @@ func (d *decoder) container(n *node, s *Spec) {
 	case s.DesiredState == Oneshot:
 		// Asking for ExecReload= as well would send the user the wrong way:
 		// a oneshot container cannot use config dirs at all.
-		d.errf(child(s.Path(), "configDirs"), RuleStateConflict, "configDirs need a running service to reload; a oneshot container cannot use them (use configFiles)")
+		d.errf(jsontree.Child(s.Path(), "configDirs"), RuleStateConflict, "configDirs need a running service to reload; a oneshot container cannot use them (use configFiles)")
 	case d.missing(s, unit.Service, unit.KeyExecReload) && d.missing(s, unit.Container, unit.KeyReloadCmd, unit.KeyReloadSignal):
-		d.errf(child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
+		d.errf(jsontree.Child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
 	}
 }
 
@@ -632,12 +633,12 @@ func (d *decoder) mountPaths(s *Spec) {
 	var all []mp
 	for _, f := range s.ConfigFiles {
 		if f.MountPath != "" {
-			all = append(all, mp{f.MountPath, child(f.Path, "mountPath")})
+			all = append(all, mp{f.MountPath, jsontree.Child(f.Path, "mountPath")})
 		}
 	}
 	for _, c := range s.ConfigDirs {
 		if c.MountPath != "" {
-			all = append(all, mp{c.MountPath, child(c.Path, "mountPath")})
+			all = append(all, mp{c.MountPath, jsontree.Child(c.Path, "mountPath")})
 		}
 	}
 	byPath := make(map[string][]int, len(all))
@@ -721,18 +722,18 @@ func (d *decoder) noServiceName(s *Spec) {
 	}
 }
 
-func (d *decoder) build(n *node, s *Spec) {
+func (d *decoder) build(n *jsontree.Node, s *Spec) {
 	s.ReclaimPolicy = d.policy(n)
 	s.Containerfile = d.content(n, "containerfile")
 	if strings.TrimSpace(s.Containerfile) == "" {
-		d.errf(child(n.jpath(), "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
+		d.errf(jsontree.Child(n.Path(), "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
 	}
-	if v := n.get("contextFiles"); v != nil {
+	if v := n.Get("contextFiles"); v != nil {
 		seen := map[string]string{}
 		var order []string // accepted filenames, in document order
 		for _, it := range d.objects(v, "contextFiles", "filename", "content", "mode") {
-			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.jpath()}
-			fp := child(it.jpath(), "filename")
+			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.Path()}
+			fp := jsontree.Child(it.Path(), "filename")
 			f := cf.Filename
 			switch {
 			case f == "":
@@ -772,7 +773,7 @@ func (d *decoder) build(n *node, s *Spec) {
 	switch {
 	case len(tags) == 0:
 		if d.missing(s, unit.Build, unit.KeyImageTag) { // else present but refused, and reported
-			d.errf(child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
+			d.errf(jsontree.Child(s.Path(), "unit")+".Build", RuleImageTag, "[Build] ImageTag is required and must start with %q", prefix)
 		}
 	case s.Name == "":
 		// the prefix depends on the name, whose absence is reported already
@@ -788,43 +789,43 @@ func (d *decoder) build(n *node, s *Spec) {
 	d.noServiceName(s)
 }
 
-func (d *decoder) secret(n *node, s *Spec) {
-	v := n.get("ciphertext")
-	if e := n.get("external"); e != nil {
-		if e.kind != jBool {
-			d.errf(e.jpath(), RuleFieldType, "external must be true or false, got %s", e.kind)
+func (d *decoder) secret(n *jsontree.Node, s *Spec) {
+	v := n.Get("ciphertext")
+	if e := n.Get("external"); e != nil {
+		if e.Kind != jsontree.Bool {
+			d.errf(e.Path(), RuleFieldType, "external must be true or false, got %s", e.Kind)
 			return
 		}
-		s.External = e.text == "true"
+		s.External = e.Text == "true"
 	}
 	if s.External {
 		// The value lives only in podman's store, put there by someone
 		// else; a ciphertext here would be a second, ignored source of it.
 		if v != nil {
-			d.errf(v.jpath(), RuleSecretExternal, "an external secret has no ciphertext: syslet never creates, changes or removes it (create it on the host: `podman secret create %s -`); remove ciphertext, or remove external to let syslet manage it", s.Name)
+			d.errf(v.Path(), RuleSecretExternal, "an external secret has no ciphertext: syslet never creates, changes or removes it (create it on the host: `podman secret create %s -`); remove ciphertext, or remove external to let syslet manage it", s.Name)
 		}
 		return
 	}
 	if v == nil {
-		d.errf(child(n.jpath(), "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document (or \"external\": true for a podman secret created on the host, which syslet does not manage)")
+		d.errf(jsontree.Child(n.Path(), "ciphertext"), RuleRequired, "ciphertext is required: a SOPS-encrypted YAML document (or \"external\": true for a podman secret created on the host, which syslet does not manage)")
 		return
 	}
-	if v.kind != jString {
-		d.errf(v.jpath(), RuleFieldType, "ciphertext must be a string, got %s", v.kind)
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "ciphertext must be a string, got %s", v.Kind)
 		return
 	}
-	s.Ciphertext = v.text
-	keys, findings := sopsKeys([]byte(v.text))
+	s.Ciphertext = v.Text
+	keys, findings := sopsKeys([]byte(v.Text))
 	for _, f := range findings {
 		if f.warning {
-			d.rep.Warnf(d.source, v.jpath(), f.rule, "%v", f.err)
+			d.rep.Warnf(d.source, v.Path(), f.rule, "%v", f.err)
 		} else {
-			d.errf(v.jpath(), f.rule, "%v", f.err)
+			d.errf(v.Path(), f.rule, "%v", f.err)
 		}
 	}
 	for _, k := range keys {
 		if !secretKeyRe.MatchString(k) {
-			d.errf(v.jpath(), RuleSecretKey, "secret key %q must match [a-z0-9-]+", k)
+			d.errf(v.Path(), RuleSecretKey, "secret key %q must match [a-z0-9-]+", k)
 			continue
 		}
 		s.SecretKeys = append(s.SecretKeys, k)

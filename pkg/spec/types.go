@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/syslet/syslet/pkg/spec/internal/jsontree"
+
 // Kind is the spec's "type" field.
 type Kind string
 
@@ -76,7 +78,7 @@ type Spec struct {
 }
 
 // Path returns the JSON path of the spec itself inside its source, "[i]".
-func (s *Spec) Path() string { return index("", s.Index) }
+func (s *Spec) Path() string { return jsontree.Index("", s.Index) }
 
 // Ref names the spec for people: "container web (specs/web.json [0])".
 func (s *Spec) Ref() string {
