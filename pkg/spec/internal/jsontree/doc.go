@@ -13,6 +13,7 @@
 // for whatever both accept (fast_test.go).
 //
 // It is internal to pkg/spec so its API can follow spec's needs. It must
-// not import anything from syslet (imports_test.go): it sits below every
-// other package, and a dependency upward would be a cycle in the making.
+// not import anything from syslet (imports_test.go): it is plain JSON
+// syntax, the bottom of pkg/spec, and any syslet import would tie the
+// reader to what it is read for.
 package jsontree
