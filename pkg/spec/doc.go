@@ -17,4 +17,32 @@
 // validates always renders and writes.
 //
 // The package does no host I/O beyond reading the given sources.
+//
+// Where each idea lives:
+//
+//   - load.go: reading sources (bounds, regular files only), CheckInput,
+//     Load and Decode, which split a stream's specs over the CPUs.
+//   - internal/jsontree: the JSON reader — the value tree with document
+//     order and JSON paths, duplicate keys, the depth limit, and the fast
+//     one-pass reader with the token reader behind it. It is internal: its
+//     API follows this package's needs and is nobody else's to import.
+//   - decode.go: the decoder and its findings, one spec's top-level
+//     fields, and the field readers every kind shares (strings, modes,
+//     file contents, lists of objects, keys syslet sets itself).
+//   - unit.go: the unit object: sections, keys, list and map values, and
+//     the quoting that keeps one Environment assignment one word.
+//   - container.go, build.go, secret.go: what only that kind has (config
+//     files and dirs and their mount paths; the containerfile, context
+//     files and image tags; ciphertext or external), with sops.go for
+//     reading a SOPS document's keys without decrypting it.
+//   - names.go: name checks shared by every kind: spec and secret names,
+//     word shapes, control characters, host path limits.
+//   - validate.go: checks that need every spec at once (CheckSet).
+//   - types.go, rules.go, schema.go: the decoded types, the stable rule
+//     identifiers, and the embedded JSON Schema.
+//
+// From syslet it imports only pkg/report, pkg/unit (section and key
+// names) and pkg/parallel. It must not import render, plan, executor or
+// anything under pkg/host: they read specs, and a spec is checked without
+// knowing how it will be rendered or what the host holds.
 package spec

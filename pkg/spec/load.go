@@ -14,6 +14,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 )
 
 // DefaultSource is read when no source is given; an apply from stdin
@@ -34,6 +35,10 @@ type Source struct {
 // hostile source (a symlink to /dev/zero, a log file) from exhausting
 // memory.
 const DefaultMaxInput = 16 << 20
+
+// MaxDepth is how deeply JSON values in spec input may nest: the JSON
+// reader's limit, named here because it is part of what spec input may be.
+const MaxDepth = jsontree.MaxDepth
 
 // InputError is a source that cannot be used as spec input: too large, not
 // a regular file, or holding no JSON value at all. Callers report it as an
@@ -205,9 +210,9 @@ func Load(srcs []Source) ([]*Spec, report.Report) {
 // Decode reads one source's stream and checks each spec on its own.
 func Decode(src Source) ([]*Spec, report.Report) {
 	var rep report.Report
-	nodes, dups, err := decodeStream(src.Data)
+	nodes, dups, err := jsontree.DecodeStream(src.Data)
 	for _, d := range dups {
-		rep.Errorf(src.Name, d.path, RuleDuplicateKey, "duplicate key %q: each key may appear once", d.key)
+		rep.Errorf(src.Name, d.Path, RuleDuplicateKey, "duplicate key %q: each key may appear once", d.Key)
 	}
 	if err != nil {
 		rep.Errorf(src.Name, "", RuleJSON, "invalid JSON: %v", err)

@@ -1,5 +1,12 @@
 package spec
 
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
+)
+
 // Kind is the spec's "type" field.
 type Kind string
 
@@ -76,11 +83,17 @@ type Spec struct {
 }
 
 // Path returns the JSON path of the spec itself inside its source, "[i]".
-func (s *Spec) Path() string { return index("", s.Index) }
+func (s *Spec) Path() string { return jsontree.Index("", s.Index) }
 
 // Ref names the spec for people: "container web (specs/web.json [0])".
 func (s *Spec) Ref() string {
 	return string(s.Kind) + " " + s.Name + " (" + s.Source + " " + s.Path() + ")"
+}
+
+// String makes a Spec readable in test failures.
+func (s *Spec) String() string {
+	b, _ := json.Marshal(s)
+	return fmt.Sprintf("%s", b)
 }
 
 // Section is one unit section as the user wrote it, in order.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 )
 
 // CheckSet runs the pre-render checks that need every spec at once: names
@@ -20,7 +21,7 @@ func CheckSet(specs []*Spec) report.Report {
 		}
 		k := key{s.Kind, s.Name}
 		if f, ok := first[k]; ok {
-			rep.Errorf(s.Source, child(s.Path(), "name"), RuleDuplicateName, "%s %q is already defined in %s %s", s.Kind, s.Name, f.Source, f.Path())
+			rep.Errorf(s.Source, jsontree.Child(s.Path(), "name"), RuleDuplicateName, "%s %q is already defined in %s %s", s.Kind, s.Name, f.Source, f.Path())
 			continue
 		}
 		first[k] = s

@@ -1,4 +1,4 @@
-package spec
+package jsontree
 
 import (
 	"encoding/json"
@@ -7,21 +7,21 @@ import (
 )
 
 // errSlowPath makes fastDecodeStream give up: the input is not a plain
-// stream of objects and arrays of valid JSON, and decodeStream's
+// stream of objects and arrays of valid JSON, and DecodeStream's
 // token-based reader, whose messages users see, handles it instead.
 var errSlowPath = errors.New("not on the fast path")
 
 // fastDecodeStream reads a stream of top-level objects and arrays exactly
-// as decodeStream does (same nodes, paths and duplicate keys), in one pass
+// as DecodeStream does (same nodes, paths and duplicate keys), in one pass
 // over the bytes with no per-token allocation: encoding/json's Token API
 // made decoding the largest part of validating a big spec set. It accepts
-// strictly less than decodeStream (no top-level scalars, strings with
+// strictly less than DecodeStream (no top-level scalars, strings with
 // escapes or non-ASCII bytes are decoded by encoding/json itself) and
 // returns errSlowPath for anything else, so every error message still
 // comes from the token-based reader.
-func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
+func fastDecodeStream(data []byte) ([]*Node, []*DupKeyError, error) {
 	p := &fastParser{data: data, src: string(data)}
-	var specs []*node
+	var specs []*Node
 	for {
 		p.ws()
 		if p.i == len(data) {
@@ -29,7 +29,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 		}
 		switch data[p.i] {
 		case '{':
-			n, err := p.value(p.node(node{root: index("", len(specs))}), 0)
+			n, err := p.value(p.node(Node{root: Index("", len(specs))}), 0)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -42,7 +42,7 @@ func fastDecodeStream(data []byte) ([]*node, []*dupKeyError, error) {
 				continue
 			}
 			for {
-				n, err := p.value(p.node(node{root: index("", len(specs))}), 1)
+				n, err := p.value(p.node(Node{root: Index("", len(specs))}), 1)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -71,15 +71,15 @@ type fastParser struct {
 	// reading a spec set allocates once for all its keys and values.
 	src  string
 	i    int
-	dups []*dupKeyError
+	dups []*DupKeyError
 	// slab hands out nodes from blocks rather than one allocation each:
 	// a big spec set has hundreds of thousands of values.
-	slab []node
+	slab []Node
 }
 
-func (p *fastParser) node(n node) *node {
+func (p *fastParser) node(n Node) *Node {
 	if len(p.slab) == 0 {
-		p.slab = make([]node, 512)
+		p.slab = make([]Node, 512)
 	}
 	m := &p.slab[0]
 	p.slab = p.slab[1:]
@@ -108,7 +108,7 @@ func (p *fastParser) ws() {
 // value reads the next value into n, whose place in the tree is already
 // set; depth counts the containers around it. A document nested deeper
 // than MaxDepth is left to the token-based reader, which refuses it.
-func (p *fastParser) value(n *node, depth int) (*node, error) {
+func (p *fastParser) value(n *Node, depth int) (*Node, error) {
 	p.ws()
 	if p.i == len(p.data) {
 		return nil, errSlowPath
@@ -123,23 +123,23 @@ func (p *fastParser) value(n *node, depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.kind, n.text = jString, s
+		n.Kind, n.Text = String, s
 		return n, nil
 	case c == '-' || c >= '0' && c <= '9':
 		s, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		n.kind, n.text = jNumber, s
+		n.Kind, n.Text = Number, s
 		return n, nil
 	case p.literal("true"):
-		n.kind, n.text = jBool, "true"
+		n.Kind, n.Text = Bool, "true"
 		return n, nil
 	case p.literal("false"):
-		n.kind, n.text = jBool, "false"
+		n.Kind, n.Text = Bool, "false"
 		return n, nil
 	case p.literal("null"):
-		n.kind = jNull
+		n.Kind = Null
 		return n, nil
 	}
 	return nil, errSlowPath
@@ -153,12 +153,12 @@ func (p *fastParser) literal(lit string) bool {
 	return false
 }
 
-func (p *fastParser) object(n *node, depth int) (*node, error) {
+func (p *fastParser) object(n *Node, depth int) (*Node, error) {
 	if depth >= MaxDepth {
 		return nil, errSlowPath
 	}
 	p.i++ // {
-	n.kind = jObject
+	n.Kind = Object
 	p.ws()
 	if p.peek() == '}' {
 		p.i++
@@ -183,13 +183,13 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 			return nil, errSlowPath
 		}
 		p.i++
-		v, err := p.value(p.node(node{parent: n, key: k}), depth+1)
+		v, err := p.value(p.node(Node{parent: n, key: k}), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		if seen == nil && len(n.keys) > 16 {
-			seen = make(map[string]bool, 2*len(n.keys))
-			for _, k := range n.keys {
+		if seen == nil && len(n.Keys) > 16 {
+			seen = make(map[string]bool, 2*len(n.Keys))
+			for _, k := range n.Keys {
 				seen[k] = true
 			}
 		}
@@ -198,13 +198,13 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 			dup = seen[k]
 			seen[k] = true
 		} else {
-			dup = n.get(k) != nil
+			dup = n.Get(k) != nil
 		}
 		if dup {
-			p.dups = append(p.dups, &dupKeyError{path: v.jpath(), key: k})
+			p.dups = append(p.dups, &DupKeyError{Path: v.Path(), Key: k})
 		} else {
-			n.keys = append(n.keys, k)
-			n.vals = append(n.vals, v)
+			n.Keys = append(n.Keys, k)
+			n.Vals = append(n.Vals, v)
 		}
 		p.ws()
 		switch p.peek() {
@@ -219,23 +219,23 @@ func (p *fastParser) object(n *node, depth int) (*node, error) {
 	}
 }
 
-func (p *fastParser) array(n *node, depth int) (*node, error) {
+func (p *fastParser) array(n *Node, depth int) (*Node, error) {
 	if depth >= MaxDepth {
 		return nil, errSlowPath
 	}
 	p.i++ // [
-	n.kind = jArray
+	n.Kind = Array
 	p.ws()
 	if p.peek() == ']' {
 		p.i++
 		return n, nil
 	}
 	for {
-		v, err := p.value(p.node(node{parent: n, idx: len(n.items)}), depth+1)
+		v, err := p.value(p.node(Node{parent: n, idx: len(n.Items)}), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		n.items = append(n.items, v)
+		n.Items = append(n.Items, v)
 		p.ws()
 		switch p.peek() {
 		case ',':
