@@ -142,10 +142,6 @@ type Result struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// ErrRefused is returned, before anything changes, for a plan that has
-// refusals.
-var ErrRefused = errors.New("plan has refusals; nothing applied")
-
 // ErrFailed is wrapped by the error Apply returns when any action failed.
 var ErrFailed = errors.New("apply failed")
 
@@ -162,7 +158,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 	start := time.Now()
 	res := &Result{}
 	if !p.Appliable() {
-		return res, ErrRefused
+		return res, fmt.Errorf("%w; nothing applied", plan.ErrRefused)
 	}
 	if err := h.check(p); err != nil {
 		res.NotReached = p.Actions

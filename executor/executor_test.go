@@ -155,7 +155,7 @@ func TestRefusedPlanRunsNothing(t *testing.T) {
 	p := mk("start a.service")
 	p.Refusals = []plan.Refusal{{Unit: "x", Message: "no"}}
 	f := &fake{}
-	if _, err := apply(t, p, f); !errors.Is(err, executor.ErrRefused) || len(f.calls) != 0 {
+	if _, err := apply(t, p, f); !errors.Is(err, plan.ErrRefused) || len(f.calls) != 0 {
 		t.Fatalf("err %v calls %q", err, f.calls)
 	}
 }

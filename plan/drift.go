@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/digest"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
@@ -122,10 +123,11 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		if d, ok := desired[p]; ok && bytes.Equal(d, cur.Data) {
 			continue // what the specs say (every file of a converged host), edited or not
 		}
-		if render.Digest(cur.Data) == rec[p] {
+		sum := digest.Of(cur.Data)
+		if sum.Tagged() == rec[p] {
 			continue // syslet's own content
 		}
-		if b.opts.Written[p][contentDigest(cur.Data)] {
+		if b.opts.Written[p][sum.Hex()] {
 			continue // an interrupted run wrote it before recording it
 		}
 		out = append(out, edit{path: p, cur: cur, kind: render.ConfigFile})

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/digest"
 )
 
 // sortActions puts actions in their one total order: by step; inside a
@@ -39,10 +41,9 @@ func sortActions(as []Action) {
 var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpRemoveUnit, OpRemoveFile,
 	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpStart}
 
-func contentDigest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+// contentDigest is how an action's content is recorded (the bare
+// spelling of pkg/digest).
+func contentDigest(b []byte) string { return digest.Of(b).Hex() }
 
 // Digest identifies exactly what the plan would do: a sha256 over its
 // actions in order, content by digest. Plans with the same digest make the

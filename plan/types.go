@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"errors"
+
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/render"
@@ -237,6 +239,10 @@ func (p *Plan) Empty() bool { return len(p.Actions) == 0 }
 
 // Appliable reports whether the executor may run the plan.
 func (p *Plan) Appliable() bool { return len(p.Refusals) == 0 }
+
+// ErrRefused is wrapped by every error that stops a plan with refusals
+// before anything changes.
+var ErrRefused = errors.New("the plan has refusals")
 
 // WritesUnits reports whether the plan writes or removes unit files, which
 // is when staging and a daemon-reload are needed.

@@ -2,21 +2,17 @@ package render
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/digest"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// Digest is how syslet records file contents in its marker:
-// "sha256:<hex>".
-func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// Digest is how syslet records file contents in its marker (the tagged
+// spelling of pkg/digest).
+func Digest(data []byte) string { return digest.Of(data).Tagged() }
 
 // seal records in the [X-Syslet] marker the digest of each file syslet
 // writes for the unit, then the digest of the unit file itself, taken over
@@ -76,7 +72,7 @@ func ParseDirDigests(data []byte) map[string]string {
 	out := map[string]string{}
 	for _, l := range strings.Split(string(data), "\n") {
 		d, name, ok := strings.Cut(l, " ")
-		if ok && strings.HasPrefix(d, "sha256:") && name != "" {
+		if ok && digest.IsTagged(d) && name != "" {
 			out[name] = d
 		}
 	}

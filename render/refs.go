@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -27,12 +28,7 @@ func (u *Unit) refs() []Ref {
 	return rs
 }
 
-// quadletExts are the unit types quadlet links by file name.
-var quadletExts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}
-
-func isQuadletRef(s string) bool {
-	return slices.ContainsFunc(quadletExts, func(e string) bool { return strings.HasSuffix(s, e) && len(s) > len(e) })
-}
+func isQuadletRef(s string) bool { return layout.IsQuadletFile(s) }
 
 // lineRefs returns the unit file names a line refers to.
 func lineRefs(l Line) []string {

@@ -34,6 +34,21 @@ func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }
 // Containerfile is the path of a build's Containerfile.
 func Containerfile(build string) string { return path.Join(BuildRoot, build, "Containerfile") }
 
+// Exts are the unit file types quadlet generates services from, and by
+// whose file names units refer to each other (Volume=data.volume).
+var Exts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}
+
+// IsQuadletFile reports whether name is a quadlet unit file name: one of
+// Exts after a non-empty base.
+func IsQuadletFile(name string) bool {
+	for _, e := range Exts {
+		if len(name) > len(e) && strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Service is the systemd service quadlet generates for a unit file name:
 // x.container → x.service, x.volume → x-volume.service, and so on; x.kube,
 // like x.container, runs as x.service. pkg/quadletcheck's tests hold this

@@ -17,10 +17,6 @@ import (
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 )
 
-// DefaultSource is read when no source is given; an apply from stdin
-// stores the validated stream there.
-const DefaultSource = "/etc/syslet/config.json"
-
 // StdinName is the source name of specs read from standard input.
 const StdinName = "stdin"
 

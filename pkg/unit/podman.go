@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Podman is a podman release as major.minor. Patch releases add no quadlet
@@ -203,10 +205,8 @@ func Words(v string) []string {
 // ("db.container"), or "".
 func quadletWord(value string) string {
 	for _, w := range strings.Fields(value) {
-		for _, ext := range QuadletExts {
-			if strings.HasSuffix(w, ext) && len(w) > len(ext) {
-				return w
-			}
+		if layout.IsQuadletFile(w) {
+			return w
 		}
 	}
 	return ""
@@ -217,6 +217,3 @@ func quadletWord(value string) string {
 var DependencyKeys = []string{"After", "Before", "BindsTo", "Conflicts", "OnFailure", "OnSuccess", "PartOf",
 	"PropagatesReloadTo", "PropagatesStopTo", "ReloadPropagatedFrom", "Requires", "Requisite",
 	"StopPropagatedFrom", "Upholds", "Wants"}
-
-// QuadletExts are the file types quadlet generates services from.
-var QuadletExts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}

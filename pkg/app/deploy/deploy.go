@@ -122,10 +122,11 @@ type Outcome struct {
 func (o *Outcome) Pending() bool { return o.Plan != nil && (!o.Plan.Empty() || o.Plan.Drifted()) }
 
 // Errors a caller branches on. Apply failures wrap executor.ErrFailed,
-// interruptions ErrInterrupted, lock timeouts ErrLockTimeout.
+// interruptions ErrInterrupted (the executor's, under deploy's name, since
+// a lock wait ends the same way), lock timeouts ErrLockTimeout, a plan
+// with refusals plan.ErrRefused.
 var (
 	ErrInvalid     = errors.New("the specs are invalid")
-	ErrRefused     = errors.New("the plan has refusals")
 	ErrStaging     = errors.New("staging failed")
 	ErrDeclined    = errors.New("apply cancelled at the prompt")
 	ErrInterrupted = executor.ErrInterrupted
@@ -288,7 +289,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		if !req.Diff {
 			record(jr, runID, &req, l, p, runlog.ResultRefused)
 		}
-		return fail(fmt.Errorf("%w: %d refusal(s); nothing was changed", ErrRefused, len(p.Refusals)))
+		return fail(fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals)))
 	}
 	if req.Diff {
 		return out, nil

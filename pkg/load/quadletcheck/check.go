@@ -11,6 +11,7 @@ import (
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 	"github.com/containers/podman/v5/version/rawversion"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
@@ -126,7 +127,7 @@ func servicesOf(l render.Line) string {
 	}
 	var b strings.Builder
 	for _, w := range strings.Fields(l.Value) {
-		if !slices.Contains(unit.QuadletExts, path.Ext(w)) || w == path.Ext(w) {
+		if !layout.IsQuadletFile(w) {
 			continue
 		}
 		f := parser.NewUnitFile()

@@ -58,7 +58,7 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 	}
 	// layout.Service, the one place syslet names services, for every file
 	// type quadlet generates from.
-	for _, ext := range unit.QuadletExts {
+	for _, ext := range layout.Exts {
 		f := parser.NewUnitFile()
 		f.Filename = "app.v1_x" + ext
 		name, err := quadlet.GetUnitServiceName(f)
