@@ -29,7 +29,7 @@ func BenchmarkPlanConverged200(b *testing.B) {
 	h := install(t, out)
 	b.ResetTimer()
 	for b.Loop() {
-		if p := plan.Build(out, h.obs); !p.Empty() {
+		if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 			b.Fatal("converged host planned actions")
 		}
 	}

@@ -36,11 +36,9 @@ type builder struct {
 }
 
 // Build compares desired and observed state and returns the plan. It is
-// pure: the same inputs always give the same plan.
-func Build(out *render.Output, obs *Observed) *Plan { return BuildWith(out, obs, Options{}) }
-
-// BuildWith is Build with options (drift.go).
-func BuildWith(out *render.Output, obs *Observed, opts Options) *Plan {
+// pure: the same inputs and options always give the same plan. Options
+// are the guardrails' switches (drift.go).
+func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
 	// Indexing the desired and observed files and parsing the installed

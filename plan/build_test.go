@@ -54,9 +54,8 @@ func edit(t *testing.T, pairs ...string) string {
 // installed writes out into a scratch root exactly as an apply would and
 // reads it back, with every service active and every image present.
 type hostState struct {
-	root    fsroot.Root
-	obs     *plan.Observed
-	desired *render.Output
+	root fsroot.Root
+	obs  *plan.Observed
 }
 
 func install(t *testing.T, out *render.Output) *hostState {
@@ -137,7 +136,7 @@ func effect(p *plan.Plan, file string) plan.Effect {
 func TestConvergedHostPlansNothing(t *testing.T) {
 	out := renderStream(t, base)
 	h := install(t, out)
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if !p.Empty() || !p.Appliable() {
 		t.Fatalf("converged host: want no actions, got %q refusals %v", actions(p), p.Refusals)
 	}
@@ -145,7 +144,7 @@ func TestConvergedHostPlansNothing(t *testing.T) {
 	// converged too.
 	h.obs.UnitsKnown, h.obs.StoreKnown = false, false
 	h.obs.Units, h.obs.Images = map[string]host.UnitState{}, map[string]bool{}
-	if p := plan.Build(out, h.obs); !p.Empty() {
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 		t.Fatalf("hostless converged root: want no actions, got %q", actions(p))
 	}
 }
@@ -153,7 +152,7 @@ func TestConvergedHostPlansNothing(t *testing.T) {
 func TestFreshHost(t *testing.T) {
 	out := renderStream(t, base)
 	obs := &plan.Observed{Files: map[string]host.File{}, UnitsKnown: true, StoreKnown: true}
-	p := plan.Build(out, obs)
+	p := plan.Build(out, obs, plan.Options{})
 	got := actions(p)
 	// Steps in order; pulls first; exactly one daemon-reload; resources
 	// start before containers; the stopped container is never started.
@@ -327,7 +326,7 @@ func TestChanges(t *testing.T) {
 				tc.tweak(t, h)
 			}
 			out := renderStream(t, tc.stream(t))
-			p := plan.Build(out, h.obs)
+			p := plan.Build(out, h.obs, plan.Options{})
 			if tc.refused {
 				if p.Appliable() {
 					t.Fatalf("want a refusal, got actions %q", actions(p))
@@ -354,7 +353,7 @@ func TestUnmanagedCollisionRefused(t *testing.T) {
 	h := install(t, out)
 	must(t, h.root.WriteFile("/etc/containers/systemd/web.container", []byte("[Container]\nImage=mine\n"), 0o644))
 	h.reread(t)
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if p.Appliable() || !strings.Contains(fmt.Sprint(p.Refusals), "not syslet's") {
 		t.Fatalf("want refusal for unmanaged web.container, got %v / %q", p.Refusals, actions(p))
 	}
@@ -367,12 +366,12 @@ func TestSecrets(t *testing.T) {
 	stream = strings.Replace(stream, `"Image":"app.build"`, `"Image":"app.build","Secret":"db-password"`, 1)
 	out := renderStream(t, stream)
 	h := install(t, out)
-	if p := plan.Build(out, h.obs); !p.Empty() {
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 		t.Fatalf("converged secrets: %q", actions(p))
 	}
 	// Changed ciphertext: the secret is replaced and its user restarted.
 	out2 := renderStream(t, strings.Replace(stream, "data:x", "data:X", 1))
-	p := plan.Build(out2, h.obs)
+	p := plan.Build(out2, h.obs, plan.Options{})
 	want := []string{"stop api.service", "create-secret db-password", "start api.service"}
 	if got := actions(p); !slices.Equal(got, want) {
 		t.Errorf("changed secret:\n got %q\nwant %q", got, want)
@@ -386,7 +385,7 @@ func TestSecrets(t *testing.T) {
 	// is never touched, and a declared name that collides with it is refused.
 	h.obs.Secrets["old-key"] = host.Secret{Name: "old-key", Labels: map[string]string{render.HashLabel: "x"}}
 	h.obs.Secrets["theirs"] = host.Secret{Name: "theirs"}
-	p = plan.Build(out, h.obs)
+	p = plan.Build(out, h.obs, plan.Options{})
 	if got := actions(p); !slices.Equal(got, []string{"remove-secret old-key"}) {
 		t.Errorf("stale secret: got %q", got)
 	}
@@ -396,7 +395,7 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("the unlabelled secret is not reported: %+v", p.Notes)
 	}
 	h.obs.Secrets["db-password"] = host.Secret{Name: "db-password"}
-	if p := plan.Build(out, h.obs); p.Appliable() {
+	if p := plan.Build(out, h.obs, plan.Options{}); p.Appliable() {
 		t.Errorf("unlabelled collision must be refused")
 	}
 }
@@ -420,7 +419,7 @@ func TestExternalSecrets(t *testing.T) {
 	h := install(t, out)
 
 	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass"} // made by hand: no label
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if !p.Empty() || !p.Appliable() || len(p.Notes) != 0 || len(p.Secrets) != 0 {
 		t.Fatalf("present external secret: actions %q refusals %v notes %v", actions(p), p.Refusals, p.Notes)
 	}
@@ -428,13 +427,13 @@ func TestExternalSecrets(t *testing.T) {
 	// Once syslet's (labelled), now declared external: handed over, kept.
 	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass", Labels: map[string]string{render.HashLabel: "x"}}
 	h.obs.Secrets["gone-key"] = host.Secret{Name: "gone-key", Labels: map[string]string{render.HashLabel: "y"}}
-	if got := actions(plan.Build(out, h.obs)); !slices.Equal(got, []string{"remove-secret gone-key"}) {
+	if got := actions(plan.Build(out, h.obs, plan.Options{})); !slices.Equal(got, []string{"remove-secret gone-key"}) {
 		t.Errorf("only the stale managed secret may go: %q", got)
 	}
 	delete(h.obs.Secrets, "gone-key")
 
 	delete(h.obs.Secrets, "dbpass")
-	p = plan.Build(out, h.obs)
+	p = plan.Build(out, h.obs, plan.Options{})
 	if p.Appliable() || len(p.Refusals) != 1 {
 		t.Fatalf("missing external secret must be refused: %+v", p.Refusals)
 	}
@@ -448,7 +447,7 @@ func TestExternalSecrets(t *testing.T) {
 
 	// Under --root podman is not read: nothing to refuse, and a note.
 	h.obs.StoreKnown = false
-	p = plan.Build(out, h.obs)
+	p = plan.Build(out, h.obs, plan.Options{})
 	if !p.Appliable() || !p.Empty() || len(p.Notes) != 1 || p.Notes[0].Unit != "secret dbpass" {
 		t.Errorf("hostless: refusals %v notes %v actions %q", p.Refusals, p.Notes, actions(p))
 	}
@@ -458,7 +457,7 @@ func TestExternalSecrets(t *testing.T) {
 	// still trip the mass-removal guard, and the secret stays.
 	only := renderStream(t, `{"apiVersion":"v1","type":"secret","name":"dbpass","external":true}`)
 	h.obs.Secrets["dbpass"] = host.Secret{Name: "dbpass"}
-	p = plan.Build(only, h.obs)
+	p = plan.Build(only, h.obs, plan.Options{})
 	p.GuardRemovals()
 	if p.Appliable() || slices.ContainsFunc(p.Actions, func(a plan.Action) bool { return a.Target == "dbpass" }) {
 		t.Errorf("guard: refusals %v actions %q", p.Refusals, actions(p))
@@ -479,7 +478,7 @@ func TestObserveReadsSecretsForExternalOnly(t *testing.T) {
 	if _, ok := obs.Secrets["dbpass"]; !ok {
 		t.Errorf("observed secrets: %v", obs.Secrets)
 	}
-	if p := plan.Build(out, obs); !p.Empty() || !p.Appliable() {
+	if p := plan.Build(out, obs, plan.Options{}); !p.Empty() || !p.Appliable() {
 		t.Errorf("present external secret: %q %v", actions(p), p.Refusals)
 	}
 }

@@ -43,7 +43,7 @@ func TestDriftHoldsHandEditsUnlessForced(t *testing.T) {
 			must(t, os.WriteFile(h.root.Path(tt.path), data, 0o644))
 			h.reread(t)
 
-			p := plan.Build(out, h.obs)
+			p := plan.Build(out, h.obs, plan.Options{})
 			if effect(p, tt.held) != plan.EffectDrift || !p.Drifted() {
 				t.Fatalf("effect of %s = %s, want drift", tt.held, effect(p, tt.held))
 			}
@@ -55,7 +55,7 @@ func TestDriftHoldsHandEditsUnlessForced(t *testing.T) {
 				t.Errorf("plan must show the drift and its diff:\n%s", text)
 			}
 
-			forced := plan.BuildWith(out, h.obs, plan.Options{Force: true})
+			forced := plan.Build(out, h.obs, plan.Options{Force: true})
 			if forced.Drifted() || len(forced.Actions) == 0 {
 				t.Errorf("--force must replace the edit: %q", actions(forced))
 			}
@@ -79,7 +79,7 @@ func TestUnitWithoutDigestIsNotDrift(t *testing.T) {
 	}
 	must(t, os.WriteFile(p, []byte(strings.Join(kept, "\n")+"# old\n"), 0o644))
 	h.reread(t)
-	pl := plan.Build(out, h.obs)
+	pl := plan.Build(out, h.obs, plan.Options{})
 	if pl.Drifted() || effect(pl, "api.container") != plan.EffectMetadata {
 		t.Errorf("api.container: effect %s, want metadata-only", effect(pl, "api.container"))
 	}
@@ -93,7 +93,7 @@ func TestStaleHandEditedUnitIsKept(t *testing.T) {
 	must(t, os.WriteFile(p, append(data, "# mine now\n"...), 0o644))
 	h.reread(t)
 	less := renderStream(t, strings.Replace(base, `{"apiVersion":"v1","type":"container","name":"idle","desiredState":"stopped","unit":{"Container":{"Image":"registry.example/idle:1"}}}`, "", 1))
-	pl := plan.Build(less, h.obs)
+	pl := plan.Build(less, h.obs, plan.Options{})
 	if effect(pl, "idle.container") != plan.EffectDrift {
 		t.Errorf("a hand-edited stale unit must be kept, got %s (%q)", effect(pl, "idle.container"), actions(pl))
 	}
@@ -107,14 +107,14 @@ func TestTakeOverHandWrittenUnitWithSameMeaning(t *testing.T) {
 	h.obs.Images["registry.example/web:1"] = true
 	h.obs.Units["web.service"] = host.UnitState{Name: "web.service", LoadState: "loaded", ActiveState: "active"}
 	h.reread(t)
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if !p.Appliable() || effect(p, "web.container") != plan.EffectMetadata {
 		t.Fatalf("same meaning: want metadata-only, got %s refusals %v actions %q", effect(p, "web.container"), p.Refusals, actions(p))
 	}
 	// A different meaning (another port) is still not syslet's to change.
 	must(t, h.root.WriteFile("/etc/containers/systemd/web.container", []byte(strings.Replace(hand, "8443:443", "9443:443", 1)), 0o644))
 	h.reread(t)
-	if p := plan.Build(out, h.obs); p.Appliable() {
+	if p := plan.Build(out, h.obs, plan.Options{}); p.Appliable() {
 		t.Errorf("a hand-written unit with another meaning must be refused: %q", actions(p))
 	}
 }
@@ -126,7 +126,7 @@ func TestSymlinkOnTheWayIsRefused(t *testing.T) {
 	must(t, os.RemoveAll(h.root.Path("/etc/containers/config/web")))
 	must(t, os.Symlink(elsewhere, h.root.Path("/etc/containers/config/web")))
 	h.reread(t)
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if p.Appliable() {
 		t.Fatalf("a symlinked config dir must be refused: %q", actions(p))
 	}
@@ -141,7 +141,7 @@ func TestPrivateFileContentIsHidden(t *testing.T) {
 	out := renderStream(t, stream)
 	h := install(t, out)
 	next := renderStream(t, strings.Replace(stream, `"a=1\n"`, `"`+secret+`\n"`, 1))
-	p := plan.Build(next, h.obs)
+	p := plan.Build(next, h.obs, plan.Options{})
 	text := format(p)
 	if strings.Contains(text, "hunter2") || strings.Contains(text, "a=1") {
 		t.Errorf("content of a 0600 file printed:\n%s", text)
@@ -156,7 +156,7 @@ func TestControlCharactersInHostNamesAreEscaped(t *testing.T) {
 	h := install(t, out)
 	must(t, os.WriteFile(h.root.Path("/etc/containers/config/web/evil\x1b[2J\nname"), []byte("x"), 0o644))
 	h.reread(t)
-	text := format(plan.Build(out, h.obs))
+	text := format(plan.Build(out, h.obs, plan.Options{}))
 	if strings.Contains(text, "\x1b") || !strings.Contains(text, `evil\x1b[2J\x0aname`) {
 		t.Errorf("name not escaped:\n%q", text)
 	}
@@ -172,12 +172,12 @@ func TestInterruptedRunIsNotDrift(t *testing.T) {
 	must(t, os.WriteFile(h.root.Path(conf), []byte("a=interrupted\n"), 0o644))
 	h.reread(t)
 	next := renderStream(t, strings.Replace(base, `"a=1\n"`, `"a=3\n"`, 1))
-	if p := plan.Build(next, h.obs); !p.Drifted() {
+	if p := plan.Build(next, h.obs, plan.Options{}); !p.Drifted() {
 		t.Fatalf("without the journal the file looks hand-edited")
 	}
 	sum := sha256.Sum256([]byte("a=interrupted\n"))
 	written := map[string]map[string]bool{conf: {hex.EncodeToString(sum[:]): true}}
-	p := plan.BuildWith(next, h.obs, plan.Options{Written: written})
+	p := plan.Build(next, h.obs, plan.Options{Written: written})
 	if p.Drifted() || effect(p, "web.container") != plan.EffectRestart {
 		t.Errorf("effect %s, want restart", effect(p, "web.container"))
 	}
@@ -215,7 +215,7 @@ func TestConfigDirDrift(t *testing.T) {
 			tt.edit(t, h)
 			h.reread(t)
 
-			p := plan.Build(out, h.obs)
+			p := plan.Build(out, h.obs, plan.Options{})
 			if effect(p, "web.container") != plan.EffectDrift || len(p.Actions) != 0 {
 				t.Fatalf("effect %s actions %q, want drift and nothing done", effect(p, "web.container"), actions(p))
 			}
@@ -225,11 +225,11 @@ func TestConfigDirDrift(t *testing.T) {
 			}
 			// A later change of the spec does not override the hand edit either.
 			next := renderStream(t, strings.Replace(base, `"content":"x\n"`, `"content":"y\n"`, 1))
-			if p := plan.Build(next, h.obs); effect(p, "web.container") != plan.EffectDrift || len(p.Actions) != 0 {
+			if p := plan.Build(next, h.obs, plan.Options{}); effect(p, "web.container") != plan.EffectDrift || len(p.Actions) != 0 {
 				t.Errorf("changed spec: effect %s actions %q", effect(p, "web.container"), actions(p))
 			}
 
-			forced := plan.BuildWith(out, h.obs, plan.Options{Force: true})
+			forced := plan.Build(out, h.obs, plan.Options{Force: true})
 			if forced.Drifted() || effect(forced, "web.container") != plan.EffectReload {
 				t.Fatalf("--force: effect %s, want reload", effect(forced, "web.container"))
 			}
@@ -243,7 +243,7 @@ func TestConfigDirDrift(t *testing.T) {
 				}
 			}
 			h.reread(t)
-			if p := plan.Build(out, h.obs); !p.Empty() {
+			if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 				t.Errorf("after --force: %q", actions(p))
 			}
 		})
@@ -256,7 +256,7 @@ func TestConfigDirChangeKeepsTheUnit(t *testing.T) {
 	out := renderStream(t, base)
 	h := install(t, out)
 	next := renderStream(t, strings.Replace(base, `"content":"x\n"`, `"content":"y\n"`, 1))
-	p := plan.Build(next, h.obs)
+	p := plan.Build(next, h.obs, plan.Options{})
 	if p.WritesUnits() || effect(p, "web.container") != plan.EffectReload {
 		t.Fatalf("effect %s actions %q, want a reload and no unit write", effect(p, "web.container"), actions(p))
 	}
@@ -280,12 +280,12 @@ func TestConfigDirWithoutDigestsIsNotDrift(t *testing.T) {
 		must(t, h.root.WriteDir(d.Path, d.Files)) // the old format: no manifest
 	}
 	h.reread(t)
-	if p := plan.Build(out, h.obs); !p.Empty() {
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 		t.Fatalf("converged old-format host: %q", actions(p))
 	}
 	must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("edited\n"), 0o644))
 	h.reread(t)
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if p.Drifted() || effect(p, "web.container") != plan.EffectReload {
 		t.Fatalf("effect %s, want reload", effect(p, "web.container"))
 	}
@@ -303,7 +303,7 @@ func TestConfigDirWithoutDigestsIsNotDrift(t *testing.T) {
 	}
 	must(t, os.WriteFile(h.root.Path(dir+"/x.conf"), []byte("edited again\n"), 0o644))
 	h.reread(t)
-	if p := plan.Build(out, h.obs); !p.Drifted() {
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Drifted() {
 		t.Errorf("once rewritten, the dir records digests and an edit is drift: %q", actions(p))
 	}
 }
@@ -316,7 +316,7 @@ func TestPrivateConfigDirDriftIsHidden(t *testing.T) {
 	h := install(t, out)
 	must(t, os.WriteFile(h.root.Path("/etc/containers/config/web/etc/web.d/x.conf"), []byte("token=hunter2-private\n"), 0o600))
 	h.reread(t)
-	text := format(plan.Build(out, h.obs))
+	text := format(plan.Build(out, h.obs, plan.Options{}))
 	if strings.Contains(text, "hunter2") || !strings.Contains(text, "drift") || !strings.Contains(text, "(content hidden: mode 0600") {
 		t.Errorf("drift of a private config-dir file:\n%s", text)
 	}

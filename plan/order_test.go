@@ -48,7 +48,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 		obs.Secrets = refill(h.obs.Secrets, i%2 == 0)
 		obs.Units = refill(h.obs.Units, i%2 == 1)
 		obs.Images = refill(h.obs.Images, i%2 == 0)
-		p := plan.Build(out, &obs)
+		p := plan.Build(out, &obs, plan.Options{})
 		b, err := json.Marshal(p)
 		must(t, err)
 		if first == nil {
@@ -66,9 +66,9 @@ func TestPlanIsDeterministic(t *testing.T) {
 
 func TestPlanDigest(t *testing.T) {
 	h := install(t, renderStream(t, base))
-	a := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=2\n"`)), h.obs)
-	b := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=2\n"`)), h.obs)
-	c := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=3\n"`)), h.obs)
+	a := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=2\n"`)), h.obs, plan.Options{})
+	b := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=2\n"`)), h.obs, plan.Options{})
+	c := plan.Build(renderStream(t, edit(t, `"a=1\n"`, `"a=3\n"`)), h.obs, plan.Options{})
 	if a.Digest() != b.Digest() {
 		t.Errorf("same input, different digests: %s %s", a.Digest(), b.Digest())
 	}

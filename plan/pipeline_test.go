@@ -32,7 +32,7 @@ func pipeline(tb testing.TB, srcs []spec.Source, obs *plan.Observed) *plan.Plan 
 	if rep.HasErrors() {
 		tb.Fatalf("generated specs invalid:\n%s", rep.String())
 	}
-	return plan.Build(out, obs)
+	return plan.Build(out, obs, plan.Options{})
 }
 
 // emptyHost is a host syslet has never touched, read in full.

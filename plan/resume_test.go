@@ -29,7 +29,7 @@ func TestCarryForward(t *testing.T) {
 	upgrade := edit(t, `"Image":"registry.example/web:1"`, `"Image":"registry.example/web:2"`) +
 		`{"apiVersion":"v1","type":"container","name":"seed","desiredState":"oneshot","unit":{"Container":{"Image":"registry.example/job:1"}}}` + "\n"
 	to := renderStream(t, upgrade)
-	first := plan.Build(to, h.obs)
+	first := plan.Build(to, h.obs, plan.Options{})
 
 	// Kill after step 4: units written, nothing reloaded or started. The
 	// files now match, web is stopped, seed never ran.
@@ -37,7 +37,7 @@ func TestCarryForward(t *testing.T) {
 	h2 := install(t, to)
 	h2.obs.Units["web.service"] = host.UnitState{Name: "web.service", LoadState: "loaded", ActiveState: "inactive"}
 	h2.obs.Units["seed.service"] = host.UnitState{Name: "seed.service", LoadState: "not-found", ActiveState: "inactive"}
-	p := plan.Build(to, h2.obs)
+	p := plan.Build(to, h2.obs, plan.Options{})
 	if countOp(p, plan.OpDaemonReload) != 0 {
 		t.Fatalf("the files alone show no daemon-reload, yet got %q (the test's premise is wrong)", actions(p))
 	}
@@ -58,13 +58,13 @@ func TestCarryForward(t *testing.T) {
 
 	// The oneshot ran after the interrupted run began (systemd finished the
 	// job on its own): it is not run again.
-	p = plan.Build(to, h2.obs)
+	p = plan.Build(to, h2.obs, plan.Options{})
 	plan.CarryForward(p, to, h2.obs, u, map[string]time.Time{"seed.service": time.Unix(1001, 0)})
 	if countOf(actions(p), "start seed.service") != 0 {
 		t.Errorf("a oneshot that already ran for the earlier run must not run again: %q", actions(p))
 	}
 	// It ran before the interrupted run (an older run): run it now.
-	p = plan.Build(to, h2.obs)
+	p = plan.Build(to, h2.obs, plan.Options{})
 	plan.CarryForward(p, to, h2.obs, u, map[string]time.Time{"seed.service": time.Unix(999, 0)})
 	if countOf(actions(p), "start seed.service") != 1 {
 		t.Errorf("a oneshot that did not run for the earlier run must run: %q", actions(p))
@@ -82,7 +82,7 @@ func TestCarryForwardDropsWhatSpecsNoLongerWant(t *testing.T) {
 		{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"},                // unit removed by that run: delete
 		{Op: plan.OpWriteFile, Target: "/etc/containers/config/web/etc/web.conf"},   // derivable: not carried
 	}}
-	p := plan.Build(from, h.obs)
+	p := plan.Build(from, h.obs, plan.Options{})
 	r := plan.CarryForward(p, from, h.obs, u, nil)
 	got := actions(p)
 	want := []string{"delete-volume old", "reload web.service"}
@@ -105,7 +105,7 @@ func TestNeedDaemonReloadPlansOne(t *testing.T) {
 	st := h.obs.Units["api.service"]
 	st.NeedDaemonReload = true
 	h.obs.Units["api.service"] = st
-	p := plan.Build(out, h.obs)
+	p := plan.Build(out, h.obs, plan.Options{})
 	if got := actions(p); len(got) != 1 || got[0] != "daemon-reload systemd" {
 		t.Fatalf("a unit systemd has not reloaded: want one daemon-reload, got %q", got)
 	}

@@ -15,7 +15,7 @@ func TestKeyOrderIsNoChange(t *testing.T) {
 	a := `{"apiVersion":"v1","type":"volume","name":"data","unit":{"Volume":{"Label":"a=1","Driver":"local"}}}`
 	b := `{"apiVersion":"v1","type":"volume","name":"data","unit":{"Volume":{"Driver":"local","Label":"a=1"}}}`
 	h := install(t, renderStream(t, a))
-	if p := plan.Build(renderStream(t, b), h.obs); !p.Empty() {
+	if p := plan.Build(renderStream(t, b), h.obs, plan.Options{}); !p.Empty() {
 		t.Fatalf("swapping JSON keys planned %v", actions(p))
 	}
 }
@@ -40,7 +40,7 @@ func TestFormattingIsNoChange(t *testing.T) {
 		must(t, h.root.WriteFile(u.Path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	}
 	h.reread(t)
-	if p := plan.Build(out, h.obs); !p.Empty() {
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
 		t.Fatalf("reformatted units planned %v", actions(p))
 	}
 }
@@ -48,7 +48,7 @@ func TestFormattingIsNoChange(t *testing.T) {
 // TestUnitDiffNamesKeys: every unit change lists the keys that changed.
 func TestUnitDiffNamesKeys(t *testing.T) {
 	h := install(t, renderStream(t, base))
-	p := plan.Build(renderStream(t, edit(t, `"Volume":"data.volume:/data"}`, `"Volume":"data.volume:/data","ReadOnly":"true"}`)), h.obs)
+	p := plan.Build(renderStream(t, edit(t, `"Volume":"data.volume:/data"}`, `"Volume":"data.volume:/data","ReadOnly":"true"}`)), h.obs, plan.Options{})
 	for _, u := range p.Units {
 		if u.Write && len(u.Keys) == 0 {
 			t.Errorf("%s is rewritten (%s) but names no key", u.FileName, u.Effect)

@@ -81,8 +81,7 @@ func (out *Output) add(s *spec.Spec) {
 // builder accumulates a unit's lines with their origins, then produces the
 // unit.File in section order.
 type builder struct {
-	u     *Unit
-	order []string
+	u *Unit
 }
 
 func newUnit(s *spec.Spec) (*Unit, *builder) {

@@ -124,8 +124,8 @@ func TestSeenSetIsBounded(t *testing.T) {
 		t.Fatal("replay of a accepted")
 	}
 	s.add("d") // forgets a, the oldest
-	if s.len() != 3 {
-		t.Fatalf("len = %d, want 3", s.len())
+	if len(s.ids) != 3 {
+		t.Fatalf("len = %d, want 3", len(s.ids))
 	}
 	if !s.add("a") {
 		t.Fatal("a still remembered after eviction")

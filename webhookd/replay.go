@@ -36,9 +36,3 @@ func (s *seenSet) add(id string) bool {
 	s.ids[id] = struct{}{}
 	return true
 }
-
-func (s *seenSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.ids)
-}

@@ -107,9 +107,6 @@ func (d *Daemon) routes() http.Handler {
 	return r
 }
 
-// Handler is the daemon's HTTP API (for tests and embedding).
-func (d *Daemon) Handler() http.Handler { return d.router }
-
 // Start starts the deploy workers (and their poll timers).
 func (d *Daemon) Start() {
 	for _, w := range d.order {

@@ -161,7 +161,7 @@ func (f *fixture) post(path string, headers map[string]string, body []byte) (int
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, req)
+	f.d.router.ServeHTTP(rec, req)
 	var rep reply
 	json.Unmarshal(rec.Body.Bytes(), &rep)
 	return rec.Code, rep
@@ -211,7 +211,7 @@ func (f *fixture) wait(what string, ok func(RepoStatus) bool) RepoStatus {
 
 func (f *fixture) metrics() string {
 	rec := httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return rec.Body.String()
 }
 
@@ -309,7 +309,7 @@ func TestRefusedDeliveriesCauseNoGitTraffic(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/hooks/infra", io.MultiReader(bytes.NewReader(big)))
 	req.ContentLength = -1
 	rec := httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, req)
+	f.d.router.ServeHTTP(rec, req)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("chunked oversized body: %d", rec.Code)
 	}
@@ -522,7 +522,7 @@ func TestStopWaitsForTheRunningDeploy(t *testing.T) {
 func TestStatusAndHealthz(t *testing.T) {
 	f := newFixture(t, &fakeDeployer{}, "")
 	rec := httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
+	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
 	var doc struct{ Repos []RepoStatus }
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Repos) != 1 || doc.Repos[0].Name != "infra" || doc.Repos[0].Path != "hosts/web1" || doc.Repos[0].State != "idle" {
 		t.Fatalf("status: %s %v", rec.Body, err)
@@ -531,12 +531,12 @@ func TestStatusAndHealthz(t *testing.T) {
 		t.Fatal("status shows the secret")
 	}
 	rec = httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != 200 {
 		t.Fatalf("healthz: %d", rec.Code)
 	}
 	rec = httptest.NewRecorder()
-	f.d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/hooks/infra", nil))
+	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/hooks/infra", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("GET /hooks: %d", rec.Code)
 	}
@@ -566,7 +566,7 @@ func TestConcurrentDeliveriesWaitForASlot(t *testing.T) {
 		}()
 		go func() {
 			rec := httptest.NewRecorder()
-			f.d.Handler().ServeHTTP(rec, req)
+			f.d.router.ServeHTTP(rec, req)
 			codes <- rec.Code
 		}()
 	}

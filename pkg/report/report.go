@@ -82,6 +82,7 @@ func (r *Report) Sort() {
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return cmp.Compare(a.Source, b.Source) })
 }
 
+// String is the findings one per line, as `syslet validate` prints them.
 func (r Report) String() string {
 	var b strings.Builder
 	for _, f := range r.Findings {

@@ -155,18 +155,6 @@ func recipientOf(id age.Identity) string {
 // Identities returns every identity, the current host key's first.
 func (k *Keyring) Identities() []Identity { return k.ids }
 
-// Recipients lists the recipients the host can decrypt for, in the order
-// of Identities.
-func (k *Keyring) Recipients() []string {
-	var out []string
-	for _, id := range k.ids {
-		if id.Recipient != "" {
-			out = append(out, id.Recipient)
-		}
-	}
-	return out
-}
-
 // HostRecipient is the age recipient of the current SSH host key: what an
 // operator encrypts a secret for.
 func (k *Keyring) HostRecipient() (string, error) {

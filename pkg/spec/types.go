@@ -2,7 +2,6 @@ package spec
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 )
@@ -93,7 +92,7 @@ func (s *Spec) Ref() string {
 // String makes a Spec readable in test failures.
 func (s *Spec) String() string {
 	b, _ := json.Marshal(s)
-	return fmt.Sprintf("%s", b)
+	return string(b)
 }
 
 // Section is one unit section as the user wrote it, in order.

@@ -76,8 +76,10 @@ var quadletKeys = []struct {
 	{Podman{6, 0}, Volume, "UID GID"},
 }
 
-// since maps section → key → the release that introduced it.
-var since = func() map[string]map[string]Podman {
+// KeysSince maps quadlet section → key → the podman release that
+// introduced it: the key table as data, for the converter check's tests and
+// the reference docs. Read it; never change it.
+var KeysSince = func() map[string]map[string]Podman {
 	m := map[string]map[string]Podman{}
 	for _, row := range quadletKeys {
 		if m[row.section] == nil {
@@ -98,25 +100,12 @@ var since = func() map[string]map[string]Podman {
 // are not quadlet's ([Unit], [Service], [Install], X-…) are systemd's to
 // judge: every key is reported as known since OldestPodman.
 func KeySince(section, key string) (Podman, bool) {
-	ks, ok := since[section]
+	ks, ok := KeysSince[section]
 	if !ok {
 		return OldestPodman, true
 	}
 	v, ok := ks[key]
 	return v, ok
-}
-
-// QuadletKeys lists the keys podman release p accepts in a quadlet section,
-// sorted; nil for a section that is not quadlet's.
-func QuadletKeys(section string, p Podman) []string {
-	var out []string
-	for k, v := range since[section] {
-		if !p.Less(v) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Feature is a generator behaviour that hangs on a value, not a key: a

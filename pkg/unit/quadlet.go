@@ -52,6 +52,6 @@ const (
 
 // QuadletSection reports whether quadlet owns the section's keys.
 func QuadletSection(section string) bool {
-	_, ok := since[section]
+	_, ok := KeysSince[section]
 	return ok
 }

@@ -50,11 +50,6 @@ func (f *File) Add(section, key, value string) { f.Ensure(section).Add(key, valu
 // Add appends Key=Value.
 func (s *Section) Add(key, value string) { s.Entries = append(s.Entries, Entry{key, value}) }
 
-// Has reports whether key appears at least once.
-func (s *Section) Has(key string) bool {
-	return s != nil && slices.ContainsFunc(s.Entries, func(e Entry) bool { return e.Key == key })
-}
-
 // Lookup returns every value of key in section, in order.
 func (f *File) Lookup(section, key string) []string {
 	s := f.Section(section)

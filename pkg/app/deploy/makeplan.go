@@ -31,7 +31,7 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set,
 		return nil, err
 	}
 	opts.Written = writtenByUnfinished(runs)
-	p := plan.BuildWith(l.Out, obs, opts)
+	p := plan.Build(l.Out, obs, opts)
 	if !resume {
 		return p, nil
 	}

@@ -10,9 +10,7 @@ import (
 // Findings writes findings one per line and, when there are errors, how
 // many and that nothing was changed.
 func Findings(w io.Writer, rep report.Report) {
-	for _, f := range rep.Findings {
-		fmt.Fprintln(w, f.String())
-	}
+	io.WriteString(w, rep.String())
 	if n := rep.Errors(); n > 0 {
 		fmt.Fprintf(w, "%d error(s): the specs are invalid; nothing was changed\n", n)
 	}

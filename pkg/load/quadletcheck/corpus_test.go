@@ -275,7 +275,7 @@ func TestCorpusCoversKeys(t *testing.T) {
 		}
 	}
 	for _, sec := range []string{unit.Container, unit.Volume, unit.Network, unit.Build, unit.Quadlet} {
-		for _, k := range unit.QuadletKeys(sec, unit.Podman{Major: 99}) {
+		for _, k := range quadletKeys(sec, unit.Podman{Major: 99}) {
 			if !used[sec+"."+k] {
 				since, _ := unit.KeySince(sec, k)
 				t.Errorf("no corpus file uses [%s] %s (podman %s)", sec, k, since)

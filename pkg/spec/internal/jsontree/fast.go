@@ -19,7 +19,7 @@ var errSlowPath = errors.New("not on the fast path")
 // escapes or non-ASCII bytes are decoded by encoding/json itself) and
 // returns errSlowPath for anything else, so every error message still
 // comes from the token-based reader.
-func fastDecodeStream(data []byte) ([]*Node, []*DupKeyError, error) {
+func fastDecodeStream(data []byte) ([]*Node, []*DupKey, error) {
 	p := &fastParser{data: data, src: string(data)}
 	var specs []*Node
 	for {
@@ -71,7 +71,7 @@ type fastParser struct {
 	// reading a spec set allocates once for all its keys and values.
 	src  string
 	i    int
-	dups []*DupKeyError
+	dups []*DupKey
 	// slab hands out nodes from blocks rather than one allocation each:
 	// a big spec set has hundreds of thousands of values.
 	slab []Node
@@ -201,7 +201,7 @@ func (p *fastParser) object(n *Node, depth int) (*Node, error) {
 			dup = n.Get(k) != nil
 		}
 		if dup {
-			p.dups = append(p.dups, &DupKeyError{Path: v.Path(), Key: k})
+			p.dups = append(p.dups, &DupKey{Path: v.Path(), Key: k})
 		} else {
 			n.Keys = append(n.Keys, k)
 			n.Vals = append(n.Vals, v)

@@ -25,19 +25,18 @@ func (e *SyntaxError) Error() string {
 // hostile document from exhausting memory or the stack.
 const MaxDepth = 64
 
-// DupKeyError reports a key that appears twice in one object: Go's decoder
-// would silently keep the last one, which hides mistakes. Path is the JSON
-// path of the second occurrence, which is dropped from the tree.
-type DupKeyError struct{ Path, Key string }
-
-func (e *DupKeyError) Error() string { return fmt.Sprintf("duplicate key %q", e.Key) }
+// DupKey is a key that appears twice in one object: Go's decoder would
+// silently keep the last one, which hides mistakes. Path is the JSON path
+// of the second occurrence, which is dropped from the tree. The caller
+// reports it as a finding; it is not an error that stops the read.
+type DupKey struct{ Path, Key string }
 
 // DecodeStream reads every top-level value of data. Objects are specs;
 // arrays contribute their items as specs. Indexes count specs across the
 // whole source. Duplicate keys are returned as findings, not failures, so
 // the rest of the source is still checked. A stream that cannot be read
 // gives a *SyntaxError, with the values read before it.
-func DecodeStream(data []byte) (specs []*Node, dups []*DupKeyError, err error) {
+func DecodeStream(data []byte) (specs []*Node, dups []*DupKey, err error) {
 	if specs, dups, err := fastDecodeStream(data); err == nil {
 		return specs, dups, nil
 	}
@@ -46,7 +45,7 @@ func DecodeStream(data []byte) (specs []*Node, dups []*DupKeyError, err error) {
 
 // slowDecodeStream is DecodeStream on encoding/json's token reader: it
 // reads whatever fastDecodeStream leaves to it and words every error.
-func slowDecodeStream(data []byte) (specs []*Node, dups []*DupKeyError, err error) {
+func slowDecodeStream(data []byte) (specs []*Node, dups []*DupKey, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	p := &parser{dec: dec}
@@ -81,7 +80,7 @@ func slowDecodeStream(data []byte) (specs []*Node, dups []*DupKeyError, err erro
 
 type parser struct {
 	dec  *json.Decoder
-	dups []*DupKeyError
+	dups []*DupKey
 }
 
 // errTooDeep stops a document nested deeper than MaxDepth.
@@ -129,7 +128,7 @@ func (p *parser) fromToken(tok json.Token, n *Node, depth int) (*Node, error) {
 					return nil, err
 				}
 				if seen[k] {
-					p.dups = append(p.dups, &DupKeyError{Path: v.Path(), Key: k})
+					p.dups = append(p.dups, &DupKey{Path: v.Path(), Key: k})
 					continue
 				}
 				seen[k] = true
