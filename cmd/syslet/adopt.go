@@ -13,14 +13,12 @@ import (
 // contexts of .build files) on stdout; what the first apply of them would
 // still change goes to stderr. It reads only; nothing is written.
 func cmdAdopt(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("adopt", stderr)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseInterspersed(commandFlags("adopt").FlagSet, args)
 	if err == nil && len(pos) == 0 {
 		err = fmt.Errorf("%w: syslet adopt FILE… (.container, .volume, .network, .build)", errUsage)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet adopt:", err)
-		return exitError
+		return usage(stdout, stderr, "adopt", err)
 	}
 	files, err := adopt.Read(pos)
 	if err != nil {

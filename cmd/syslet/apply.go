@@ -17,7 +17,6 @@ import (
 	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/layout"
-	"github.com/syslet/syslet/pkg/spec"
 )
 
 type applyOptions struct {
@@ -26,34 +25,41 @@ type applyOptions struct {
 	output   string
 	detailed bool
 	yes      bool
+	podman   string
+}
+
+// define registers the flags of a plan or apply.
+func (o *applyOptions) define(f *flags) {
+	r, d := &o.req, &deploy.Defaults
+	f.Bool(&r.Diff, "diff", false, "print the plan and stop; nothing changes, no lock is taken")
+	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\"); an apply stores them in /etc/syslet/config.json (0600) for later plain runs")
+	f.String(&r.Root, "root", d.Root, "manage the files under `DIR` instead of / (no systemd or podman is read; only --diff)")
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one JSON document on stdout: the plan, and the result of an apply; the human plan and log go to stderr)")
+	f.Bool(&o.detailed, "detailed-exitcode", false, "with --diff: exit 3 when changes are pending")
+	f.Bool(&o.yes, "yes", false, "do not ask before applying (only asked when stdin and stderr are a terminal)")
+	f.String(&r.Source, "source", "", "record `TEXT` as the specs' origin in the run journal (default: the path)")
+	f.String(&r.Quadlet, "quadlet", d.Quadlet, "stage with the quadlet generator at `PATH`")
+	f.Duration(&r.LockTimeout, "lock-timeout", d.LockTimeout, "wait at most `D` for another apply to finish (0: for ever)")
+	f.Duration(&r.StartTimeout, "timeout", d.StartTimeout, "give a started or reloaded unit `D` to become active")
+	f.Duration(&r.PullTimeout, "pull-timeout", d.PullTimeout, "give one image pull at most `D`")
+	f.Duration(&r.StopTimeout, "stop-timeout", d.StopTimeout, "give one stop at most `D`")
+	f.Duration(&r.ReloadTimeout, "reload-timeout", d.ReloadTimeout, "give the daemon-reload at most `D`")
+	f.Duration(&r.DialTimeout, "dial-timeout", d.DialTimeout, "give connecting to systemd at most `D`")
+	f.Duration(&r.ReadTimeout, "read-timeout", d.ReadTimeout, "give reading the host's state to plan at most `D`")
+	f.String(&o.podman, "podman", "", "with --root: check the units against podman `VERSION` (default 5.4); on a host, syslet asks the host's podman for its version")
+	f.Bool(&r.AllowRemovals, "allow-removals", false, "allow a plan that removes all managed units, or more than half of them when there are more than four (refused otherwise)")
+	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")
+	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	var o applyOptions
 	r := &o.req
-	fs := newFlagSet("syslet", stderr)
-	fs.BoolVar(&r.Diff, "diff", false, "")
-	fs.BoolVar(&o.stdin, "stdin", false, "")
-	fs.StringVar(&r.Root, "root", "/", "")
-	fs.StringVar(&o.output, "output", "text", "")
-	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
-	fs.BoolVar(&o.yes, "yes", false, "")
-	fs.StringVar(&r.Quadlet, "quadlet", deploy.Defaults.Quadlet, "")
-	fs.StringVar(&r.Source, "source", "", "")
-	fs.DurationVar(&r.StartTimeout, "timeout", deploy.Defaults.StartTimeout, "")
-	fs.DurationVar(&r.PullTimeout, "pull-timeout", deploy.Defaults.PullTimeout, "")
-	fs.DurationVar(&r.StopTimeout, "stop-timeout", deploy.Defaults.StopTimeout, "")
-	fs.DurationVar(&r.ReloadTimeout, "reload-timeout", deploy.Defaults.ReloadTimeout, "")
-	fs.DurationVar(&r.DialTimeout, "dial-timeout", deploy.Defaults.DialTimeout, "")
-	fs.DurationVar(&r.ReadTimeout, "read-timeout", deploy.Defaults.ReadTimeout, "")
-	fs.DurationVar(&r.LockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "")
-	fs.Int64Var(&r.MaxInput, "max-input", spec.DefaultMaxInput, "")
-	fs.BoolVar(&r.AllowRemovals, "allow-removals", false, "")
-	fs.BoolVar(&r.Force, "force", false, "")
-	podman := fs.String("podman", "", "")
-	pos, err := parseInterspersed(fs, args)
+	f := commandFlags("")
+	o.define(f)
+	pos, err := parseInterspersed(f.FlagSet, args)
 	if err != nil {
-		return o, fmt.Errorf("%w: %v", errUsage, err)
+		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if r.Path, err = oneSource(pos, o.stdin); err != nil {
 		return o, err
@@ -70,11 +76,11 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
 	}
-	if *podman != "" {
+	if o.podman != "" {
 		if r.Root == "/" {
 			return o, fmt.Errorf("%w: --podman only applies with --root: on a host, syslet checks against the podman the host runs", errUsage)
 		}
-		if r.Podman, err = podmanFlag(*podman); err != nil {
+		if r.Podman, err = podmanFlag(o.podman); err != nil {
 			return o, err
 		}
 	}
@@ -84,8 +90,7 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseApply(args, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
-		return exitUsage
+		return usage(stdout, stderr, "", err)
 	}
 	ctx, stop, release := signals(stderr)
 	defer release()

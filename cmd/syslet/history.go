@@ -12,15 +12,31 @@ import (
 
 // cmdHistory lists recent runs from the run journal, or one run's actions.
 // It only reads, and never waits for the apply lock.
+type historyOptions struct {
+	output, root string
+	limit        int
+}
+
+func (o *historyOptions) define(f *flags) {
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
+	f.String(&o.root, "root", "/", "read the journal under `DIR` as if it were /")
+	f.Int(&o.limit, "n", 20, "show the last `N` runs (0: all)")
+}
+
 func cmdHistory(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("history", stderr)
-	output := fs.String("output", "text", "text or json")
-	root := fs.String("root", "/", "")
-	limit := fs.Int("n", 20, "")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) > 1 || (*output != "text" && *output != "json") {
-		fmt.Fprintln(stderr, "syslet history: usage: syslet history [--output text|json] [-n N] [RUN]")
-		return exitUsage
+	var o historyOptions
+	f := commandFlags("history")
+	o.define(f)
+	output, root, limit := &o.output, &o.root, &o.limit
+	pos, err := parseInterspersed(f.FlagSet, args)
+	if err == nil && len(pos) > 1 {
+		err = fmt.Errorf("%w: one RUN at most, got %s", errUsage, strings.Join(pos, " "))
+	}
+	if err == nil && *output != "text" && *output != "json" {
+		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, *output)
+	}
+	if err != nil {
+		return usage(stdout, stderr, "history", err)
 	}
 	abs, err := filepath.Abs(*root)
 	if err != nil {

@@ -47,23 +47,28 @@ type pushOptions struct {
 // positional argument is the spec PATH ("-" for stdin) and the others are
 // targets; with it every positional argument is a target, and none means
 // every host directory but common/.
+// define registers the flags of syslet push.
+func (o *pushOptions) define(f *flags) {
+	f.Bool(&o.diff, "diff", false, "plan only, on every host")
+	f.String(&o.hostsDir, "hosts-dir", "", "take each host's specs from `DIR`/<host>/ plus DIR/common/")
+	f.Int(&o.parallel, "parallel", 4, "work on `N` hosts at once")
+	f.String(&o.remoteCommand, "remote-command", "syslet", "run `CMD` on the hosts (e.g. \"sudo syslet\")")
+	f.String(&o.sshConfig, "F", "", "read ssh settings from `FILE` (default ~/.ssh/config, /etc/ssh/ssh_config)")
+	f.Each("i", "authenticate with the private key `FILE` (repeatable; IdentityFile and SSH_AUTH_SOCK are used too)", func(s string) error { o.identities = append(o.identities, s); return nil })
+	f.String(&o.knownHosts, "known-hosts", "", "check host keys against `FILE` only (default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)")
+	f.Bool(&o.acceptNew, "accept-new", false, "pin the key of a host not in known_hosts yet (never a changed key)")
+	f.Duration(&o.connectTimeout, "connect-timeout", 15*time.Second, "give connect, host key check and login at most `D`")
+	f.Duration(&o.commandTimeout, "command-timeout", 30*time.Minute, "give the remote plan or apply at most `D` (0: no limit)")
+	f.Bool(&o.allowEmpty, "allow-empty", false, "push a set with no specs (removes every removable syslet unit)")
+}
+
 func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	o := pushOptions{}
-	fs := newFlagSet("syslet push", stderr)
-	fs.BoolVar(&o.diff, "diff", false, "")
-	fs.IntVar(&o.parallel, "parallel", 4, "")
-	fs.StringVar(&o.hostsDir, "hosts-dir", "", "")
-	fs.StringVar(&o.remoteCommand, "remote-command", "syslet", "")
-	fs.StringVar(&o.knownHosts, "known-hosts", "", "")
-	fs.BoolVar(&o.acceptNew, "accept-new", false, "")
-	fs.Func("i", "", func(s string) error { o.identities = append(o.identities, s); return nil })
-	fs.StringVar(&o.sshConfig, "F", "", "")
-	fs.DurationVar(&o.connectTimeout, "connect-timeout", 15*time.Second, "")
-	fs.DurationVar(&o.commandTimeout, "command-timeout", 30*time.Minute, "")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "")
-	pos, err := parseInterspersed(fs, args)
+	f := commandFlags("push")
+	o.define(f)
+	pos, err := parseInterspersed(f.FlagSet, args)
 	if err != nil {
-		return o, fmt.Errorf("%w: %v", errUsage, err)
+		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if o.parallel < 1 {
 		return o, fmt.Errorf("%w: --parallel must be at least 1, got %d", errUsage, o.parallel)
@@ -108,8 +113,7 @@ func (o pushOptions) command() string {
 func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parsePush(args, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet push:", err)
-		return exitUsage
+		return usage(stdout, stderr, "push", err)
 	}
 	if o.hostsDir != "" && len(o.targets) == 0 {
 		if o.targets, err = hostDirs(o.hostsDir); err != nil {

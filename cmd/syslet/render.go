@@ -15,16 +15,27 @@ import (
 // cmdRender writes what a host would get — unit files, config files,
 // config directories in their versioned layout, build contexts — under
 // --out as if it were "/". It does not remove anything already there.
+type renderOptions struct {
+	out, podman string
+	maxInput    int64
+}
+
+func (o *renderOptions) define(f *flags) {
+	f.String(&o.out, "out", "", "write under `DIR` as if it were / (required; never / itself)")
+	f.String(&o.podman, "podman", unit.OldestPodman.String(), "check the units against podman `VERSION`")
+	f.Bytes(&o.maxInput, "max-input", spec.DefaultMaxInput, "refuse spec input larger than `BYTES`")
+}
+
 func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("render", stderr)
-	outDir := fs.String("out", "", "directory standing in for / (required)")
-	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
-	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	var o renderOptions
+	f := commandFlags("render")
+	o.define(f)
+	outDir, podman, maxInput := &o.out, &o.podman, &o.maxInput
+	pos, err := parseInterspersed(f.FlagSet, args)
+	var path string
+	if err == nil {
+		path, err = oneSource(pos, false)
 	}
-	path, err := oneSource(pos, false)
 	if err == nil && (path == "" || *outDir == "") {
 		err = fmt.Errorf("%w: syslet render PATH --out DIR", errUsage)
 	}
@@ -36,8 +47,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*outDir, err = outRoot(*outDir)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet render:", err)
-		return exitUsage
+		return usage(stdout, stderr, "render", err)
 	}
 	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: *maxInput})
 	if err != nil {

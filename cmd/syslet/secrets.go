@@ -11,14 +11,20 @@ import (
 // secret for. It also records the host identity in the append-only cache,
 // so a secret encrypted for this key still opens after the key is
 // replaced.
+type hostKeyOptions struct{ root string }
+
+func (o *hostKeyOptions) define(f *flags) {
+	f.String(&o.root, "root", "/", "read the host key and syslet's files under `DIR` as if it were /")
+}
+
 func cmdHostKey(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("syslet host-key", stderr)
-	root := fs.String("root", "/", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "syslet: usage: syslet host-key [--root DIR]")
-		return exitUsage
+	var o hostKeyOptions
+	f := commandFlags("host-key")
+	o.define(f)
+	if err := parseNone(f, args); err != nil {
+		return usage(stdout, stderr, "host-key", err)
 	}
-	kr, err := secrets.Load(*root)
+	kr, err := secrets.Load(o.root)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet:", err)
 		return exitError

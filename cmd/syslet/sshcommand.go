@@ -11,18 +11,25 @@ import (
 // cmdSSHCommand is the authorized_keys forced command: it runs the plan or
 // apply the client asked for in SSH_ORIGINAL_COMMAND, in this process,
 // when the policy allows it, and refuses anything else.
+type sshCommandOptions struct{ diffOnly bool }
+
+func (o *sshCommandOptions) define(f *flags) {
+	f.Bool(&o.diffOnly, "diff-only", false, "allow only the plan (syslet --diff --stdin)")
+}
+
 func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("syslet ssh-command", stderr)
-	diffOnly := fs.Bool("diff-only", false, "")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	var o sshCommandOptions
+	f := commandFlags("ssh-command")
+	o.define(f)
+	if err := f.Parse(args); err != nil {
+		return usage(stdout, stderr, "ssh-command", fmt.Errorf("%w: %w", errUsage, err))
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "syslet ssh-command: unexpected argument %q (the client's command comes from SSH_ORIGINAL_COMMAND)\n", fs.Arg(0))
+	if f.NArg() > 0 {
+		fmt.Fprintf(stderr, "syslet ssh-command: unexpected argument %q (the client's command comes from SSH_ORIGINAL_COMMAND)\n", f.Arg(0))
 		return exitUsage
 	}
 	original, present := os.LookupEnv("SSH_ORIGINAL_COMMAND")
-	argv, err := sshcommand.Policy{DiffOnly: *diffOnly}.Check(original, present)
+	argv, err := sshcommand.Policy{DiffOnly: o.diffOnly}.Check(original, present)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet ssh-command:", err)
 		return exitError

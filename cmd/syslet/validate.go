@@ -16,31 +16,40 @@ import (
 // podman, nothing read outside the given sources, nothing written. The
 // rendered units go through podman's quadlet converter in-process, for the
 // podman release --podman names (default: the oldest syslet supports).
+type validateOptions struct {
+	output, podman string
+	strict         bool
+	maxInput       int64
+}
+
+func (o *validateOptions) define(f *flags) {
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (valid, podman, and per finding source, path, rule, message, severity)")
+	f.String(&o.podman, "podman", unit.OldestPodman.String(), "check against podman `VERSION` (the oldest release syslet supports by default)")
+	f.Bool(&o.strict, "strict", false, "treat warnings as errors (for CI)")
+	f.Bytes(&o.maxInput, "max-input", spec.DefaultMaxInput, "refuse spec input larger than `BYTES`")
+}
+
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", stderr)
-	output := fs.String("output", "text", "text or json")
-	podman := fs.String("podman", unit.OldestPodman.String(), "podman release to check against")
-	strict := fs.Bool("strict", false, "treat warnings as errors")
-	maxInput := fs.Int64("max-input", spec.DefaultMaxInput, "")
-	pos, err := parseInterspersed(fs, args)
+	var o validateOptions
+	f := commandFlags("validate")
+	o.define(f)
+	pos, err := parseInterspersed(f.FlagSet, args)
+	if err == nil && o.output != "text" && o.output != "json" {
+		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
+	}
+	var path string
+	if err == nil {
+		path, err = oneSource(pos, false)
+	}
+	var release unit.Podman
+	if err == nil {
+		release, err = podmanFlag(o.podman)
+	}
 	if err != nil {
-		return exitUsage
+		return usage(stdout, stderr, "validate", err)
 	}
-	path, err := oneSource(pos, false)
-	if err != nil {
-		fmt.Fprintln(stderr, "syslet validate:", err)
-		return exitUsage
-	}
-	if *output != "text" && *output != "json" {
-		fmt.Fprintf(stderr, "syslet validate: --output must be text or json, got %q\n", *output)
-		return exitUsage
-	}
-	release, err := podmanFlag(*podman)
-	if err != nil {
-		fmt.Fprintln(stderr, "syslet validate:", err)
-		return exitUsage
-	}
-	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: *maxInput})
+	strict := &o.strict
+	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: o.maxInput})
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet validate:", err)
 		return exitError
@@ -49,7 +58,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *strict {
 		l.Report.Strict()
 	}
-	if *output == "json" {
+	if o.output == "json" {
 		res := view.Validation{Valid: !l.Report.HasErrors(), Sources: len(l.Sources), Specs: len(l.Specs), Errors: l.Report.Errors(), Podman: release.String(), Findings: l.Report.Findings}
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}

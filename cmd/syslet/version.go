@@ -45,12 +45,23 @@ func buildVersion() versionInfo {
 	return v
 }
 
+type versionOptions struct{ output string }
+
+func (o *versionOptions) define(f *flags) {
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
+}
+
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("version", stderr)
-	output := fs.String("output", "text", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*output != "text" && *output != "json") {
-		fmt.Fprintln(stderr, "syslet version: usage: syslet version [--output json]")
-		return exitUsage
+	var o versionOptions
+	f := commandFlags("version")
+	o.define(f)
+	output := &o.output
+	err := parseNone(f, args)
+	if err == nil && *output != "text" && *output != "json" {
+		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, *output)
+	}
+	if err != nil {
+		return usage(stdout, stderr, "version", err)
 	}
 	v := buildVersion()
 	if *output == "json" {

@@ -306,6 +306,6 @@ func TestCorpusFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(w) != got {
-		t.Errorf("findings differ from %s (go test ./pkg/quadletcheck -run TestCorpusFindings -update to accept):\n--- want\n%s--- got\n%s", want, w, got)
+		t.Errorf("findings differ from %s (go tool task golden to accept):\n--- want\n%s--- got\n%s", want, w, got)
 	}
 }

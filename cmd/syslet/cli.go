@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one syslet command as its --help, the overall usage, the
+// README's reference and the man pages describe it. Its flags are the ones
+// it parses: defineFlags registers them (into throw-away targets when only
+// drawn), so no default or meaning is written twice.
+type command struct {
+	name     string   // "" is the default command (plan and apply)
+	synopsis []string // argument forms after "syslet NAME"
+	summary  string   // what it does, one sentence
+	// defineFlags registers the command's flags; nil for none.
+	defineFlags func(f *flags)
+	notes       string // printed after the flags
+	examples    []string
+}
+
+// commands is every command, in the order --help lists them.
+var commands = []command{
+	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
+		summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
+		defineFlags: func(f *flags) { new(applyOptions).define(f) },
+		notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
+/var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
+shows their values in --diff.
+A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
+was not reached; a second one aborts at once. The next run resumes (see syslet history).`,
+		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin"}},
+	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
+		summary:     "check specs without touching any host, podman's quadlet converter included",
+		defineFlags: func(f *flags) { new(validateOptions).define(f) },
+		examples:    []string{"syslet validate specs/", "syslet validate --strict --output json specs/"}},
+	{name: "render", synopsis: []string{"PATH --out DIR [--podman VERSION]"},
+		summary:     "write the files a host would get under DIR",
+		defineFlags: func(f *flags) { new(renderOptions).define(f) }},
+	{name: "host-key", synopsis: []string{"[--root DIR]"},
+		summary:     "print this host's age recipient (encrypt secrets for it)",
+		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) }},
+	{name: "adopt", synopsis: []string{"FILE…"},
+		summary: "print v1 specs for hand-written quadlet files (.container, .volume, .network, .build)"},
+	{name: "push", synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
+		summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
+		defineFlags: func(f *flags) { new(pushOptions).define(f) },
+		notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
+(then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
+one forwards SIGINT to the running ones.`,
+		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
+	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
+		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
+		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) }},
+	{name: "history", synopsis: []string{"[RUN] [--output json]"},
+		summary:     "recent runs from the run journal, or one run's actions",
+		defineFlags: func(f *flags) { new(historyOptions).define(f) }},
+	{name: "version", synopsis: []string{"[--output json]"},
+		summary:     "the version, commit and build of this syslet",
+		defineFlags: func(f *flags) { new(versionOptions).define(f) }},
+	{name: "schema", summary: "print the JSON Schema of spec format v1"},
+}
+
+// exitCodes is the exit-code line of the overall usage.
+const exitCodes = `Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
+64 usage error, 70 internal error, 130 interrupted.`
+
+// lookup returns the command named name.
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// title is how a command is named in prose: "syslet push".
+func (c *command) title() string { return strings.TrimSpace("syslet " + c.name) }
+
+// flagDocs lists the command's flags as the docs show them.
+func (c *command) flagDocs() []flagDoc {
+	if c.defineFlags == nil {
+		return nil
+	}
+	f := newFlags(c.title(), io.Discard)
+	c.defineFlags(f)
+	return f.docs()
+}
+
+// writeUsage writes the overall usage: every command, then each command's
+// flags and notes, then the exit codes.
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "syslet — deploy podman quadlet units from JSON specs")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage:")
+	for i := range commands {
+		c := &commands[i]
+		forms := c.synopsis
+		if len(forms) == 0 {
+			forms = []string{""}
+		}
+		for k, form := range forms {
+			line := strings.TrimSpace(c.title() + " " + form)
+			if k > 0 {
+				fmt.Fprintf(w, "  %s\n", line)
+				continue
+			}
+			writeColumns(w, "  "+line, c.summary, 48)
+		}
+	}
+	for i := range commands {
+		c := &commands[i]
+		docs := c.flagDocs()
+		if len(docs) == 0 {
+			continue
+		}
+		name := c.name
+		if name == "" {
+			name = "apply / --diff"
+		}
+		fmt.Fprintf(w, "\nFlags for %s:\n", name)
+		writeFlags(w, docs)
+		if c.notes != "" {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, c.notes)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, exitCodes)
+}
+
+// writeHelp writes one command's help: its forms, what it does, its
+// flags, notes and examples.
+func writeHelp(w io.Writer, c *command) {
+	fmt.Fprintln(w, "Usage:")
+	forms := c.synopsis
+	if len(forms) == 0 {
+		forms = []string{""}
+	}
+	for _, form := range forms {
+		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(c.title()+" "+form))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, wrap(c.summary, 96, ""))
+	if docs := c.flagDocs(); len(docs) > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		writeFlags(w, docs)
+	}
+	if c.notes != "" {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, c.notes)
+	}
+	if len(c.examples) > 0 {
+		fmt.Fprintln(w, "\nExamples:")
+		for _, e := range c.examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+func writeFlags(w io.Writer, docs []flagDoc) {
+	for _, d := range docs {
+		help := d.Help
+		if d.Default != "" {
+			help += " (default " + d.Default + ")"
+		}
+		writeColumns(w, "  "+d.Spelling(), help, 25)
+	}
+}
+
+// writeColumns writes left padded to col and right wrapped beside it; a
+// left part too wide for the column gets the right part on its next line.
+func writeColumns(w io.Writer, left, right string, col int) {
+	indent := strings.Repeat(" ", col)
+	if right == "" {
+		fmt.Fprintln(w, left)
+		return
+	}
+	if len([]rune(left)) >= col-1 {
+		fmt.Fprintln(w, left)
+		fmt.Fprintln(w, indent+wrap(right, 100-col, indent))
+		return
+	}
+	fmt.Fprintln(w, left+strings.Repeat(" ", col-len([]rune(left)))+wrap(right, 100-col, indent))
+}
+
+// wrap breaks s into lines of at most width characters, joined with a
+// newline and indent.
+func wrap(s string, width int, indent string) string {
+	var lines []string
+	var line string
+	for _, word := range strings.Fields(s) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	lines = append(lines, line)
+	return strings.Join(lines, "\n"+indent)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The README's command-line reference is generated from the flag
+// definitions (writeReference); this test fails when the two differ, and
+// `go tool task golden` (-update) rewrites the README's part.
+const (
+	refBegin = "<!-- cli-reference: generated from cmd/syslet's flag definitions by `go tool task golden`; do not edit -->\n"
+	refEnd   = "<!-- end of cli-reference -->\n"
+)
+
+func TestReadmeReferenceIsGenerated(t *testing.T) {
+	path := filepath.Join("..", "..", "README.md")
+	readme, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(readme, []byte(refBegin)), bytes.Index(readme, []byte(refEnd))
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no cli-reference markers")
+	}
+	var b strings.Builder
+	writeReference(&b)
+	got := b.String()
+	have := string(readme[i+len(refBegin) : j])
+	if *update {
+		out := append(append(append([]byte{}, readme[:i+len(refBegin)]...), got...), readme[j:]...)
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if have != got {
+		t.Errorf("README.md's command-line reference is out of date (go tool task golden rewrites it):\n--- want\n%s--- have\n%s", got, have)
+	}
+}
+
+// TestUsageNamesEveryFlag: the overall usage lists every flag of every
+// command with its default, since both come from the same definitions.
+func TestUsageNamesEveryFlag(t *testing.T) {
+	var b strings.Builder
+	writeUsage(&b)
+	usage := strings.Join(strings.Fields(b.String()), " ") // wrapping aside
+	for i := range commands {
+		for _, d := range commands[i].flagDocs() {
+			if !strings.Contains(usage, " "+d.Spelling()+" ") {
+				t.Errorf("usage misses %s of %q", d.Spelling(), commands[i].title())
+			}
+			if d.Default != "" && !strings.Contains(usage, "(default "+d.Default+")") {
+				t.Errorf("usage misses the default of %s: %s", d.Spelling(), d.Default)
+			}
+		}
+	}
+}
