@@ -24,4 +24,9 @@
 // by hand is held as drift unless forced, and an unmarked unit that means
 // what its spec says is taken over (drift.go); the content of files
 // others may not read is never put in a diff (redact.go).
+//
+// Layer: plan. It may import render and ground packages (never a host
+// adapter, executor, pkg/load or pkg/app; purity_test.go and
+// pkg/layers_test.go hold it to that). How a plan reads to people is
+// pkg/app/view's; the plan keeps its value, its JSON form and its counts.
 package plan

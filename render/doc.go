@@ -6,4 +6,7 @@
 // Check runs the post-render validation: rules that can only be judged on
 // rendered units, such as references between units and mount destinations
 // that collide once syslet's own config mounts are added.
+//
+// Layer: render. It may import ground packages only (never a host
+// adapter, plan, executor, pkg/load or pkg/app).
 package render

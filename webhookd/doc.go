@@ -21,4 +21,7 @@
 // It does not render, plan or apply anything itself: the [Deployer] (in cmd/webhookd, the same
 // apply entry point the syslet CLI uses, under the host's apply lock) does that, so a deploy from a
 // push and a deploy from a shell are the same code path and land in the same run journal.
+//
+// Layer: webhookd. It may import ground packages only: it knows the
+// apply only as its Deployer.
 package webhookd

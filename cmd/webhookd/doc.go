@@ -3,4 +3,7 @@
 // point as the syslet CLI), tells systemd when it is ready (Type=notify)
 // and pings its watchdog, and on SIGTERM lets a running deploy finish
 // before it exits. See examples/systemd/webhookd.service and README.md.
+//
+// Layer: cmd. It wires webhookd to pkg/app/deploy and imports nothing
+// else of syslet's pipeline.
 package main

@@ -45,4 +45,6 @@
 //
 // The harness needs root, and a machine whose PID 1 is not systemd (it drives cgroupfs itself).
 // Where it cannot run, Build and Start fail with the reason; they never skip.
+//
+// Layer: integration (test support). It imports nothing from syslet.
 package testhost

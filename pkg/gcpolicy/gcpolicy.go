@@ -1,14 +1,3 @@
-// Package gcpolicy is how the syslet command sets Go's garbage collector.
-//
-// A syslet run is a short process whose heap is, almost entirely, what it
-// is working on: the spec set, its rendering, the host's files and units,
-// all live until the plan is made. With Go's default (a collection each
-// time the heap doubles) a big spec set is collected several times while
-// none of it is garbage yet; collecting when the heap has grown five-fold
-// instead cuts that work by about a fifth of the pipeline's time
-// (BENCHMARKS.md), and a soft memory limit keeps a very large set from
-// growing far beyond what it needs. The daemon (webhookd) keeps Go's
-// defaults: it lives long and runs many applies.
 package gcpolicy
 
 import (

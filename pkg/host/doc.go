@@ -5,4 +5,6 @@
 // It holds no interfaces and performs no I/O. Each consumer (plan, executor,
 // the staging step) declares the small interface it needs in its own package,
 // in terms of these types; the adapters under pkg/host/... implement them.
+//
+// Layer: ground. It imports only the standard library.
 package host

@@ -6,4 +6,10 @@
 // It is pure (strings in, strings out) so that render and plan, which must
 // not touch the host, and the fsroot adapter, which does, share one
 // definition of each path instead of two that could drift apart.
+//
+// It also names syslet's own files (state.go): the stored specs, the
+// settings, the run journal, the identity cache, the lock, webhookd's
+// configuration and state, all as host paths placed under a root by Under.
+//
+// Layer: ground. It imports only the standard library.
 package layout

@@ -21,4 +21,8 @@
 // Loading and validating the specs is not done here: the caller validates
 // them with the same code as a local apply and hands over only valid
 // streams, so nothing invalid ever reaches a connection.
+//
+// Layer: ground (pkg/). It imports only the standard library, outside
+// libraries and other ground packages; never render, plan, executor,
+// pkg/load or pkg/app.
 package push

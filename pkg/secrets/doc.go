@@ -20,4 +20,7 @@
 //
 // Every path is resolved under a root directory ("/" on a host), so tests
 // work in a scratch directory.
+//
+// Layer: ground. It takes its own Sealed type from the caller and so
+// imports nothing of the pipeline (render, plan, executor), nor pkg/app.
 package secrets

@@ -8,4 +8,8 @@
 // Output is deterministic: the same Options give the same bytes. It is
 // pure (no I/O) and imports nothing from syslet, so a generated set is
 // ordinary input that syslet must validate like any other.
+//
+// Layer: ground (pkg/). It imports only the standard library, outside
+// libraries and other ground packages; never render, plan, executor,
+// pkg/load or pkg/app.
 package specgen

@@ -11,4 +11,8 @@
 // The package is pure: it reads no environment and runs nothing. The caller
 // passes SSH_ORIGINAL_COMMAND in and runs the returned arguments in-process,
 // so no shell ever sees the client's string.
+//
+// Layer: ground (pkg/). It imports only the standard library, outside
+// libraries and other ground packages; never render, plan, executor,
+// pkg/load or pkg/app.
 package sshcommand

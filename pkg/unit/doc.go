@@ -13,4 +13,12 @@
 // one table of data — which podman release introduced each key of the
 // quadlet sections (KeySince, Podman) and which values older generators
 // read differently (Features), but nothing about specs or hosts.
+//
+// SameMeaning and WithoutMetadata (semantic.go) are the one home of
+// "what a unit means without syslet's marker and Description", for the
+// plan (metadata-only changes, takeover) and adopt alike.
+//
+// Layer: ground (pkg/). It imports only the standard library, outside
+// libraries and other ground packages; never render, plan, executor,
+// pkg/load or pkg/app.
 package unit

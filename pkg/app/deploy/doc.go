@@ -10,4 +10,9 @@
 // It is the composition root for the host: the live adapters (systemd over
 // D-Bus, podman over its REST socket, the quadlet generator) are built
 // here, so both programs use the same ones.
+//
+// Layer: app, the top of pkg/. It may import executor, plan, pkg/load,
+// render, the host adapters (pkg/host/...) and ground packages; it must
+// not import cmd or webhookd. It is the only package that builds the live
+// adapters (OpenLive); tests hand it in-memory ones through Request.Host.
 package deploy

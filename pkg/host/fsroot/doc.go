@@ -18,4 +18,8 @@
 // through one "..data" link to a numbered version directory; a new version
 // becomes visible with a single rename(2) of "..data". The names of that
 // layout are pkg/layout's, shared with the planner that reads it back.
+//
+// Layer: adapter (a ground package only pkg/app may import). It imports
+// pkg/host and pkg/layout; never plan, render or executor, whose
+// interfaces it implements.
 package fsroot

@@ -10,4 +10,8 @@
 // Absence is answered by the Exists calls (false, not an error) and is
 // success for every Remove call; any other podman error is returned. Secret
 // data is sent to podman and nowhere else: it never appears in errors.
+//
+// Layer: adapter (a ground package only pkg/app may import). It imports
+// pkg/host and podman's bindings; never plan, render or executor, whose
+// interfaces it implements.
 package podman

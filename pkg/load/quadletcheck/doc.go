@@ -19,4 +19,7 @@
 // changes its output, never its verdict). The host's own generator and
 // systemd-analyze verify remain the last word at staging. The package is
 // kept out of render because podman's converter imports os.
+//
+// Layer: load (the middle, with pkg/load, which runs it). It may import
+// render and ground packages, never plan, executor or pkg/app.
 package quadletcheck
