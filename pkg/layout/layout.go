@@ -51,7 +51,7 @@ func IsQuadletFile(name string) bool {
 
 // Service is the systemd service quadlet generates for a unit file name:
 // x.container → x.service, x.volume → x-volume.service, and so on; x.kube,
-// like x.container, runs as x.service. pkg/quadletcheck's tests hold this
+// like x.container, runs as x.service. pkg/load/quadletcheck's tests hold this
 // to podman's own GetUnitServiceName for every type.
 func Service(unitFile string) string {
 	ext := path.Ext(unitFile)

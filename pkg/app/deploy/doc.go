@@ -1,6 +1,6 @@
 // Package deploy is the one apply entry point: read and validate specs,
 // check the rendered units with podman's quadlet converter for the podman
-// the host runs (pkg/quadletcheck; the release comes from podman's API),
+// the host runs (pkg/load; the release comes from podman's API),
 // take the host's apply lock, observe the host, plan (carrying forward what
 // an interrupted run left undone), stage, print the plan, execute it with
 // a run journal, and summarise. `syslet`, `syslet --diff`, `syslet
