@@ -413,8 +413,12 @@ func (h *fakeHost) file(t *testing.T, p string) string {
 	return string(b)
 }
 
-func (h *fakeHost) exists(p string) bool {
-	_, err := os.Lstat(layout.Under(h.root, p))
+func (h *fakeHost) exists(p string) bool { return existsUnder(h.root, p) }
+
+// existsUnder reports whether host path p exists under root, without
+// following a final symlink.
+func existsUnder(root, p string) bool {
+	_, err := os.Lstat(layout.Under(root, p))
 	return err == nil
 }
 
