@@ -122,4 +122,15 @@ func TestMigrateFromEarlierSyslet(t *testing.T) {
 	if second.Code != 0 || !strings.Contains(second.Stdout, "No changes detected.") {
 		t.Errorf("second plan is not empty (exit %d):\n%s", second.Code, second.Stdout)
 	}
+
+	// The README's way to keep another restart policy: a drop-in, which
+	// comes after syslet's line and which syslet leaves alone.
+	must(t, h.WriteFile("/etc/containers/systemd/legacy-cache.container.d/restart.conf", []byte("[Service]\nRestart=on-failure\n"), 0o644))
+	h.MustRun(t, "systemctl daemon-reload")
+	if got := strings.TrimSpace(h.MustRun(t, "systemctl show -p Restart --value legacy-cache.service")); got != "on-failure" {
+		t.Errorf("with the drop-in, legacy-cache.service has Restart=%s", got)
+	}
+	if d := syslet(h, "--diff", "--detailed-exitcode", "/root/earlier"); d.Code != 0 {
+		t.Errorf("a drop-in of the operator's is not left alone (exit %d):\n%s", d.Code, d.Stdout)
+	}
 }
