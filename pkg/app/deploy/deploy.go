@@ -140,6 +140,9 @@ var (
 
 // hostless reports whether the run has no running system: a tree of
 // files only (--root), no systemd, no podman.
+// errNoHost refuses an apply to a tree without a running system.
+var errNoHost = errors.New("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
+
 func (req *Request) hostless() bool { return req.Root != "/" && req.Host == nil }
 
 func (req *Request) defaults() {
@@ -195,6 +198,11 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return out, err
 	}
 
+	if req.hostless() && !req.Diff {
+		// Without a running system there is nothing to apply to; refused
+		// before anything is read, stored or journalled under the tree.
+		return fail(errNoHost)
+	}
 	l, err := load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput})
 	if err != nil {
 		return fail(err)
@@ -403,5 +411,5 @@ func printKept(w io.Writer, dir string) {
 
 // printPlan writes the plan for people, with what it was made against.
 func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
-	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root}, p)
+	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root, NoHost: req.hostless()}, p)
 }
