@@ -35,7 +35,7 @@ func TestMigrateEarlierHost(t *testing.T) {
 	}
 	var doc struct {
 		Findings []struct{ Path, Rule, Severity string } `json:"findings"`
-		Plan     planJSON                                 `json:"plan"`
+		Plan     planJSON                                `json:"plan"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, stdout)
