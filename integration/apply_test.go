@@ -482,8 +482,11 @@ func TestStagingRejects(t *testing.T) {
 	kept := regexp.MustCompile(`the staged units are kept in (/tmp/syslet-stage-[0-9]+) `).FindStringSubmatch(r.Stderr)
 	if kept == nil {
 		t.Errorf("the kept staging directory is not named:\n%s", r.Stderr)
-	} else if got := h.MustRun(t, "stat -c %a "+kept[1]+" && grep -c RestartSec=sometimes "+kept[1]+"/units/web.container"); got != "700\n1\n" {
-		t.Errorf("kept staging directory: %q", got)
+	} else {
+		t.Logf("staging failure: %s", r.Stderr)
+		if got := h.MustRun(t, "stat -c %a "+kept[1]+" && grep -c RestartSec=sometimes "+kept[1]+"/units/web.container"); got != "700\n1\n" {
+			t.Errorf("kept staging directory %s: %q, want mode 700 and the staged web.container", kept[1], got)
+		}
 	}
 	// A unit someone else broke before does not block syslet. One whose
 	// conversion depends on what syslet changes (it joins web's network
