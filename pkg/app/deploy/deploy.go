@@ -80,6 +80,9 @@ type Request struct {
 	AllowRemovals bool
 	// Force overwrites managed files edited by hand (plan drift).
 	Force bool
+	// KeepStage keeps the staging directory of a staging that passed too
+	// and prints its path; a failed staging's is always kept.
+	KeepStage bool
 
 	// AfterStep is a test hook run after each step that had actions,
 	// with the step's number (1–9).
@@ -116,6 +119,9 @@ type Outcome struct {
 	Result   *executor.Result `json:"result,omitempty"`
 	Summary  string           `json:"summary"`
 	Error    string           `json:"error,omitempty"`
+	// StageDir is the staging directory kept for inspection (a failed
+	// staging, or --keep-stage).
+	StageDir string `json:"stageDir,omitempty"`
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -282,16 +288,20 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = view.PlanSummary(p)
-	if err := h.stage(ctx, p, l.Out, req.Stderr); err != nil {
+	kept, err := h.stage(ctx, p, l.Out, req.Stderr)
+	out.StageDir = kept
+	if err != nil {
 		printPlan(human, &req, l, p)
 		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
 		fmt.Fprintln(req.Stderr, err)
+		printKept(req.Stderr, kept)
 		if !req.Diff {
 			record(jr, runID, &req, l, p, runlog.ResultRefused)
 		}
 		return fail(fmt.Errorf("%w: %w", ErrStaging, err))
 	}
 	printPlan(human, &req, l, p)
+	printKept(req.Stderr, kept)
 	printSecretValues(human, &req, p, opened)
 	if !p.Appliable() {
 		if !req.Diff {
@@ -390,6 +400,13 @@ func storeStdin(root string, l *load.Set) error {
 		return fmt.Errorf("storing specs from stdin: %w", err)
 	}
 	return nil
+}
+
+// printKept says where the staging directory was kept, and what it holds.
+func printKept(w io.Writer, dir string) {
+	if dir != "" {
+		fmt.Fprintf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
+	}
 }
 
 // printPlan writes the plan for people, with what it was made against.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
 )
@@ -59,6 +60,7 @@ type fakeHost struct {
 	// stager
 	stageWarnings []string
 	stageErr      error
+	stageKept     string     // the staging directory the stager says it kept
 	staged        [][]string // the verify list of each Check
 }
 
@@ -331,19 +333,19 @@ func (p fakePodman) Version(context.Context) (string, error) {
 
 // stager
 
-func (s fakeStager) Check(_ context.Context, future, _ map[string][]byte, verify []string) ([]string, error) {
+func (s fakeStager) Check(_ context.Context, future, _ map[string][]byte, verify []string) (stage.Result, error) {
 	if err := s.call("stage"); err != nil {
-		return nil, err
+		return stage.Result{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range verify {
 		if _, ok := future[v]; !ok {
-			return nil, fmt.Errorf("fake stager: %s verified but not in the future set", v)
+			return stage.Result{}, fmt.Errorf("fake stager: %s verified but not in the future set", v)
 		}
 	}
 	s.staged = append(s.staged, slices.Clone(verify))
-	return s.stageWarnings, s.stageErr
+	return stage.Result{Warnings: s.stageWarnings, Kept: s.stageKept}, s.stageErr
 }
 
 // syncBuffer is a bytes.Buffer safe for the goroutines of a run (the lock
