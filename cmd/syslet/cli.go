@@ -53,6 +53,12 @@ one forwards SIGINT to the running ones.`,
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
 		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
 		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) }},
+	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
+		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
+		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
+		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
+what it therefore cannot restore is said. Exit codes as an apply's.`,
+		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) }},
@@ -60,11 +66,14 @@ one forwards SIGINT to the running ones.`,
 		summary:     "the version, commit and build of this syslet",
 		defineFlags: func(f *flags) { new(versionOptions).define(f) }},
 	{name: "schema", summary: "print the JSON Schema of spec format v1"},
+	{name: "help", synopsis: []string{"[COMMAND] [--format text|markdown]"},
+		summary: "this usage, one command's help, or (--format markdown) the whole command-line reference"},
 }
 
 // exitCodes is the exit-code line of the overall usage.
 const exitCodes = `Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
-64 usage error, 70 internal error, 130 interrupted.`
+4 rolled back (a started container failed the health gate; the last good generation runs again),
+5 rollback failed, 64 usage error, 70 internal error, 130 interrupted.`
 
 // lookup returns the command named name.
 func lookup(name string) *command {
@@ -204,4 +213,38 @@ func wrap(s string, width int, indent string) string {
 	}
 	lines = append(lines, line)
 	return strings.Join(lines, "\n"+indent)
+}
+
+// cmdHelp is `syslet help [COMMAND] [--format text|markdown]`: the overall
+// usage or one command's help, or the whole command-line reference in
+// Markdown (what the README's reference is made of).
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	format := "text"
+	var name string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--format" && i+1 < len(args):
+			format = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--format="):
+			format = strings.TrimPrefix(a, "--format=")
+		case lookup(a) != nil && name == "":
+			name = a
+		default:
+			fmt.Fprintf(stderr, "syslet help: unknown command or argument %q\nsee 'syslet --help'\n", a)
+			return exitUsage
+		}
+	}
+	switch {
+	case format == "markdown" && name == "":
+		writeReference(stdout)
+	case format == "text" && name != "":
+		writeHelp(stdout, lookup(name))
+	case format == "text":
+		writeUsage(stdout)
+	default:
+		fmt.Fprintf(stderr, "syslet help: --format is text, or markdown for the whole reference; got %q\nsee 'syslet --help'\n", format)
+		return exitUsage
+	}
+	return exitOK
 }

@@ -69,10 +69,13 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = view.PlanSummary(p)
-	if err := r.h.stage(ctx, p, l.Out, req.Stderr); err != nil {
+	kept, err := r.h.stage(ctx, p, l.Out, req.Stderr)
+	out.StageDir = kept
+	if err != nil {
 		printPlan(r.human, req, l, p)
 		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
 		fmt.Fprintln(req.Stderr, err)
+		printKept(req.Stderr, kept)
 		if !req.Diff {
 			r.record(runID, l, p, rs, runlog.ResultRefused)
 		}
@@ -82,6 +85,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		view.RollbackHeader(r.human, rs.gen.Run, rs.of)
 	}
 	printPlan(r.human, req, l, p)
+	printKept(req.Stderr, kept)
 	printSecretValues(r.human, req, p, opened)
 	if !p.Appliable() {
 		if !req.Diff {
@@ -262,13 +266,17 @@ func (r *runner) intent(runID string, l *load.Set, p *plan.Plan, rs *restore) ru
 
 // remember records the run as the host's newest generation: the input it
 // applied and the image each container runs now. A run that changed
-// nothing for the input of the newest generation adds none.
+// nothing adds one only to a host that has none yet: the newest one still
+// describes the host (its input may differ only in form), and a converged
+// run must not wake podman.
 func (r *runner) remember(ctx context.Context, runID string, l *load.Set, p *plan.Plan) {
 	if r.h.live == nil {
 		return
 	}
-	if latest, _ := r.gens.Latest(); latest != nil && latest.InputDigest == l.Digest() && p.Empty() {
-		return
+	if p.Empty() {
+		if latest, err := r.gens.Latest(); err != nil || latest != nil {
+			return
+		}
 	}
 	cs, err := r.h.live.Podman.Containers(ctx)
 	if err != nil {

@@ -82,6 +82,9 @@ type Request struct {
 	AllowRemovals bool
 	// Force overwrites managed files edited by hand (plan drift).
 	Force bool
+	// KeepStage keeps the staging directory of a staging that passed too
+	// and prints its path; a failed staging's is always kept.
+	KeepStage bool
 
 	// Soak is how long the containers a run started must stay up for the
 	// health gate to pass (zero: they must only be up).
@@ -157,6 +160,9 @@ type Outcome struct {
 	Rollback *RollbackReport `json:"rollback,omitempty"`
 	Summary  string          `json:"summary"`
 	Error    string          `json:"error,omitempty"`
+	// StageDir is the staging directory kept for inspection (a failed
+	// staging, or --keep-stage).
+	StageDir string `json:"stageDir,omitempty"`
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -344,6 +350,13 @@ func storeStdin(root string, stream []byte) error {
 		return fmt.Errorf("storing the specs for later plain runs: %w", err)
 	}
 	return nil
+}
+
+// printKept says where the staging directory was kept, and what it holds.
+func printKept(w io.Writer, dir string) {
+	if dir != "" {
+		fmt.Fprintf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
+	}
 }
 
 // printPlan writes the plan for people, with what it was made against.

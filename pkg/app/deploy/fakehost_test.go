@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
 )
@@ -47,6 +48,16 @@ type fakeHost struct {
 	closed   int
 	// blockStates makes UnitStates wait for its context (a hung systemd).
 	blockStates bool
+	// starts counts each unit's starts (its InvocationID); crashing makes
+	// a service fail after it started, as a container whose entrypoint
+	// exits at once does under Restart=always: each read of its health
+	// finds it restarted once more.
+	starts   map[string]int
+	crashing map[string]bool
+	// unhealthy containers fail their health check; imageOf is the image
+	// ID a container runs (Containers), default "id-" + its service.
+	unhealthy map[string]bool
+	imageOf   map[string]string
 
 	// podman
 	images       map[string]bool
@@ -59,6 +70,7 @@ type fakeHost struct {
 	// stager
 	stageWarnings []string
 	stageErr      error
+	stageKept     string     // the staging directory the stager says it kept
 	staged        [][]string // the verify list of each Check
 }
 
@@ -90,6 +102,10 @@ func newHost(t *testing.T) *fakeHost {
 		secrets:    map[string]host.Secret{},
 		secretData: map[string][]byte{},
 		version:    "5.4.2",
+		starts:     map[string]int{},
+		crashing:   map[string]bool{},
+		unhealthy:  map[string]bool{},
+		imageOf:    map[string]string{},
 	}
 }
 
@@ -227,6 +243,7 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 			return &host.JobError{Unit: n, Op: "start", Result: "unit not loaded"}
 		}
 		s.started[n] = time.Now()
+		s.starts[n]++
 		s.active[n] = !bytes.Contains(file, []byte("Type=oneshot"))
 	case host.JobReload:
 		if !s.active[n] {
@@ -234,6 +251,34 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 		}
 	}
 	return nil
+}
+
+func (s fakeSystemd) Health(_ context.Context, names []string) (map[string]host.UnitHealth, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]host.UnitHealth{}
+	for _, n := range names {
+		if _, ok := s.loaded[n]; !ok {
+			continue
+		}
+		h := host.UnitHealth{ActiveState: "inactive", SubState: "dead", Result: "success", ExecMainCode: 1,
+			InvocationID: fmt.Sprintf("inv-%s-%d", n, s.starts[n])}
+		if s.active[n] {
+			h.ActiveState, h.SubState = "active", "running"
+		}
+		if s.crashing[n] && s.active[n] {
+			// Each look finds it restarted once more by Restart=.
+			s.starts[n]++
+			h.NRestarts = uint32(s.starts[n] - 1)
+			h.InvocationID = fmt.Sprintf("inv-%s-%d", n, s.starts[n])
+			h.ActiveState, h.SubState, h.Result, h.ExecMainStatus = "activating", "auto-restart", "exit-code", 1
+			if h.NRestarts > 5 {
+				h.ActiveState, h.SubState = "failed", "failed"
+			}
+		}
+		out[n] = h
+	}
+	return out, nil
 }
 
 func (s fakeSystemd) LastLog(_ context.Context, name string, n int) ([]string, error) {
@@ -322,6 +367,33 @@ func (p fakePodman) RemoveSecret(_ context.Context, name string) error {
 	return nil
 }
 
+func (p fakePodman) Containers(context.Context) (map[string]host.Container, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]host.Container{}
+	for svc, up := range p.active {
+		name := strings.TrimSuffix(svc, ".service")
+		if !up || strings.Contains(name, "-") && (strings.HasSuffix(name, "-volume") || strings.HasSuffix(name, "-network") || strings.HasSuffix(name, "-build")) {
+			continue
+		}
+		id := p.imageOf[name]
+		if id == "" {
+			id = "id-" + name
+		}
+		out[name] = host.Container{Name: name, ImageID: id, Image: "image-of-" + name, State: "running"}
+	}
+	return out, nil
+}
+
+func (p fakePodman) ContainerHealth(_ context.Context, name string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unhealthy[name] {
+		return "unhealthy", nil
+	}
+	return "healthy", nil
+}
+
 func (p fakePodman) Version(context.Context) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -331,19 +403,19 @@ func (p fakePodman) Version(context.Context) (string, error) {
 
 // stager
 
-func (s fakeStager) Check(_ context.Context, future, _ map[string][]byte, verify []string) ([]string, error) {
+func (s fakeStager) Check(_ context.Context, future, _ map[string][]byte, verify []string) (stage.Result, error) {
 	if err := s.call("stage"); err != nil {
-		return nil, err
+		return stage.Result{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range verify {
 		if _, ok := future[v]; !ok {
-			return nil, fmt.Errorf("fake stager: %s verified but not in the future set", v)
+			return stage.Result{}, fmt.Errorf("fake stager: %s verified but not in the future set", v)
 		}
 	}
 	s.staged = append(s.staged, slices.Clone(verify))
-	return s.stageWarnings, s.stageErr
+	return stage.Result{Warnings: s.stageWarnings, Kept: s.stageKept}, s.stageErr
 }
 
 // syncBuffer is a bytes.Buffer safe for the goroutines of a run (the lock

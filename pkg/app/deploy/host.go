@@ -65,13 +65,17 @@ func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *load.Set) (
 	if h.live != nil || release == (unit.Podman{}) {
 		release = unit.OldestPodman
 	}
-	rep := l.Converter(release)
+	convert := l.Converter
+	if h.live != nil {
+		convert = l.HostConverter
+	}
+	rep := convert(release)
 	if h.live != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Rule == spec.RuleNewerPodman }) {
 		var err error
 		if release, err = h.podmanRelease(ctx); err != nil {
 			return release, fmt.Errorf("the specs use keys newer than podman %s, so syslet asks the host's podman for its release: %w", unit.OldestPodman, err)
 		}
-		rep = l.Converter(release)
+		rep = convert(release)
 	}
 	l.Report.Merge(rep)
 	l.Report.Sort()
@@ -144,9 +148,11 @@ func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]
 // systemd-analyze verify, when the plan writes unit files: the services
 // of the units it writes are verified. Messages name the spec each unit
 // file comes from. Without a running system there is no generator to ask.
-func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
+// kept is the staging directory left for inspection (a failed staging,
+// or Request.KeepStage), "" when none was kept.
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) (kept string, err error) {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
-		return nil
+		return "", nil
 	}
 	var changed []string
 	for _, a := range p.Actions {
@@ -154,8 +160,8 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			changed = append(changed, a.Unit)
 		}
 	}
-	warnings, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
-	for _, w := range warnings {
+	res, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
+	for _, w := range res.Warnings {
 		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
 	}
 	var se *stage.Error
@@ -164,7 +170,7 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			se.Output[i] = attribute(m, out)
 		}
 	}
-	return err
+	return res.Kept, err
 }
 
 // attribute appends the spec a message's unit file comes from.

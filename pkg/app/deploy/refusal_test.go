@@ -22,6 +22,7 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 			h := newHost(t)
 			h.stageErr = &stage.Error{Tool: "quadlet", Output: []string{"web.container: unsupported key 'Foo' in group 'Container'"}}
 			h.stageWarnings = []string{"api.service: Unknown key name 'X-Bar' in section 'Service', ignoring."}
+			h.stageKept = "/tmp/syslet-stage-123"
 			specs := writeSpecs(t, stack)
 			req := h.request(specs)
 			req.Diff = diff
@@ -40,6 +41,10 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, "staging failed, nothing was changed") || !strings.Contains(r.stdout, "Steps, in the order they run:") {
 				t.Errorf("the plan and the refusal must both be shown:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+			// The kept staging directory is named, for troubleshooting.
+			if !strings.Contains(r.stderr, "syslet: the staged units are kept in /tmp/syslet-stage-123 (0700;") || r.out.StageDir != "/tmp/syslet-stage-123" {
+				t.Errorf("kept staging directory: outcome %q, stderr:\n%s", r.out.StageDir, r.stderr)
 			}
 			if got := h.Calls(); !slices.Equal(got, []string{"stage"}) {
 				t.Errorf("host calls %q, want only staging", got)

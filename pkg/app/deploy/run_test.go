@@ -120,7 +120,7 @@ func TestFirstApplyThenConverged(t *testing.T) {
 	if got := h.Calls(); len(got) != 0 {
 		t.Errorf("converged host was asked %q", got)
 	}
-	if !r.out.Plan.Empty() || r.out.Pending() || r.out.Result != nil || r.out.Summary != "No changes. The host matches the specs." {
+	if !r.out.Plan.Empty() || r.out.Pending() || r.out.Result != nil || r.out.Summary != "No changes detected. The host matches the specs." {
 		t.Errorf("second run: plan %d actions, summary %q", len(r.out.Plan.Actions), r.out.Summary)
 	}
 	last := h.last(t)
