@@ -48,16 +48,18 @@ type fakeHost struct {
 	closed   int
 	// blockStates makes UnitStates wait for its context (a hung systemd).
 	blockStates bool
-	// starts counts each unit's starts (its InvocationID); crashing makes
-	// a service fail after it started, as a container whose entrypoint
-	// exits at once does under Restart=always: each read of its health
-	// finds it restarted once more.
-	starts   map[string]int
-	crashing map[string]bool
-	// unhealthy containers fail their health check; imageOf is the image
-	// ID a container runs (Containers), default "id-" + its service.
-	unhealthy map[string]bool
-	imageOf   map[string]string
+	// starts counts each unit's starts (its InvocationID); crashOn makes
+	// a service fail after it started when the unit it was loaded from
+	// holds that text (an image that exits at once), as such a container
+	// does under Restart=always: each read of its health finds it
+	// restarted once more.
+	starts  map[string]int
+	crashOn map[string]string
+	// unhealthyOn makes a container fail its health check when its
+	// service was loaded from a unit holding that text; imageOf is the
+	// image ID a container runs (Containers), default "id-" + its name.
+	unhealthyOn map[string]string
+	imageOf     map[string]string
 
 	// podman
 	images       map[string]bool
@@ -92,20 +94,20 @@ type (
 func newHost(t *testing.T) *fakeHost {
 	t.Helper()
 	return &fakeHost{
-		root:       t.TempDir(),
-		fail:       map[string]error{},
-		loaded:     map[string][]byte{},
-		active:     map[string]bool{},
-		started:    map[string]time.Time{},
-		logs:       map[string][]string{},
-		images:     map[string]bool{},
-		secrets:    map[string]host.Secret{},
-		secretData: map[string][]byte{},
-		version:    "5.4.2",
-		starts:     map[string]int{},
-		crashing:   map[string]bool{},
-		unhealthy:  map[string]bool{},
-		imageOf:    map[string]string{},
+		root:        t.TempDir(),
+		fail:        map[string]error{},
+		loaded:      map[string][]byte{},
+		active:      map[string]bool{},
+		started:     map[string]time.Time{},
+		logs:        map[string][]string{},
+		images:      map[string]bool{},
+		secrets:     map[string]host.Secret{},
+		secretData:  map[string][]byte{},
+		version:     "5.4.2",
+		starts:      map[string]int{},
+		crashOn:     map[string]string{},
+		unhealthyOn: map[string]string{},
+		imageOf:     map[string]string{},
 	}
 }
 
@@ -266,7 +268,7 @@ func (s fakeSystemd) Health(_ context.Context, names []string) (map[string]host.
 		if s.active[n] {
 			h.ActiveState, h.SubState = "active", "running"
 		}
-		if s.crashing[n] && s.active[n] {
+		if c := s.crashOn[n]; c != "" && s.active[n] && bytes.Contains(s.loaded[n], []byte(c)) {
 			// Each look finds it restarted once more by Restart=.
 			s.starts[n]++
 			h.NRestarts = uint32(s.starts[n] - 1)
@@ -320,6 +322,10 @@ func (p fakePodman) Secrets(context.Context) ([]host.Secret, error) {
 func (p fakePodman) ImageExists(_ context.Context, ref string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if strings.HasPrefix(ref, "sha256:") || strings.HasPrefix(ref, "id-") {
+		// An image ID a container ran: podman keeps it.
+		return true, nil
+	}
 	return p.images[ref], nil
 }
 
@@ -388,7 +394,7 @@ func (p fakePodman) Containers(context.Context) (map[string]host.Container, erro
 func (p fakePodman) ContainerHealth(_ context.Context, name string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.unhealthy[name] {
+	if c := p.unhealthyOn[name]; c != "" && bytes.Contains(p.loaded[name+".service"], []byte(c)) {
 		return "unhealthy", nil
 	}
 	return "healthy", nil

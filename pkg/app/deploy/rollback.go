@@ -177,7 +177,7 @@ func containerImages(l *load.Set, cs map[string]host.Container) map[string]gener
 		if u.Kind != spec.Container {
 			continue
 		}
-		if c, ok := cs[u.Resource]; ok && c.ImageID != "" {
+		if c, ok := cs[u.Name]; ok && c.ImageID != "" { // syslet names the container after its spec
 			out[u.FileName] = generation.Image{ID: c.ImageID, Name: c.Image}
 		}
 	}

@@ -81,7 +81,7 @@ func Gated(res *executor.Result, out *render.Output) []Unit {
 		seen[u.Service] = true
 		_, hc := u.File.Last(unit.Container, unit.KeyHealthCmd)
 		notify, _ := u.File.Last(unit.Container, unit.KeyNotify)
-		units = append(units, Unit{service: u.Service, container: u.Resource, oneshot: u.State == spec.Oneshot,
+		units = append(units, Unit{service: u.Service, container: u.Name, oneshot: u.State == spec.Oneshot,
 			health: hc && notify != "healthy"})
 	}
 	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.service, b.service) })
