@@ -48,7 +48,9 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 		defineFlags: func(f *flags) { new(pushOptions).define(f) },
 		notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
-one forwards SIGINT to the running ones.`,
+one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
+when a container fails it, rolls back to its last good generation (its syslet's defaults:
+--rollback=auto, --soak 5s); the table then says "rolled back" for that host.`,
 		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
 		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
