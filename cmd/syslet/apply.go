@@ -208,20 +208,25 @@ func confirm(in io.Reader, w io.Writer) bool {
 }
 
 // testPauseEnv names the step after which an apply pauses until it is
-// signalled or killed. Only the integration tests set it: they kill syslet
-// at every step to prove the next run resumes exactly.
+// signalled or killed: "N", or "rollback:N" to pause only in the rollback
+// after a failed health gate. Only the integration tests set it: they kill
+// syslet there to prove the next run resumes exactly.
 const testPauseEnv = "SYSLET_TEST_PAUSE_AFTER_STEP"
 
-func testPause(stop <-chan struct{}, stderr io.Writer) func(step int) {
-	n, err := strconv.Atoi(os.Getenv(testPauseEnv))
+func testPause(stop <-chan struct{}, stderr io.Writer) func(step int, pass string) {
+	want, spec := deploy.PassApply, os.Getenv(testPauseEnv)
+	if s, ok := strings.CutPrefix(spec, deploy.PassRollback+":"); ok {
+		want, spec = deploy.PassRollback, s
+	}
+	n, err := strconv.Atoi(spec)
 	if err != nil || n <= 0 {
 		return nil
 	}
-	return func(s int) {
-		if s != n {
+	return func(s int, pass string) {
+		if s != n || pass != want {
 			return
 		}
-		fmt.Fprintf(stderr, "syslet: test pause after step %d (pid %d)\n", n, os.Getpid())
+		fmt.Fprintf(stderr, "syslet: test pause after step %d of the %s (pid %d)\n", n, pass, os.Getpid())
 		_ = os.WriteFile(layout.TestPauseFile(n), []byte(strconv.Itoa(os.Getpid())), 0o644)
 		select {
 		case <-stop:

@@ -132,7 +132,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 			return fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
-	res, err := r.execute(ctx, run, runID, p)
+	res, err := r.execute(ctx, run, runID, p, rs)
 	out.Result = res
 	if res != nil {
 		out.Summary = view.ResultLine(res)
@@ -205,7 +205,7 @@ func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore
 }
 
 // execute runs the plan with the journal as its recorder.
-func (r *runner) execute(ctx context.Context, run *runlog.Run, runID string, p *plan.Plan) (*executor.Result, error) {
+func (r *runner) execute(ctx context.Context, run *runlog.Run, runID string, p *plan.Plan, rs *restore) (*executor.Result, error) {
 	req := r.req
 	eh, err := r.h.executor()
 	if err != nil {
@@ -218,7 +218,11 @@ func (r *runner) execute(ctx context.Context, run *runlog.Run, runID string, p *
 		Recorder: recorder{run},
 	}
 	if req.AfterStep != nil {
-		opts.AfterStep = func(s plan.Step) { req.AfterStep(int(s)) }
+		pass := PassApply
+		if rs != nil && rs.of != "" {
+			pass = PassRollback
+		}
+		opts.AfterStep = func(s plan.Step) { req.AfterStep(int(s), pass) }
 	}
 	if view.IsTerminal(req.Stderr) {
 		opts.Progress = req.Stderr

@@ -99,8 +99,9 @@ type Request struct {
 	KeepGenerations int
 
 	// AfterStep is a test hook run after each step that had actions,
-	// with the step's number (1–9).
-	AfterStep func(step int)
+	// with the step's number (1–9) and the pass: PassApply, or
+	// PassRollback in the rollback after a failed health gate.
+	AfterStep func(step int, pass string)
 }
 
 // Defaults are the values syslet's and webhookd's flags start from. A
@@ -122,6 +123,12 @@ var Defaults = Request{
 	Rollback:        RollbackAuto,
 	KeepGenerations: generation.DefaultKeep,
 }
+
+// The passes of one run, as AfterStep hears them.
+const (
+	PassApply    = "apply"
+	PassRollback = "rollback"
+)
 
 // RollbackPolicy is what a failed health gate does.
 type RollbackPolicy string

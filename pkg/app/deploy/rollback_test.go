@@ -184,13 +184,9 @@ func TestKilledRollbackIsFinished(t *testing.T) {
 	req := h.request(writeSpecs(t, bad))
 	stop := make(chan struct{})
 	req.Stop = stop
-	runsSeen := 0
-	req.AfterStep = func(step int) {
-		// Stop the rollback (the second run of this Run) after step 4.
-		if step == 9 {
-			runsSeen++
-		}
-		if step == 4 && runsSeen == 1 {
+	req.AfterStep = func(step int, pass string) {
+		// Stop the rollback, not the run it rolls back, after step 4.
+		if step == 4 && pass == PassRollback {
 			close(stop)
 		}
 	}
