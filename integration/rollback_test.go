@@ -173,7 +173,7 @@ func TestRollbackOnBadChanges(t *testing.T) {
 
 	t.Run("image exits at once", func(t *testing.T) {
 		r.t = t
-		bad := r.brokenImage("web:exits", "echo 'web: cannot start'; exit 3")
+		bad := r.brokenImage("web:exits", "echo web-cannot-start; exit 3")
 		r.writeStack(webSpec{image: bad, conf: good.conf})
 		res := r.syslet("--soak", "3s", rbDir)
 		r.rolledBack(res, "exit status 3", "marker-v1", goodImage, otherInv)
@@ -181,7 +181,7 @@ func TestRollbackOnBadChanges(t *testing.T) {
 	})
 	t.Run("crash loop under Restart=always", func(t *testing.T) {
 		r.t = t
-		bad := r.brokenImage("web:crashes", "sleep 1; echo 'web: crashed'; exit 4")
+		bad := r.brokenImage("web:crashes", "sleep 1; echo web-crashed; exit 4")
 		r.writeStack(webSpec{image: bad, conf: good.conf})
 		r.rolledBack(r.syslet("--soak", "4s", rbDir), "soak window", "marker-v1", goodImage, otherInv)
 		checkOldPlansNothing()
@@ -194,7 +194,7 @@ func TestRollbackOnBadChanges(t *testing.T) {
 	})
 	t.Run("config file breaks the app", func(t *testing.T) {
 		r.t = t
-		r.writeStack(webSpec{image: good.image, conf: "echo 'web: bad config'; exit 5\n"})
+		r.writeStack(webSpec{image: good.image, conf: "echo web-bad-config; exit 5\n"})
 		r.rolledBack(r.syslet("--soak", "3s", rbDir), "exit status 5", "marker-v1", goodImage, otherInv)
 		if got := strings.TrimSpace(r.MustRun(t, "podman exec web cat /etc/app.conf")); got != "MODE=ok" {
 			t.Errorf("web's config file after the rollback: %q, want the old MODE=ok", got)
@@ -215,7 +215,7 @@ func TestRollbackOnBadChanges(t *testing.T) {
 		movingImage := r.imageID("web")
 		// The tag moves to an image that exits; a change restarts web, which
 		// pulls it.
-		r.brokenImage("web:moving", "echo 'web: moved tag is broken'; exit 7")
+		r.brokenImage("web:moving", "echo web-moved-tag-is-broken; exit 7")
 		moving.conf = "MODE=moved\n"
 		r.writeStack(moving)
 		res := r.syslet("--soak", "3s", rbDir)

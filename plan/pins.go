@@ -30,6 +30,12 @@ func (b *builder) pin(u *render.Unit, uc *UnitChange) bool {
 			return false
 		}
 		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Content: data, Mode: 0o644, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
+		if had, ours := render.ParsePin(cur.Data); installed && ours && had.ImageID == want.ImageID {
+			// Pinned to the same image by an earlier rollback: the file
+			// says another run, the container runs the same.
+			uc.Reasons = append(uc.Reasons, "rollback: keeps running image "+shortID(want.ImageID)+", as in run "+want.Run)
+			return false
+		}
 		uc.Reasons = append(uc.Reasons, "rollback: runs image "+shortID(want.ImageID)+" again, as in run "+want.Run)
 		return true
 	}

@@ -57,7 +57,7 @@ type fakeHost struct {
 	crashOn map[string]string
 	// unhealthyOn makes a container fail its health check when its
 	// service was loaded from a unit holding that text; imageOf is the
-	// image ID a container runs (Containers), default "id-" + its name.
+	// image ID a container runs (Containers) by "name@image".
 	unhealthyOn map[string]string
 	imageOf     map[string]string
 
@@ -382,9 +382,17 @@ func (p fakePodman) Containers(context.Context) (map[string]host.Container, erro
 		if !up || strings.Contains(name, "-") && (strings.HasSuffix(name, "-volume") || strings.HasSuffix(name, "-network") || strings.HasSuffix(name, "-build")) {
 			continue
 		}
-		id := p.imageOf[name]
+		// The image a container runs follows the Image= it was loaded
+		// with: imageOf["web@registry.example/web:1"] names its ID.
+		ref := ""
+		for _, l := range strings.Split(string(p.loaded[svc]), "\n") {
+			if v, ok := strings.CutPrefix(l, "Image="); ok {
+				ref = v
+			}
+		}
+		id := p.imageOf[name+"@"+ref]
 		if id == "" {
-			id = "id-" + name
+			id = "id-" + name + "-" + strings.NewReplacer("/", "_", ":", "_").Replace(ref)
 		}
 		out[name] = host.Container{Name: name, ImageID: id, Image: "image-of-" + name, State: "running"}
 	}

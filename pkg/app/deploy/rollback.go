@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
@@ -135,13 +137,25 @@ func (r *runner) pickGeneration(which string) (*generation.Generation, error) {
 	return gens[current-1], nil
 }
 
-// pins are the images a generation's containers ran, by unit file name,
-// for those whose image podman still has.
+// pins are the images a generation's containers ran, by unit file name:
+// for each container that runs another image now (a container the failed
+// run did not touch runs the same and is left alone: pinning it would
+// restart it), and whose image podman still has.
 func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[string]render.Pin {
 	pins := map[string]render.Pin{}
 	digest := load.Bytes("generation", gen.Input).Digest()
+	var now map[string]host.Container
+	if r.h.live != nil {
+		var err error
+		if now, err = r.h.live.Podman.Containers(ctx); err != nil {
+			fmt.Fprintln(r.req.Stderr, "syslet: warning: pinning every container of the generation:", err)
+		}
+	}
 	for file, im := range gen.Images {
 		if im.ID == "" {
+			continue
+		}
+		if c, ok := now[strings.TrimSuffix(file, ".container")]; ok && c.ImageID == im.ID && !r.pinned(file) {
 			continue
 		}
 		if r.h.live != nil {
@@ -231,4 +245,12 @@ func (g gateHost) LastLog(ctx context.Context, name string, n int) ([]string, er
 
 func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, error) {
 	return g.live.Podman.ContainerHealth(ctx, name)
+}
+
+// pinned reports whether a container carries a rollback pin now: it is
+// then pinned again (to this generation's image), not left with the pin
+// of another rollback.
+func (r *runner) pinned(file string) bool {
+	_, err := os.Lstat(layout.Under(r.req.Root, layout.PinPath(file)))
+	return err == nil
 }

@@ -22,7 +22,7 @@ var (
 // records a generation with the image each container runs.
 func TestGateRecordsAGeneration(t *testing.T) {
 	h := newHost(t)
-	h.imageOf["web"] = "sha256:web1"
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
 	r := h.apply(t, writeSpecs(t, good))
 	if r.out.Gate == nil || !r.out.Gate.Passed() || len(r.out.Gate.Units) != 3 {
 		t.Fatalf("gate = %+v", r.out.Gate)
@@ -44,7 +44,7 @@ func TestGateRecordsAGeneration(t *testing.T) {
 // image it ran, its unit file exactly the old specs'.
 func TestCrashLoopRollsBack(t *testing.T) {
 	h := newHost(t)
-	h.imageOf["web"] = "sha256:web1"
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
 	first := h.apply(t, writeSpecs(t, good))
 	oldUnit := h.file(t, layout.UnitPath("web.container"))
 
@@ -145,9 +145,9 @@ func TestUnhealthyAndOneshot(t *testing.T) {
 // nothing.
 func TestRollbackByHand(t *testing.T) {
 	h := newHost(t)
-	h.imageOf["web"] = "sha256:web1"
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
 	first := h.apply(t, writeSpecs(t, good))
-	h.imageOf["web"] = "sha256:web3"
+	h.imageOf["web@registry.example/web:3"] = "sha256:web3"
 	h.apply(t, writeSpecs(t, strings.Replace(stack, "web:1", "web:3", 1)))
 
 	req := h.request("")
@@ -178,7 +178,7 @@ func TestRollbackByHand(t *testing.T) {
 // the units is finished by the next plain run, pins and all.
 func TestKilledRollbackIsFinished(t *testing.T) {
 	h := newHost(t)
-	h.imageOf["web"] = "sha256:web1"
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
 	h.apply(t, writeSpecs(t, good))
 	h.crashOn["web.service"] = "web:2"
 	req := h.request(writeSpecs(t, bad))
