@@ -14,6 +14,7 @@ import (
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -137,6 +138,23 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	if res != nil {
 		out.Summary = view.ResultLine(res)
 	}
+	if g := failedStarts(res, l); err != nil && g != nil && r.h.live != nil {
+		// Containers that did not even start are a failed gate too: the
+		// run got as far as starting them, so the host is what the
+		// rollback can return from.
+		r.lastGate = g
+		if rs == nil {
+			out.Gate = g
+		}
+		view.Gate(r.human, g)
+		if jerr := r.end(run, res, runlog.ResultFailed, g); jerr != nil {
+			fmt.Fprintln(req.Stderr, "syslet: warning:", jerr)
+		}
+		if rs != nil {
+			return fmt.Errorf("%w: %s: %w", ErrRollbackFailed, failures(g), err)
+		}
+		return r.afterFailedGate(ctx, runID, res, g, err)
+	}
 	if err != nil {
 		result := runlog.ResultFailed
 		if res != nil && res.Interrupted {
@@ -176,7 +194,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	if rs != nil {
 		return fmt.Errorf("%w: %s", ErrRollbackFailed, failures(g))
 	}
-	return r.afterFailedGate(ctx, runID, res, g)
+	return r.afterFailedGate(ctx, runID, res, g, nil)
 }
 
 // resultOf is a run's result, a rollback's being rolled-back when it
@@ -292,4 +310,28 @@ func (r *runner) remember(ctx context.Context, runID string, l *load.Set, p *pla
 	if err := r.gens.Record(g); err != nil {
 		fmt.Fprintln(r.req.Stderr, "syslet: warning:", err)
 	}
+}
+
+// failedStarts turns a run whose only failures are the starts or reloads
+// of containers (step 9: everything before it landed) into a failed
+// health gate; nil for any other failure.
+func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
+	if res == nil || res.Interrupted || len(res.Failed) == 0 || len(res.NotReached) > 0 {
+		return nil
+	}
+	containers := map[string]bool{}
+	for _, u := range l.Out.Units {
+		if u.Kind == spec.Container {
+			containers[u.FileName] = true
+		}
+	}
+	g := &gate.Report{}
+	for _, f := range res.Failed {
+		if (f.Action.Op != plan.OpStart && f.Action.Op != plan.OpReload) || !containers[f.Action.Unit] {
+			return nil
+		}
+		g.Units = append(g.Units, f.Action.Target)
+		g.Failures = append(g.Failures, gate.Failure{Service: f.Action.Target, Reason: "did not " + string(f.Action.Op) + ": " + f.Error, Log: f.Log})
+	}
+	return g
 }

@@ -55,6 +55,8 @@ type fakeHost struct {
 	// restarted once more.
 	starts  map[string]int
 	crashOn map[string]string
+	// failStartOn makes a start fail when the unit holds that text.
+	failStartOn map[string]string
 	// unhealthyOn makes a container fail its health check when its
 	// service was loaded from a unit holding that text; imageOf is the
 	// image ID a container runs (Containers) by "name@image".
@@ -106,6 +108,7 @@ func newHost(t *testing.T) *fakeHost {
 		version:     "5.4.2",
 		starts:      map[string]int{},
 		crashOn:     map[string]string{},
+		failStartOn: map[string]string{},
 		unhealthyOn: map[string]string{},
 		imageOf:     map[string]string{},
 	}
@@ -243,6 +246,9 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 	case host.JobStart:
 		if !ok {
 			return &host.JobError{Unit: n, Op: "start", Result: "unit not loaded"}
+		}
+		if c := s.failStartOn[n]; c != "" && bytes.Contains(file, []byte(c)) {
+			return &host.JobError{Unit: n, Op: "start", Result: "failed"}
 		}
 		s.started[n] = time.Now()
 		s.starts[n]++

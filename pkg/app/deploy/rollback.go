@@ -48,13 +48,22 @@ type RollbackReport struct {
 // afterFailedGate decides what a failed health gate leads to: a rollback
 // to the newest kept generation, unless the policy forbids it or there is
 // none to return to.
-func (r *runner) afterFailedGate(ctx context.Context, failed string, res *executor.Result, g *gate.Report) error {
+func (r *runner) afterFailedGate(ctx context.Context, failed string, res *executor.Result, g *gate.Report, cause error) error {
 	req, out := r.req, r.out
 	why := failures(g)
 	out.Summary = "failed the health gate: " + why
+	// The error wraps the executor's, when starts failed, for callers
+	// that branch on executor.ErrFailed.
+	gateErr := func(format string, args ...any) error {
+		err := fmt.Errorf("%w: "+format, append([]any{ErrGate}, args...)...)
+		if cause != nil {
+			return fmt.Errorf("%w (%w)", err, cause)
+		}
+		return err
+	}
 	if req.Rollback == RollbackNever {
 		fmt.Fprintln(r.human, "\nNot rolling back (--rollback=never): the host stays as this run left it.")
-		return fmt.Errorf("%w: %s", ErrGate, why)
+		return gateErr("%s", why)
 	}
 	gen, err := r.gens.Latest()
 	if err != nil || gen == nil {
@@ -62,7 +71,7 @@ func (r *runner) afterFailedGate(ctx context.Context, failed string, res *execut
 		if err != nil {
 			fmt.Fprintln(req.Stderr, "syslet: warning:", err)
 		}
-		return fmt.Errorf("%w: %s (no earlier generation to roll back to)", ErrGate, why)
+		return gateErr("%s (no earlier generation to roll back to)", why)
 	}
 	rep := &RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed}
 	out.Rollback = rep

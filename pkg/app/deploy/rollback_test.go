@@ -127,6 +127,21 @@ func TestGateWithoutRollback(t *testing.T) {
 	})
 }
 
+// TestFailedStartRollsBack: a container that does not even start is a
+// failed gate too, and rolled back.
+func TestFailedStartRollsBack(t *testing.T) {
+	h := newHost(t)
+	h.apply(t, writeSpecs(t, good))
+	h.failStartOn["web.service"] = "web:2"
+	r := h.run(t, h.request(writeSpecs(t, bad)))
+	if !errors.Is(r.err, ErrRolledBack) || r.out.Gate == nil || !strings.Contains(r.out.Gate.Failures[0].Reason, "did not start") {
+		t.Fatalf("err %v gate %+v\n%s", r.err, r.out.Gate, r.stdout)
+	}
+	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:1") {
+		t.Errorf("web.container not back at web:1")
+	}
+}
+
 // TestUnhealthyAndOneshot: a health check that reports unhealthy, and a
 // oneshot that exits non-zero, fail the gate.
 func TestUnhealthyAndOneshot(t *testing.T) {
