@@ -42,8 +42,15 @@ func rollbackHost(t *testing.T) *rbHost {
 // before anything else (exit at once, crash after a while).
 func (r *rbHost) brokenImage(ref, script string) string {
 	r.t.Helper()
+	return buildBrokenImage(r.t, r.Host, ref, script)
+}
+
+// buildBrokenImage builds localhost:5000/REF from web:v1 with an
+// entrypoint that runs script (no single quotes in it), and pushes it.
+func buildBrokenImage(t *testing.T, h *testhost.Host, ref, script string) string {
+	t.Helper()
 	ep, _ := json.Marshal([]string{"/bin/sh", "-c", script, "--"})
-	r.MustRun(r.t, fmt.Sprintf(`d=$(mktemp -d) && printf 'FROM localhost:5000/web:v1\nENTRYPOINT %s\n' > $d/Containerfile &&
+	h.MustRun(t, fmt.Sprintf(`d=$(mktemp -d) && printf 'FROM localhost:5000/web:v1\nENTRYPOINT %s\n' > $d/Containerfile &&
 podman build -q --tls-verify=false -t localhost:5000/%s $d >/dev/null && podman push -q --tls-verify=false localhost:5000/%s && podman rmi -f localhost:5000/%s >/dev/null`,
 		string(ep), ref, ref, ref))
 	return "localhost:5000/" + ref
