@@ -226,6 +226,9 @@ func upYet(u Unit, h host.UnitHealth) (why string, up bool) {
 // when it came up.
 func stillUp(u Unit, was, now host.UnitHealth, soak time.Duration) string {
 	switch {
+	case now.NRestarts > was.NRestarts && now.Up():
+		// Back up already: what it exited with went with that process.
+		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts)
 	case now.NRestarts > was.NRestarts:
 		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts, ended(now))
 	case now.InvocationID != was.InvocationID:
