@@ -28,6 +28,9 @@ const (
 	DefaultStateDir   = layout.WebhookdState
 	DefaultBranch     = "main"
 
+	// DefaultSoak is how long the containers a deploy started must stay
+	// up before it counts as done (syslet's own default).
+	DefaultSoak = 5 * time.Second
 	// MinPoll keeps a poll timer from hammering a forge.
 	MinPoll = 5 * time.Second
 	// minSecretLen refuses secrets short enough to guess.
@@ -42,7 +45,13 @@ type Config struct {
 	Listen   string     `yaml:"listen"`
 	TLS      *TLSConfig `yaml:"tls"`
 	StateDir string     `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
-	Repos    []Repo     `yaml:"repos"`
+	// Rollback is what a deploy does when a container it started fails
+	// the health gate: "auto" (the default) restores the last good
+	// generation, "never" leaves the host as the deploy left it. Soak is
+	// how long started containers must stay up (default DefaultSoak).
+	Rollback string        `yaml:"rollback"`
+	Soak     time.Duration `yaml:"soak"`
+	Repos    []Repo        `yaml:"repos"`
 }
 
 // TLSConfig makes the listener serve HTTPS.
@@ -154,6 +163,19 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
+	}
+	switch c.Rollback {
+	case "":
+		c.Rollback = "auto"
+	case "auto", "never":
+	default:
+		add("rollback", "must be auto or never, got %q", c.Rollback)
+	}
+	switch {
+	case c.Soak == 0:
+		c.Soak = DefaultSoak
+	case c.Soak < 0:
+		add("soak", "must not be negative, got %s", c.Soak)
 	}
 	if !path.IsAbs(c.StateDir) {
 		add("stateDir", "must be an absolute path, got %q", c.StateDir)

@@ -48,11 +48,19 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 		defineFlags: func(f *flags) { new(pushOptions).define(f) },
 		notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
-one forwards SIGINT to the running ones.`,
+one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
+when a container fails it, rolls back to its last good generation (its syslet's defaults:
+--rollback=auto, --soak 5s); the table then says "rolled back" for that host.`,
 		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
 		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
 		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) }},
+	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
+		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
+		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
+		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
+what it therefore cannot restore is said. Exit codes as an apply's.`,
+		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) }},
@@ -66,7 +74,8 @@ one forwards SIGINT to the running ones.`,
 
 // exitCodes is the exit-code line of the overall usage.
 const exitCodes = `Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
-64 usage error, 70 internal error, 130 interrupted.`
+4 rolled back (a started container failed the health gate; the last good generation runs again),
+5 rollback failed, 64 usage error, 70 internal error, 130 interrupted.`
 
 // lookup returns the command named name.
 func lookup(name string) *command {
