@@ -106,12 +106,12 @@ func (r *rbHost) invocation(unit string) string {
 // history is `syslet history --output json`.
 func (r *rbHost) history() []struct {
 	Run, Result, Rollback, RollbackOf, Error string
-	Generation                              bool
+	Generation                               bool
 } {
 	r.t.Helper()
 	var runs []struct {
 		Run, Result, Rollback, RollbackOf, Error string
-		Generation                              bool
+		Generation                               bool
 	}
 	out := r.MustRun(r.t, "syslet history -n 0 --output json")
 	must(r.t, json.Unmarshal([]byte(out), &runs))
@@ -262,7 +262,9 @@ func TestRollbackOfSecretsVolumesAndKills(t *testing.T) {
 	r := rollbackHost(t)
 	rcpt := strings.TrimSpace(r.MustRun(t, "syslet host-key"))
 	goodTok, badTok := "good-"+randomValue("tok"), "bad-"+randomValue("tok")
-	secret := func(tok string) string { return string(secretSpec(t, "app", sopsEncryptFor(t, "token: "+tok+"\n", rcpt))) }
+	secret := func(tok string) string {
+		return string(secretSpec(t, "app", sopsEncryptFor(t, "token: "+tok+"\n", rcpt)))
+	}
 	scratch := `{"apiVersion":"v1","type":"volume","name":"scratch","reclaimPolicy":"Delete","unit":{}}`
 	good := webSpec{image: "localhost:5000/web:v1", conf: "MODE=ok\n", secrets: map[string]string{"app-token": "type=env,target=TOKEN"}}
 	goodSecret := secret(goodTok)

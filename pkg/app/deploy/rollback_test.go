@@ -84,7 +84,7 @@ func TestCrashLoopRollsBack(t *testing.T) {
 		t.Fatalf("journal: %v", summarize(runs))
 	}
 	// A fresh plan of the old specs is empty: the pin stays with them.
-		dr := h.request(writeSpecs(t, good))
+	dr := h.request(writeSpecs(t, good))
 	dr.Diff = true
 	if d := h.run(t, dr); d.err != nil || !d.out.Plan.Empty() {
 		t.Fatalf("--diff of the old specs: %v\n%s", d.err, d.stdout)
@@ -214,7 +214,7 @@ func TestKilledRollbackIsFinished(t *testing.T) {
 		t.Fatalf("last run %s rollback %q", last.Result(), last.Intent.Rollback)
 	}
 	// The next plain run applies the stored generation and finishes it.
-		r2 := h.run(t, h.request(""))
+	r2 := h.run(t, h.request(""))
 	if r2.err != nil {
 		t.Fatalf("plain run: %v\n%s\n%s", r2.err, r2.stdout, r2.stderr)
 	}
