@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/syslet/syslet/pkg/digest"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
@@ -110,10 +109,10 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		if !ok || cur.Link != "" || cur.Mode.IsDir() {
 			continue // missing: nothing to protect
 		}
-		if d, ok := desired[p]; ok && bytes.Equal(d, cur.Data) {
+		if d, ok := desired[p]; ok && cur.Holds(d) {
 			continue // what the specs say (every file of a converged host), edited or not
 		}
-		sum := digest.Of(cur.Data)
+		sum := cur.Digest()
 		if sum.Tagged() == rec[p] {
 			continue // syslet's own content
 		}
@@ -167,10 +166,10 @@ func (b *builder) dirEdits(iu *installedUnit, desired []render.Dir) []edit {
 			wantBy[f.Name] = f.Content
 		}
 		for name, f := range cur {
-			if d, ok := wantBy[name]; ok && bytes.Equal(d, f.Data) {
+			if d, ok := wantBy[name]; ok && f.Holds(d) {
 				continue // the specs say what the file says
 			}
-			if render.Digest(f.Data) == rec[name] { // rec[name] is "" for an added file
+			if f.Digest().Tagged() == rec[name] { // rec[name] is "" for an added file
 				continue
 			}
 			out = append(out, edit{path: dir + "/" + name, cur: f, kind: configDirFile})
@@ -188,7 +187,7 @@ func sameContent(cur map[string]host.File, want []render.DirFile) bool {
 		return false
 	}
 	for _, f := range want {
-		if c, ok := cur[f.Name]; !ok || !bytes.Equal(c.Data, f.Content) {
+		if c, ok := cur[f.Name]; !ok || !c.Holds(f.Content) {
 			return false
 		}
 	}
@@ -206,8 +205,9 @@ func (b *builder) readlink(p string) (string, bool) {
 // change for it.
 func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want []byte) bool {
 	desired := map[string][]byte{}
+	modes := map[string]uint32{}
 	for _, f := range b.ownFiles[u.FileName] {
-		desired[f.Path] = f.Content
+		desired[f.Path], modes[f.Path] = f.Content, f.Mode
 	}
 	dirs := b.ownDirs[u.FileName]
 	edited := append(b.edits(iu, want, desired), b.dirEdits(iu, dirs)...)
@@ -216,7 +216,7 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	}
 	for _, d := range dirs { // for the diffs of edited config-dir files
 		for _, f := range d.Files {
-			desired[d.Path+"/"+f.Name] = f.Content
+			desired[d.Path+"/"+f.Name], modes[d.Path+"/"+f.Name] = f.Content, f.Mode
 		}
 	}
 	if b.opts.Force {
@@ -225,7 +225,7 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	}
 	st := b.state(u.Service, iu)
 	uc.State, uc.Before = st, beforeState(st)
-	b.drift(iu, uc, edited, want, desired)
+	b.drift(iu, uc, edited, want, desired, modes)
 	b.p.Future[u.FileName] = iu.data
 	return true
 }
@@ -240,7 +240,7 @@ func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
 	if len(edited) == 0 {
 		return false
 	}
-	b.drift(iu, uc, edited, nil, nil)
+	b.drift(iu, uc, edited, nil, nil, nil)
 	return true
 }
 
@@ -252,19 +252,28 @@ func editPaths(es []edit) string {
 	return strings.Join(ps, ", ")
 }
 
-func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want []byte, desired map[string][]byte) {
+// drift records a unit held back for hand edits, with the diff of what an
+// apply would put back: each side with its own mode (the host's file as it
+// is, the spec's content with the spec's mode), so a private file made
+// world-readable by hand, or replaced by a FIFO, still hides what the
+// spec says it holds.
+func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want []byte, desired map[string][]byte, modes map[string]uint32) {
 	uc.Effect = EffectDrift
 	uc.After = uc.Before
 	uc.Reasons = []string{"edited by hand since syslet wrote it (" + editPaths(edited) + "); kept: --force replaces it"}
 	for _, e := range edited {
 		if e.path == iu.path {
-			uc.Diff = unifiedDiff(e.path, iu.data, want)
+			uc.Diff = iu.diff(want)
 			continue
 		}
 		mode := uint32(e.cur.Mode.Perm())
 		d, ok := desired[e.path]
+		newMode := mode
+		if ok {
+			newMode = modes[e.path]
+		}
 		b.p.Files = append(b.p.Files, FileChange{Path: e.path, Op: "!", Kind: e.kind, Owner: iu.fileName,
-			OldMode: mode, NewMode: mode, Diff: fileDiff(e.path, mode, e.cur.Data, true, mode, d, ok)})
+			OldMode: mode, NewMode: newMode, Diff: fileDiff(e.path, e.cur, true, newMode, d, ok)})
 	}
 	b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", editPaths(edited))})
 }

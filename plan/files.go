@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,7 +19,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 	rank := kindRank(u.Kind)
 	for _, f := range b.ownFiles[u.FileName] {
 		cur, exists := b.obs.Files[f.Path]
-		if exists && cur.Link == "" && !cur.Mode.IsDir() && bytes.Equal(cur.Data, f.Content) && uint32(cur.Mode.Perm()) == f.Mode {
+		if exists && cur.Link == "" && cur.Mode.IsRegular() && cur.Holds(f.Content) && uint32(cur.Mode.Perm()) == f.Mode {
 			continue
 		}
 		fc := FileChange{Path: f.Path, Op: "+", Kind: f.Kind, Owner: u.FileName, NewMode: f.Mode}
@@ -28,13 +27,13 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 		if exists {
 			fc.Op, fc.OldMode = "~", uint32(cur.Mode.Perm())
 			reason = "content changed"
-			if bytes.Equal(cur.Data, f.Content) {
+			if cur.Mode.IsRegular() && cur.Holds(f.Content) {
 				reason = fmt.Sprintf("mode %04o → %04o", cur.Mode.Perm(), f.Mode)
 			}
 			changed = true
 			uc.Reasons = append(uc.Reasons, fmt.Sprintf("%s %s: %s", f.Kind, f.Path, reason))
 		}
-		fc.Diff = fileDiff(f.Path, uint32(cur.Mode.Perm()), cur.Data, exists, f.Mode, f.Content, true)
+		fc.Diff = fileDiff(f.Path, cur, exists, f.Mode, f.Content, true)
 		b.p.Files = append(b.p.Files, fc)
 		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Content: f.Content, Mode: f.Mode, Reason: reason}, rank)
 	}
@@ -60,14 +59,14 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 		same := cur != nil && len(cur) == len(d.Files)
 		for _, f := range d.Files {
 			old, ok := cur[f.Name]
-			if !ok || !bytes.Equal(old.Data, f.Content) || uint32(old.Mode.Perm()) != f.Mode {
+			if !ok || !old.Mode.IsRegular() || !old.Holds(f.Content) || uint32(old.Mode.Perm()) != f.Mode {
 				same = false
 				op := "+"
 				if ok {
 					op = "~"
 				}
 				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + f.Name, Op: op, Kind: "config-dir", Owner: u.FileName,
-					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, uint32(old.Mode.Perm()), old.Data, ok, f.Mode, f.Content, true)})
+					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, old, ok, f.Mode, f.Content, true)})
 			}
 		}
 		names := make(map[string]bool, len(d.Files))
@@ -78,7 +77,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 			if !names[name] {
 				same = false
 				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
-					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, uint32(old.Mode.Perm()), old.Data, true, 0, nil, false)})
+					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, old, true, 0, nil, false)})
 			}
 		}
 		if same {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/redact"
 )
 
 func (b *builder) finish() {
@@ -40,6 +41,15 @@ func (b *builder) finish() {
 		} else {
 			b.p.Future[rel] = data
 		}
+	}
+	for i := range b.p.Units {
+		u := &b.p.Units[i]
+		private, mode := false, uint32(0)
+		if iu := b.inst[u.FileName]; iu != nil {
+			mode = uint32(iu.host.Mode.Perm())
+			private = redact.Private(mode)
+		}
+		redactKeys(u.Keys, private, mode)
 	}
 	sortActions(b.p.Actions)
 	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {

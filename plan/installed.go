@@ -13,6 +13,7 @@ type installedUnit struct {
 	path, fileName, name string
 	kind                 spec.Kind
 	data                 []byte
+	host                 host.File  // as read: its mode hides a private unit's diffs
 	file                 *unit.File // nil when the file does not parse
 	managed              bool       // carries the [X-Syslet] marker
 }
@@ -52,7 +53,7 @@ func (b *builder) readInstalled() {
 		if !ok || f.Mode.IsDir() || f.Link != "" {
 			continue
 		}
-		iu := &installedUnit{path: p, fileName: path.Base(p), name: name, kind: k, data: f.Data}
+		iu := &installedUnit{path: p, fileName: path.Base(p), name: name, kind: k, data: f.Data, host: f}
 		if uf, err := unit.Parse(f.Data); err == nil {
 			iu.file = uf
 			iu.managed = unit.Managed(uf)

@@ -10,8 +10,8 @@
 // one file each (0600, written atomically, in a 0700 directory). The
 // store is bounded: the last Keep generations and at most MaxBytes in all,
 // the newest always kept. Files are read regular-only, without following
-// links, and bounded in size.
+// links, and bounded in size (pkg/bounded).
 //
-// Layer: ground. It imports pkg/layout only; never plan, render, executor
+// Layer: ground. It imports pkg/layout and pkg/bounded only; never plan, render, executor
 // or pkg/app.
 package generation

@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -48,6 +47,10 @@ const (
 	// little more.
 	maxFile = 80 << 20
 )
+
+// fileKind is a generation file as syslet reads it: regular, no link
+// followed, never a FIFO, at most maxFile bytes.
+var fileKind = bounded.Kind{What: "a generation file", Max: maxFile}
 
 // Store is the generations of a host under a root.
 type Store struct {
@@ -140,7 +143,7 @@ func writeAtomic(p string, data []byte) error {
 
 // entries lists the generation files, oldest first, with their sizes.
 func (s *Store) entries() ([]os.DirEntry, error) {
-	ents, err := os.ReadDir(s.dir)
+	ents, err := bounded.ReadDir(s.dir, "the generations directory", 10000)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -237,19 +240,7 @@ func (s *Store) Find(run string) (*Generation, error) {
 // read reads one generation file: a regular file, no link followed,
 // bounded.
 func (s *Store) read(name string) (*Generation, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxFile {
-		return nil, fmt.Errorf("generation %s: not a regular file of at most %d bytes", name, maxFile)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	data, err := bounded.ReadFile(filepath.Join(s.dir, name), fileKind)
 	if err != nil {
 		return nil, err
 	}

@@ -6,5 +6,5 @@
 // the staging step) declares the small interface it needs in its own package,
 // in terms of these types; the adapters under pkg/host/... implement them.
 //
-// Layer: ground. It imports only the standard library.
+// Layer: ground. It imports only the standard library and pkg/digest.
 package host

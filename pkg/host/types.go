@@ -1,10 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"time"
+
+	"github.com/syslet/syslet/pkg/digest"
 )
 
 // UnitState is what systemd reports about one unit. A unit systemd has never
@@ -82,6 +85,36 @@ type File struct {
 	// ModTime is the file's modification time: unit files newer than
 	// systemd's last load are the only ones that can need a daemon-reload.
 	ModTime time.Time `json:"-"`
+	// Large marks a file too large to keep in memory: Data is empty, and
+	// Size and Sum (its streamed sha256) stand for its content.
+	Large bool       `json:"-"`
+	Size  int64      `json:"-"`
+	Sum   digest.Sum `json:"-"`
+}
+
+// Holds reports whether the file's content is exactly data: by bytes, or
+// for a Large file by size and digest.
+func (f File) Holds(data []byte) bool {
+	if f.Large {
+		return f.Size == int64(len(data)) && f.Sum == digest.Of(data)
+	}
+	return bytes.Equal(f.Data, data)
+}
+
+// Digest is the sha256 of the file's content.
+func (f File) Digest() digest.Sum {
+	if f.Large {
+		return f.Sum
+	}
+	return digest.Of(f.Data)
+}
+
+// Length is the size of the file's content.
+func (f File) Length() int64 {
+	if f.Large {
+		return f.Size
+	}
+	return int64(len(f.Data))
 }
 
 // JobError is returned when a systemd job finished with any result other
@@ -116,4 +149,25 @@ type DirFile struct {
 	Name    string `json:"name"`
 	Content []byte `json:"-"`
 	Mode    uint32 `json:"mode"`
+}
+
+// DescribeMode names a file type for a message: "a FIFO", "a symlink".
+func DescribeMode(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }

@@ -17,8 +17,13 @@ func Private(mode uint32) bool { return mode&0o004 == 0 }
 // Hidden describes content without showing it: mode, size and the start
 // of its sha256, enough to tell two versions apart.
 func Hidden(mode uint32, data []byte) string {
-	sum := sha256.Sum256(data)
-	return fmt.Sprintf("mode %04o, %d bytes, sha256 %s…", fs.FileMode(mode).Perm(), len(data), hex.EncodeToString(sum[:])[:16])
+	return HiddenSum(mode, int64(len(data)), sha256.Sum256(data))
+}
+
+// HiddenSum is Hidden of content known by its size and sha256 (a file
+// too large to read whole).
+func HiddenSum(mode uint32, size int64, sum [sha256.Size]byte) string {
+	return fmt.Sprintf("mode %04o, %d bytes, sha256 %s…", fs.FileMode(mode).Perm(), size, hex.EncodeToString(sum[:])[:16])
 }
 
 // Escape makes s safe to print on one line: control characters (C0, DEL,
@@ -83,4 +88,108 @@ func Line(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// The redaction rule, applied by every diff syslet shows (a file's, a
+// unit's, a key's; text and JSON alike): content is hidden when either
+// side's mode is not world-readable (Private, Hidden), and a line is
+// hidden from the credential it names on (Credential).
+
+// credentialWords are what credentials are called in configuration, as
+// they appear in a name once it is lower-cased and stripped of "-", "_"
+// and ".": DB_PASSWORD, api-key, client_secret, AccessKey, X-Auth-Token.
+var credentialWords = []string{"password", "passwd", "passphrase", "secret", "token", "credential", "apikey", "privatekey", "accesskey", "auth"}
+
+// HiddenValue stands for the value of a credential.
+const HiddenValue = "(hidden: it names a credential)"
+
+// Credential reports whether a line of a unit or config file names a
+// credential, and returns it with everything after that name hidden.
+// Names are the words a line assigns to ("NAME=", "NAME:") or passes as
+// a flag ("--name value"); a value alone never counts, nor does the
+// "name:tag" of an image reference. Quadlet's own
+// Secret= key names podman secrets, never their values, and is not
+// itself taken for one.
+func Credential(line string) (string, bool) {
+	for i := 0; i < len(line); {
+		if !nameByte(line[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && nameByte(line[j]) {
+			j++
+		}
+		name := line[i:j]
+		k := j
+		for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+			k++
+		}
+		flag := strings.HasPrefix(name, "-")
+		// ":" assigns only as YAML and HTTP headers write it, with a
+		// space after it: "name:tag" in an image reference does not.
+		sep := k < len(line) && (line[k] == '=' || line[k] == ':' && (k+1 == len(line) || line[k+1] == ' ' || line[k+1] == '\t'))
+		if (sep || flag) && credential(name) && !(i == 0 && name == "Secret" && sep && line[k] == '=') {
+			end := k
+			if sep {
+				end++
+			}
+			for end < len(line) && (line[end] == ' ' || line[end] == '\t') {
+				end++
+			}
+			if end == len(line) {
+				return line, false // the name alone, with nothing to hide
+			}
+			return line[:end] + HiddenValue, true
+		}
+		i = j
+	}
+	return line, false
+}
+
+func nameByte(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func credential(name string) bool {
+	n := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, name)
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// DiffLines hides the credentials of a unified diff's lines (added,
+// removed and context alike); its header lines are kept.
+func DiffLines(diff string) string {
+	if diff == "" {
+		return diff
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	changed := false
+	for i, l := range lines {
+		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") || strings.HasPrefix(l, `\`) {
+			continue
+		}
+		body, nl := strings.CutSuffix(l[1:], "\n")
+		if masked, ok := Credential(body); ok {
+			lines[i] = l[:1] + masked
+			if nl {
+				lines[i] += "\n"
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return diff
+	}
+	return strings.Join(lines, "")
 }

@@ -36,3 +36,38 @@ func TestHiddenAndPrivate(t *testing.T) {
 		t.Errorf("Line = %q", Line("x\ty\x1b"))
 	}
 }
+
+func TestCredential(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Environment=DB_PASSWORD=hunter2", "Environment=DB_PASSWORD=" + HiddenValue},
+		{"db_password=edited", "db_password=" + HiddenValue},
+		{"password: s3cret", "password: " + HiddenValue},
+		{"  api-key = abc", "  api-key = " + HiddenValue},
+		{"ExecStart=/bin/app --token abc --v", "ExecStart=/bin/app --token " + HiddenValue},
+		{"X-Auth-Token: abc", "X-Auth-Token: " + HiddenValue},
+		{"Label=auth.enabled=true", "Label=auth.enabled=" + HiddenValue},
+		{"Secret=db-password,type=env,target=DB_PASSWORD", ""},
+		{"Secret=dbpass", ""},
+		{"Environment=PASSWORD_FILE=", ""},
+		{"Image=busybox", ""},
+		{"Image=registry.example/auth-service:v1", ""},
+		{"echo my password is here", ""},
+		{"PassEnvironment=HOME", ""},
+	} {
+		got, ok := Credential(tt.in)
+		if tt.want == "" {
+			if ok || got != tt.in {
+				t.Errorf("Credential(%q) = %q, %v; want it shown", tt.in, got, ok)
+			}
+			continue
+		}
+		if !ok || got != tt.want {
+			t.Errorf("Credential(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+	diff := "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n token=old\n-a=1\n+password=new\n"
+	want := "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n token=" + HiddenValue + "\n-a=1\n+password=" + HiddenValue + "\n"
+	if got := DiffLines(diff); got != want {
+		t.Errorf("DiffLines = %q, want %q", got, want)
+	}
+}

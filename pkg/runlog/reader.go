@@ -1,14 +1,13 @@
 package runlog
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"github.com/syslet/syslet/pkg/bounded"
 )
 
 // RunInfo is one run read back from the journal.
@@ -66,12 +65,30 @@ func (ri *RunInfo) Unfinished() []Action {
 	return out
 }
 
+// The journal's bounds. A line holds one record; an intent carries the
+// whole plan, so a host of a hundred thousand units makes lines of tens
+// of megabytes, and no more: a longer line is not syslet's and is skipped
+// like a torn one, without being held. Of each file at most the last
+// MaxTail bytes are read: the file is rotated at DefaultMaxSize, so only
+// a journal grown by hand (or a sparse file planted there) is longer.
+const (
+	MaxLine = 64 << 20
+	MaxTail = 128 << 20
+)
+
+// fileKind is the run journal as a kind of file: a regular file, never
+// read through a symlink or from a FIFO; its size is bounded by reading
+// only its tail.
+var fileKind = bounded.Kind{What: "the run journal"}
+
 // Runs reads every run in the journal (the rotated generation first),
 // oldest first. Lines that do not parse — a torn last line — are skipped.
+// A journal file that is not a regular file (a symlink, a FIFO, a device)
+// is an error naming it.
 func (j *Journal) Runs() ([]*RunInfo, error) {
 	c := collector{byID: map[string]*RunInfo{}}
 	for _, p := range []string{j.Path() + ".1", j.Path()} {
-		if err := c.read(p, 0); err != nil {
+		if err := c.read(p, MaxTail); err != nil {
 			return nil, err
 		}
 	}
@@ -87,15 +104,11 @@ const tailSize = 256 << 10
 // parsing the whole file. When that part holds no intent it reads
 // everything, as Runs does.
 func (j *Journal) Recent() ([]*RunInfo, error) {
-	fi, err := os.Stat(j.Path())
-	if err != nil || fi.Size() <= tailSize {
-		return j.Runs()
-	}
 	c := collector{byID: map[string]*RunInfo{}}
-	if err := c.read(j.Path(), fi.Size()-tailSize); err != nil {
+	if err := c.read(j.Path(), tailSize); err != nil {
 		return nil, err
 	}
-	if len(c.runs) == 0 {
+	if len(c.runs) == 0 || c.whole {
 		return j.Runs()
 	}
 	return c.runs, nil
@@ -104,23 +117,33 @@ func (j *Journal) Recent() ([]*RunInfo, error) {
 type collector struct {
 	runs []*RunInfo
 	byID map[string]*RunInfo
+	// whole says the last file read was read from its start.
+	whole bool
 }
 
-// read adds the records of file p from offset on; a partial first line
-// (when reading from an offset) does not parse and is skipped.
-func (c *collector) read(p string, offset int64) error {
-	f, err := os.Open(p)
+// read adds the records of the last tail bytes of file p; a partial first
+// line (when reading from an offset) does not parse and is skipped.
+func (c *collector) read(p string, tail int64) error {
+	f, fi, err := bounded.Open(p, fileKind)
 	if errors.Is(err, fs.ErrNotExist) {
+		c.whole = true
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading the run journal: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return fmt.Errorf("reading the run journal: %w", err)
+	c.whole = fi.Size() <= tail
+	if !c.whole {
+		if _, err := f.Seek(fi.Size()-tail, io.SeekStart); err != nil {
+			return fmt.Errorf("reading the run journal %s: %w", p, err)
+		}
 	}
-	err = scan(f, func(rec Record) {
+	_, err = bounded.Lines(io.LimitReader(f, tail), MaxLine, func(line []byte) {
+		var rec Record
+		if json.Unmarshal(line, &rec) != nil || rec.Run == "" {
+			return
+		}
 		ri := c.byID[rec.Run]
 		if rec.Type == TypeIntent {
 			ri = &RunInfo{Intent: rec}
@@ -154,23 +177,4 @@ func (j *Journal) Last() (*RunInfo, error) {
 		return nil, err
 	}
 	return runs[len(runs)-1], nil
-}
-
-func scan(r io.Reader, fn func(Record)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var rec Record
-			if json.Unmarshal(line, &rec) == nil && rec.Run != "" {
-				fn(rec)
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

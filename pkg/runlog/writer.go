@@ -4,11 +4,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -70,13 +74,26 @@ func (j *Journal) open(intent *Record) (*Run, error) {
 	if err := os.Chmod(filepath.Dir(j.path), 0o700); err != nil {
 		return nil, fmt.Errorf("securing the run journal directory: %w", err)
 	}
-	if fi, err := os.Stat(j.Path()); err == nil && j.MaxSize > 0 && fi.Size() > j.MaxSize {
+	if fi, err := os.Lstat(j.Path()); err == nil && fi.Mode().IsRegular() && j.MaxSize > 0 && fi.Size() > j.MaxSize {
 		if err := os.Rename(j.Path(), j.Path()+".1"); err != nil {
 			return nil, fmt.Errorf("rotating the run journal: %w", err)
 		}
 	}
-	f, err := os.OpenFile(j.Path(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	// Never through a symlink (root would append to whatever it names),
+	// never blocking on a FIFO planted there: only a regular file is the
+	// journal.
+	f, err := os.OpenFile(j.Path(), os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			err = &bounded.NotRegularError{Path: j.Path(), Mode: fs.ModeSymlink}
+		}
+		return nil, fmt.Errorf("opening the run journal: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = &bounded.NotRegularError{Path: j.Path(), Mode: fi.Mode()}
+		}
 		return nil, fmt.Errorf("opening the run journal: %w", err)
 	}
 	if err := endLine(f); err != nil {

@@ -329,7 +329,9 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 			return r.fail(err)
 		}
 		defer lk.release()
-	} else if who, busy := held(req.Root); busy {
+	} else if who, busy, err := held(req.Root); err != nil {
+		return r.fail(err)
+	} else if busy {
 		// The journal's last run is the one in progress, not an unfinished one.
 		fmt.Fprintf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
 		resumeOK = false

@@ -47,7 +47,7 @@ func TestReadTimeout(t *testing.T) {
 	if len(h.Calls()) != 0 || h.exists(layout.Journal) || h.exists(layout.UnitDir) {
 		t.Errorf("changed: calls %q", h.Calls())
 	}
-	if _, busy := held(h.root); busy {
+	if _, busy, _ := held(h.root); busy {
 		t.Error("the lock is held after the run")
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -62,7 +64,7 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openLock(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening apply lock: %w", err)
 	}
@@ -107,6 +109,33 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 	}
 }
 
+// lockKind is the apply lock as a file syslet reads: a regular file,
+// never through a symlink, never a FIFO (an open of one would block, and
+// a first SIGTERM could not end the wait).
+var lockKind = bounded.Kind{What: "the apply lock"}
+
+// openLock opens (creating) the lock file for locking and recording the
+// holder: never through a symlink, never blocking on a FIFO, and only a
+// regular file.
+func openLock(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &bounded.NotRegularError{Path: p, Mode: fs.ModeSymlink}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &bounded.NotRegularError{Path: p, Mode: fi.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func readHolder(f *os.File) Holder {
 	var h Holder
 	b := make([]byte, 4096)
@@ -116,15 +145,19 @@ func readHolder(f *os.File) Holder {
 }
 
 // held reports whether another process holds the apply lock right now,
-// and who. It never waits.
-func held(root string) (Holder, bool) {
-	f, err := os.Open(layout.Under(root, layout.LockFile))
+// and who. It never waits. A lock file that is not a regular file (a FIFO,
+// a symlink) is an error naming it: no apply can take that lock either.
+func held(root string) (Holder, bool, error) {
+	f, _, err := bounded.Open(layout.Under(root, layout.LockFile), lockKind)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Holder{}, false, nil
+	}
 	if err != nil {
-		return Holder{}, false
+		return Holder{}, false, fmt.Errorf("reading the apply lock: %w", err)
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return readHolder(f), true
+		return readHolder(f), true, nil
 	}
-	return Holder{}, false
+	return Holder{}, false, nil
 }

@@ -32,7 +32,7 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 			t.Errorf("error %q and log %q should name %q", err, log.String(), want)
 		}
 	}
-	if who, busy := held(root); !busy || who.PID != 4242 {
+	if who, busy, _ := held(root); !busy || who.PID != 4242 {
 		t.Errorf("held() = %+v %v, want pid 4242", who, busy)
 	}
 }
@@ -64,7 +64,7 @@ func TestLockIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.release()
-	if _, busy := held(root); busy {
+	if _, busy, _ := held(root); busy {
 		t.Fatal("released lock still held")
 	}
 	l2, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 2}, &bytes.Buffer{})
@@ -141,7 +141,7 @@ func TestRunWaitsForTheLock(t *testing.T) {
 	if first.err != nil || first.out.Summary != "16 applied, 0 failed, 0 not reached" {
 		t.Fatalf("first apply: %v (%s)", first.err, first.out.Summary)
 	}
-	if _, busy := held(h.root); busy {
+	if _, busy, _ := held(h.root); busy {
 		t.Error("the lock is held after both runs")
 	}
 }

@@ -66,7 +66,7 @@ func TestFirstApplyThenConverged(t *testing.T) {
 	if h.closed != 1 {
 		t.Errorf("systemd closed %d times, want once", h.closed)
 	}
-	if who, busy := held(h.root); busy {
+	if who, busy, _ := held(h.root); busy {
 		t.Errorf("the apply lock is still held by %s", who)
 	}
 

@@ -3,40 +3,71 @@ package fsroot
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/host"
 )
 
-// MaxFileSize bounds what ReadTree reads of one file. Unit and config
-// files are small by nature; a huge file planted in a managed tree is
-// refused rather than read into memory.
-const MaxFileSize = 64 << 20
+// The bounds of reading a tree (pkg/bounded). A unit file — a file at the
+// top of a tree — is read whole up to MaxFileSize, or refused. A file
+// below it (a config or build-context file, a config dir's file) is kept
+// in memory up to MaxKeptFile and compared beyond that by its streamed
+// sha256 (host.File.Large): syslet's own content comes from spec input,
+// which is bounded anyway, so a larger file is only ever "different".
+// Each tree (each directory ReadTree is given) may hold TreeLimits in all.
+const (
+	MaxFileSize = 16 << 20
+	MaxKeptFile = 1 << 20
+)
+
+// Limits bound one tree: its content read in all (kept or streamed), the
+// part of it held in memory, and its entries.
+type Limits struct {
+	What                string // the kind of tree, for messages
+	Read, Kept, Entries int64
+}
+
+// TreeLimits are the bounds of each tree syslet manages: far above any
+// host's (a hundred thousand units make a few hundred megabytes of
+// entries and tens of content), far below what would exhaust memory.
+var TreeLimits = Limits{What: "a managed tree", Read: 1 << 30, Kept: 128 << 20, Entries: 2_000_000}
+
+var unitKind = bounded.Kind{What: "a unit file", Max: MaxFileSize}
 
 // ReadTree reads every directory, regular file and symlink under the given
 // host directories, without following any symlink: a link is reported
 // with its target, never read through. Missing directories read as empty;
 // a symlink on the way to one of them is an error naming it. Other file
 // types (FIFOs, sockets, devices) are reported with their mode only and
-// are never opened.
+// are never opened. Each directory is bounded by TreeLimits.
 //
 // The subdirectories of each tree (one per container under the config
 // root) are walked side by side by a few workers, each into its own map,
 // while the entries at the top (the unit files) are read by the caller:
 // on a converged host reading the trees is the largest part of a run.
 func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
+	return r.ReadTreeWithin(TreeLimits, dirs...)
+}
+
+// ReadTreeWithin is ReadTree with other bounds for each directory (adopt
+// reads a build context, bounded as a spec's input is).
+func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, error) {
 	out := map[string]host.File{}
 	type entry struct {
 		dirfd int
 		dir   string // host path of dirfd
 		e     fs.DirEntry
+		b     *bounded.Budget
 	}
 	var top, subdirs []entry
 	for _, d := range dirs {
@@ -51,39 +82,43 @@ func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 		defer unix.Close(fd)
 		m, _ := fstat(fd)
 		out[d] = host.File{Mode: m}
-		ents, err := readEntries(fd)
+		b := bounded.NewBudget(d, l.What, l.Read, l.Kept, l.Entries)
+		ents, err := readEntries(fd, b)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: listing: %w", d, err)
 		}
 		for _, e := range ents {
 			if e.IsDir() {
-				subdirs = append(subdirs, entry{fd, d, e})
+				subdirs = append(subdirs, entry{fd, d, e, b})
 			} else {
-				top = append(top, entry{fd, d, e})
+				top = append(top, entry{fd, d, e, b})
 			}
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(subdirs))
 	parts := make([]map[string]host.File, workers)
 	errs := make([]error, workers)
+	var failed atomic.Bool // one worker's error stops the others
 	var wg sync.WaitGroup
 	for w := range workers {
 		parts[w] = map[string]host.File{}
 		wg.Go(func() {
 			// Worker w takes every workers-th subdirectory: they are alike
 			// (one per unit), so a fixed share balances well enough.
-			for i := w; i < len(subdirs) && errs[w] == nil; i += workers {
+			for i := w; i < len(subdirs) && !failed.Load(); i += workers {
 				s := subdirs[i]
-				if err := visit(s.dirfd, s.dir, s.e, parts[w]); err != nil {
+				if err := visit(s.dirfd, s.dir, s.e, parts[w], s.b, false); err != nil {
 					errs[w] = fmt.Errorf("reading %s: %w", s.dir, err)
+					failed.Store(true)
 				}
 			}
 		})
 	}
 	var topErr error
 	for _, t := range top {
-		if err := visit(t.dirfd, t.dir, t.e, out); err != nil {
+		if err := visit(t.dirfd, t.dir, t.e, out, t.b, true); err != nil {
 			topErr = fmt.Errorf("reading %s: %w", t.dir, err)
+			failed.Store(true)
 			break
 		}
 	}
@@ -114,13 +149,13 @@ func fstat(fd int) (fs.FileMode, error) {
 // opened the same way, a link is read; only devices, FIFOs and sockets
 // get an lstat. A converged run reads every managed file, so this is most
 // of what it asks of the kernel.
-func walk(dirfd int, hp string, out map[string]host.File) error {
-	ents, err := readEntries(dirfd)
+func walk(dirfd int, hp string, out map[string]host.File, b *bounded.Budget) error {
+	ents, err := readEntries(dirfd, b)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", hp, err)
 	}
 	for _, e := range ents {
-		if err := visit(dirfd, hp, e, out); err != nil {
+		if err := visit(dirfd, hp, e, out, b, false); err != nil {
 			return err
 		}
 	}
@@ -128,8 +163,9 @@ func walk(dirfd int, hp string, out map[string]host.File) error {
 }
 
 // visit records one entry of the open directory dirfd (host path hp), and
-// everything below it when it is a directory.
-func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File) error {
+// everything below it when it is a directory. A regular file at the top of
+// a tree is a unit file, read whole; below, a large file is digested.
+func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bounded.Budget, atTop bool) error {
 	n := e.Name()
 	p := hp + "/" + n
 	if hp == "/" {
@@ -176,9 +212,9 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File) error 
 			return &fs.PathError{Op: "stat", Path: p, Err: err}
 		}
 		out[p] = host.File{Mode: m}
-		return walk(cfd, p, out)
+		return walk(cfd, p, out, b)
 	default:
-		f, err := readFileAt(dirfd, n, p)
+		f, err := readFileAt(dirfd, n, p, b, atTop)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -192,19 +228,39 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File) error 
 
 // readEntries lists a directory with the entry types the filesystem
 // reports (no stat per entry), through a duplicate of dirfd so the
-// caller's descriptor keeps its offset and stays open.
-func readEntries(dirfd int) ([]fs.DirEntry, error) {
+// caller's descriptor keeps its offset and stays open. Each entry counts
+// against the tree's budget (nil: none), listed in batches so a directory
+// of millions of entries is refused before it is held.
+func readEntries(dirfd int, b *bounded.Budget) ([]fs.DirEntry, error) {
 	dup, err := unix.Dup(dirfd)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(dup), "dir")
 	defer f.Close()
-	return f.ReadDir(-1)
+	if b == nil {
+		return f.ReadDir(-1)
+	}
+	var all []fs.DirEntry
+	for {
+		ents, err := f.ReadDir(4096)
+		for range ents {
+			if err := b.Entry(); err != nil {
+				return nil, err
+			}
+		}
+		all = append(all, ents...)
+		if errors.Is(err, io.EOF) {
+			return all, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func readNames(dirfd int) ([]string, error) {
-	ents, err := readEntries(dirfd)
+	ents, err := readEntries(dirfd, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,49 +281,48 @@ func readlinkAt(dirfd int, name string) (string, error) {
 }
 
 // readFileAt reads a regular file without following a symlink and without
-// blocking on a FIFO swapped in after the listing (O_NONBLOCK; the fstat
+// blocking on a FIFO swapped in after the listing (pkg/bounded; the fstat
 // on the open descriptor then refuses anything but a regular file). It
-// returns the file with its mode and modification time. The read goes
-// straight to the descriptor into a buffer of the file's size: no
-// os.File, which would register the non-blocking descriptor with the
-// runtime's poller and grow its buffer from 512 bytes.
-func readFileAt(dirfd int, name, hp string) (host.File, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return host.File{}, &fs.PathError{Op: "open", Path: hp, Err: fs.ErrNotExist}
-	}
-	if err != nil {
-		return host.File{}, describe(dirfd, hp, name, err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || !fileMode(st.Mode).IsRegular() {
+// returns the file with its mode and modification time. A unit file (at
+// the top of a tree) is read whole, up to MaxFileSize; any other file up
+// to MaxKeptFile, and a larger one is streamed through sha256 instead.
+// Both count against the tree's budget.
+func readFileAt(dirfd int, name, hp string, b *bounded.Budget, atTop bool) (host.File, error) {
+	fd, st, err := bounded.OpenAt(dirfd, name, hp, bounded.Kind{What: "a file"})
+	var nr *bounded.NotRegularError
+	if errors.As(err, &nr) {
 		return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("changed while being read")}
 	}
-	if st.Size > MaxFileSize {
-		return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return host.File{}, err
+		}
+		return host.File{}, describe(dirfd, hp, name, errors.Unwrap(err))
 	}
-	// One byte more than the size: a file that grew since the fstat is
-	// read to its end (up to the limit), not cut.
-	data := make([]byte, 0, st.Size+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
+	defer unix.Close(fd)
+	f := host.File{Mode: fileMode(st.Mode), ModTime: time.Unix(st.Mtim.Unix())}
+	if atTop || st.Size <= MaxKeptFile {
+		k := unitKind
+		if !atTop {
+			k = bounded.Kind{What: "a file kept in memory", Max: MaxKeptFile}
 		}
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if errors.Is(err, unix.EINTR) {
-			continue
+		if st.Size > k.Max {
+			return host.File{}, &bounded.LimitError{Path: hp, What: k.What, Cap: bounded.Size(k.Max)}
 		}
-		if err != nil {
-			return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: err}
+		if err := b.Keep(st.Size); err != nil {
+			return host.File{}, err
 		}
-		if n == 0 {
-			break
+		if f.Data, err = bounded.ReadFD(fd, hp, st.Size, k); err != nil {
+			return host.File{}, err
 		}
-		data = data[:len(data)+n]
-		if len(data) > MaxFileSize {
-			return host.File{}, &fs.PathError{Op: "read", Path: hp, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
-		}
+		return f, nil
 	}
-	return host.File{Mode: fileMode(st.Mode), Data: data, ModTime: time.Unix(st.Mtim.Unix())}, nil
+	if err := b.Read(st.Size); err != nil {
+		return host.File{}, err
+	}
+	f.Large = true
+	if f.Sum, f.Size, err = bounded.DigestFD(fd, hp, bounded.Kind{What: "a file", Max: st.Size + MaxKeptFile}); err != nil {
+		return host.File{}, err
+	}
+	return f, nil
 }

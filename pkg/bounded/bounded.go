@@ -1,0 +1,359 @@
+package bounded
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/syslet/syslet/pkg/digest"
+	"github.com/syslet/syslet/pkg/host"
+)
+
+// Kind is a kind of file syslet reads, with its cap.
+type Kind struct {
+	// What names the kind in messages: "a unit file", "the run journal".
+	What string
+	// Max is the most bytes of one such file syslet reads.
+	Max int64
+	// Follow allows a symlink at the file's own name: files at a path the
+	// operator configured (the SSH host key, an age identity file). Never
+	// set for syslet's own state or a managed tree.
+	Follow bool
+}
+
+// ErrLimit is matched by errors.Is for every *LimitError.
+var ErrLimit = errors.New("over its cap")
+
+// ErrNotRegular is matched by errors.Is for every *NotRegularError.
+var ErrNotRegular = errors.New("not a regular file")
+
+// LimitError is a file or a tree larger than its cap.
+type LimitError struct {
+	Path string // the file, or the top of the tree
+	What string // the kind: "a unit file", "a managed tree"
+	Cap  string // the cap as said: "16 MiB", "1 GiB of content in total"
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s: larger than %s, the cap of %s", e.Path, e.Cap, e.What)
+}
+
+func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
+// NotRegularError is a path that syslet reads only as a regular file but
+// that is a symlink, a FIFO, a device, a socket or a directory.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+	// Dir says a directory was expected.
+	Dir bool
+}
+
+func (e *NotRegularError) Error() string {
+	if e.Dir {
+		return fmt.Sprintf("%s is %s, not a directory: syslet reads it only as a real directory, never through a symlink", e.Path, Describe(e.Mode))
+	}
+	return fmt.Sprintf("%s is %s, not a regular file: syslet reads it only as a regular file, never through a symlink", e.Path, Describe(e.Mode))
+}
+
+func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+// Describe names a file type for a message: "a FIFO", "a symlink".
+func Describe(m fs.FileMode) string { return host.DescribeMode(m) }
+
+// Size spells a byte count for a cap: "16 MiB", "4096 bytes".
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func tooLarge(path string, k Kind) error {
+	return &LimitError{Path: path, What: k.What, Cap: Size(k.Max)}
+}
+
+// FileMode converts a stat mode to an fs.FileMode.
+func FileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	return mode
+}
+
+const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+
+// OpenAt opens dirfd/name (host path p, for messages) for reading: a
+// regular file only, without following a symlink at name and without
+// blocking on a FIFO. A missing file is an error matching fs.ErrNotExist.
+func OpenAt(dirfd int, name, p string, k Kind) (int, unix.Stat_t, error) {
+	flags := openFlags
+	if !k.Follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	var st unix.Stat_t
+	fd, err := retry(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
+	if err != nil {
+		return -1, st, openError(dirfd, name, p, err)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if m := FileMode(st.Mode); !m.IsRegular() {
+		unix.Close(fd)
+		return -1, st, &NotRegularError{Path: p, Mode: m}
+	}
+	if k.Max > 0 && st.Size > k.Max {
+		unix.Close(fd)
+		return -1, st, tooLarge(p, k)
+	}
+	return fd, st, nil
+}
+
+// openError words a failed open: a symlink refused by O_NOFOLLOW is a
+// *NotRegularError, a missing file matches fs.ErrNotExist.
+func openError(dirfd int, name, p string, err error) error {
+	if errors.Is(err, unix.ELOOP) {
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return &NotRegularError{Path: p, Mode: FileMode(st.Mode)}
+		}
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	return &fs.PathError{Op: "open", Path: p, Err: err}
+}
+
+func retry(f func() (int, error)) (int, error) {
+	for {
+		fd, err := f()
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// Open opens path as OpenAt does, as an *os.File (blocking again: it is a
+// regular file).
+func Open(path string, k Kind) (*os.File, fs.FileInfo, error) {
+	fd, _, err := OpenAt(unix.AT_FDCWD, path, path, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = unix.SetNonblock(fd, false)
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ReadFile reads the regular file at path, at most k.Max bytes.
+func ReadFile(path string, k Kind) ([]byte, error) {
+	fd, st, err := OpenAt(unix.AT_FDCWD, path, path, k)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return ReadFD(fd, path, st.Size, k)
+}
+
+// ReadFD reads an open regular file of the given size to its end, into a
+// buffer of its size (one byte more, so a file that grew is read on, up
+// to the cap), straight from the descriptor.
+func ReadFD(fd int, p string, size int64, k Kind) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
+		if k.Max > 0 && int64(len(data)) > k.Max {
+			return nil, tooLarge(p, k)
+		}
+	}
+}
+
+// DigestFD streams an open regular file through sha256, at most k.Max
+// bytes, and returns its digest and length: a file too large to keep in
+// memory is compared by this, never read whole.
+func DigestFD(fd int, p string, k Kind) (digest.Sum, int64, error) {
+	h := sha256.New()
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		m, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return digest.Sum{}, 0, &fs.PathError{Op: "read", Path: p, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += int64(m)
+		if k.Max > 0 && n > k.Max {
+			return digest.Sum{}, 0, tooLarge(p, k)
+		}
+		h.Write(buf[:m])
+	}
+	var s digest.Sum
+	h.Sum(s[:0])
+	return s, n, nil
+}
+
+// Budget is the total of one tree: how much content may be read from it
+// (kept or streamed), how much of that may be kept in memory, and how many
+// entries it may hold. It is safe for concurrent use: a tree's
+// subdirectories are read side by side.
+type Budget struct {
+	Tree string // the top of the tree, for messages
+	What string // "a managed tree", "a build context"
+
+	maxRead, maxKept, maxEntries int64
+	read, kept, entries          atomic.Int64
+}
+
+// NewBudget returns the budget of the tree at top: at most read bytes of
+// content read, kept bytes of it held in memory, entries entries.
+func NewBudget(top, what string, read, kept, entries int64) *Budget {
+	return &Budget{Tree: top, What: what, maxRead: read, maxKept: kept, maxEntries: entries}
+}
+
+// Entry counts one entry of the tree.
+func (b *Budget) Entry() error {
+	if b.entries.Add(1) > b.maxEntries {
+		return &LimitError{Path: b.Tree, What: b.What, Cap: fmt.Sprintf("%d entries", b.maxEntries)}
+	}
+	return nil
+}
+
+// Read counts n bytes read and streamed (not kept).
+func (b *Budget) Read(n int64) error {
+	if b.read.Add(n) > b.maxRead {
+		return &LimitError{Path: b.Tree, What: b.What, Cap: Size(b.maxRead) + " of content in total"}
+	}
+	return nil
+}
+
+// Keep counts n bytes read and kept in memory.
+func (b *Budget) Keep(n int64) error {
+	if err := b.Read(n); err != nil {
+		return err
+	}
+	if b.kept.Add(n) > b.maxKept {
+		return &LimitError{Path: b.Tree, What: b.What, Cap: Size(b.maxKept) + " of content held in memory"}
+	}
+	return nil
+}
+
+// Lines calls fn with each line of r (without its newline and surrounding
+// white space, blank lines skipped), reading at most max bytes per line: a
+// longer line is skipped to its end without being held, and counted in
+// the result. fn must not keep the slice.
+func Lines(r io.Reader, max int, fn func(line []byte)) (skipped int, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > max {
+				long, line = true, line[:0]
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if long {
+			skipped++
+		} else if l := bytes.TrimSpace(line); len(l) > 0 {
+			fn(l)
+		}
+		line, long = line[:0], false
+		if err == io.EOF {
+			return skipped, nil
+		}
+		if err != nil {
+			return skipped, err
+		}
+	}
+}
+
+// ReadDir lists the directory at path without following a symlink at its
+// name and without blocking on a FIFO there (O_DIRECTORY refuses it); a
+// missing directory matches fs.ErrNotExist. At most max entries are
+// listed (max <= 0: no bound); more is a *LimitError.
+func ReadDir(path, what string, max int) ([]fs.DirEntry, error) {
+	fd, err := retry(func() (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			var st unix.Stat_t
+			if unix.Lstat(path, &st) == nil {
+				return nil, &NotRegularError{Path: path, Mode: FileMode(st.Mode), Dir: true}
+			}
+		}
+		if errors.Is(err, unix.ENOENT) {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	n := -1
+	if max > 0 {
+		n = max + 1
+	}
+	ents, err := f.ReadDir(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if max > 0 && len(ents) > max {
+		return nil, &LimitError{Path: path, What: what, Cap: fmt.Sprintf("%d entries", max)}
+	}
+	return ents, nil
+}
