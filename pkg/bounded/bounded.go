@@ -1,7 +1,6 @@
 package bounded
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -287,39 +286,94 @@ func (b *Budget) Keep(n int64) error {
 	return nil
 }
 
-// Lines calls fn with each line of r (without its newline and surrounding
-// white space, blank lines skipped), reading at most max bytes per line: a
-// longer line is skipped to its end without being held, and counted in
-// the result. fn must not keep the slice.
-func Lines(r io.Reader, max int, fn func(line []byte)) (skipped int, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
-	long := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !long {
-			if len(line)+len(chunk) > max {
-				long, line = true, line[:0]
-			} else {
-				line = append(line, chunk...)
-			}
+// FileLines calls fn with each line of the open file f (of the given
+// size) that lies in its last tail bytes, without its newline and
+// surrounding white space, blank lines skipped; a partial first line of
+// the tail is skipped too. A line longer than max is skipped without ever
+// being held: lines are found by scanning, and a line spanning reads is
+// read again, whole, only once its end shows it within the bound. It
+// returns how many lines were skipped for their length. fn must not keep
+// the slice.
+func FileLines(f *os.File, size, tail int64, max int, fn func(line []byte)) (skipped int, err error) {
+	from := max64(0, size-tail)
+	skipFirst := false
+	if from > 0 {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], from-1); err != nil {
+			return 0, err
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
+		skipFirst = b[0] != '\n'
+	}
+	emit := func(line []byte) {
+		if skipFirst {
+			skipFirst = false
+			return
 		}
-		if long {
-			skipped++
-		} else if l := bytes.TrimSpace(line); len(l) > 0 {
+		if l := bytes.TrimSpace(line); len(l) > 0 {
 			fn(l)
 		}
-		line, long = line[:0], false
-		if err == io.EOF {
-			return skipped, nil
+	}
+	// whole emits the line [start, end) that spans reads, or skips it.
+	whole := func(start, end int64) error {
+		if end-start > int64(max) {
+			skipped++
+			skipFirst = false
+			return nil
 		}
-		if err != nil {
+		line := make([]byte, end-start)
+		if _, err := f.ReadAt(line, start); err != nil {
+			return err
+		}
+		emit(line)
+		return nil
+	}
+	buf := make([]byte, 256<<10)
+	start := from // offset of the line being scanned
+	off := from
+	for off < size {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if n == 0 {
+			if err == nil || errors.Is(err, io.EOF) {
+				size = off // the file shrank
+				break
+			}
+			return skipped, err
+		}
+		chunk := buf[:n]
+		for {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				break
+			}
+			end := off + int64(n-len(chunk)+i) // offset of this newline
+			if start >= off {
+				if end-start > int64(max) {
+					skipped++
+					skipFirst = false
+				} else {
+					emit(buf[start-off : end-off])
+				}
+			} else if err := whole(start, end); err != nil {
+				return skipped, err
+			}
+			chunk = chunk[i+1:]
+			start = end + 1
+		}
+		off += int64(n)
+	}
+	if size > start {
+		if err := whole(start, size); err != nil {
 			return skipped, err
 		}
 	}
+	return skipped, nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // ReadDir lists the directory at path without following a symlink at its

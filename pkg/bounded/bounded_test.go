@@ -108,15 +108,6 @@ func TestDigestAndBudget(t *testing.T) {
 	}
 }
 
-func TestLines(t *testing.T) {
-	in := "a\n\n  b  \n" + strings.Repeat("x", 300000) + "\nc\n" + strings.Repeat("y", 100) + "\nd"
-	var got []string
-	skipped, err := Lines(strings.NewReader(in), 1000, func(l []byte) { got = append(got, string(l)) })
-	if err != nil || skipped != 1 || strings.Join(got, ",") != "a,b,c,"+strings.Repeat("y", 100)+",d" {
-		t.Errorf("Lines = %q, skipped %d, %v", got, skipped, err)
-	}
-}
-
 func TestOpenBeneath(t *testing.T) {
 	top := t.TempDir()
 	dir := filepath.Join(top, "specs")
@@ -184,5 +175,67 @@ func TestOpenBeneath(t *testing.T) {
 	_, _, err := OpenBeneath(dir, "up.json", k)
 	if want := dir + "/up.json leads outside " + dir + " through a symlink: syslet reads it only from inside the directory"; err == nil || err.Error() != want {
 		t.Errorf("escape error = %v, want %q", err, want)
+	}
+}
+
+func TestFileLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "j")
+	in := "a\n\n  b  \n" + strings.Repeat("x", 600000) + "\nc\n" + strings.Repeat("y", 300000) + "\nd"
+	if err := os.WriteFile(p, []byte(in), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := int64(len(in))
+	for _, tt := range []struct {
+		tail    int64
+		want    string
+		skipped int
+	}{
+		{size, "a,b,c,y*,d", 1},
+		{size - 2, "b,c,y*,d", 1}, // starts on a line's start: kept
+		{size - 3, "b,c,y*,d", 1}, // starts on the start of "  b  "
+		{size - 4, "c,y*,d", 1},   // starts inside it: skipped as partial
+		{300003, "y*,d", 0},       // starts at the newline ending "c"
+		{2, "d", 0},
+	} {
+		var got []string
+		skipped, err := FileLines(f, size, tt.tail, 400000, func(l []byte) {
+			s := string(l)
+			if strings.HasPrefix(s, "yy") {
+				s = "y*"
+			}
+			got = append(got, s)
+		})
+		if err != nil || skipped != tt.skipped || strings.Join(got, ",") != tt.want {
+			t.Errorf("tail %d: %q, skipped %d, %v; want %q, %d", tt.tail, got, skipped, err, tt.want, tt.skipped)
+		}
+	}
+}
+
+func TestReadDir(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "d"), 0o700)
+	for _, n := range []string{"a", "b", "c"} {
+		os.WriteFile(filepath.Join(dir, "d", n), nil, 0o600)
+	}
+	os.Symlink("d", filepath.Join(dir, "link"))
+	syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600)
+	if ents, err := ReadDir(filepath.Join(dir, "d"), "x", 3); err != nil || len(ents) != 3 {
+		t.Errorf("ReadDir = %v, %v", ents, err)
+	}
+	if _, err := ReadDir(filepath.Join(dir, "d"), "a test dir", 2); err == nil || err.Error() != dir+"/d: larger than 2 entries, the cap of a test dir" {
+		t.Errorf("ReadDir over its cap: %v", err)
+	}
+	for _, n := range []string{"link", "fifo"} {
+		if _, err := ReadDir(filepath.Join(dir, n), "x", 0); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "not a directory") {
+			t.Errorf("ReadDir(%s) = %v", n, err)
+		}
+	}
+	if _, err := ReadDir(filepath.Join(dir, "none"), "x", 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadDir(missing) = %v", err)
 	}
 }

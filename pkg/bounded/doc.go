@@ -10,8 +10,8 @@
 // file has a cap (Kind), each tree a total (Budget); going past either is
 // a *LimitError naming the path and the cap. A file too large to keep in
 // memory is compared by its streamed sha256 (Digest), never read whole.
-// Lines (the journal) are bounded one by one and an over-long line is
-// skipped without being held.
+// Lines (the journal) are bounded one by one, and an over-long line is
+// skipped without being held (FileLines).
 //
 // Beneath resolves a name inside a directory following symlinks only as
 // long as they stay inside it: a spec directory (or webhookd's checkout)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 
 	"github.com/syslet/syslet/pkg/bounded"
@@ -134,12 +133,7 @@ func (c *collector) read(p string, tail int64) error {
 	}
 	defer f.Close()
 	c.whole = fi.Size() <= tail
-	if !c.whole {
-		if _, err := f.Seek(fi.Size()-tail, io.SeekStart); err != nil {
-			return fmt.Errorf("reading the run journal %s: %w", p, err)
-		}
-	}
-	_, err = bounded.Lines(io.LimitReader(f, tail), MaxLine, func(line []byte) {
+	_, err = bounded.FileLines(f, fi.Size(), tail, MaxLine, func(line []byte) {
 		var rec Record
 		if json.Unmarshal(line, &rec) != nil || rec.Run == "" {
 			return

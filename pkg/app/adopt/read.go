@@ -2,13 +2,14 @@ package adopt
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -32,16 +33,20 @@ func Read(paths []string) ([]File, error) {
 	return files, nil
 }
 
+// unitKind is a hand-written quadlet as adopt reads it: a regular file,
+// not through a symlink, never a FIFO, bounded as the planner bounds an
+// installed unit.
+var unitKind = bounded.Kind{What: "a unit file", Max: fsroot.MaxFileSize}
+
+// contextLimits bound a build context: what a spec can hold at most
+// (its input bound), since the context becomes one. A context directory
+// such as "/" fails fast with the cap it passed, instead of reading the
+// filesystem.
+var contextLimits = fsroot.Limits{What: "a build context", Read: spec.DefaultMaxInput, Kept: spec.DefaultMaxInput, Entries: 100_000}
+
 // readUnit reads a unit file: a regular file of bounded size.
 func readUnit(p string) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > fsroot.MaxFileSize {
-		return nil, fmt.Errorf("%s is not a regular unit file", p)
-	}
-	return os.ReadFile(p)
+	return bounded.ReadFile(p, unitKind)
 }
 
 // readContext reads the build directory of a .build file — its
@@ -56,7 +61,7 @@ func readContext(p string, data []byte) (map[string]ContextFile, error) {
 	if !path.IsAbs(dir) {
 		dir = layout.BuildDirOf(strings.TrimSuffix(filepath.Base(p), ".build"))
 	}
-	tree, err := fsroot.New("/").ReadTree(dir)
+	tree, err := fsroot.New("/").ReadTreeWithin(contextLimits, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -16,31 +16,35 @@ import (
 
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // The bounds of reading a tree (pkg/bounded). A unit file — a file at the
-// top of a tree — is read whole up to MaxFileSize, or refused. A file
-// below it (a config or build-context file, a config dir's file) is kept
-// in memory up to MaxKeptFile and compared beyond that by its streamed
-// sha256 (host.File.Large): syslet's own content comes from spec input,
-// which is bounded anyway, so a larger file is only ever "different".
-// Each tree (each directory ReadTree is given) may hold TreeLimits in all.
-const (
-	MaxFileSize = 16 << 20
-	MaxKeptFile = 1 << 20
-)
+// top of the unit directory — is read whole up to MaxFileSize, or refused.
+// Any other file (a config or build-context file, a config dir's file) is
+// kept in memory up to the tree's KeepFile and compared beyond that by its
+// streamed sha256 (host.File.Large): syslet's own content comes from spec
+// input, which is bounded anyway, so a larger file is only ever
+// "different". Each tree (each directory ReadTree is given) holds at most
+// TreeLimits in all.
+const MaxFileSize = 16 << 20
 
 // Limits bound one tree: its content read in all (kept or streamed), the
-// part of it held in memory, and its entries.
+// part of it held in memory, its entries, and what of one file is kept.
 type Limits struct {
 	What                string // the kind of tree, for messages
 	Read, Kept, Entries int64
+	// KeepFile is the largest file kept in memory; a larger one is
+	// digested. Zero: every file is kept, and one larger than Kept is
+	// refused.
+	KeepFile int64
 }
 
 // TreeLimits are the bounds of each tree syslet manages: far above any
-// host's (a hundred thousand units make a few hundred megabytes of
-// entries and tens of content), far below what would exhaust memory.
-var TreeLimits = Limits{What: "a managed tree", Read: 1 << 30, Kept: 128 << 20, Entries: 2_000_000}
+// host's (a hundred thousand units make a few hundred thousand entries
+// and tens of megabytes of content), far below what would exhaust memory
+// or take long to read.
+var TreeLimits = Limits{What: "a managed tree", Read: 512 << 20, Kept: 128 << 20, Entries: 2_000_000, KeepFile: 1 << 20}
 
 var unitKind = bounded.Kind{What: "a unit file", Max: MaxFileSize}
 
@@ -70,6 +74,14 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 		b     *bounded.Budget
 	}
 	var top, subdirs []entry
+	// Errors that already name the tree (a cap) are not wrapped again.
+	wrap := func(d string, err error) error {
+		var le *bounded.LimitError
+		if errors.As(err, &le) {
+			return err
+		}
+		return fmt.Errorf("reading %s: %w", d, err)
+	}
 	for _, d := range dirs {
 		d = clean(d)
 		fd, err := r.openDir(d, false)
@@ -85,7 +97,7 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 		b := bounded.NewBudget(d, l.What, l.Read, l.Kept, l.Entries)
 		ents, err := readEntries(fd, b)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: listing: %w", d, err)
+			return nil, wrap(d, err)
 		}
 		for _, e := range ents {
 			if e.IsDir() {
@@ -107,8 +119,8 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 			// (one per unit), so a fixed share balances well enough.
 			for i := w; i < len(subdirs) && !failed.Load(); i += workers {
 				s := subdirs[i]
-				if err := visit(s.dirfd, s.dir, s.e, parts[w], s.b, false); err != nil {
-					errs[w] = fmt.Errorf("reading %s: %w", s.dir, err)
+				if err := visit(s.dirfd, s.dir, s.e, parts[w], s.b, l); err != nil {
+					errs[w] = wrap(s.dir, err)
 					failed.Store(true)
 				}
 			}
@@ -116,8 +128,8 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 	}
 	var topErr error
 	for _, t := range top {
-		if err := visit(t.dirfd, t.dir, t.e, out, t.b, true); err != nil {
-			topErr = fmt.Errorf("reading %s: %w", t.dir, err)
+		if err := visit(t.dirfd, t.dir, t.e, out, t.b, l); err != nil {
+			topErr = wrap(t.dir, err)
 			failed.Store(true)
 			break
 		}
@@ -149,13 +161,17 @@ func fstat(fd int) (fs.FileMode, error) {
 // opened the same way, a link is read; only devices, FIFOs and sockets
 // get an lstat. A converged run reads every managed file, so this is most
 // of what it asks of the kernel.
-func walk(dirfd int, hp string, out map[string]host.File, b *bounded.Budget) error {
+func walk(dirfd int, hp string, out map[string]host.File, b *bounded.Budget, l Limits) error {
 	ents, err := readEntries(dirfd, b)
 	if err != nil {
+		var le *bounded.LimitError
+		if errors.As(err, &le) {
+			return err
+		}
 		return fmt.Errorf("listing %s: %w", hp, err)
 	}
 	for _, e := range ents {
-		if err := visit(dirfd, hp, e, out, b, false); err != nil {
+		if err := visit(dirfd, hp, e, out, b, l); err != nil {
 			return err
 		}
 	}
@@ -163,9 +179,8 @@ func walk(dirfd int, hp string, out map[string]host.File, b *bounded.Budget) err
 }
 
 // visit records one entry of the open directory dirfd (host path hp), and
-// everything below it when it is a directory. A regular file at the top of
-// a tree is a unit file, read whole; below, a large file is digested.
-func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bounded.Budget, atTop bool) error {
+// everything below it when it is a directory.
+func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bounded.Budget, l Limits) error {
 	n := e.Name()
 	p := hp + "/" + n
 	if hp == "/" {
@@ -212,9 +227,9 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 			return &fs.PathError{Op: "stat", Path: p, Err: err}
 		}
 		out[p] = host.File{Mode: m}
-		return walk(cfd, p, out, b)
+		return walk(cfd, p, out, b, l)
 	default:
-		f, err := readFileAt(dirfd, n, p, b, atTop)
+		f, err := readFileAt(dirfd, n, p, b, l, hp == layout.UnitDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -283,11 +298,11 @@ func readlinkAt(dirfd int, name string) (string, error) {
 // readFileAt reads a regular file without following a symlink and without
 // blocking on a FIFO swapped in after the listing (pkg/bounded; the fstat
 // on the open descriptor then refuses anything but a regular file). It
-// returns the file with its mode and modification time. A unit file (at
-// the top of a tree) is read whole, up to MaxFileSize; any other file up
-// to MaxKeptFile, and a larger one is streamed through sha256 instead.
-// Both count against the tree's budget.
-func readFileAt(dirfd int, name, hp string, b *bounded.Budget, atTop bool) (host.File, error) {
+// returns the file with its mode and modification time. A unit file is
+// read whole, up to MaxFileSize; any other file up to the tree's KeepFile,
+// and a larger one is streamed through sha256 instead. Both count against
+// the tree's budget.
+func readFileAt(dirfd int, name, hp string, b *bounded.Budget, l Limits, isUnit bool) (host.File, error) {
 	fd, st, err := bounded.OpenAt(dirfd, name, hp, bounded.Kind{What: "a file"})
 	var nr *bounded.NotRegularError
 	if errors.As(err, &nr) {
@@ -301,10 +316,13 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, atTop bool) (host
 	}
 	defer unix.Close(fd)
 	f := host.File{Mode: fileMode(st.Mode), ModTime: time.Unix(st.Mtim.Unix())}
-	if atTop || st.Size <= MaxKeptFile {
+	if isUnit || l.KeepFile == 0 || st.Size <= l.KeepFile {
 		k := unitKind
-		if !atTop {
-			k = bounded.Kind{What: "a file kept in memory", Max: MaxKeptFile}
+		if !isUnit {
+			k = bounded.Kind{What: "a file of " + l.What, Max: l.KeepFile}
+			if l.KeepFile == 0 {
+				k.Max = l.Kept
+			}
 		}
 		if st.Size > k.Max {
 			return host.File{}, &bounded.LimitError{Path: hp, What: k.What, Cap: bounded.Size(k.Max)}
@@ -321,7 +339,7 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, atTop bool) (host
 		return host.File{}, err
 	}
 	f.Large = true
-	if f.Sum, f.Size, err = bounded.DigestFD(fd, hp, bounded.Kind{What: "a file", Max: st.Size + MaxKeptFile}); err != nil {
+	if f.Sum, f.Size, err = bounded.DigestFD(fd, hp, bounded.Kind{What: "a file of " + l.What, Max: st.Size + l.KeepFile}); err != nil {
 		return host.File{}, err
 	}
 	return f, nil
