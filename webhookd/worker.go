@@ -11,7 +11,13 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/pkg/bounded"
 )
+
+// statusKind is the persisted status as webhookd reads it back: its own
+// state, a regular file (no link, never a FIFO), small.
+var statusKind = bounded.Kind{What: "webhookd's status file", Max: 1 << 20}
 
 // Deployer applies the specs in a directory to this host, the way `syslet
 // DIR` does: unattended, under the host's apply lock, recording Source as the
@@ -148,7 +154,7 @@ func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metr
 		wake: make(chan struct{}, 1),
 		st:   RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle"},
 	}
-	if b, err := os.ReadFile(statusFile); err == nil {
+	if b, err := bounded.ReadFile(statusFile, statusKind); err == nil {
 		if err := json.Unmarshal(b, &w.st.persisted); err != nil {
 			w.log.Warn().Err(err).Str("file", statusFile).Msg("ignoring unreadable status file")
 		}
@@ -330,8 +336,14 @@ func (w *worker) deploy(batch []push) {
 		w.finish(log, a, StageCheckout, err)
 		return
 	}
-	specDir := filepath.Join(dir, filepath.FromSlash(w.cfg.SpecPath))
-	if fi, err := os.Stat(specDir); err != nil || !fi.IsDir() {
+	// The spec directory is resolved inside the checkout: a pushed commit
+	// whose path is a symlink leading out of it (to /etc, say) is refused.
+	specDir, err := bounded.DirBeneath(dir, filepath.FromSlash(w.cfg.SpecPath))
+	if errors.Is(err, bounded.ErrEscapes) {
+		w.finish(log, a, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
+		return
+	}
+	if err != nil {
 		w.finish(log, a, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
 		return
 	}

@@ -47,6 +47,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
 	stack := []int{root} // the directories walked down into, dir first
+	var names []string   // their names below dir
 	defer func() {
 		for _, fd := range stack {
 			unix.Close(fd)
@@ -65,7 +66,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 				return nil, nil, &EscapeError{Path: p, Dir: dir}
 			}
 			unix.Close(stack[len(stack)-1])
-			stack = stack[:len(stack)-1]
+			stack, names = stack[:len(stack)-1], names[:len(names)-1]
 			continue
 		}
 		cur := stack[len(stack)-1]
@@ -87,18 +88,24 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 			comps = append(strings.Split(target, "/"), comps...)
 			continue
 		}
-		if len(comps) > 0 && FileMode(st.Mode).IsDir() {
+		if (len(comps) > 0 || k.dir != nil) && FileMode(st.Mode).IsDir() {
 			fd, err := retry(func() (int, error) {
 				return unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			})
 			if err != nil {
 				return nil, nil, openError(cur, c, p, err)
 			}
-			stack = append(stack, fd)
+			stack, names = append(stack, fd), append(names, c)
 			continue
+		}
+		if k.dir != nil {
+			return nil, nil, &NotRegularError{Path: p, Mode: FileMode(st.Mode), Dir: true}
 		}
 		if len(comps) > 0 {
 			return nil, nil, &fs.PathError{Op: "open", Path: p, Err: unix.ENOTDIR}
+		}
+		if m := FileMode(st.Mode); !m.IsRegular() {
+			return nil, nil, &NotRegularError{Path: p, Mode: m} // refused without being opened
 		}
 		fd, _, err := OpenAt(cur, c, p, Kind{What: k.What, Max: k.Max})
 		if err != nil {
@@ -113,8 +120,28 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 		}
 		return f, fi, nil
 	}
+	if k.dir != nil {
+		*k.dir = path.Join(append([]string{dir}, names...)...)
+		return nil, nil, nil
+	}
 	// The name resolved to dir itself, or to a directory inside it.
 	return nil, nil, &NotRegularError{Path: p, Mode: fs.ModeDir}
+}
+
+// DirBeneath resolves name, a path relative to dir, to a directory inside
+// dir as OpenBeneath resolves a file: symlinks are followed only while
+// they stay inside dir. It returns the directory's path, dir joined with
+// the real names below it (no link among them).
+func DirBeneath(dir, name string) (string, error) {
+	var out string
+	_, _, err := OpenBeneath(dir, name, Kind{What: "a directory", dir: &out})
+	if err != nil {
+		return "", err
+	}
+	if out == "" {
+		return "", &NotRegularError{Path: path.Join(dir, name), Dir: true}
+	}
+	return out, nil
 }
 
 func readlink(dirfd int, name string) (string, error) {

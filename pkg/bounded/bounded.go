@@ -26,6 +26,8 @@ type Kind struct {
 	// operator configured (the SSH host key, an age identity file). Never
 	// set for syslet's own state or a managed tree.
 	Follow bool
+
+	dir *string // DirBeneath: resolve to a directory, and say which
 }
 
 // ErrLimit is matched by errors.Is for every *LimitError.

@@ -239,3 +239,33 @@ func TestReadDir(t *testing.T) {
 		t.Errorf("ReadDir(missing) = %v", err)
 	}
 }
+
+func TestDirBeneath(t *testing.T) {
+	top := t.TempDir()
+	co := filepath.Join(top, "checkout")
+	os.MkdirAll(filepath.Join(co, "hosts", "web1"), 0o755)
+	os.MkdirAll(filepath.Join(top, "etc"), 0o755)
+	os.Symlink("web1", filepath.Join(co, "hosts", "alias"))
+	os.Symlink("../../etc", filepath.Join(co, "hosts", "out"))
+	os.Symlink(filepath.Join(co, "hosts", "web1"), filepath.Join(co, "hosts", "abs"))
+	os.WriteFile(filepath.Join(co, "hosts", "file"), nil, 0o644)
+	for _, tt := range []struct {
+		name, want string
+		err        error
+	}{
+		{"hosts/web1", filepath.Join(co, "hosts", "web1"), nil},
+		{"hosts/alias", filepath.Join(co, "hosts", "web1"), nil},
+		{"hosts/web1/..", filepath.Join(co, "hosts"), nil},
+		{".", co, nil},
+		{"hosts/out", "", ErrEscapes},
+		{"hosts/abs", "", ErrEscapes},
+		{"..", "", ErrEscapes},
+		{"hosts/file", "", ErrNotRegular},
+		{"hosts/none", "", fs.ErrNotExist},
+	} {
+		got, err := DirBeneath(co, tt.name)
+		if (tt.err == nil && (err != nil || got != tt.want)) || (tt.err != nil && !errors.Is(err, tt.err)) {
+			t.Errorf("DirBeneath(%s) = %q, %v; want %q, %v", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}

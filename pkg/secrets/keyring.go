@@ -1,11 +1,9 @@
 package secrets
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"filippo.io/age"
+
+	"github.com/syslet/syslet/pkg/bounded"
 )
 
 // ErrNoHostKey is returned by HostRecipient when the host has no SSH
@@ -49,7 +49,7 @@ func Load(root string) (*Keyring, error) {
 	if !explicit {
 		k.keyPath = DefaultSSHKeyPath
 	}
-	pemBytes, err := os.ReadFile(filepath.Join(root, k.keyPath))
+	pemBytes, err := bounded.ReadFile(filepath.Join(root, k.keyPath), sshKeyKind)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		k.Warnings = append(k.Warnings, fmt.Sprintf("no SSH host key at %s: secrets open only with cached identities (%s) and ageIdentityFiles", k.keyPath, CachePath))
@@ -78,6 +78,17 @@ func Load(root string) (*Keyring, error) {
 	return k, nil
 }
 
+// The files the keyring reads, as pkg/bounded reads them. The SSH host key
+// and the identity files are at paths the operator chose (a distribution
+// may link the host key), so a link at their name is followed; the cache
+// is syslet's own state and never read through one. None is ever a FIFO.
+var (
+	sshKeyKind   = bounded.Kind{What: "an SSH host key", Max: 64 << 10, Follow: true}
+	cacheKind    = bounded.Kind{What: "the identity cache", Max: 1 << 20}
+	identityKind = bounded.Kind{What: "an age identity file", Max: 1 << 20, Follow: true}
+	settingsKind = bounded.Kind{What: "the settings file", Max: 1 << 20}
+)
+
 func (k *Keyring) add(id Identity) {
 	for _, have := range k.ids {
 		if have.Recipient != "" && have.Recipient == id.Recipient {
@@ -92,7 +103,7 @@ func (k *Keyring) add(id Identity) {
 // showing it.
 func (k *Keyring) readCache() error {
 	full := filepath.Join(k.root, CachePath)
-	f, err := os.Open(full)
+	f, fi, err := bounded.Open(full, cacheKind)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -100,10 +111,10 @@ func (k *Keyring) readCache() error {
 		return fmt.Errorf("reading identity cache: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	if fi.Mode().Perm()&0o077 != 0 {
 		k.Warnings = append(k.Warnings, fmt.Sprintf("identity cache %s has mode %04o: it holds private keys, run chmod 600 on it", CachePath, fi.Mode().Perm()))
 	}
-	data, err := io.ReadAll(f)
+	data, err := bounded.ReadFD(int(f.Fd()), full, fi.Size(), cacheKind)
 	if err != nil {
 		return fmt.Errorf("reading identity cache: %w", err)
 	}
@@ -123,7 +134,7 @@ func (k *Keyring) readCache() error {
 }
 
 func (k *Keyring) readIdentityFile(p string) error {
-	data, err := os.ReadFile(filepath.Join(k.root, p))
+	data, err := bounded.ReadFile(filepath.Join(k.root, p), identityKind)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("age identity file %s (listed in %s ageIdentityFiles) does not exist", p, SettingsPath)
 	}
@@ -177,25 +188,38 @@ func (k *Keyring) Remember() error {
 	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
 		return fmt.Errorf("creating identity cache directory: %w", err)
 	}
-	f, err := os.OpenFile(full, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	// Never through a link (root would append a private key wherever it
+	// points), never blocking on a FIFO: only a regular file is the cache.
+	f, err := os.OpenFile(full, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		err = &bounded.NotRegularError{Path: full, Mode: fs.ModeSymlink}
+	}
 	if err != nil {
 		return fmt.Errorf("opening identity cache: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = &bounded.NotRegularError{Path: full, Mode: fi.Mode()}
+		}
+		return fmt.Errorf("opening identity cache: %w", err)
+	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("locking identity cache: %w", err)
 	}
 	if err := f.Chmod(0o600); err != nil {
 		return fmt.Errorf("identity cache: %w", err)
 	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == k.hostText {
+	fi, _ := f.Stat()
+	data, err := bounded.ReadFD(int(f.Fd()), full, fi.Size(), cacheKind)
+	if err != nil {
+		return fmt.Errorf("reading identity cache: %w", err)
+	}
+	defer clear(data)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == k.hostText {
 			return nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading identity cache: %w", err)
 	}
 	entry := fmt.Sprintf("# derived by syslet from %s on %s\n# public key: %s\n%s\n",
 		k.keyPath, time.Now().UTC().Format(time.RFC3339), k.host.Recipient, k.hostText)

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -38,7 +38,7 @@ type Settings struct {
 // back to the default key without a word.
 func LoadSettings(root string) (Settings, error) {
 	var s Settings
-	data, err := os.ReadFile(filepath.Join(root, SettingsPath))
+	data, err := bounded.ReadFile(filepath.Join(root, SettingsPath), settingsKind)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

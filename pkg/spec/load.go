@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
@@ -56,7 +56,11 @@ func ReadSources(path string, stdin io.Reader) ([]Source, error) {
 // ReadSourcesMax is ReadSources with a bound on the total input size
 // (max <= 0: DefaultMaxInput). Only regular files are read: a FIFO, device
 // or socket — even behind a symlink — is refused by name without being
-// opened, so it can neither hang the run nor feed it endless data.
+// opened, so it can neither hang the run nor feed it endless data. In a
+// directory, a symlink is followed only while it stays inside the
+// directory: one that leads outside it (a relative link climbing out, an
+// absolute link) is refused by name, so a pushed commit cannot make syslet
+// read a file of the host as specs.
 func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 	if max <= 0 {
 		max = DefaultMaxInput
@@ -74,7 +78,14 @@ func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 		return nil, fmt.Errorf("reading specs: %w", err)
 	}
 	if !fi.IsDir() {
-		data, err := readFile(path, budget, max)
+		// A file named on the command line is the operator's choice: a
+		// link at its name is followed, to a regular file only.
+		f, _, err := bounded.Open(path, bounded.Kind{What: "spec input", Follow: true})
+		if err != nil {
+			return nil, inputError(path, err)
+		}
+		defer f.Close()
+		data, err := readBounded(path, f, budget, max)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +104,12 @@ func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 		if e.IsDir() {
 			return nil, &InputError{Source: p, Rule: RuleSource, Msg: "is a directory; spec directories are not read recursively"}
 		}
-		data, err := readFile(p, budget, max)
+		f, _, err := bounded.OpenBeneath(path, e.Name(), bounded.Kind{What: "spec input"})
+		if err != nil {
+			return nil, inputError(p, err)
+		}
+		data, err := readBounded(p, f, budget, max)
+		f.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -104,44 +120,20 @@ func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 	return srcs, nil
 }
 
-// readFile reads one regular file. The type is checked before opening
-// (a FIFO would block the open itself), and again on the opened file, with
-// O_NONBLOCK, in case the name was swapped in between.
-func readFile(p string, budget, max int64) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("reading specs: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notRegular(p, fi.Mode())
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading specs: %w", err)
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("reading specs: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notRegular(p, fi.Mode())
-	}
-	return readBounded(p, f, budget, max)
-}
-
-func notRegular(p string, m fs.FileMode) error {
-	what := "not a regular file"
+// inputError words a source that cannot be opened as spec input: not a
+// regular file, a link leading out of its directory, or (otherwise) a
+// plain read error.
+func inputError(p string, err error) error {
+	var nr *bounded.NotRegularError
 	switch {
-	case m&fs.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return &InputError{Source: p, Rule: RuleSource, Msg: "is a directory; spec directories are not read recursively"}
+	case errors.As(err, &nr):
+		return &InputError{Source: p, Rule: RuleSource, Msg: "is " + bounded.Describe(nr.Mode) + ", not a regular file: syslet reads specs only from regular files"}
+	case errors.Is(err, bounded.ErrEscapes):
+		return &InputError{Source: p, Rule: RuleSource, Msg: "is a symlink leading outside its directory: syslet reads specs only from inside the directory"}
 	}
-	return &InputError{Source: p, Rule: RuleSource, Msg: "is " + what + ", not a regular file: syslet reads specs only from regular files"}
+	return fmt.Errorf("reading specs: %w", err)
 }
 
 // readBounded reads r up to budget bytes; more is an InputError naming the
