@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/app/adopt"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/redact"
 )
 
@@ -22,7 +23,7 @@ func cmdAdopt(args []string, stdout, stderr io.Writer) int {
 	}
 	files, err := adopt.Read(pos)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet adopt:", redact.Escape(err.Error()))
+		view.Error(stderr, "syslet adopt", err)
 		return exitError
 	}
 	res := adopt.Convert(files)
@@ -31,7 +32,7 @@ func cmdAdopt(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet adopt: note:", redact.Line(n))
 	}
 	for _, f := range res.Failed {
-		fmt.Fprintln(stderr, "syslet adopt: not adopted:", redact.Escape(f))
+		view.Printf(stderr, "syslet adopt: not adopted: %s\n", f)
 	}
 	if len(res.Failed) > 0 {
 		return exitInvalid

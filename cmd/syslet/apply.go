@@ -140,7 +140,7 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, deploy.ErrInvalid) {
-		fmt.Fprintln(stderr, "syslet:", err)
+		view.Error(stderr, "syslet", err)
 	}
 	if code == exitOK && o.detailed && out.Pending() {
 		return exitPending

@@ -41,12 +41,12 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	}
 	abs, err := filepath.Abs(*root)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet history:", err)
+		view.Error(stderr, "syslet history", err)
 		return exitUsage
 	}
 	runs, err := runlog.Open(abs).Runs()
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet history:", err)
+		view.Error(stderr, "syslet history", err)
 		return exitError
 	}
 	if len(pos) == 1 {

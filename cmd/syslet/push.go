@@ -117,7 +117,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if o.hostsDir != "" && len(o.targets) == 0 {
 		if o.targets, err = hostDirs(o.hostsDir); err != nil {
-			fmt.Fprintln(stderr, "syslet push:", err)
+			view.Error(stderr, "syslet push", err)
 			return exitError
 		}
 	}
@@ -133,30 +133,30 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg *push.SSHConfig
 	if o.sshConfig != "" {
 		if _, err := os.Stat(o.sshConfig); err != nil {
-			fmt.Fprintln(stderr, "syslet push: -F:", err)
+			view.Error(stderr, "syslet push: -F", err)
 			return exitError
 		}
 		cfg, err = push.LoadSSHConfig(home, o.sshConfig)
 	} else {
 		cfg, err = push.LoadDefaultSSHConfig(home, func(path string, err error) {
-			fmt.Fprintf(stderr, "syslet push: warning: ignoring %s: %v (pass -F FILE with your hosts' settings)\n", path, err)
+			view.Printf(stderr, "syslet push: warning: ignoring %s: %v (pass -F FILE with your hosts' settings)\n", path, err)
 		}, filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config")
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet push:", err)
+		view.Error(stderr, "syslet push", err)
 		return exitError
 	}
 	var ag *push.Agent
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
 		if ag, err = push.DialAgent(sock); err != nil {
-			fmt.Fprintf(stderr, "syslet push: warning: %v; using key files only\n", err)
+			view.Printf(stderr, "syslet push: warning: %v; using key files only\n", err)
 		}
 		defer ag.Close()
 	}
 	keys := &push.Keys{
 		Passphrase: askPassphrase,
 		Skipped: func(path string, err error) {
-			fmt.Fprintf(stderr, "syslet push: warning: skipping key %s: %v\n", path, err)
+			view.Printf(stderr, "syslet push: warning: skipping key %s: %v\n", path, err)
 		},
 	}
 	localUser := currentUser()
@@ -164,16 +164,16 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, arg := range o.targets {
 		t, err := cfg.Resolve(arg, localUser)
 		if err != nil {
-			fmt.Fprintln(stderr, "syslet push:", err)
+			view.Error(stderr, "syslet push", err)
 			return exitError
 		}
 		signers, err := targetSigners(keys, o.identities, t, home)
 		if err != nil {
-			fmt.Fprintln(stderr, "syslet push:", err)
+			view.Error(stderr, "syslet push", err)
 			return exitError
 		}
 		if len(signers) == 0 && ag == nil {
-			fmt.Fprintf(stderr, "syslet push: %s: no SSH key: pass -i KEYFILE, name an IdentityFile in ssh_config, or run an agent (SSH_AUTH_SOCK)\n", arg)
+			view.Printf(stderr, "syslet push: %s: no SSH key: pass -i KEYFILE, name an IdentityFile in ssh_config, or run an agent (SSH_AUTH_SOCK)\n", arg)
 			return exitError
 		}
 		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Auth: push.Auth(signers, ag)})
@@ -185,7 +185,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		knownHosts = []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"}
 	}
 	hk := &push.HostKeys{Files: knownHosts, AcceptNew: o.acceptNew, Pinned: func(addr, typ, fp, file string) {
-		fmt.Fprintf(stderr, "syslet push: %s: new host key %s %s pinned in %s (--accept-new)\n", addr, typ, fp, file)
+		view.Printf(stderr, "syslet push: %s: new host key %s %s pinned in %s (--accept-new)\n", addr, typ, fp, file)
 	}}
 
 	// 3. Fan out. The first Ctrl-C starts no more hosts and lets the
@@ -239,7 +239,7 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 	if o.path != "" {
 		srcs, err := spec.ReadSources(o.path, stdin)
 		if err != nil {
-			fmt.Fprintln(stderr, "syslet push:", err)
+			view.Error(stderr, "syslet push", err)
 			return nil, exitError
 		}
 		stream, ok := validStream(o, srcs, o.path, stderr)
@@ -253,7 +253,7 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 	}
 	common, err := readDirIfExists(filepath.Join(o.hostsDir, commonDir))
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet push:", err)
+		view.Error(stderr, "syslet push", err)
 		return nil, exitError
 	}
 	code := exitOK
@@ -266,7 +266,7 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 		dir := filepath.Join(o.hostsDir, alias)
 		own, err := spec.ReadSources(dir, nil)
 		if err != nil {
-			fmt.Fprintf(stderr, "syslet push: %s: %v\n", t, err)
+			view.Printf(stderr, "syslet push: %s: %v\n", t, err)
 			return nil, exitError
 		}
 		stream, ok := validStream(o, slices.Concat(common, own), dir+"/ and "+filepath.Join(o.hostsDir, commonDir)+"/", stderr)
@@ -288,7 +288,7 @@ func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Write
 		return nil, false
 	}
 	if len(l.Specs) == 0 && !o.allowEmpty {
-		fmt.Fprintf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
+		view.Printf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
 		return nil, false
 	}
 	return l.Stream(), true

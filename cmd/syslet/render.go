@@ -51,7 +51,7 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: *maxInput})
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet render:", err)
+		view.Error(stderr, "syslet render", err)
 		return exitError
 	}
 	l.CheckPodman(release)
@@ -61,10 +61,10 @@ func cmdRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	view.Findings(stderr, l.Report) // warnings
 	if err := deploy.WriteTree(*outDir, l.Out, stdout); err != nil {
-		fmt.Fprintln(stderr, "syslet render:", err)
+		view.Error(stderr, "syslet render", err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
+	view.Printf(stderr, "rendered %d units, %d files, %d config dirs under %s\n", len(l.Out.Units), len(l.Out.Files), len(l.Out.Dirs), *outDir)
 	return exitOK
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/syslet/syslet/pkg/app/view"
+
 	"github.com/syslet/syslet/pkg/secrets"
 )
 
@@ -26,16 +28,16 @@ func cmdHostKey(args []string, stdout, stderr io.Writer) int {
 	}
 	kr, err := secrets.Load(o.root)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
+		view.Error(stderr, "syslet", err)
 		return exitError
 	}
 	r, err := kr.HostRecipient()
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
+		view.Error(stderr, "syslet", err)
 		return exitError
 	}
 	if err := kr.Remember(); err != nil {
-		fmt.Fprintln(stderr, "syslet:", err)
+		view.Error(stderr, "syslet", err)
 		return exitError
 	}
 	fmt.Fprintln(stdout, r)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/syslet/syslet/pkg/app/view"
+
 	"github.com/syslet/syslet/pkg/sshcommand"
 )
 
@@ -31,7 +33,7 @@ func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	original, present := os.LookupEnv("SSH_ORIGINAL_COMMAND")
 	argv, err := sshcommand.Policy{DiffOnly: o.diffOnly}.Check(original, present)
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet ssh-command:", err)
+		view.Error(stderr, "syslet ssh-command", err)
 		return exitError
 	}
 	return cmdApply(argv, stdin, stdout, stderr)

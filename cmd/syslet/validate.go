@@ -51,7 +51,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	strict := &o.strict
 	l, err := load.Path(path, load.Options{Stdin: stdin, MaxInput: o.maxInput})
 	if err != nil {
-		fmt.Fprintln(stderr, "syslet validate:", err)
+		view.Error(stderr, "syslet validate", err)
 		return exitError
 	}
 	l.CheckPodman(release)

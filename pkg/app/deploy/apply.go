@@ -75,7 +75,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	if err != nil {
 		printPlan(r.human, req, l, p)
 		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
-		fmt.Fprintln(req.Stderr, err)
+		view.Lines(req.Stderr, err.Error())
 		printKept(req.Stderr, kept)
 		if !req.Diff {
 			r.record(runID, l, p, rs, runlog.ResultRefused)
@@ -148,7 +148,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		}
 		view.Gate(r.human, g)
 		if jerr := r.end(run, res, runlog.ResultFailed, g); jerr != nil {
-			fmt.Fprintln(req.Stderr, "syslet: warning:", jerr)
+			view.Error(req.Stderr, "syslet: warning", jerr)
 		}
 		if rs != nil {
 			return fmt.Errorf("%w: %s: %w", ErrRollbackFailed, failures(g), err)
@@ -161,7 +161,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 			result = runlog.ResultInterrupted
 		}
 		if jerr := r.end(run, res, result, nil); jerr != nil {
-			fmt.Fprintln(req.Stderr, "syslet: warning:", jerr)
+			view.Error(req.Stderr, "syslet: warning", jerr)
 		}
 		return err
 	}
@@ -176,7 +176,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	switch {
 	case g.Interrupted:
 		if jerr := r.end(run, res, runlog.ResultInterrupted, g); jerr != nil {
-			fmt.Fprintln(req.Stderr, "syslet: warning:", jerr)
+			view.Error(req.Stderr, "syslet: warning", jerr)
 		}
 		return fmt.Errorf("%w during the health gate: the changes are applied but were not judged", ErrInterrupted)
 	case g.Passed():
@@ -189,7 +189,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		return nil
 	}
 	if jerr := r.end(run, res, runlog.ResultFailed, g); jerr != nil {
-		fmt.Fprintln(req.Stderr, "syslet: warning:", jerr)
+		view.Error(req.Stderr, "syslet: warning", jerr)
 	}
 	if rs != nil {
 		return fmt.Errorf("%w: %s", ErrRollbackFailed, failures(g))
@@ -212,7 +212,7 @@ func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore
 	opts := plan.Options{Force: r.req.Force, InputDigest: l.Digest()}
 	gens, err := r.gens.List()
 	if err != nil {
-		fmt.Fprintln(r.req.Stderr, "syslet: warning:", err)
+		view.Error(r.req.Stderr, "syslet: warning", err)
 	}
 	opts.KeepImages = keptImages(gens)
 	if rs != nil {
@@ -270,7 +270,7 @@ func (r *runner) end(run *runlog.Run, res *executor.Result, result string, g *ga
 // one write.
 func (r *runner) record(runID string, l *load.Set, p *plan.Plan, rs *restore, result string) {
 	if _, err := r.jr.Record(r.intent(runID, l, p, rs), runlog.Record{Result: result}); err != nil {
-		fmt.Fprintln(r.req.Stderr, "syslet: warning:", err)
+		view.Error(r.req.Stderr, "syslet: warning", err)
 	}
 }
 
@@ -302,13 +302,13 @@ func (r *runner) remember(ctx context.Context, runID string, l *load.Set, p *pla
 	}
 	cs, err := r.h.live.Podman.Containers(ctx)
 	if err != nil {
-		fmt.Fprintln(r.req.Stderr, "syslet: warning: no generation recorded (a rollback cannot return to this run):", err)
+		view.Error(r.req.Stderr, "syslet: warning: no generation recorded (a rollback cannot return to this run)", err)
 		return
 	}
 	g := generation.Generation{Run: runID, Time: time.Now(), Source: r.req.Source, InputDigest: l.Digest(),
 		PlanDigest: p.Digest(), Images: containerImages(l, cs), Input: l.Stream()}
 	if err := r.gens.Record(g); err != nil {
-		fmt.Fprintln(r.req.Stderr, "syslet: warning:", err)
+		view.Error(r.req.Stderr, "syslet: warning", err)
 	}
 }
 

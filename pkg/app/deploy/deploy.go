@@ -333,7 +333,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return r.fail(err)
 	} else if busy {
 		// The journal's last run is the one in progress, not an unfinished one.
-		fmt.Fprintf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
+		view.Printf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
 		resumeOK = false
 	}
 	if err := r.pass(ctx, l, runID, resumeOK, rs); err != nil {
@@ -364,7 +364,7 @@ func storeStdin(root string, stream []byte) error {
 // printKept says where the staging directory was kept, and what it holds.
 func printKept(w io.Writer, dir string) {
 	if dir != "" {
-		fmt.Fprintf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
+		view.Printf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
 	}
 }
 

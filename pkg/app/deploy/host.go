@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/load"
@@ -162,7 +163,7 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 	}
 	res, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
 	for _, w := range res.Warnings {
-		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
+		view.Printf(warn, "syslet: staging warning: %s\n", attribute(w, out))
 	}
 	var se *stage.Error
 	if errors.As(err, &se) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -92,7 +93,7 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 		// The first miss is not worth a word: a --diff probing the lock
 		// holds it for microseconds.
 		if tries++; tries == 2 {
-			fmt.Fprintf(log, "syslet: another apply is running: %s; waiting for it to finish\n", holder)
+			view.Printf(log, "syslet: another apply is running: %s; waiting for it to finish\n", holder)
 		}
 		select {
 		case <-tick.C:

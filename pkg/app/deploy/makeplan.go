@@ -2,8 +2,8 @@ package deploy
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
@@ -39,7 +39,7 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 		if gen, err := r.gens.Find(last.Intent.Rollback); err == nil {
 			opts.Rollback, opts.Pins = true, r.pins(ctx, gen)
 		} else {
-			fmt.Fprintln(r.req.Stderr, "syslet: warning: finishing the rollback of run", last.ID(), "without its pins:", err)
+			view.Printf(r.req.Stderr, "syslet: warning: finishing the rollback of run %s without its pins: %s\n", last.ID(), err)
 		}
 	}
 	p := plan.Build(l.Out, obs, opts)

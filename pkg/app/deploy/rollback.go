@@ -69,7 +69,7 @@ func (r *runner) afterFailedGate(ctx context.Context, failed string, res *execut
 	if err != nil || gen == nil {
 		fmt.Fprintln(r.human, "\nNo earlier generation is kept, so there is nothing to roll back to: the host stays as this run left it.")
 		if err != nil {
-			fmt.Fprintln(req.Stderr, "syslet: warning:", err)
+			view.Error(req.Stderr, "syslet: warning", err)
 		}
 		return gateErr("%s (no earlier generation to roll back to)", why)
 	}
@@ -157,7 +157,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 	if r.h.live != nil {
 		var err error
 		if now, err = r.h.live.Podman.Containers(ctx); err != nil {
-			fmt.Fprintln(r.req.Stderr, "syslet: warning: pinning every container of the generation:", err)
+			view.Error(r.req.Stderr, "syslet: warning: pinning every container of the generation", err)
 		}
 	}
 	for file, im := range gen.Images {
@@ -169,7 +169,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 		}
 		if r.h.live != nil {
 			if ok, err := r.h.live.Podman.ImageExists(ctx, im.ID); err == nil && !ok {
-				fmt.Fprintf(r.req.Stderr, "syslet: warning: image %s that %s ran in run %s is gone; it runs what its Image= names now\n", im.ID, file, gen.Run)
+				view.Printf(r.req.Stderr, "syslet: warning: image %s that %s ran in run %s is gone; it runs what its Image= names now\n", im.ID, file, gen.Run)
 				continue
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -33,7 +34,7 @@ func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
 		return nil, fmt.Errorf("loading the host's age identities: %w", err)
 	}
 	for _, w := range kr.Warnings {
-		fmt.Fprintln(req.Stderr, "syslet: warning:", w)
+		view.Printf(req.Stderr, "syslet: warning: %s\n", w)
 	}
 	sealed := make([]secrets.Sealed, len(out.Secrets))
 	for i, s := range out.Secrets {

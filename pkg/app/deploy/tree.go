@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/render"
 )
@@ -32,19 +33,19 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, u.Path)
+		view.Printf(w, "%s\n", u.Path)
 	}
 	for _, f := range out.Files {
 		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, f.Path)
+		view.Printf(w, "%s\n", f.Path)
 	}
 	for _, d := range out.Dirs {
 		if err := root.WriteDir(d.Path, d.Installed()); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s/ (%d files)\n", d.Path, len(d.Files))
+		view.Printf(w, "%s/ (%d files)\n", d.Path, len(d.Files))
 	}
 	return nil
 }

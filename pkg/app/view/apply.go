@@ -26,18 +26,18 @@ type Against struct {
 func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 	what := "host"
 	if a.NoHost {
-		what = a.Root + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"
+		what = redact.Escape(a.Root) + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"
 	}
 	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", a.Specs, a.Sources, what)
 	if r := p.Resume; r != nil {
-		fmt.Fprintf(w, "previous run %s did not finish; resuming %d action(s)\n\n", r.Run, r.Resumed)
+		fmt.Fprintf(w, "previous run %s did not finish; resuming %d action(s)\n\n", redact.Escape(r.Run), r.Resumed)
 	}
 	Plan(w, p)
 }
 
 // Applying is the line an apply starts its actions with.
 func Applying(w io.Writer, runID string) {
-	fmt.Fprintf(w, "\nApplying (run %s):\n", runID)
+	fmt.Fprintf(w, "\nApplying (run %s):\n", redact.Escape(runID))
 }
 
 // ApplySummary writes the exit summary: applied, failed (with the unit's
@@ -47,11 +47,11 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 	if r.Interrupted {
 		verb = " — interrupted"
 	}
-	fmt.Fprintf(w, "\nSummary%s: %d applied, %d failed, %d not reached (%s, run %s)\n", verb, len(r.Applied), len(r.Failed), len(r.NotReached), r.Duration.Round(1e6), runID)
+	fmt.Fprintf(w, "\nSummary%s: %d applied, %d failed, %d not reached (%s, run %s)\n", verb, len(r.Applied), len(r.Failed), len(r.NotReached), r.Duration.Round(1e6), redact.Escape(runID))
 	for _, f := range r.Failed {
 		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, redact.Escape(f.Action.Target), redact.Escape(f.Error))
 		for _, l := range f.Log {
-			fmt.Fprintf(w, "      | %s\n", l)
+			fmt.Fprintf(w, "      | %s\n", redact.Escape(l))
 		}
 	}
 	if len(r.NotReached) > 0 {
@@ -99,10 +99,10 @@ func Gate(w io.Writer, g *gate.Report) {
 // RollbackHeader says, above its plan, that a run is a rollback.
 func RollbackHeader(w io.Writer, gen, of string) {
 	if of != "" {
-		fmt.Fprintf(w, "\nRolling back run %s: applying again the generation of run %s, each container pinned to the image it ran then.\n\n", of, gen)
+		fmt.Fprintf(w, "\nRolling back run %s: applying again the generation of run %s, each container pinned to the image it ran then.\n\n", redact.Escape(of), redact.Escape(gen))
 		return
 	}
-	fmt.Fprintf(w, "Rolling back to the generation of run %s, each container pinned to the image it ran then.\n\n", gen)
+	fmt.Fprintf(w, "Rolling back to the generation of run %s, each container pinned to the image it ran then.\n\n", redact.Escape(gen))
 }
 
 // Rollback is what the summary of an automatic rollback says.
@@ -117,10 +117,10 @@ type Rollback struct {
 func RollbackSummary(w io.Writer, r Rollback) {
 	if r.Err != nil {
 		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) did not restore a working host: %s\n",
-			r.Failed, redact.Escape(r.Why), r.Generation, r.Run, redact.Escape(r.Err.Error()))
+			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Generation), redact.Escape(r.Run), redact.Escape(r.Err.Error()))
 	} else {
 		fmt.Fprintf(w, "\nROLLED BACK: run %s failed its health gate (%s); run %s applied the generation of run %s again, and it passed the gate.\n",
-			r.Failed, redact.Escape(r.Why), r.Run, r.Generation)
+			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Run), redact.Escape(r.Generation))
 	}
 	if len(r.NotRestored) > 0 {
 		fmt.Fprintln(w, "Not restored:")

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/report"
 )
 
 // Findings writes findings one per line and, when there are errors, how
 // many and that nothing was changed.
 func Findings(w io.Writer, rep report.Report) {
-	io.WriteString(w, rep.String())
+	for _, f := range rep.Findings {
+		f.Source, f.Path, f.Message = redact.Escape(f.Source), redact.Escape(f.Path), redact.Escape(f.Message)
+		fmt.Fprintln(w, f.String())
+	}
 	if n := rep.Errors(); n > 0 {
 		fmt.Fprintf(w, "%d error(s): the specs are invalid; nothing was changed\n", n)
 	}

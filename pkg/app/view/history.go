@@ -91,18 +91,18 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 		}
 		src := redact.Escape(s.Source)
 		if s.Resumes != "" {
-			src += " (resumes " + s.Resumes + ")"
+			src += " (resumes " + redact.Escape(s.Resumes) + ")"
 		}
 		if s.RollbackOf != "" {
-			src += " (rolls back " + s.RollbackOf + ")"
+			src += " (rolls back " + redact.Escape(s.RollbackOf) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Run, gen, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
-			s.Result, s.Actions, s.Applied, s.Failed, s.NotReached, src)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", redact.Escape(s.Run), gen, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
+			redact.Escape(s.Result), s.Actions, s.Applied, s.Failed, s.NotReached, src)
 	}
 	tw.Flush()
 	for _, r := range runs {
 		if s := Summarize(r); s.Error != "" {
-			fmt.Fprintf(w, "%s: %s\n", s.Run, redact.Escape(s.Error))
+			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), redact.Escape(s.Error))
 		}
 	}
 }
@@ -144,14 +144,15 @@ func Actions(r *runlog.RunInfo) RunActions {
 // Run writes one run: its summary line and every planned action.
 func Run(w io.Writer, ra RunActions) {
 	s := ra.RunSummary
-	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", s.Run, s.Result, s.Started.Local().Format("2006-01-02 15:04:05"), s.Source, short(s.PlanDigest))
+	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", redact.Escape(s.Run), redact.Escape(s.Result), s.Started.Local().Format("2006-01-02 15:04:05"),
+		redact.Escape(s.Source), redact.Escape(short(s.PlanDigest)))
 	if s.Resumes != "" {
-		fmt.Fprintf(w, "resumes run %s\n", s.Resumes)
+		fmt.Fprintf(w, "resumes run %s\n", redact.Escape(s.Resumes))
 	}
 	if s.Rollback != "" {
-		fmt.Fprintf(w, "rolls back to the generation of run %s", s.Rollback)
+		fmt.Fprintf(w, "rolls back to the generation of run %s", redact.Escape(s.Rollback))
 		if s.RollbackOf != "" {
-			fmt.Fprintf(w, " after run %s failed its health gate", s.RollbackOf)
+			fmt.Fprintf(w, " after run %s failed its health gate", redact.Escape(s.RollbackOf))
 		}
 		fmt.Fprintln(w)
 	}
@@ -161,14 +162,14 @@ func Run(w io.Writer, ra RunActions) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STEP\tOP\tTARGET\tRESULT\tTOOK")
 	for _, l := range ra.Steps {
-		res := l.Result
+		res := redact.Escape(l.Result)
 		if l.Error != "" {
-			res += ": " + l.Error
+			res += ": " + redact.Escape(l.Error)
 		}
 		if l.Carried {
 			res += " (resumed)"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%dms\n", l.Step, l.Op, l.Target, res, l.Millis)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%dms\n", l.Step, redact.Escape(l.Op), redact.Escape(l.Target), res, l.Millis)
 	}
 	tw.Flush()
 }

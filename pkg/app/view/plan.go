@@ -50,11 +50,11 @@ func Plan(w io.Writer, p *plan.Plan) {
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", k.Section, k.Key, redact.Escape(k.New))
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.New))
 				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", k.Section, k.Key, redact.Escape(k.Old))
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.Old))
 				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", k.Section, k.Key, redact.Escape(k.Old), redact.Escape(k.New))
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.Old), redact.Escape(k.New))
 				}
 			}
 		}
@@ -82,7 +82,7 @@ func Plan(w io.Writer, p *plan.Plan) {
 	if len(p.Secrets) > 0 {
 		fmt.Fprintln(w, "Secrets:")
 		for _, s := range p.Secrets {
-			fmt.Fprintf(w, "  %s %s = (secret)  %s\n", s.Op, s.Name, s.Reason)
+			fmt.Fprintf(w, "  %s %s = (secret)  %s\n", s.Op, redact.Escape(s.Name), redact.Escape(s.Reason))
 		}
 		fmt.Fprintln(w)
 	}
@@ -152,7 +152,7 @@ func Plan(w io.Writer, p *plan.Plan) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  SERVICE\tNOW\tAFTER\tCHANGE")
 		for _, u := range status {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", u.Service, u.Before, u.After, u.Effect)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", redact.Escape(u.Service), redact.Escape(u.Before), redact.Escape(u.After), u.Effect)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
