@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 )
 
@@ -151,11 +152,15 @@ func (p *parser) fromToken(tok json.Token, n *Node, depth int) (*Node, error) {
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf("unexpected %q", rune(t))
+			return nil, errors.New("unexpected delimiter")
 		}
 	}
 	return n, nil
 }
+
+// quotedChar is the character encoding/json's syntax errors quote:
+// "invalid character 'x' after object key".
+var quotedChar = regexp.MustCompile(`invalid character '(?:\\.|[^'\\])+'`)
 
 // wrap turns a decoder error into a SyntaxError with a line and column.
 func (p *parser) wrap(data []byte, err error) error {
@@ -164,7 +169,10 @@ func (p *parser) wrap(data []byte, err error) error {
 	if errors.As(err, &se) {
 		off = se.Offset
 	}
-	msg := err.Error()
+	// The decoder quotes the character it stopped at; the message names
+	// only where it is. The input may be a file that was never meant as
+	// specs (a link, a wrong path): no finding shows its content.
+	msg := quotedChar.ReplaceAllString(err.Error(), "invalid character")
 	// Inside a value, the decoder reports a plain io.EOF when the input
 	// stops (only the top-level loop treats EOF as the clean end), which
 	// would print as a bare "EOF".

@@ -1,0 +1,35 @@
+package jsontree
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSyntaxErrorsQuoteNothing: a syntax error says where the input stops
+// being JSON, never what it holds there (the input may be a file that was
+// never meant as specs).
+func TestSyntaxErrorsQuoteNothing(t *testing.T) {
+	for _, in := range []string{
+		"root_password=OUTSIDE-SECRET",
+		`{"apiVersion":"v1"} OUTSIDE-SECRET`,
+		`{"a":"\qSECRET"}`,
+		`{"a" SECRET}`,
+		`[1, SECRET]`,
+		`{"a":1,S}`,
+		"\x00SECRET",
+	} {
+		_, _, err := DecodeStream([]byte(in))
+		if err == nil {
+			t.Errorf("%q decodes", in)
+			continue
+		}
+		for _, c := range []string{"'S'", "'O'", "'r'", "'q'", `'\x00'`, "SECRET"} {
+			if strings.Contains(err.Error(), c) {
+				t.Errorf("%q: error %q quotes the input (%s)", in, err, c)
+			}
+		}
+		if !strings.HasPrefix(err.Error(), "line 1, column ") {
+			t.Errorf("%q: error %q does not locate the problem", in, err)
+		}
+	}
+}
