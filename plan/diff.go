@@ -45,13 +45,15 @@ func compareKeys(old, new *unit.File) []KeyChange {
 	// Keys in the order the new file has them (syslet's canonical order),
 	// then those only the old one has.
 	var order []sk
+	inOrder := map[sk]bool{}
 	for _, f := range []*unit.File{new, old} {
 		if f == nil {
 			continue
 		}
 		for _, s := range f.Sections {
 			for _, e := range s.Entries {
-				if key := (sk{s.Name, e.Key}); !slices.Contains(order, key) {
+				if key := (sk{s.Name, e.Key}); !inOrder[key] {
+					inOrder[key] = true
 					order = append(order, key)
 				}
 			}
@@ -138,9 +140,11 @@ func set(vs []string) map[string]bool {
 // summarizeKeys names the changed keys in one short phrase for a reason.
 func summarizeKeys(ks []KeyChange) string {
 	var names []string
+	seen := map[string]bool{}
 	for _, k := range ks {
 		n := "[" + k.Section + "] " + k.Key
-		if !slices.Contains(names, n) {
+		if !seen[n] {
+			seen[n] = true
 			names = append(names, n)
 		}
 	}

@@ -2,7 +2,6 @@ package render
 
 import (
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
@@ -102,13 +101,22 @@ func SecretNames(value string) []string {
 // derive fills the container facts the planner uses from the rendered
 // lines, so quadlet semantics are interpreted in one place.
 func (u *Unit) derive() {
+	// One set for all three lists: a unit may name tens of thousands of
+	// volumes or secrets, and each is added once, in line order.
+	seen := map[string]bool{}
+	appendOnce := func(s *[]string, kind, v string) {
+		if !seen[kind+"\x00"+v] {
+			seen[kind+"\x00"+v] = true
+			*s = append(*s, v)
+		}
+	}
 	for _, r := range u.refs() {
 		base := strings.TrimSuffix(r.Target, path.Ext(r.Target))
 		switch {
 		case strings.HasSuffix(r.Target, ".volume"):
-			appendOnce(&u.Volumes, base)
+			appendOnce(&u.Volumes, "v", base)
 		case strings.HasSuffix(r.Target, ".network"):
-			appendOnce(&u.Networks, base)
+			appendOnce(&u.Networks, "n", base)
 		case strings.HasSuffix(r.Target, ".build") && r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container:
 			u.Build = base
 		}
@@ -122,14 +130,8 @@ func (u *Unit) derive() {
 	for _, l := range u.Lines {
 		if l.Section == unit.Container && l.Key == unit.KeySecret {
 			for _, n := range SecretNames(l.Value) {
-				appendOnce(&u.Secrets, n)
+				appendOnce(&u.Secrets, "s", n)
 			}
 		}
-	}
-}
-
-func appendOnce(s *[]string, v string) {
-	if !slices.Contains(*s, v) {
-		*s = append(*s, v)
 	}
 }

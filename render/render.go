@@ -128,15 +128,21 @@ func (b *builder) userExcept(s *spec.Spec, section string, skip ...string) {
 // rest copies the user's own X- sections (and [Quadlet]) sorted by name,
 // so that the order of sections in the spec's JSON never reaches the file.
 func (b *builder) rest(s *spec.Spec, done ...string) {
-	var names []string
-	for _, sec := range s.Unit {
-		if !slices.Contains(done, sec.Name) {
-			names = append(names, sec.Name)
+	var secs []*spec.Section
+	for i := range s.Unit {
+		if !slices.Contains(done, s.Unit[i].Name) { // done: a handful of names
+			secs = append(secs, &s.Unit[i])
 		}
 	}
-	slices.Sort(names)
-	for _, n := range names {
-		b.user(s, n)
+	// Copied from the sections themselves, not looked up by name again:
+	// a spec may have any number of X- sections.
+	slices.SortFunc(secs, func(x, y *spec.Section) int { return strings.Compare(x.Name, y.Name) })
+	for _, sec := range secs {
+		for _, e := range sec.Entries {
+			for _, v := range e.Lines {
+				b.add(sec.Name, e.Key, v.Text, v.Path)
+			}
+		}
 	}
 }
 

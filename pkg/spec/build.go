@@ -16,8 +16,12 @@ func (d *decoder) build(n *jsontree.Node, s *Spec) {
 		d.errf(jsontree.Child(n.Path(), "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
 	}
 	if v := n.Get("contextFiles"); v != nil {
-		seen := map[string]string{}
-		var order []string // accepted filenames, in document order
+		seen := map[string]string{} // accepted filename → its path
+		// under maps each directory an accepted filename lies in to the
+		// first filename below it: whether a name clashes as a directory
+		// of another, or lies inside another, is then one look-up per
+		// component, not a scan of every name accepted before.
+		under := map[string]string{}
 		for _, it := range d.objects(v, "contextFiles", "filename", "content", "mode") {
 			cf := ContextFile{Filename: d.str(it, "filename", true), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.Path()}
 			fp := jsontree.Child(it.Path(), "filename")
@@ -37,17 +41,34 @@ func (d *decoder) build(n *jsontree.Node, s *Spec) {
 			case seen[f] != "":
 				d.errf(fp, RuleContextFile, "filename %q already appears at %s", f, seen[f])
 			default:
-				// Compare in document order, and name only the first clash:
-				// ranging over the map would report in random order.
-				clash := slices.IndexFunc(order, func(other string) bool {
-					return strings.HasPrefix(f, other+"/") || strings.HasPrefix(other, f+"/")
-				})
-				if clash >= 0 {
-					other := order[clash]
+				// The first clash in document order is named: a file that
+				// is a directory of this name, or (first) a name below it.
+				other := under[f]
+				for dir := f; other == ""; {
+					i := strings.LastIndexByte(dir, '/')
+					if i < 0 {
+						break
+					}
+					dir = dir[:i]
+					if seen[dir] != "" {
+						other = dir
+					}
+				}
+				if other != "" {
 					d.errf(fp, RuleContextFile, "filename %q and %q (%s) cannot both exist: one is a directory of the other", f, other, seen[other])
 				} else {
 					seen[f] = fp
-					order = append(order, f)
+					for dir := f; ; {
+						i := strings.LastIndexByte(dir, '/')
+						if i < 0 {
+							break
+						}
+						dir = dir[:i]
+						if _, ok := under[dir]; ok {
+							break // and so are its parents
+						}
+						under[dir] = f
+					}
 				}
 			}
 			s.ContextFiles = append(s.ContextFiles, cf)

@@ -1,10 +1,11 @@
 package spec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -36,8 +37,19 @@ func sopsKeys(doc []byte) ([]string, []sopsFinding) {
 	fail := func(rule, format string, args ...any) ([]string, []sopsFinding) {
 		return nil, []sopsFinding{{rule: rule, err: fmt.Errorf(format, args...)}}
 	}
+	// Every document of the stream is read: sops encrypts (and syslet
+	// decrypts) only the first, so a second one — which could hold a
+	// value in clear text next to the encrypted map — is refused.
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	if err := dec.Decode(&root); err != nil {
+		return fail(RuleSecretFormat, "ciphertext is not a YAML or JSON document: %w", err)
+	}
+	var more yaml.Node
+	switch err := dec.Decode(&more); {
+	case err == nil:
+		return fail(RuleSecretFormat, "ciphertext holds more than one YAML document (a second one starts at line %d): sops encrypts only one; remove everything after the first", more.Line)
+	case !errors.Is(err, io.EOF):
 		return fail(RuleSecretFormat, "ciphertext is not a YAML or JSON document: %w", err)
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 || root.Content[0].Kind != yaml.MappingNode {
@@ -45,6 +57,7 @@ func sopsKeys(doc []byte) ([]string, []sopsFinding) {
 	}
 	m := root.Content[0]
 	var keys, clearKeys []string
+	seen := make(map[string]bool, len(m.Content)/2)
 	var meta *yaml.Node
 	encrypted := 0
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -52,9 +65,10 @@ func sopsKeys(doc []byte) ([]string, []sopsFinding) {
 		// yaml.v3 refuses duplicate keys only when decoding into Go values,
 		// not into a Node; a repeated key would name one podman secret twice
 		// with two values, and sops would decrypt only one of them.
-		if slices.Contains(keys, k.Value) || (k.Value == "sops" && meta != nil) {
+		if seen[k.Value] {
 			return fail(RuleSecretFormat, "key %q appears twice in the ciphertext", k.Value)
 		}
+		seen[k.Value] = true
 		if k.Value == "sops" {
 			if v.Kind != yaml.MappingNode {
 				return fail(RuleSecretFormat, "ciphertext has no sops metadata: encrypt it with sops (age recipients) before committing it")

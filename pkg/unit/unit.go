@@ -22,16 +22,47 @@ type Section struct {
 // File is a whole unit file.
 type File struct {
 	Sections []*Section `json:"sections"`
+
+	// index finds a section by name in a file of many (a unit can have
+	// any number of X- sections, and a hostile one a hundred thousand):
+	// built on the first lookup past indexFrom sections, then kept up to
+	// date with the sections appended since (indexed of them so far).
+	// Sections may be appended to and reordered freely; a file whose
+	// sections shrank, or whose indexed section was renamed, is indexed
+	// again.
+	index   map[string]*Section
+	indexed int
 }
+
+// indexFrom is the number of sections from which a lookup uses the
+// index: real units have a handful, where a scan is cheaper.
+const indexFrom = 16
 
 // Section returns the named section, or nil.
 func (f *File) Section(name string) *Section {
-	for _, s := range f.Sections {
-		if s.Name == name {
-			return s
+	if len(f.Sections) < indexFrom {
+		for _, s := range f.Sections {
+			if s.Name == name {
+				return s
+			}
+		}
+		return nil
+	}
+	if f.index == nil || f.indexed > len(f.Sections) {
+		f.index, f.indexed = make(map[string]*Section, len(f.Sections)), 0
+	}
+	for _, s := range f.Sections[f.indexed:] {
+		if _, dup := f.index[s.Name]; !dup {
+			f.index[s.Name] = s // the first of a name, as a scan finds it
 		}
 	}
-	return nil
+	f.indexed = len(f.Sections)
+	s := f.index[name]
+	if s != nil && s.Name != name {
+		f.index = nil // renamed behind the index's back
+		return f.Section(name)
+	}
+	return s
 }
 
 // Ensure returns the named section, appending an empty one if missing.

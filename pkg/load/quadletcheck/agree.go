@@ -53,9 +53,9 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 		base := strings.TrimSuffix(file, path.Ext(file))
 		switch path.Ext(file) {
 		case ".volume":
-			volumes = appendOnce(volumes, base)
+			volumes = append(volumes, base) // sameSet compacts
 		case ".network":
-			networks = appendOnce(networks, base)
+			networks = append(networks, base)
 		case ".build":
 			build = base
 		}
@@ -69,13 +69,6 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 	if build != c.Build {
 		differ("the build it requires", c.Build, build)
 	}
-}
-
-func appendOnce(s []string, v string) []string {
-	if slices.Contains(s, v) {
-		return s
-	}
-	return append(s, v)
 }
 
 func sameSet(a, b []string) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/containers/podman/v5/version/rawversion"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
@@ -76,9 +77,12 @@ type checked struct {
 	*render.Unit
 	gated    bool              // uses a key or feature the target podman lacks
 	withheld []string          // "Section.Key" newer than the linked converter
-	file     *parser.UnitFile  // parsed as the generator parses it
-	service  *parser.UnitFile  // the converter's output
+	file     *parser.UnitFile  // parsed as the generator parses it (until converted)
+	service  *parser.UnitFile  // the converter's output (while compared)
 	info     *quadlet.UnitInfo // this unit's entry in unitsInfoMap
+	err      error             // the converter's refusal
+	dup      bool              // shares info with an earlier unit of its file name
+	rep      report.Report     // the unit's findings, merged in unit order
 }
 
 // specKey identifies a spec by its source and index ("[3]" of
@@ -169,76 +173,166 @@ func servicesOf(l render.Line) string {
 func kindOrder(fileName string) int { return quadlet.SupportedExtensions[path.Ext(fileName)] }
 
 func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool) {
-	// Parse every unit from the bytes a host would get.
-	infos := map[string]*quadlet.UnitInfo{}
-	for _, c := range units {
-		f := c.File
-		if len(c.withheld) > 0 {
-			f = f.Without(c.withheld...)
-		}
-		c.file = parser.NewUnitFile()
-		c.file.Filename = c.FileName
-		c.file.Path = c.Path
-		if err := c.file.Parse(string(f.Bytes())); err != nil {
-			c.file = nil
-			if !quiet(c.Unit) {
-				rep.Errorf(c.Spec.Source, c.Spec.Path()+".unit", spec.RuleQuadlet, "podman's quadlet parser rejects %s: %v", c.FileName, err)
+	// What the generator knows of every unit before converting any
+	// (unitInfo), read by podman's parser from the few lines it is taken
+	// from: independent of each other, so spread over the CPUs. Each unit
+	// is parsed whole when its turn to be converted comes, and let go
+	// after: a big set's parsed units all at once would be most of the
+	// memory a validation needs.
+	parallel.Run(parallel.Parts(len(units), 256), len(units), func(_, lo, hi int) {
+		for _, c := range units[lo:hi] {
+			if f, err := c.parse(infoKeys); err == nil {
+				c.info = unitInfo(f)
 			}
-			continue
 		}
-		infos[c.FileName] = unitInfo(c.file)
-	}
+	})
 	// Two specs of one type and name (reported as duplicate-name) render
 	// one file name; like the generator, which reads one file per name,
-	// they share one entry.
+	// they share one entry: the first parsed.
+	infos := make(map[string]*quadlet.UnitInfo, len(units))
 	for _, c := range units {
-		c.info = infos[c.FileName]
+		if c.info != nil {
+			if _, ok := infos[c.FileName]; !ok {
+				infos[c.FileName] = c.info
+			}
+		}
 	}
-	// Units the converter refuses; a unit using one fails with it on the
-	// host too, and its finding says where the trouble starts.
-	refused := map[string]bool{}
-	order := slices.Clone(units)
-	slices.SortStableFunc(order, func(a, b *checked) int { return cmp.Compare(kindOrder(a.FileName), kindOrder(b.FileName)) })
-	for _, c := range order {
-		if c.file == nil {
-			continue
-		}
-		service, warnings, err := convertOne(c.file, infos)
-		if err != nil {
-			refused[c.FileName] = true
-		}
-		if quiet(c.Unit) {
-			continue
-		}
-		for _, w := range splitJoined(warnings) {
-			rep.Warnf(c.Spec.Source, blame(c.Unit, w), spec.RuleQuadletWarning, "podman's quadlet converter warns about %s: %s", c.FileName, w)
-		}
-		for _, k := range quadlet.UnsupportedServiceKeys {
-			if l, ok := lineOf(c.Unit, unit.Service, k); ok {
-				rep.Warnf(c.Spec.Source, l.Origin, spec.RuleQuadletWarning, "quadlet warns: using key %s in the Service group is not supported - use at your own risk", k)
-			}
-		}
-		if err != nil {
-			because := ""
-			for file := range refused {
-				if file != c.FileName && strings.Contains(err.Error(), file) {
-					because = " (" + file + " itself fails to convert; fix that first)"
-				}
-			}
-			rep.Errorf(c.Spec.Source, blame(c.Unit, err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v%s", c.FileName, err, because)
-			continue
-		}
-		c.service = service
+	for _, c := range units {
+		c.dup = c.info != nil && infos[c.FileName] != c.info
+		c.info = infos[c.FileName]
 	}
 	byService := make(map[string]string, len(infos))
 	for file, info := range infos {
 		byService[info.ServiceFileName()] = file
 	}
+	// The generator converts volumes and networks before the containers
+	// that use their names (kindOrder). Units of one order only read the
+	// entries of earlier orders, so each order's units are converted side
+	// by side; what a unit's conversion gives is compared (agree) and let
+	// go at once, so no more than one order's output is held.
+	order := slices.Clone(units)
+	slices.SortStableFunc(order, func(a, b *checked) int { return cmp.Compare(kindOrder(a.FileName), kindOrder(b.FileName)) })
+	refused := map[string]bool{} // units the converter refused, of the orders done
+	for lo := 0; lo < len(order); {
+		hi := lo
+		for hi < len(order) && kindOrder(order[hi].FileName) == kindOrder(order[lo].FileName) {
+			hi++
+		}
+		level := order[lo:hi]
+		one := func(c *checked) {
+			var err error
+			if c.file, err = c.parse(nil); err != nil {
+				if !quiet(c.Unit) {
+					c.rep.Errorf(c.Spec.Source, c.Spec.Path()+".unit", spec.RuleQuadlet, "podman's quadlet parser rejects %s: %v", c.FileName, err)
+				}
+				return
+			}
+			service, warnings, err := convertOne(c.file, infos)
+			c.err = err
+			if quiet(c.Unit) {
+				c.file = nil
+				return
+			}
+			for _, w := range splitJoined(warnings) {
+				c.rep.Warnf(c.Spec.Source, blame(c.Unit, w), spec.RuleQuadletWarning, "podman's quadlet converter warns about %s: %s", c.FileName, w)
+			}
+			for _, k := range quadlet.UnsupportedServiceKeys {
+				if l, ok := lineOf(c.Unit, unit.Service, k); ok {
+					c.rep.Warnf(c.Spec.Source, l.Origin, spec.RuleQuadletWarning, "quadlet warns: using key %s in the Service group is not supported - use at your own risk", k)
+				}
+			}
+			if err == nil {
+				c.service = service
+				agree(&c.rep, c, byService)
+			}
+			c.file, c.service = nil, nil
+		}
+		// A unit sharing its entry with another of its name (a duplicate)
+		// is converted after the others, on its own: its conversion
+		// writes the entry too.
+		parallel.Run(parallel.Parts(len(level), 256), len(level), func(_, lo, hi int) {
+			for _, c := range level[lo:hi] {
+				if !c.dup {
+					one(c)
+				}
+			}
+		})
+		for _, c := range level {
+			if c.dup {
+				one(c)
+			}
+		}
+		// A refusal names the unit it comes from when that one was
+		// refused itself: in an earlier order, or earlier in this one
+		// (as converting them one by one in order would tell).
+		for _, c := range level {
+			if c.err == nil {
+				continue
+			}
+			if !quiet(c.Unit) {
+				because := ""
+				for _, file := range quadletFiles(c.err.Error()) {
+					if file != c.FileName && refused[file] {
+						because = " (" + file + " itself fails to convert; fix that first)"
+					}
+				}
+				c.rep.Errorf(c.Spec.Source, blame(c.Unit, c.err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v%s", c.FileName, c.err, because)
+			}
+			refused[c.FileName] = true
+		}
+		lo = hi
+	}
 	for _, c := range units {
-		if c.service != nil && !quiet(c.Unit) {
-			agree(rep, c, byService)
+		rep.Merge(c.rep)
+	}
+}
+
+// infoKeys are the lines unitInfo reads: a unit's service name, a
+// container's name, a build's image.
+var infoKeys = map[string]bool{
+	unit.Container + "." + unit.KeyServiceName: true, unit.Volume + "." + unit.KeyServiceName: true,
+	unit.Network + "." + unit.KeyServiceName: true, unit.Build + "." + unit.KeyServiceName: true,
+	unit.Container + "." + unit.KeyContainerName: true, unit.Build + "." + unit.KeyImageTag: true,
+}
+
+// parse reads the unit as the generator would from the bytes a host gets
+// (keys newer than the linked converter withheld), or only the lines of
+// only (nil: all of them).
+func (c *checked) parse(only map[string]bool) (*parser.UnitFile, error) {
+	f := c.File
+	switch {
+	case only != nil:
+		f = &unit.File{}
+		for _, sec := range c.File.Sections {
+			for _, e := range sec.Entries {
+				if only[sec.Name+"."+e.Key] {
+					f.Add(sec.Name, e.Key, e.Value)
+				}
+			}
+		}
+	case len(c.withheld) > 0:
+		f = f.Without(c.withheld...)
+	}
+	pf := parser.NewUnitFile()
+	pf.Filename = c.FileName
+	pf.Path = c.Path
+	if err := pf.Parse(string(f.Bytes())); err != nil {
+		return nil, err
+	}
+	return pf, nil
+}
+
+// quadletFiles lists the quadlet file names a message mentions, in order.
+func quadletFiles(msg string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(msg, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '@' || r == '\\' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) {
+		if w = strings.TrimRight(w, "."); layout.IsQuadletFile(w) {
+			out = append(out, w)
 		}
 	}
+	return out
 }
 
 // unitInfo is what the generator knows about a unit before converting any
