@@ -2,10 +2,12 @@ package plan
 
 import (
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -15,6 +17,32 @@ type Unfinished struct {
 	Run     string    `json:"run"`
 	Started time.Time `json:"started"`
 	Actions []Action  `json:"actions"` // Op, Target, Unit and Digest are set
+	// Managed is, for a delete whose unit the earlier run already removed,
+	// the evidence that the object was syslet's: the volumes, networks and
+	// images the units of the last good generation managed, by unit file
+	// (KnownResources). The journal alone never is.
+	Managed map[string]Managed `json:"-"`
+}
+
+// Managed is a podman object a unit syslet rendered manages: its kind (the
+// unit's), its name, and whether its marker let syslet delete it
+// (RemovalAllowed and ReclaimPolicy=Delete).
+type Managed struct {
+	Kind      spec.Kind
+	Name      string
+	Deletable bool
+}
+
+// KnownResources lists what the volume, network and build units of a
+// rendered set manage, by unit file.
+func KnownResources(out *render.Output) map[string]Managed {
+	m := map[string]Managed{}
+	for _, u := range out.Units {
+		if u.Kind == spec.Volume || u.Kind == spec.Network || u.Kind == spec.Build {
+			m[u.FileName] = Managed{Kind: u.Kind, Name: u.Resource, Deletable: u.RemovalAllowed && u.ReclaimPolicy == spec.Delete}
+		}
+	}
+	return m
 }
 
 // Resume is the outcome of carrying an unfinished run forward.
@@ -33,6 +61,25 @@ type Resume struct {
 // from the host anyway.
 var carried = map[Op]bool{OpDaemonReload: true, OpReload: true, OpStart: true,
 	OpDeleteVolume: true, OpDeleteNetwork: true, OpDeleteImage: true}
+
+// deletedKind is the kind of podman object each delete op deletes, as
+// the unit kind that manages it.
+var deletedKind = map[Op]spec.Kind{OpDeleteVolume: spec.Volume, OpDeleteNetwork: spec.Network, OpDeleteImage: spec.Build}
+
+// installedFor reads back the installed unit file of that name, or nil.
+func installedFor(obs *Observed, fileName string) *installedUnit {
+	p := layout.UnitPath(fileName)
+	f, ok := obs.Files[p]
+	k, name, isUnit := installedUnitName(p)
+	if !ok || !isUnit || f.Mode.IsDir() || f.Link != "" || path.Base(p) != fileName {
+		return nil
+	}
+	iu := &installedUnit{path: p, fileName: fileName, name: name, kind: k, data: f.Data, host: f}
+	if uf, err := unit.Parse(f.Data); err == nil {
+		iu.file, iu.managed = uf, unit.Managed(uf)
+	}
+	return iu
+}
 
 // CarryForward adds to p the unfinished actions of an earlier run that the
 // new plan does not already contain and that the current specs still want.
@@ -64,6 +111,14 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 		}
 	}
 	why := fmt.Sprintf("previous run %s did not finish", u.Run)
+	leftAlone := func(a Action, because string) {
+		who := a.Unit
+		if who == "" {
+			who = "run " + u.Run
+		}
+		p.Notes = append(p.Notes, Note{Unit: who, Message: fmt.Sprintf("previous run %s meant to delete %s %s, but %s: nothing shows it is syslet's to delete, so it is left alone (delete it by hand if it should go)",
+			u.Run, deletedKind[a.Op], a.Target, because)})
+	}
 	n := 0
 	carry := func(a Action, rank int) {
 		if has[a.Op][a.Target] {
@@ -106,19 +161,34 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 			}
 			carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
 		default: // deletes
-			du := byFile[a.Unit]
-			_, installed := obs.Files[layout.UnitPath(a.Unit)]
-			switch {
-			case du == nil && !installed:
-				// The unit was removed by the earlier run; its object goes
-				// as that run's reclaim policy said.
-			case du != nil && written[a.Unit] != "" && contentDigest(du.File.Bytes()) == written[a.Unit]:
-				// A recreate: the specs still want the unit the earlier run
-				// wrote, so the old object must still go.
-			default:
+			// Only what syslet manages is ever deleted on the journal's
+			// word, and only as its marker allows: the installed unit the
+			// delete names must carry syslet's marker, name that very
+			// object and allow its deletion (a recreate the earlier run
+			// was making); or, when the earlier run already removed that
+			// unit, the last good generation's rendering of it must. A
+			// corrupted or forged journal line naming any other volume,
+			// network or image deletes nothing.
+			kind := deletedKind[a.Op]
+			if iu := installedFor(obs, a.Unit); iu != nil {
+				du := byFile[a.Unit]
+				switch {
+				case !iu.managed || iu.file == nil || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
+					leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
+				case du != nil && written[a.Unit] != "" && contentDigest(du.File.Bytes()) == written[a.Unit]:
+					// A recreate: the specs still want the unit the earlier
+					// run wrote, so the old object must still go.
+					carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)
+				}
 				continue
 			}
-			carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)
+			if m, ok := u.Managed[a.Unit]; ok && m.Kind == kind && m.Name == a.Target && m.Deletable && byFile[a.Unit] == nil {
+				// The unit was removed by the earlier run; its object goes
+				// as the marker syslet wrote for it said.
+				carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)
+				continue
+			}
+			leftAlone(a, "no unit carrying syslet's marker names it, installed or in the last good generation")
 		}
 	}
 	sortActions(p.Actions)

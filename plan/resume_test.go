@@ -1,10 +1,15 @@
 package plan_test
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/pkg/digest"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -79,18 +84,21 @@ func TestCarryForwardDropsWhatSpecsNoLongerWant(t *testing.T) {
 		{Op: plan.OpStart, Target: "idle.service", Unit: "idle.container"},          // now desiredState stopped
 		{Op: plan.OpReload, Target: "web.service", Unit: "web.container"},           // still wanted
 		{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Digest: "x"}, // the spec still declares data: keep it
-		{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"},                // unit removed by that run: delete
+		{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"},                // unit gone: nothing shows "old" is syslet's
 		{Op: plan.OpWriteFile, Target: "/etc/containers/config/web/etc/web.conf"},   // derivable: not carried
 	}}
 	p := plan.Build(from, h.obs, plan.Options{})
 	r := plan.CarryForward(p, from, h.obs, u, nil)
 	got := actions(p)
-	want := []string{"delete-volume old", "reload web.service"}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	want := []string{"reload web.service"}
+	if len(got) != len(want) || got[0] != want[0] {
 		t.Fatalf("carried %q, want %q", got, want)
 	}
-	if r.Carried != 2 || r.Unfinished != 6 {
-		t.Errorf("resume counts %+v, want 2 carried of 6 unfinished", r)
+	if r.Carried != 1 || r.Unfinished != 6 {
+		t.Errorf("resume counts %+v, want 1 carried of 6 unfinished", r)
+	}
+	if len(p.Notes) != 1 || p.Notes[0].Unit != "old.volume" || !strings.Contains(p.Notes[0].Message, "delete volume old, but no unit carrying syslet's marker names it, installed or in the last good generation") {
+		t.Errorf("notes %+v, want one saying why old was left alone", p.Notes)
 	}
 	for _, a := range p.Actions {
 		if !a.Carried {
@@ -128,4 +136,53 @@ func idx(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// TestCarryForwardDeletesOnlyWhatSysletManages: a journal line naming a
+// delete is acted on only when the installed unit it names carries
+// syslet's marker, names that very object and allows its deletion, and
+// the specs still want the unit the earlier run wrote (a recreate).
+func TestCarryForwardDeletesOnlyWhatSysletManages(t *testing.T) {
+	from := renderStream(t, base)
+	h := install(t, from)
+	var dataDigest string
+	for _, u := range from.Units {
+		if u.FileName == "data.volume" {
+			dataDigest = digest.Of(u.File.Bytes()).Hex()
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		a    plan.Action
+		want bool
+	}{
+		{"forged line, no unit", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume"}, false},
+		{"forged line, a unit that does not name it", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume", Unit: "data.volume", Digest: dataDigest}, false},
+		{"forged line, a network op on a volume unit", plan.Action{Op: plan.OpDeleteNetwork, Target: "data", Unit: "data.volume", Digest: dataDigest}, false},
+		{"a unit syslet does not manage", plan.Action{Op: plan.OpDeleteVolume, Target: "systemd-hand", Unit: "hand.volume"}, false},
+		{"the recreate the earlier run was making", plan.Action{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Digest: dataDigest}, true},
+		{"a unit the earlier run removed, in the last generation", plan.Action{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"}, true},
+		{"a unit the earlier run removed, kept by its marker", plan.Action{Op: plan.OpDeleteVolume, Target: "kept", Unit: "kept.volume"}, false},
+		{"a forged unit name, in the last generation under another name", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume", Unit: "old.volume"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := *h.obs
+			obs.Files = maps.Clone(h.obs.Files)
+			obs.Files["/etc/containers/systemd/hand.volume"] = host.File{Data: []byte("[Volume]\n"), Mode: 0o644}
+			acts := []plan.Action{tt.a}
+			if tt.a.Digest != "" {
+				acts = append(acts, plan.Action{Op: plan.OpWriteUnit, Target: "/etc/containers/systemd/" + tt.a.Unit, Unit: tt.a.Unit, Digest: tt.a.Digest})
+			}
+			u := &plan.Unfinished{Run: "run-9", Started: time.Unix(1000, 0), Actions: acts, Managed: map[string]plan.Managed{
+				"old.volume":  {Kind: spec.Volume, Name: "old", Deletable: true},
+				"kept.volume": {Kind: spec.Volume, Name: "kept", Deletable: false},
+			}}
+			p := plan.Build(from, &obs, plan.Options{})
+			plan.CarryForward(p, from, &obs, u, nil)
+			deleted := slices.ContainsFunc(p.Actions, func(a plan.Action) bool { return a.Op == tt.a.Op })
+			if deleted != tt.want {
+				t.Errorf("carried %q, want the delete carried: %v (notes %+v)", actions(p), tt.want, p.Notes)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
@@ -62,6 +63,25 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	if err != nil {
 		return nil, err
 	}
+	u.Managed = r.managedBefore(u)
 	p.Resume = plan.CarryForward(p, l.Out, obs, u, started)
 	return p, nil
+}
+
+// managedBefore is the evidence that the objects an unfinished run meant
+// to delete, whose units it already removed, were syslet's: what the
+// units of the last good generation managed (plan.KnownResources). It is
+// read only when the run left such a delete; without a generation there
+// is no evidence, and nothing is deleted on the journal's word.
+func (r *runner) managedBefore(u *plan.Unfinished) map[string]plan.Managed {
+	if !slices.ContainsFunc(u.Actions, func(a plan.Action) bool {
+		return a.Op == plan.OpDeleteVolume || a.Op == plan.OpDeleteNetwork || a.Op == plan.OpDeleteImage
+	}) {
+		return nil
+	}
+	gen, err := r.gens.Latest()
+	if err != nil || gen == nil {
+		return nil
+	}
+	return plan.KnownResources(load.Bytes("generation "+gen.Run, gen.Input).Out)
 }

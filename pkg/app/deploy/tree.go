@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host/fsroot"
@@ -13,7 +14,9 @@ import (
 // config directories in their versioned layout, build contexts — under dir
 // as if it were "/", naming each path on w. It removes nothing already
 // there. Every path is checked before the first write, so a symlink in
-// the way fails with nothing written rather than half-way.
+// the way fails with nothing written rather than half-way. The files are
+// written as one batch: no sync per file, one of the filesystem at the
+// end (fsroot.Batch).
 func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	root := fsroot.New(dir)
 	var paths []string
@@ -29,23 +32,49 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	if err := root.Check(paths...); err != nil {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
-	for _, u := range out.Units {
-		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
-			return err
+	// Unit files (one directory) and the rest (a directory per container
+	// or build) are written side by side: creating files and directories
+	// is most of the time, and the kernel takes them in parallel in
+	// different directories. Each names what it wrote, in order.
+	units, rest := root.NewBatch(), root.NewBatch()
+	var nUnits int
+	var unitErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, u := range out.Units {
+			if unitErr = units.WriteFile(u.Path, u.File.Bytes(), 0o644); unitErr != nil {
+				return
+			}
+			nUnits++
 		}
+	})
+	var restLines []string
+	restErr := func() error {
+		for _, f := range out.Files {
+			if err := rest.WriteFile(f.Path, f.Content, f.Mode); err != nil {
+				return err
+			}
+			restLines = append(restLines, f.Path)
+		}
+		for _, d := range out.Dirs {
+			if err := rest.WriteDir(d.Path, d.Installed()); err != nil {
+				return err
+			}
+			restLines = append(restLines, fmt.Sprintf("%s/ (%d files)", d.Path, len(d.Files)))
+		}
+		return nil
+	}()
+	wg.Wait()
+	for _, u := range out.Units[:nUnits] {
 		view.Printf(w, "%s\n", u.Path)
 	}
-	for _, f := range out.Files {
-		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {
-			return err
-		}
-		view.Printf(w, "%s\n", f.Path)
+	for _, l := range restLines {
+		view.Printf(w, "%s\n", l)
 	}
-	for _, d := range out.Dirs {
-		if err := root.WriteDir(d.Path, d.Installed()); err != nil {
+	for _, err := range []error{unitErr, restErr, units.Close(), rest.Close()} {
+		if err != nil {
 			return err
 		}
-		view.Printf(w, "%s/ (%d files)\n", d.Path, len(d.Files))
 	}
 	return nil
 }
