@@ -130,6 +130,10 @@ var wantRule = map[string]string{
 	"97-forced-wanted-by.json":            "forced-key",
 	"98-map-value-ignored.json":           "map-value-ignored",
 	"99-map-value-mask.json":              "map-value",
+	"100-image-reference.json":            "image-reference",
+	"101-image-tag-uppercase.json":        "image-tag",
+	"102-image-tag-too-long.json":         "image-tag",
+	"103-image-tag-character.json":        "image-tag",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

@@ -27,8 +27,10 @@ func HiddenSum(mode uint32, size int64, sum [sha256.Size]byte) string {
 }
 
 // Escape makes s safe to print on one line: control characters (C0, DEL,
-// C1, line and paragraph separators) and invalid UTF-8 become \xNN or
-// \u escapes, and a backslash is doubled so escapes cannot be forged.
+// C1, line and paragraph separators, format characters), spaces other
+// than the ASCII one and invalid UTF-8 become \xNN or \u escapes, and a
+// backslash is doubled so escapes cannot be forged. It is the one escape
+// of every text syslet prints about what came from outside.
 // Printable text, including non-ASCII letters, is unchanged.
 func Escape(s string) string {
 	if !needsEscape(s) {
@@ -44,7 +46,7 @@ func Escape(s string) string {
 			b.WriteString(`\\`)
 		case r < 0x80 && (r < 0x20 || r == 0x7f):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) || otherSpace(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -54,11 +56,16 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// otherSpace is a space other than the ASCII one (no-break, ideographic,
+// en and em spaces): it reads as a plain space, so a name holding one
+// would pass for another.
+func otherSpace(r rune) bool { return r != ' ' && unicode.Is(unicode.Zs, r) }
+
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if (r == utf8.RuneError && n == 1) || r == '\\' || r < 0x20 || r == 0x7f || unicode.IsControl(r) ||
-			r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) {
+			r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) || otherSpace(r) {
 			return true
 		}
 		i += n

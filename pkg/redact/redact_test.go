@@ -17,6 +17,8 @@ func TestEscape(t *testing.T) {
 		{"rtl\u202egnp.exe", `rtl\u202egnp.exe`},
 		{"bad\xffutf8", `bad\xffutf8`},
 		{`back\x1b`, `back\\x1b`}, // a literal backslash cannot forge an escape
+		{"syslet\u00a0--stdin", `syslet\u00a0--stdin`},
+		{"ideo\u3000space", `ideo\u3000space`},
 	} {
 		if got := Escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)

@@ -89,6 +89,8 @@ func (d *decoder) build(n *jsontree.Node, s *Spec) {
 		for _, tag := range tags {
 			if !strings.HasPrefix(tag.Text, prefix) || len(tag.Text) == len(prefix) {
 				d.errf(tag.Path, RuleImageTag, "ImageTag %q must start with %q and name a tag", tag.Text, prefix)
+			} else if why := checkImageTag(tag.Text); why != "" {
+				d.errf(tag.Path, RuleImageTag, "ImageTag %q is not an image reference podman accepts: %s", tag.Text, why)
 			}
 		}
 	}

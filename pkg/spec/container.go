@@ -107,6 +107,11 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	if d.missing(s, unit.Container, unit.KeyImage, "Rootfs") {
 		d.errf(jsontree.Child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
 	}
+	for _, v := range s.Values(unit.Container, unit.KeyImage) {
+		if why := checkImageRef(v.Text); why != "" {
+			d.errf(v.Path, RuleImageRef, "Image %q is not an image reference podman accepts: %s", v.Text, why)
+		}
+	}
 	if s.Name != "" { // a missing name is reported already
 		d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
 	}

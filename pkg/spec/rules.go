@@ -46,6 +46,7 @@ const (
 	RuleStateConflict   = "desired-state-conflict"
 	RuleImageRequired   = "image-required"
 	RuleImageTag        = "image-tag"
+	RuleImageRef        = "image-reference" // [Container] Image= that podman's reference parser refuses
 	RuleContextFile     = "context-file"
 	RuleSecretFormat    = "secret-format"
 	RuleSecretKey       = "secret-key"

@@ -38,18 +38,22 @@ func (p Policy) Allowed() []string {
 	return out
 }
 
-// Check validates the client's request. present is false when sshd set no
+// Check validates the client's request. A refusal quotes the request as
+// it came, control characters and all: whoever prints it escapes it
+// (pkg/redact), once. present is false when sshd set no
 // SSH_ORIGINAL_COMMAND at all (an interactive login). It returns the
 // arguments to run syslet with (without the program name).
 //
-// The request is split on whitespace and compared word by word; quotes,
-// shell operators and any other word make it a different request, so
+// The request is split on ASCII white space (space, tab, newline, CR,
+// form feed, vertical tab: what a shell would split on) and compared word
+// by word; quotes, shell operators, Unicode spaces (a no-break space, an
+// ideographic space) and any other word make it a different request, so
 // `syslet --stdin; rm -rf /` is simply refused, never interpreted.
 func (p Policy) Check(original string, present bool) ([]string, error) {
-	if !present || strings.TrimSpace(original) == "" {
+	words := strings.FieldsFunc(original, asciiSpace)
+	if !present || len(words) == 0 {
 		return nil, fmt.Errorf("%w: an interactive session is not allowed for this key; allowed: %s", ErrRefused, p.allowedText())
 	}
-	words := strings.Fields(original)
 	if words[0] == Program {
 		args := words[1:]
 		if slices.Equal(args, Plan) {
@@ -57,12 +61,21 @@ func (p Policy) Check(original string, present bool) ([]string, error) {
 		}
 		if slices.Equal(args, Apply) {
 			if p.DiffOnly {
-				return nil, fmt.Errorf("%w: %q: this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
+				return nil, fmt.Errorf("%w: \"%s\": this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
 			}
 			return slices.Clone(Apply), nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %q is not an allowed command; allowed: %s", ErrRefused, original, p.allowedText())
+	return nil, fmt.Errorf("%w: \"%s\" is not an allowed command; allowed: %s", ErrRefused, original, p.allowedText())
+}
+
+// asciiSpace is white space as sh(1) splits words on it.
+func asciiSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\f', '\v':
+		return true
+	}
+	return false
 }
 
 func (p Policy) allowedText() string {

@@ -39,6 +39,13 @@ func TestCheck(t *testing.T) {
 		{"quoted", "'syslet' --stdin", true, false, nil},
 		{"sudo", "sudo syslet --stdin", true, false, nil},
 		{"newline", "syslet --stdin\nid", true, false, nil},
+		{"no-break space", "syslet\u00a0--stdin", true, false, nil},
+		{"no-break space inside a plan", "syslet --diff\u00a0--stdin", true, false, nil},
+		{"ideographic space", "syslet\u3000--stdin", true, false, nil},
+		{"next line", "syslet\u0085--stdin", true, false, nil},
+		{"line separator", "syslet --stdin\u2028", true, false, nil},
+		{"Unicode spaces only", "\u00a0\u3000", true, false, nil},
+		{"vertical tab and form feed", "syslet\v--diff\f--stdin", true, false, []string{"--diff", "--stdin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
