@@ -20,12 +20,26 @@ func newSeenSet(max int) *seenSet {
 }
 
 // add records id and reports whether it was new.
-func (s *seenSet) add(id string) bool {
+func (s *seenSet) add(id string) bool { return s.addAll(id) }
+
+// addAll records every one of ids — the several identities of one
+// delivery — and reports whether all were new; when one was seen, none is
+// recorded.
+func (s *seenSet) addAll(ids ...string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.ids[id]; ok {
-		return false
+	for _, id := range ids {
+		if _, ok := s.ids[id]; ok {
+			return false
+		}
 	}
+	for _, id := range ids {
+		s.record(id)
+	}
+	return true
+}
+
+func (s *seenSet) record(id string) {
 	if len(s.ring) < s.max {
 		s.ring = append(s.ring, id)
 	} else {
@@ -34,5 +48,4 @@ func (s *seenSet) add(id string) bool {
 		s.next = (s.next + 1) % s.max
 	}
 	s.ids[id] = struct{}{}
-	return true
 }

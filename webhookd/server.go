@@ -2,7 +2,9 @@ package webhookd
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -25,16 +28,29 @@ const (
 	MaxBody = 1 << 20 // bytes of payload accepted; more answers 413
 
 	maxHeaderBytes    = 64 << 10
-	readHeaderTimeout = 5 * time.Second
+	readHeaderTimeout = 5 * time.Second // the request line and headers, from the connection's first byte
 	readTimeout       = 15 * time.Second
 	writeTimeout      = 15 * time.Second
 	idleTimeout       = 60 * time.Second
 	shutdownGrace     = 10 * time.Second // for in-flight requests at shutdown
 
-	// maxInFlight bounds hook requests being read and handled at once
-	// (each holds up to MaxBody in memory); up to maxBacklog more wait
-	// for a slot for at most backlogWait (a forge fires many deliveries
-	// at once), and past that the answer is 429.
+	// A hook's body is read before it takes a slot, under a deadline of
+	// its own and at a minimum rate: past bodyGrace, bodyMinRate bytes a
+	// second on average, or the request ends (408) — so a slow client,
+	// or two hundred of them, never holds what a forge's delivery needs.
+	// Forges send a delivery of kilobytes in one go.
+	bodyTimeout = 10 * time.Second
+	bodyGrace   = time.Second
+	bodyMinRate = 4 << 10
+	// maxBuffering bounds the bytes of hook bodies being read at once
+	// (each up to MaxBody): past it a request is turned away (429)
+	// rather than buffered.
+	maxBuffering = 32 << 20
+
+	// maxInFlight bounds hook requests being verified and handled at once
+	// (their bodies read already); up to maxBacklog more wait for a slot
+	// for at most backlogWait (a forge fires many deliveries at once),
+	// and past that the answer is 429.
 	maxInFlight = 16
 	maxBacklog  = 256
 	backlogWait = 5 * time.Second
@@ -64,6 +80,10 @@ type Daemon struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+
+	slots     chan struct{} // maxInFlight
+	waiting   atomic.Int64  // requests waiting for a slot
+	buffering atomic.Int64  // bytes of hook bodies being read
 }
 
 // New builds the daemon for a validated configuration.
@@ -81,6 +101,7 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 		seen:    newSeenSet(seenDeliveries),
 		workers: map[string]*worker{},
 		stop:    make(chan struct{}),
+		slots:   make(chan struct{}, maxInFlight),
 	}
 	for i := range cfg.Repos {
 		r := &cfg.Repos[i]
@@ -97,7 +118,7 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 func (d *Daemon) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
-	r.With(middleware.ThrottleBacklog(maxInFlight, maxBacklog, backlogWait)).Post("/hooks/{repo}", d.hook)
+	r.Post("/hooks/{repo}", d.hook)
 	r.Get("/status", d.statusHandler)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -231,16 +252,31 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "delivery refused")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	body, held, err := d.readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "delivery refused")
-			return
+		case errors.Is(err, errTooSlow):
+			w.Header().Set("Connection", "close")
+			answer(http.StatusRequestTimeout, OutcomeTooSlow, reply{Status: "refused", Reason: err.Error()}, "delivery refused")
+		case errors.Is(err, errBusy):
+			answer(http.StatusTooManyRequests, OutcomeBusy, reply{Status: "refused", Reason: err.Error()}, "delivery refused")
+		default:
+			answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: "reading body failed"}, "delivery refused")
 		}
-		answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: "reading body failed"}, "delivery refused")
 		return
 	}
+	defer d.buffering.Add(-held)
+	// Only now, the body in hand, does the request take one of the
+	// slots: verifying and queueing take microseconds.
+	release, ok := d.slot(r.Context())
+	if !ok {
+		answer(http.StatusTooManyRequests, OutcomeBusy, reply{Status: "refused", Reason: "too many deliveries at once"}, "delivery refused")
+		return
+	}
+	defer release()
 
 	forge, err := verify(r.Header, body, wk.cfg.Secret)
 	if err != nil {
@@ -256,8 +292,11 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) {
 	log = log.With().Str("event", ev.Kind).Logger()
 	rep := reply{Repo: name, Delivery: ev.Delivery}
 	// Only deliveries that verified are remembered: a forger cannot burn
-	// the ids of real deliveries.
-	if !d.seen.add(name + "\x00" + ev.Delivery) {
+	// the ids of real deliveries. A delivery is known by its id and by
+	// its signed body: the id is not signed, so a captured delivery sent
+	// again under a fresh id is a replay all the same.
+	sum := sha256.Sum256(body)
+	if !d.seen.addAll(name+"\x00"+ev.Delivery, name+"\x00body\x00"+hex.EncodeToString(sum[:])) {
 		rep.Status, rep.Reason = "refused", "delivery was already received (replay)"
 		answer(http.StatusConflict, OutcomeReplayed, rep, "delivery refused")
 		return
@@ -280,6 +319,100 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) {
 		rep.Busy = wk.enqueue(ev.After, fmt.Sprintf("%s push %s", forge, ev.Delivery))
 		answer(http.StatusAccepted, OutcomeAccepted, rep, "push queued for deploy")
 	}
+}
+
+// Outcomes of a delivery cut off while its body was read.
+const (
+	OutcomeTooSlow = "too_slow" // the body came slower than bodyMinRate, or not within bodyTimeout (408)
+	OutcomeBusy    = "busy"     // too many bodies being read, or deliveries waiting, at once (429)
+)
+
+var (
+	errTooSlow = fmt.Errorf("body not sent within %s at %d bytes a second or more", bodyTimeout, bodyMinRate)
+	errBusy    = errors.New("too many deliveries being read at once")
+)
+
+// readBody reads a hook's body, at most MaxBody, under deadlines of its
+// own: all of it within bodyTimeout, and, past bodyGrace, bodyMinRate
+// bytes a second on average. Each read waits only until the next byte is
+// due (the connection's read deadline, moved forward as bytes arrive), so
+// a client that stalls is cut off as soon as it falls behind, not when
+// the server's ReadTimeout ends. The buffer counts against maxBuffering
+// while the request lasts: the caller gives back held.
+func (d *Daemon) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
+	rc := http.NewResponseController(w)
+	in := http.MaxBytesReader(w, r.Body, MaxBody)
+	start := time.Now()
+	final := start.Add(bodyTimeout)
+	defer func() {
+		if err != nil {
+			d.buffering.Add(-held)
+			body, held = nil, 0
+		}
+	}()
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			// Grown by doubling, each step reserved first; one byte past
+			// MaxBody is enough for the reader to tell it is too large.
+			next := min(max(4096, 2*cap(buf)), MaxBody+1)
+			extra := int64(next - cap(buf))
+			if d.buffering.Add(extra) > maxBuffering {
+				d.buffering.Add(-extra)
+				return nil, held, errBusy
+			}
+			held += extra
+			buf = append(make([]byte, 0, next), buf...)
+		}
+		// The deadline of the next byte: when the average would drop
+		// below the minimum rate, or the final one.
+		due := start.Add(bodyGrace + time.Duration(float64(len(buf)+1)/bodyMinRate*float64(time.Second)))
+		if due.After(final) {
+			due = final
+		}
+		if err := rc.SetReadDeadline(due); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return nil, held, err
+		}
+		n, err := in.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			// Back to the server's own deadlines for what follows.
+			_ = rc.SetReadDeadline(time.Time{})
+			return buf, held, nil
+		}
+		var ne net.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &ne) && ne.Timeout():
+			return nil, held, errTooSlow
+		default:
+			return nil, held, err
+		}
+	}
+}
+
+// slot takes one of the maxInFlight slots, waiting at most backlogWait
+// behind at most maxBacklog others; release gives it back.
+func (d *Daemon) slot(ctx context.Context) (release func(), ok bool) {
+	select {
+	case d.slots <- struct{}{}:
+		return func() { <-d.slots }, true
+	default:
+	}
+	if d.waiting.Add(1) > maxBacklog {
+		d.waiting.Add(-1)
+		return nil, false
+	}
+	defer d.waiting.Add(-1)
+	t := time.NewTimer(backlogWait)
+	defer t.Stop()
+	select {
+	case d.slots <- struct{}{}:
+		return func() { <-d.slots }, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -175,16 +175,23 @@ func (f *fixture) post(path string, headers map[string]string, body []byte) (int
 	return rec.Code, rep
 }
 
+// withNonce adds a field to a JSON object body that makes it one of its own.
+func withNonce(body []byte, nonce string) []byte {
+	return append(append(bytes.TrimSuffix(body, []byte("}")), fmt.Sprintf(`,"nonce":%q}`, nonce)...))
+}
+
 func pushBody(ref, after string) []byte {
 	return []byte(fmt.Sprintf(`{"ref":%q,"before":"","after":%q,"repository":{"full_name":"ops/infra"}}`, ref, after))
 }
 
-// push posts a correctly signed push event in forge's format, with a fresh delivery id.
+// push posts a correctly signed push event in forge's format, with a fresh
+// delivery id and a body of its own (as two real pushes have: a forge's
+// payload tells them apart).
 func (f *fixture) push(forge Forge, ref, after string) (int, reply) {
 	f.t.Helper()
 	f.n++
 	id := fmt.Sprintf("delivery-%d", f.n)
-	body := pushBody(ref, after)
+	body := withNonce(pushBody(ref, after), id)
 	sig := sign([]byte(testSecret), body)
 	var h map[string]string
 	switch forge {
@@ -195,7 +202,7 @@ func (f *fixture) push(forge Forge, ref, after string) (int, reply) {
 	case Forgejo:
 		h = map[string]string{"X-Forgejo-Event": "push", "X-Forgejo-Delivery": id, "X-Forgejo-Signature": sig}
 	case GitLab:
-		body = []byte(fmt.Sprintf(`{"object_kind":"push","ref":%q,"after":%q,"checkout_sha":%q}`, ref, after, after))
+		body = withNonce([]byte(fmt.Sprintf(`{"object_kind":"push","ref":%q,"after":%q,"checkout_sha":%q}`, ref, after, after)), id)
 		h = map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Event-UUID": id, "X-Gitlab-Token": testSecret}
 	}
 	return f.post("/hooks/infra", h, body)
@@ -357,6 +364,12 @@ func TestRefusedDeliveriesCauseNoGitTraffic(t *testing.T) {
 	if code, rep := f.post("/hooks/infra", h, body); code != http.StatusConflict || !strings.Contains(rep.Reason, "replay") {
 		t.Fatalf("replay: %d %+v", code, rep)
 	}
+	// The same signed body under a fresh delivery id (which no forge
+	// signs) is a replay too.
+	h2 := map[string]string{"X-GitHub-Event": "push", "X-GitHub-Delivery": "r2-fresh", "X-Hub-Signature-256": sig(body)}
+	if code, rep := f.post("/hooks/infra", h2, body); code != http.StatusConflict || !strings.Contains(rep.Reason, "replay") {
+		t.Fatalf("replay under a new delivery id: %d %+v", code, rep)
+	}
 	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
 	if got, _ := dep.deploys(); len(got) != 1 {
 		t.Fatalf("%d deploys, want 1", len(got))
@@ -369,7 +382,7 @@ func TestRefusedDeliveriesCauseNoGitTraffic(t *testing.T) {
 		`webhookd_deliveries_total{outcome="bad_request",repo="infra"} 1`,
 		`webhookd_deliveries_total{outcome="ping",repo="infra"} 1`,
 		`webhookd_deliveries_total{outcome="ignored",repo="infra"} 4`,
-		`webhookd_deliveries_total{outcome="replayed",repo="infra"} 1`,
+		`webhookd_deliveries_total{outcome="replayed",repo="infra"} 2`,
 		`webhookd_deliveries_total{outcome="accepted",repo="infra"} 1`,
 	} {
 		if !strings.Contains(m, want) {
@@ -561,7 +574,7 @@ func TestConcurrentDeliveriesWaitForASlot(t *testing.T) {
 	release := make(chan struct{})
 	codes := make(chan int, n)
 	for i := range n {
-		body := pushBody("refs/heads/main", a)
+		body := withNonce(pushBody("refs/heads/main", a), fmt.Sprint(i))
 		pr, pw := io.Pipe()
 		req := httptest.NewRequest(http.MethodPost, "/hooks/infra", pr)
 		req.Header.Set("X-GitHub-Event", "push")
