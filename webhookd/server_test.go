@@ -177,7 +177,7 @@ func (f *fixture) post(path string, headers map[string]string, body []byte) (int
 
 // withNonce adds a field to a JSON object body that makes it one of its own.
 func withNonce(body []byte, nonce string) []byte {
-	return append(append(bytes.TrimSuffix(body, []byte("}")), fmt.Sprintf(`,"nonce":%q}`, nonce)...))
+	return append(bytes.TrimSuffix(body, []byte("}")), fmt.Sprintf(`,"nonce":%q}`, nonce)...)
 }
 
 func pushBody(ref, after string) []byte {
