@@ -85,8 +85,17 @@ type builder struct {
 }
 
 func newUnit(s *spec.Spec) (*Unit, *builder) {
+	// The lines a unit gets are about known up front: the spec's own, a
+	// mount and a digest per file, and the few syslet adds; sized once
+	// rather than grown by doubling, for every unit of a big set.
+	n := 6 + 2*(len(s.ConfigFiles)+len(s.ConfigDirs)+len(s.ContextFiles))
+	for _, sec := range s.Unit {
+		for _, e := range sec.Entries {
+			n += len(e.Lines)
+		}
+	}
 	u := &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.Name + s.Kind.Ext(),
-		File: &unit.File{}}
+		File: &unit.File{}, Lines: make([]Line, 0, n)}
 	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
 	return u, &builder{u: u}
 }

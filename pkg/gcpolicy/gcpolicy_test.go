@@ -16,8 +16,17 @@ func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != Percent {
 		t.Errorf("GC percent %d, want %d", got, Percent)
 	}
+	if got := debug.SetMemoryLimit(-1); got != BaseLimit {
+		t.Errorf("memory limit %d, want %d", got, BaseLimit)
+	}
+	// The limit follows what the run works on, up to MemoryLimit.
+	Expect(16 << 20)
+	if got, want := debug.SetMemoryLimit(-1), int64(BaseLimit+PerByte*(16<<20)); got != want {
+		t.Errorf("after 16 MiB of input: limit %d, want %d", got, want)
+	}
+	Expect(1 << 30)
 	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {
-		t.Errorf("memory limit %d, want %d", got, MemoryLimit)
+		t.Errorf("after 1 GiB more: limit %d, want the most, %d", got, MemoryLimit)
 	}
 
 	t.Setenv("GOGC", "150")
@@ -30,5 +39,9 @@ func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Errorf("with GOMEMLIMIT set: limit %d, want the environment's", got)
+	}
+	Expect(1 << 30)
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT set, Expect changed the limit to %d", got)
 	}
 }

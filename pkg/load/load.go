@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
@@ -50,6 +51,9 @@ func Path(path string, o Options) (*Set, error) {
 		path = stored
 	}
 	srcs, err := spec.ReadSourcesMax(path, o.Stdin, o.MaxInput)
+	for _, s := range srcs {
+		gcpolicy.Expect(int64(len(s.Data))) // the CLI's collector makes room for what it works on
+	}
 	var ie *spec.InputError
 	if errors.As(err, &ie) {
 		s := &Set{Out: &render.Output{}}

@@ -105,7 +105,19 @@ func specKey(source, jsonPath string) string {
 // earlier syslet required podman 6, so its users' specs use keys (BuildArg=)
 // that the default release here predates.
 func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) {
-	seen := map[string]bool{}
+	// What was told already, by feature or section and key: allocated
+	// only for a unit that has something to tell, as almost no unit does.
+	var seen map[string]bool
+	first := func(id string) bool {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		return true
+	}
 	newer := func(since unit.Podman) string {
 		if !hint {
 			return ""
@@ -114,11 +126,9 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 	}
 	for _, l := range c.Lines {
 		for _, f := range unit.Features {
-			id := "feature " + f.What
-			if seen[id] || !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) {
+			if !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) || !first("feature "+f.What) {
 				continue
 			}
-			seen[id] = true
 			c.gated = true
 			if !quiet {
 				rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
@@ -130,11 +140,12 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 			continue
 		}
 		since, ok := unit.KeySince(l.Section, l.Key)
-		id := l.Section + "." + l.Key
-		if !ok || seen[id] {
-			continue // unknown keys are refused when specs are decoded
+		if !ok || (!target.Less(since) && !Converter.Less(since)) {
+			continue // unknown keys are refused when specs are decoded; known ones pass
 		}
-		seen[id] = true
+		if !first(l.Section + "." + l.Key) {
+			continue
+		}
 		switch {
 		case target.Less(since):
 			c.gated = true
@@ -142,8 +153,8 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 				rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
 					"[%s] %s needs podman %s or later; these specs are checked against podman %s%s", l.Section, l.Key, since, target, newer(since))
 			}
-		case Converter.Less(since):
-			c.withheld = append(c.withheld, id)
+		default:
+			c.withheld = append(c.withheld, l.Section+"."+l.Key)
 		}
 	}
 }
@@ -289,23 +300,25 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 
 // infoKeys are the lines unitInfo reads: a unit's service name, a
 // container's name, a build's image.
-var infoKeys = map[string]bool{
-	unit.Container + "." + unit.KeyServiceName: true, unit.Volume + "." + unit.KeyServiceName: true,
-	unit.Network + "." + unit.KeyServiceName: true, unit.Build + "." + unit.KeyServiceName: true,
-	unit.Container + "." + unit.KeyContainerName: true, unit.Build + "." + unit.KeyImageTag: true,
+var infoKeys = map[infoKey]bool{
+	{unit.Container, unit.KeyServiceName}: true, {unit.Volume, unit.KeyServiceName}: true,
+	{unit.Network, unit.KeyServiceName}: true, {unit.Build, unit.KeyServiceName}: true,
+	{unit.Container, unit.KeyContainerName}: true, {unit.Build, unit.KeyImageTag}: true,
 }
+
+type infoKey struct{ section, key string }
 
 // parse reads the unit as the generator would from the bytes a host gets
 // (keys newer than the linked converter withheld), or only the lines of
 // only (nil: all of them).
-func (c *checked) parse(only map[string]bool) (*parser.UnitFile, error) {
+func (c *checked) parse(only map[infoKey]bool) (*parser.UnitFile, error) {
 	f := c.File
 	switch {
 	case only != nil:
 		f = &unit.File{}
 		for _, sec := range c.File.Sections {
 			for _, e := range sec.Entries {
-				if only[sec.Name+"."+e.Key] {
+				if only[infoKey{sec.Name, e.Key}] {
 					f.Add(sec.Name, e.Key, e.Value)
 				}
 			}
