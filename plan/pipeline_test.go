@@ -56,6 +56,7 @@ func BenchmarkPipeline(b *testing.B) {
 	gcpolicy.ForCLI()
 	for _, n := range pipelineSizes {
 		srcs := []spec.Source{{Name: "gen.json", Data: specgen.Generate(specgen.Sized(n))}}
+		gcpolicy.Expect(int64(len(srcs[0].Data))) // as load.Path tells it, for the CLI
 		b.Run(fmt.Sprintf("first/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			c0 := cpuTime()

@@ -1,0 +1,203 @@
+package plan_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/plan"
+)
+
+// maxLinear bounds the CPU time ratio of a doubled count in the tests
+// below: linear work doubles (about: a map outgrowing the caches adds a
+// little), anything quadratic quadruples.
+const maxLinear = 2.2
+
+// TestEveryCountScalesLinearly doubles, one at a time, each count hostile
+// input can grow inside every limit — a unit's keys, its sections, a
+// spec's sections, a secret's keys, a build's context files, a
+// container's references, the lines of the run journal, the specs
+// themselves — and checks that the time at most about doubles. Each size
+// is the best of several runs, the two interleaved and measured again
+// before a ratio fails the test, as TestPipelineScalesLinearly does.
+func TestEveryCountScalesLinearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	web := renderStream(t, specContainer("web", `"Image":"busybox"`))
+	webUnit := string(web.Units[0].File.Bytes())
+	// hostWith is a host that runs web, its unit replaced by text.
+	hostWith := func(text string) *plan.Observed {
+		obs := memInstall(web)
+		f := obs.Files["/etc/containers/systemd/web.container"]
+		f.Data = []byte(text)
+		obs.Files["/etc/containers/systemd/web.container"] = f
+		return obs
+	}
+	// planOf plans the specs against a host.
+	planOf := func(stream string, obs func() *plan.Observed) func() {
+		out := renderStream(t, stream)
+		return func() { plan.Build(out, obs(), plan.Options{}) }
+	}
+	// validate is `syslet validate` without the CLI: load, render, check,
+	// podman's converter.
+	validate := func(stream string) func() {
+		return func() {
+			s := load.Bytes("gen.json", []byte(stream))
+			s.CheckPodman(unit.OldestPodman)
+		}
+	}
+	lines := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i))
+		}
+		return b.String()
+	}
+	withoutDigest := func(text string) string {
+		i := strings.Index(text, "\nDigest=")
+		return text[:i+1]
+	}
+	cases := []struct {
+		name string
+		n    int
+		run  func(n int) func()
+	}{
+		{"installed unit sections", 20000, func(n int) func() {
+			unmanaged := "[Container]\nImage=busybox\n" + lines(n, func(i int) string { return fmt.Sprintf("[X-S%d]\nA=b\n", i) })
+			return func() { unit.Parse([]byte(unmanaged)) }
+		}},
+		{"managed unit keys", 20000, func(n int) func() {
+			text := withoutDigest(strings.Replace(webUnit, "[Service]\n", "[Service]\n"+lines(n, func(i int) string { return fmt.Sprintf("X%d=v\n", i) }), 1))
+			obs := hostWith(text)
+			return planOf(specContainer("web", `"Image":"busybox"`), func() *plan.Observed { return obs })
+		}},
+		{"drifted unit lines", 5000, func(n int) func() {
+			text := strings.Replace(webUnit, "[Service]\n", "[Service]\n"+lines(n, func(i int) string { return fmt.Sprintf("Environment=K%d=v\n", i) }), 1)
+			obs := hostWith(text)
+			return planOf(specContainer("web", `"Image":"busybox"`), func() *plan.Observed { return obs })
+		}},
+		{"spec X- sections", 5000, func(n int) func() {
+			secs := lines(n, func(i int) string { return fmt.Sprintf(`,"X-S%d":{"A":"b"}`, i) })
+			return validate(`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox"}` + secs + "}}")
+		}},
+		{"secret keys", 5000, func(n int) func() {
+			enc := "ENC[AES256_GCM,data:eHg=,iv:aXZpdml2aXZpdml2aXZpdml2aXY=,tag:dGFndGFndGFndGFndGFnMQ==,type:str]"
+			doc := lines(n, func(i int) string { return fmt.Sprintf("k%d: %s\n", i, enc) }) +
+				"sops:\n    age:\n        - recipient: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n          enc: x\n"
+			return validate(fmt.Sprintf(`{"apiVersion":"v1","type":"secret","name":"s","ciphertext":%q}`, doc))
+		}},
+		{"build context files", 5000, func(n int) func() {
+			files := lines(n, func(i int) string {
+				sep := ","
+				if i == 0 {
+					sep = ""
+				}
+				return fmt.Sprintf(`%s{"filename":"d%d/f%d","content":"x"}`, sep, i%50, i)
+			})
+			stream := `{"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM x\n","contextFiles":[` + files + `],"unit":{"Build":{"ImageTag":"localhost/app:v1"}}}`
+			v := validate(stream)
+			p := planOf(stream, func() *plan.Observed { return emptyHost() })
+			return func() { v(); p() }
+		}},
+		{"secret references", 4000, func(n int) func() {
+			secrets := lines(n, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"secret","name":"e%d","external":true}`+"\n", i)
+			})
+			refs := lines(n, func(i int) string { return fmt.Sprintf(`"e%d",`, i) })
+			return validate(secrets + specContainer("web", `"Image":"busybox","Secret":[`+strings.TrimSuffix(refs, ",")+`]`))
+		}},
+		{"volume references", 2000, func(n int) func() {
+			vols := lines(n, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
+			})
+			refs := lines(n, func(i int) string { return fmt.Sprintf(`"v%d.volume:/m%d",`, i, i) })
+			stream := vols + specContainer("web", `"Image":"busybox","Volume":[`+strings.TrimSuffix(refs, ",")+`]`)
+			v := validate(stream)
+			p := planOf(stream, func() *plan.Observed { return emptyHost() })
+			return func() { v(); p() }
+		}},
+		{"specs", 1500, func(n int) func() {
+			return validate(lines(n, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i) +
+					specContainer(fmt.Sprintf("c%d", i), fmt.Sprintf(`"Image":"busybox","Volume":"v%d.volume:/data"`, i))
+			}))
+		}},
+		{"journal lines", 4000, func(n int) func() {
+			// Written as the journal writes them, without its fsyncs.
+			root := t.TempDir()
+			j := runlog.Open(root)
+			must(t, os.MkdirAll(filepath.Dir(j.Path()), 0o700))
+			var b strings.Builder
+			for r := range n / 20 {
+				run := fmt.Sprintf("20261201T000000Z-%06d", r)
+				acts := make([]runlog.Action, 20)
+				for i := range acts {
+					acts[i] = runlog.Action{Index: i, Step: 9, Op: "start", Target: fmt.Sprintf("u%d.service", i)}
+				}
+				line, _ := json.Marshal(runlog.Record{Type: runlog.TypeIntent, Run: run, Source: "x", Actions: acts})
+				b.Write(append(line, '\n'))
+				for i := range acts {
+					line, _ := json.Marshal(runlog.Record{Type: runlog.TypeAction, Run: run, Index: &i, Step: 9, Op: "start", Target: acts[i].Target, Result: runlog.ResultOK})
+					b.Write(append(line, '\n'))
+				}
+				line, _ = json.Marshal(runlog.Record{Type: runlog.TypeEnd, Run: run, Result: runlog.ResultOK})
+				b.Write(append(line, '\n'))
+			}
+			must(t, os.WriteFile(j.Path(), []byte(b.String()), 0o600))
+			return func() { j.Runs() }
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkLinear(t, c.n, c.run(c.n), c.run(2*c.n))
+		})
+	}
+}
+
+func specContainer(name, container string) string {
+	return `{"apiVersion":"v1","type":"container","name":"` + name + `","unit":{"Container":{` + container + `}}}` + "\n"
+}
+
+func checkLinear(t *testing.T, n int, small, big func()) {
+	t.Helper()
+	var ts, tb time.Duration
+	for round := range 5 {
+		ts = bestOf(5, small)
+		tb = bestOf(5, big)
+		ratio := float64(tb) / float64(ts)
+		t.Logf("round %d: n=%d %s, 2n=%d %s, ratio %.2f", round, n, ts, 2*n, tb, ratio)
+		if ratio <= maxLinear {
+			return
+		}
+	}
+	t.Errorf("doubling the count multiplied the CPU time by %.2f (> %.1f): a pass is worse than linear", float64(tb)/float64(ts), maxLinear)
+}
+
+// TestJournalReadIsBounded: a journal file far past its bounds (a sparse
+// file of zeros, one endless line) is read in a bounded time and memory:
+// only its tail, the line skipped without being held.
+func TestJournalReadIsBounded(t *testing.T) {
+	root := t.TempDir()
+	j := runlog.Open(root)
+	must(t, os.MkdirAll(filepath.Dir(j.Path()), 0o700))
+	f, err := os.Create(j.Path())
+	must(t, err)
+	must(t, f.Truncate(1<<30))
+	f.Close()
+	t0 := time.Now()
+	runs, err := j.Runs()
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("Runs = %v, %v", runs, err)
+	}
+	if took := time.Since(t0); took > 3*time.Second {
+		t.Errorf("reading a 1 GiB journal took %s", took)
+	}
+}
