@@ -20,13 +20,22 @@ import (
 // so only differences in meaning are listed and every difference in meaning
 // names its key; the values shown are the lines as written.
 func diffKeys(old, new *unit.File) []KeyChange {
+	return diffKeysNormalized(old, new, nil, nil)
+}
+
+// diffKeysNormalized is diffKeys given the normalized files too (nil:
+// normalized here).
+func diffKeysNormalized(old, new, nOld, nNew *unit.File) []KeyChange {
 	if old == nil || len(old.Sections) == 0 {
 		return addedKeys(new)
 	}
-	return compareKeys(old, new)
+	if nOld == nil {
+		nOld, nNew = unit.Normalize(old), unit.Normalize(new)
+	}
+	return compareKeys(old, new, nOld, nNew)
 }
 
-func compareKeys(old, new *unit.File) []KeyChange {
+func compareKeys(old, new, nOld, nNew *unit.File) []KeyChange {
 	type sk struct{ s, k string }
 	collect := func(f *unit.File) map[sk][]string {
 		m := map[sk][]string{}
@@ -41,7 +50,7 @@ func compareKeys(old, new *unit.File) []KeyChange {
 		return m
 	}
 	om, nm := collect(old), collect(new)
-	nom, nnm := collect(unit.Normalize(old)), collect(unit.Normalize(new))
+	nom, nnm := collect(nOld), collect(nNew)
 	// Keys in the order the new file has them (syslet's canonical order),
 	// then those only the old one has.
 	var order []sk

@@ -38,14 +38,23 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}
-	if bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File)) {
-		b.p.Future[u.FileName] = iu.data
+	if bytes.Equal(iu.data, want) {
 		return iu, false, false, true
 	}
+	// Both sides normalized once, for the comparison, the key changes
+	// and the metadata-only test alike: a unit may have any number of keys.
+	var nOld, nNew *unit.File
+	if iu.file != nil {
+		nOld, nNew = unit.Normalize(iu.file), unit.Normalize(u.File)
+		if unit.Equal(nOld, nNew) {
+			b.p.Future[u.FileName] = iu.data
+			return iu, false, false, true
+		}
+	}
 	uc.Write = true
-	uc.Keys = diffKeys(iu.file, u.File)
+	uc.Keys = diffKeysNormalized(iu.file, u.File, nOld, nNew)
 	b.removalDefault(u, iu)
-	meta = adopted || unit.Same(iu.file.WithoutMetadata(), u.File.WithoutMetadata())
+	meta = adopted || (nOld != nil && unit.Equal(nOld.WithoutMetadata(), nNew.WithoutMetadata()))
 	reason := "unit changed"
 	switch {
 	case meta:
