@@ -72,7 +72,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 		cur := stack[len(stack)-1]
 		var st unix.Stat_t
 		if err := unix.Fstatat(cur, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, nil, openError(cur, c, p, err)
+			return nil, nil, openError(cur, c, p, false, err)
 		}
 		if FileMode(st.Mode)&fs.ModeSymlink != 0 {
 			if links++; links > maxLinks {
@@ -93,7 +93,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 				return unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			})
 			if err != nil {
-				return nil, nil, openError(cur, c, p, err)
+				return nil, nil, openError(cur, c, p, false, err)
 			}
 			stack, names = append(stack, fd), append(names, c)
 			continue

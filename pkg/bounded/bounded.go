@@ -120,7 +120,7 @@ func OpenAt(dirfd int, name, p string, k Kind) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
 	fd, err := retry(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
 	if err != nil {
-		return -1, st, openError(dirfd, name, p, err)
+		return -1, st, openError(dirfd, name, p, k.Follow, err)
 	}
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -137,12 +137,17 @@ func OpenAt(dirfd int, name, p string, k Kind) (int, unix.Stat_t, error) {
 	return fd, st, nil
 }
 
-// openError words a failed open: a symlink refused by O_NOFOLLOW is a
-// *NotRegularError, a missing file matches fs.ErrNotExist.
-func openError(dirfd int, name, p string, err error) error {
-	if errors.Is(err, unix.ELOOP) {
+// openError words a failed open: a symlink refused by O_NOFOLLOW, or a
+// socket (which open refuses with ENXIO), is a *NotRegularError, a missing
+// file matches fs.ErrNotExist.
+func openError(dirfd int, name, p string, follow bool, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) {
 		var st unix.Stat_t
-		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		flags := unix.AT_SYMLINK_NOFOLLOW
+		if follow && errors.Is(err, unix.ENXIO) {
+			flags = 0
+		}
+		if unix.Fstatat(dirfd, name, &st, flags) == nil && !FileMode(st.Mode).IsRegular() {
 			return &NotRegularError{Path: p, Mode: FileMode(st.Mode)}
 		}
 	}

@@ -3,6 +3,7 @@ package bounded
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,10 @@ func TestReadFile(t *testing.T) {
 	must(os.Symlink("ok", filepath.Join(dir, "link")))
 	must(os.Symlink("/dev/zero", filepath.Join(dir, "zero")))
 	must(os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	must(err)
+	defer l.Close()
+	must(os.Symlink("sock", filepath.Join(dir, "tosock")))
 	k := Kind{What: "a test file", Max: 1024}
 	for _, tt := range []struct {
 		name, want string
@@ -41,6 +46,8 @@ func TestReadFile(t *testing.T) {
 		{"zero", "", k, ErrNotRegular},
 		{"zero", "", Kind{What: "x", Max: 1024, Follow: true}, ErrNotRegular},
 		{"sub", "", k, ErrNotRegular},
+		{"sock", "", k, ErrNotRegular},
+		{"tosock", "", Kind{What: "x", Max: 1024, Follow: true}, ErrNotRegular},
 		{"missing", "", k, fs.ErrNotExist},
 	} {
 		done := make(chan struct{})
@@ -65,7 +72,7 @@ func TestReadFile(t *testing.T) {
 			t.Errorf("ReadFile(%s) = %q, %v; want %q", tt.name, got, err, tt.want)
 		}
 	}
-	_, err := ReadFile(filepath.Join(dir, "big"), k)
+	_, err = ReadFile(filepath.Join(dir, "big"), k)
 	if want := dir + "/big: larger than 1 KiB, the cap of a test file"; err == nil || err.Error() != want {
 		t.Errorf("cap error = %v, want %q", err, want)
 	}

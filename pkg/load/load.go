@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load/quadletcheck"
@@ -49,6 +51,13 @@ func Path(path string, o Options) (*Set, error) {
 	stored := layout.Under(o.Root, layout.StoredSpecs)
 	if path == "" {
 		path = stored
+		// syslet's own stored stream: never read through a link planted
+		// in its place (a path given on the command line may be one).
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			s := &Set{Out: &render.Output{}}
+			s.Report.Errorf(path, "", spec.RuleSource, "is %s, not a regular file: syslet reads its stored specs only from a regular file, never through a symlink", bounded.Describe(fi.Mode()))
+			return s, nil
+		}
 	}
 	srcs, err := spec.ReadSourcesMax(path, o.Stdin, o.MaxInput)
 	for _, s := range srcs {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Class 3: input inside every limit whose shape made a pass quadratic.
+// Each now runs in linear time (plan's TestEveryCountScalesLinearly
+// doubles each count); here each runs as a person would run it and must
+// end, correctly, well within the suite's time guard.
+func TestHostileScale(t *testing.T) { runHostile(t, hostileScale()) }
+
+func hostileScale() []hostileCase {
+	many := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i))
+		}
+		return b.String()
+	}
+	list := func(n int, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i)
+		}
+		return strings.Join(parts, ",")
+	}
+	webUnit := func(e *hostEnv) string { return e.read("/etc/containers/systemd/web.container") }
+	return []hostileCase{
+		{name: "an installed unit with 150,000 section headers", setup: func(e *hostEnv) []string {
+			e.put("/etc/containers/systemd/evil.container", "[Container]\nImage=busybox\n"+many(150000, func(i int) string { return fmt.Sprintf("[X-S%d]\nA=b\n", i) }), 0o644)
+			return e.diff()
+		}, code: exitOK, want: []string{"? evil.container               not managed"}},
+		{name: "a managed unit with 120,000 keys added by hand (no digest)", setup: func(e *hostEnv) []string {
+			u := webUnit(e)
+			u = strings.Replace(u, "[Service]\n", "[Service]\n"+many(120000, func(i int) string { return fmt.Sprintf("X%d=v\n", i) }), 1)
+			u = u[:strings.Index(u, "\nDigest=")+1]
+			e.put("/etc/containers/systemd/web.container", u, 0o644)
+			return e.diff()
+		}, code: exitOK, want: []string{"restart: [X-Syslet] Digest, [Service] X0, [Service] X1 and 119998 more keys changed", "- [Service] X119999=v"}},
+		{name: "a managed unit with 120,000 keys added by hand (drift)", setup: func(e *hostEnv) []string {
+			e.put("/etc/containers/systemd/web.container", strings.Replace(webUnit(e), "[Service]\n", "[Service]\n"+many(120000, func(i int) string { return fmt.Sprintf("X%d=v\n", i) }), 1), 0o644)
+			return e.diff()
+		}, code: exitOK, want: []string{"drift: edited by hand since syslet wrote it (/etc/containers/systemd/web.container)", "(content not shown: mode 0644, 1089623 bytes, sha256 "}, not: []string{"X119999=v"}},
+		{name: "a spec with 80,000 X- sections", setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("x.json", `{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox"}`+
+				many(80000, func(i int) string { return fmt.Sprintf(`,"X-S%d":{"A":"b"}`, i) })+"}}")}
+		}, code: exitOK, want: []string{"1 spec(s) from 1 source(s) are valid"}},
+		{name: "a secret with 50,000 keys", setup: func(e *hostEnv) []string {
+			enc := "ENC[AES256_GCM,data:eHg=,iv:aXZpdml2aXZpdml2aXZpdml2aXY=,tag:dGFndGFndGFndGFndGFnMQ==,type:str]"
+			doc := many(50000, func(i int) string { return fmt.Sprintf("k%d: %s\n", i, enc) }) +
+				"sops:\n    age:\n        - recipient: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n          enc: x\n"
+			return []string{"validate", e.write("s.json", fmt.Sprintf(`{"apiVersion":"v1","type":"secret","name":"s","ciphertext":%q}`, doc))}
+		}, code: exitOK, want: []string{"1 spec(s) from 1 source(s) are valid"}},
+		{name: "a build with 50,000 context files", setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("b.json", `{"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM x\n","contextFiles":[`+
+				list(50000, func(i int) string { return fmt.Sprintf(`{"filename":"d%d/f%d","content":"x"}`, i%100, i) })+`],"unit":{"Build":{"ImageTag":"localhost/app:v1"}}}`)}
+		}, code: exitOK, want: []string{"1 spec(s) from 1 source(s) are valid"}},
+		{name: "a build with 20,000 context files, the last a directory of the first", setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("b.json", `{"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM x\n","contextFiles":[`+
+				list(20000, func(i int) string { return fmt.Sprintf(`{"filename":"d/f%d","content":"x"}`, i) })+`,{"filename":"d/f0/x","content":"x"}],"unit":{"Build":{"ImageTag":"localhost/app:v1"}}}`)}
+		}, code: exitInvalid, want: []string{`[0].contextFiles[20000].filename: filename "d/f0/x" and "d/f0" ([0].contextFiles[0].filename) cannot both exist: one is a directory of the other`}},
+		{name: "50,000 Secret= references", setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("r.json", many(50000, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"secret","name":"e%d","external":true}`+"\n", i)
+			})+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Secret":[`+list(50000, func(i int) string { return fmt.Sprintf(`"e%d"`, i) })+`]}}}`)}
+		}, code: exitOK, want: []string{"50001 spec(s) from 1 source(s) are valid"}},
+		{name: "30,000 Volume= references", setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("v.json", many(30000, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
+			})+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Volume":[`+list(30000, func(i int) string { return fmt.Sprintf(`"v%d.volume:/m%d"`, i, i) })+`]}}}`)}
+		}, code: exitOK, want: []string{"30001 spec(s) from 1 source(s) are valid"}},
+		{name: "render --out of 20,000 specs", setup: func(e *hostEnv) []string {
+			out := e.write("many.json", many(20000, func(i int) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
+			}))
+			must(e.t, os.RemoveAll(e.root))
+			return []string{"render", out, "--out", e.root}
+		}, writes: true, code: exitOK, want: []string{"rendered 20000 units, 0 files, 0 config dirs under {root}"}},
+	}
+}
