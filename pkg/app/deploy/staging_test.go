@@ -34,7 +34,9 @@ func TestStagingFailureStopsNothing(t *testing.T) {
 	if !errors.Is(r.err, executor.ErrFailed) || !strings.Contains(r.err.Error(), "/etc/containers/config/web/srv/extra/big.txt") {
 		t.Fatalf("err = %v, want a failure naming the file", r.err)
 	}
-	if got := h.Calls(); slices.ContainsFunc(got, func(c string) bool { return strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "start ") || c == "daemon-reload" }) {
+	if got := h.Calls(); slices.ContainsFunc(got, func(c string) bool {
+		return strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "start ") || c == "daemon-reload"
+	}) {
 		t.Errorf("the host was touched after a staging failure: %q", got)
 	}
 	if !h.active["web.service"] {
