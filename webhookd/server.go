@@ -40,6 +40,8 @@ const (
 	backlogWait = 5 * time.Second
 	// seenDeliveries is how many delivery ids are remembered for replay refusal.
 	seenDeliveries = 10000
+	// replayFile (in stateDir/.status) holds the remembered ids' digests.
+	replayFile = ".deliveries"
 )
 
 // Options are the daemon's collaborators.
@@ -74,11 +76,20 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 	if o.NewCheckout == nil {
 		o.NewCheckout = NewGitCheckout
 	}
+	// The replay memory lives beside the status files, so a restart
+	// (a crash, a kill, an upgrade) does not forget it.
+	log := o.Log
+	seen, err := openSeenSet(seenDeliveries, filepath.Join(cfg.StateDir, ".status", replayFile), func(err error) {
+		log.Error().Err(err).Msg("a delivery id could not be saved: it is refused as a replay until webhookd restarts, not after")
+	})
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{
 		cfg:     cfg,
 		log:     o.Log,
 		m:       newMetrics(cfg.Repos),
-		seen:    newSeenSet(seenDeliveries),
+		seen:    seen,
 		workers: map[string]*worker{},
 		stop:    make(chan struct{}),
 	}
@@ -127,6 +138,7 @@ func (d *Daemon) Stop() {
 		}
 	}
 	d.wg.Wait()
+	d.seen.close()
 }
 
 // Serve runs the daemon on ln until ctx is done, then shuts down gracefully:
