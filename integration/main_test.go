@@ -21,6 +21,9 @@ var sysletBin string
 // webhookdBin is the webhookd binary built by TestMain for the guest.
 var webhookdBin string
 
+// faultproxyBin is integration/faultproxy, built by TestMain for the guest.
+var faultproxyBin string
+
 // buildTags are the tags syslet's podman bindings need to build without cgo and gpgme.
 const buildTags = "remote,containers_image_openpgp,exclude_graphdriver_btrfs,btrfs_noversion"
 
@@ -61,7 +64,14 @@ func run(m *testing.M) int {
 	if err := build(root, "./cmd/webhookd", webhookdBin); err != nil {
 		return fail("%v", err)
 	}
-	return m.Run()
+	// The registry that fails on purpose, for the fault suite (faults_registry_test.go).
+	faultproxyBin = filepath.Join(cache, "bin", "faultproxy")
+	if err := build(root, "./integration/faultproxy", faultproxyBin); err != nil {
+		return fail("%v", err)
+	}
+	code := m.Run()
+	writeFaultTable()
+	return code
 }
 
 // build compiles the package pkg of the module at root into out, for the

@@ -101,14 +101,12 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 	defer tick.Stop()
 	tries, haveFile := 0, false
 	for {
-		busy := f
 		err := error(nil)
 		if !haveFile {
 			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 			haveFile = err == nil
 		}
 		if haveFile {
-			busy = dir
 			if err = syscall.Flock(int(dir.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
 				l := &lock{f: f, dir: dir}
 				l.record(me)
@@ -118,7 +116,7 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			return give(fmt.Errorf("taking apply lock: %w", err))
 		}
-		holder := whoHolds(busy, f == busy)
+		holder := whoHolds(f, dir)
 		// The first miss is not worth a word: a --diff probing the lock
 		// holds it for microseconds.
 		if tries++; tries == 2 {
@@ -136,15 +134,15 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 	}
 }
 
-// whoHolds names the holder of the lock that busy (the lock file, or its
-// directory) found taken: from the lock file's record, and when that is
-// gone — the file busy stands beside was deleted and made again — from
-// the kernel's table of locks.
-func whoHolds(busy *os.File, isFile bool) Holder {
-	if isFile {
-		return readHolder(busy)
+// whoHolds names the holder of the apply lock: from the lock file's
+// record, and when that says nothing — the file was deleted while held and
+// made again, and who has it locked now is a run waiting like this one —
+// from the kernel's table of locks, as the process holding the directory.
+func whoHolds(f, dir *os.File) Holder {
+	if h := readHolder(f); h.PID != 0 {
+		return h
 	}
-	if pid := flockHolder(busy); pid > 0 {
+	if pid := flockHolder(dir); pid > 0 {
 		return Holder{PID: pid, Source: "unknown: the lock file was deleted while it was held"}
 	}
 	return Holder{}
@@ -187,19 +185,26 @@ func readHolder(f *os.File) Holder {
 // and who. It never waits.
 func held(root string) (Holder, bool) {
 	p := layout.Under(root, layout.LockFile)
-	if f, err := os.Open(p); err == nil {
-		defer f.Close()
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-			return readHolder(f), true
-		}
-	}
 	dir, err := os.Open(filepath.Dir(p))
 	if err != nil {
 		return Holder{}, false
 	}
 	defer dir.Close()
-	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return whoHolds(dir, false), true
+	f, err := os.Open(p)
+	if err != nil {
+		f = nil
+	} else {
+		defer f.Close()
 	}
-	return Holder{}, false
+	busy := f != nil && syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil
+	if syscall.Flock(int(dir.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		busy = true
+	}
+	if !busy {
+		return Holder{}, false
+	}
+	if f == nil {
+		f = dir // no record to read: the kernel's table says who
+	}
+	return whoHolds(f, dir), true
 }

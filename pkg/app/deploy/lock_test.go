@@ -190,7 +190,27 @@ func TestLockFileDeletedWhileHeld(t *testing.T) {
 	if who, busy := held(root); !busy || who.PID != os.Getpid() {
 		t.Errorf("held() = %+v %v, want busy, pid %d", who, busy, os.Getpid())
 	}
+	// A run waiting with the new lock file locked does not hide the
+	// holder from the next one, nor from --diff.
+	waiting := make(chan *lock, 1)
+	go func() {
+		l, err := acquire(context.Background(), nil, root, 10*time.Second, Holder{PID: 5, Source: "waiter"}, &bytes.Buffer{})
+		if err != nil {
+			t.Error(err)
+		}
+		waiting <- l
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 6}, &log); !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("behind a waiter: %v", err)
+	}
+	if who, busy := held(root); !busy || who.PID != os.Getpid() {
+		t.Errorf("held() behind a waiter = %+v %v", who, busy)
+	}
 	first.release()
+	if l := <-waiting; l != nil {
+		l.release()
+	}
 	second, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 3, Source: "second"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func UndoLine(u *executor.Undo) string {
 		did = append(did, fmt.Sprintf("put back %d file(s) it had swapped in", n))
 	}
 	if u.Discarded > 0 {
-		did = append(did, fmt.Sprintf("removed %d staged file(s) it had not", u.Discarded))
+		did = append(did, fmt.Sprintf("removed %d staged file(s) it had not swapped in yet", u.Discarded))
 	}
 	if len(u.Started) > 0 {
 		did = append(did, "started again what step 2 had stopped ("+strings.Join(u.Started, ", ")+")")

@@ -218,6 +218,12 @@ func writeTemp(dirfd int, name string, data []byte, mode fs.FileMode) error {
 	fail := func(err error) error {
 		f.Close()
 		unix.Unlinkat(dirfd, name, 0)
+		// The temporary name means nothing to the reader; the caller
+		// names the target.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
