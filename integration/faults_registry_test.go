@@ -27,7 +27,7 @@ func faultSpecs(webImage, index string, webService map[string]string, sideServic
 	}
 	web := map[string]any{"apiVersion": "v1", "type": "container", "name": "web",
 		"configFiles": []map[string]string{{"mountPath": "/www/index.html", "content": index}},
-		"unit": map[string]any{"Container": map[string]any{"Image": webImage, "RunInit": "true", "Exec": "httpd -f -p 8080 -h /www", "PublishPort": "127.0.0.1:8080:8080"}}}
+		"unit":        map[string]any{"Container": map[string]any{"Image": webImage, "RunInit": "true", "Exec": "httpd -f -p 8080 -h /www", "PublishPort": "127.0.0.1:8080:8080"}}}
 	if webService != nil {
 		web["unit"].(map[string]any)["Service"] = webService
 	}
