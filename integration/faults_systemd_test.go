@@ -38,8 +38,8 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 	h := faultHost(t)
 
 	t.Run("HungExecStop", func(t *testing.T) {
-		// side's installed unit stops for 10 s; the change restarts both.
-		writeFaultSpecs(t, h, "/root/hang1", faultSpecs("localhost:5000/busybox:latest", "v1\n", nil, map[string]string{"ExecStop": "/bin/sleep 10"}))
+		// side.s installed unit stops for 6 s; the change restarts both.
+		writeFaultSpecs(t, h, "/root/hang1", faultSpecs("localhost:5000/busybox:latest", "v1\n", nil, map[string]string{"ExecStop": "/bin/sleep 6"}))
 		if r := syslet(h, "--soak", "0", "/root/hang1"); !r.OK() {
 			t.Fatalf("installing the hanging ExecStop:\n%s", r)
 		}
@@ -71,7 +71,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		if _, s := serving(t, h); s != "v2" {
 			t.Errorf("web serves %q, want v2", s)
 		}
-		recordFault(t, faultRow{Fault: "a container whose ExecStop hangs (10 s) against --stop-timeout 3s", Tries: 1, Survived: 1,
+		recordFault(t, faultRow{Fault: "a container whose ExecStop hangs (6 s) against --stop-timeout 3s", Tries: 1, Survived: 1,
 			DataLost: "none: web stopped for the batch was started again on its old files (serving v1 again); side started again once its stop ended",
 			NextRun:  "this run: " + firstLine(r.Stdout, "FAILED 2.") + " / " + firstLine(r.Stdout, "Put the host back") + "; next run: " + nextRun(next.Stdout)})
 	})
