@@ -28,7 +28,10 @@ var layers = []struct {
 	{"app", []string{"pkg/app/"}, []string{"executor", "plan", "load", "render", "adapter", "ground"}},
 	{"webhookd", []string{"webhookd"}, []string{"ground"}},
 	{"cmd", []string{"cmd/"}, []string{"app", "load", "webhookd", "ground"}},
-	{"integration", []string{"integration"}, []string{"cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
+	// The release build (binaries, packages, SBOM): a tool beside cmd that
+	// no program imports.
+	{"release", []string{"release", "cmd/release"}, []string{"ground"}},
+	{"integration", []string{"integration"}, []string{"release", "cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
 }
 
 // noSiblings are the layers whose packages may not import each other.
@@ -114,6 +117,7 @@ func TestLayerTable(t *testing.T) {
 		"pkg/spec": "ground", "pkg/host": "ground", "pkg/host/fsroot": "adapter", "pkg/load": "load",
 		"pkg/load/quadletcheck": "load", "pkg/app/deploy": "app", "plan": "plan", "cmd/syslet": "cmd",
 		"render": "render", "executor": "executor", "webhookd": "webhookd", "integration/testhost": "integration",
+		"release": "release", "cmd/release": "release",
 	} {
 		if got := layerOf(rel); got != want {
 			t.Errorf("layerOf(%s) = %s, want %s", rel, got, want)

@@ -25,6 +25,7 @@ const (
 	exitInterrupted = 130 // SIGINT/SIGTERM ended the run; the summary says what was not reached
 )
 
+// version is stamped by a release build (see buildVersion).
 var version = "dev"
 
 func main() {

@@ -28,11 +28,18 @@ const (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// Stamped by a release build (package release) with -ldflags -X.
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
 type options struct {
 	config      string
 	check       bool
 	logLevel    string
 	lockTimeout time.Duration
+	version     bool
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -43,6 +50,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "how long a deploy waits for another apply on this host")
+	fs.BoolVar(&o.version, "version", false, "print the version and commit, and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -60,6 +68,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "webhookd:", err)
 		return exitConfig
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "webhookd %s (commit %s)\n", version, commit)
+		return exitOK
 	}
 	level, err := zerolog.ParseLevel(o.logLevel)
 	if err != nil {
