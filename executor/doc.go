@@ -25,4 +25,19 @@
 // of a step together once they have all landed, one record per write. Closing
 // Options.Stop ends the run gracefully: the action in progress finishes and
 // nothing after it runs; cancelling the context aborts it.
+//
+// Files: executor.go holds the API — the host interfaces, Host, Options,
+// Recorder and BatchRecorder, Landed, Failure, Result, the errors, the
+// default deadlines — and Apply, which walks the plan in order; engine.go
+// holds the run that carries one Apply out (the side-by-side file writes,
+// the job batches, single actions under their deadlines, journalling and
+// logging each landed action, the order, stop requests, defaults and the
+// check before any change).
+//
+// Layer: executor may import plan, render and the ground packages of pkg/
+// (pkg/host for states, job kinds and errors), but no host adapter
+// (pkg/host/fsroot, systemd, podman, stage) and nothing under pkg/app: it
+// reaches the host only through the interfaces above, so it runs against
+// fakes in tests, and pkg/app/deploy, which wires the adapters in, imports
+// it.
 package executor

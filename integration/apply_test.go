@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -466,8 +467,9 @@ func TestStagingRejects(t *testing.T) {
 	// (A key the host's generator does not know, such as Memory= before
 	// podman 5.5, no longer reaches staging: the converter check for the
 	// host's podman refuses it first; validate_podman_test.go shows that.)
-	// A value only systemd judges: quadlet passes it, systemd-analyze verify complains.
-	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.Restart = "sometimes" else . end`)
+	// A value only systemd judges: quadlet passes it, systemd-analyze
+	// verify complains. (Not Restart=: syslet sets a running container's.)
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.RestartSec = "sometimes" else . end`)
 	r := syslet(h, specDir)
 	out := r.Stdout + r.Stderr
 	if r.Code != 1 || !strings.Contains(out, "systemd-analyze verify") || !strings.Contains(out, specDir+"/60-web.json [0]") {
@@ -476,13 +478,23 @@ func TestStagingRejects(t *testing.T) {
 	if snapshot(t, h) != before {
 		t.Errorf("the host changed although verify failed")
 	}
+	// The staging directory is kept for inspection, 0700, and named.
+	kept := regexp.MustCompile(`the staged units are kept in (/tmp/syslet-stage-[0-9]+) `).FindStringSubmatch(r.Stderr)
+	if kept == nil {
+		t.Errorf("the kept staging directory is not named:\n%s", r.Stderr)
+	} else {
+		t.Logf("staging failure: %s", r.Stderr)
+		if got := h.MustRun(t, "stat -c %a "+kept[1]+" && grep -c RestartSec=sometimes "+kept[1]+"/units/web.container"); got != "700\n1\n" {
+			t.Errorf("kept staging directory %s: %q, want mode 700 and the staged web.container", kept[1], got)
+		}
+	}
 	// A unit someone else broke before does not block syslet. One whose
 	// conversion depends on what syslet changes (it joins web's network
 	// namespace) is converted with it and reported as a warning; one that
 	// has nothing to do with it is not syslet's to judge, and not named.
 	must(t, h.WriteFile("/etc/containers/systemd/other.container", []byte("[Container]\nImage=localhost:5000/busybox:latest\nNetwork=web.container\nBogus=1\n"), 0o644))
 	must(t, h.WriteFile("/etc/containers/systemd/unrelated.container", []byte("[Container]\nImage=localhost:5000/busybox:latest\nBogus=2\n"), 0o644))
-	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.Restart = "always" | .unit.Container.Label = ["app=shop", "tier=frontend", "rev=2"] else . end`)
+	editSpec(t, h, "60-web.json", `if .name == "web" then del(.unit.Service.RestartSec) | .unit.Container.Label = ["app=shop", "tier=frontend", "rev=2"] else . end`)
 	r = syslet(h, specDir)
 	if !r.OK() || !strings.Contains(r.Stderr, "other.container") || !strings.Contains(r.Stderr, "already so on the host") || strings.Contains(r.Stderr, "Bogus=2") {
 		t.Errorf("a unit broken before syslet's change must only warn, and only when it depends on the change:\n%s", r)

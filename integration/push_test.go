@@ -298,7 +298,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("second push failed:\n%s", r)
 	}
-	mustContain(t, "second push output", r.stdout, "web1 | No changes. The host matches the specs.")
+	mustContain(t, "second push output", r.stdout, "web1 | No changes detected. The host matches the specs.")
 	mustContain(t, "second push table", tableRow(t, r.stdout, "web1"), "web1 ok no changes")
 	if strings.Contains(r.stdout, "Applying") {
 		t.Errorf("second push applied something:\n%s", r)

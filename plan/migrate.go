@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
@@ -20,7 +21,14 @@ import (
 //     their Volume= source moves and the container must restart to mount
 //     the new path (configMountMoves says so in the reason);
 //   - its .build units named the Containerfile but set no
-//     SetWorkingDirectory; the image they built is kept (adoptedBuild).
+//     SetWorkingDirectory; the image they built is kept (adoptedBuild);
+//   - a config dir's mount path kept the trailing slash it was written
+//     with ("/etc/nginx/conf.d/"), in the Volume= destination and in the
+//     hash of its directory's name; spec reads it cleaned, so the
+//     destinations of a move are compared cleaned (sameMount);
+//   - its first releases defaulted removalAllowed to false, so a spec
+//     that never set it finds RemovalAllowed=false installed and would
+//     silently lose that protection (removalDefault warns).
 
 // adoptedBuild reports whether the only difference between an installed
 // build unit and the rendered one is the SetWorkingDirectory= syslet adds
@@ -69,7 +77,7 @@ func configMountMoves(u *render.Unit, keys []KeyChange) (moves []string, rest []
 				continue
 			}
 			om, ok := split(keys[j].Old)
-			if !ok || om.dst != nm.dst || om.src == nm.src {
+			if !ok || !sameMount(om.dst, nm.dst) || om.src == nm.src {
 				continue
 			}
 			used[i], used[j] = true, true
@@ -88,4 +96,35 @@ func configMountMoves(u *render.Unit, keys []KeyChange) (moves []string, rest []
 		}
 	}
 	return moves, rest
+}
+
+// sameMount reports whether two Volume= destinations ("dst" or
+// "dst:options") mount at the same path with the same options: the
+// earlier syslet wrote a config dir's destination as the spec had it,
+// trailing slash included.
+func sameMount(a, b string) bool {
+	ad, aopts, _ := strings.Cut(a, ":")
+	bd, bopts, _ := strings.Cut(b, ":")
+	return aopts == bopts && path.Clean(ad) == path.Clean(bd)
+}
+
+// removalDefault warns when a rewrite of an installed unit turns its
+// RemovalAllowed=false into true only because the spec leaves
+// removalAllowed to its default: true here, false in the earlier syslet's
+// first releases. The rewrite is metadata-only, so nothing else would say
+// that from then on the unit is removed when its spec goes, and a volume
+// may be recreated (its data deleted) when it changes.
+func (b *builder) removalDefault(u *render.Unit, iu *installedUnit) {
+	if u.Kind == spec.Build || !u.RemovalAllowed || u.Spec.RemovalAllowedSet || iu.file == nil || iu.removalAllowed() {
+		return
+	}
+	then := "removing its spec later removes the unit"
+	switch u.Kind {
+	case spec.Volume:
+		then += " (and, under reclaimPolicy Delete, volume " + u.Resource + "), and a change to it recreates the volume, deleting its data"
+	case spec.Network:
+		then += " (and, under reclaimPolicy Delete, network " + u.Resource + ")"
+	}
+	b.p.Warnings = append(b.p.Warnings, report.Finding{Source: u.Spec.Source, Path: u.Spec.Path(), Rule: spec.RuleRemovalDefault, Severity: report.Warning,
+		Message: fmt.Sprintf("%s: the installed unit says RemovalAllowed=false, but the spec does not set removalAllowed, whose default is true (it was false in the earlier syslet's first releases); this apply drops that protection: %s. Write \"removalAllowed\": false to keep it", u.FileName, then)})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/render"
 )
@@ -223,6 +224,10 @@ type Plan struct {
 	Actions  []Action       `json:"actions"`
 	Refusals []Refusal      `json:"refusals,omitempty"`
 	Notes    []Note         `json:"notes,omitempty"`
+	// Warnings are what the plan finds worth a look that the specs alone
+	// could not show (a protection a takeover drops): findings with a
+	// rule, a warning each; they never stop an apply.
+	Warnings []report.Finding `json:"warnings,omitempty"`
 	// Resume is set when the plan carries forward an unfinished run.
 	Resume *Resume `json:"resume,omitempty"`
 	// Future is the complete set of unit files the unit directory will

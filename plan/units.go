@@ -44,6 +44,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	}
 	uc.Write = true
 	uc.Keys = diffKeys(iu.file, u.File)
+	b.removalDefault(u, iu)
 	meta = adopted || unit.Same(iu.file.WithoutMetadata(), u.File.WithoutMetadata())
 	reason := "unit changed"
 	switch {

@@ -181,22 +181,22 @@ func (o *Output) container(s *spec.Spec) {
 		o.Dirs = append(o.Dirs, dir)
 	}
 
-	b.user(s, unit.Service)
+	// The keys a desiredState sets overwrite the spec's, as the earlier
+	// syslet's did (spec warns about a different value), so a host it
+	// deployed already has these lines.
 	switch s.DesiredState {
 	case spec.Running:
-		if _, ok := s.Last(unit.Service, unit.KeyRestart); !ok {
-			b.add(unit.Service, unit.KeyRestart, "always", origin)
-		}
+		b.userExcept(s, unit.Service, unit.KeyRestart)
+		b.add(unit.Service, unit.KeyRestart, spec.RestartRunning, origin)
+		b.userExcept(s, unit.Install, unit.KeyWantedBy)
+		b.add(unit.Install, unit.KeyWantedBy, spec.WantedByRunning, origin)
 	case spec.Oneshot:
-		if _, ok := s.Last(unit.Service, unit.KeyType); !ok {
-			b.add(unit.Service, unit.KeyType, "oneshot", origin)
-		}
-	}
-	b.user(s, unit.Install)
-	if s.DesiredState == spec.Running {
-		if _, ok := s.Last(unit.Install, unit.KeyWantedBy); !ok {
-			b.add(unit.Install, unit.KeyWantedBy, "multi-user.target default.target", origin)
-		}
+		b.userExcept(s, unit.Service, unit.KeyType)
+		b.add(unit.Service, unit.KeyType, spec.TypeOneshot, origin)
+		b.user(s, unit.Install)
+	default:
+		b.user(s, unit.Service)
+		b.user(s, unit.Install)
 	}
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")

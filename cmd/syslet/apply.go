@@ -49,6 +49,7 @@ func (o *applyOptions) define(f *flags) {
 	f.String(&o.podman, "podman", "", "with --root: check the units against podman `VERSION` (default 5.4); on a host, syslet asks the host's podman for its version")
 	f.Bool(&r.AllowRemovals, "allow-removals", false, "allow a plan that removes all managed units, or more than half of them when there are more than four (refused otherwise)")
 	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")
+	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
 }
 

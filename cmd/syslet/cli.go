@@ -60,6 +60,8 @@ one forwards SIGINT to the running ones.`,
 		summary:     "the version, commit and build of this syslet",
 		defineFlags: func(f *flags) { new(versionOptions).define(f) }},
 	{name: "schema", summary: "print the JSON Schema of spec format v1"},
+	{name: "help", synopsis: []string{"[COMMAND] [--format text|markdown]"},
+		summary: "this usage, one command's help, or (--format markdown) the whole command-line reference"},
 }
 
 // exitCodes is the exit-code line of the overall usage.
@@ -204,4 +206,38 @@ func wrap(s string, width int, indent string) string {
 	}
 	lines = append(lines, line)
 	return strings.Join(lines, "\n"+indent)
+}
+
+// cmdHelp is `syslet help [COMMAND] [--format text|markdown]`: the overall
+// usage or one command's help, or the whole command-line reference in
+// Markdown (what the README's reference is made of).
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	format := "text"
+	var name string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--format" && i+1 < len(args):
+			format = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--format="):
+			format = strings.TrimPrefix(a, "--format=")
+		case lookup(a) != nil && name == "":
+			name = a
+		default:
+			fmt.Fprintf(stderr, "syslet help: unknown command or argument %q\nsee 'syslet --help'\n", a)
+			return exitUsage
+		}
+	}
+	switch {
+	case format == "markdown" && name == "":
+		writeReference(stdout)
+	case format == "text" && name != "":
+		writeHelp(stdout, lookup(name))
+	case format == "text":
+		writeUsage(stdout)
+	default:
+		fmt.Fprintf(stderr, "syslet help: --format is text, or markdown for the whole reference; got %q\nsee 'syslet --help'\n", format)
+		return exitUsage
+	}
+	return exitOK
 }

@@ -66,14 +66,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		case "history":
 			return cmdHistory(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
-			if len(args) > 1 {
-				if c := lookup(args[1]); c != nil {
-					writeHelp(stdout, c)
-					return exitOK
-				}
-			}
-			writeUsage(stdout)
-			return exitOK
+			return cmdHelp(args[1:], stdout, stderr)
 		case "apply":
 			args = args[1:]
 		}

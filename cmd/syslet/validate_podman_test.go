@@ -22,7 +22,7 @@ func TestValidatePodmanFlag(t *testing.T) {
 		want string
 	}{
 		{nil, exitInvalid, "[0].unit.Container.ReloadSignal: [Container] ReloadSignal needs podman 5.5 or later; these specs are checked against podman 5.4"},
-		{[]string{"--podman", "5.5.2"}, exitInvalid, "[0].unit.Container.HttpProxy: [Container] HttpProxy needs podman 5.7 or later; these specs are checked against podman 5.5\n1 error(s)"},
+		{[]string{"--podman", "5.5.2"}, exitInvalid, "[0].unit.Container.HttpProxy: [Container] HttpProxy needs podman 5.7 or later; these specs are checked against podman 5.5: if the host runs podman 5.7 or later, say so with --podman (syslet validate --podman 5.7)\n1 error(s)"},
 		{[]string{"--podman", "v5.7"}, exitOK, "1 spec(s) from 1 source(s) are valid"},
 		{[]string{"--podman", "5.3"}, exitUsage, "syslet supports podman 5.4 and later"},
 		{[]string{"--podman", "five"}, exitUsage, `podman version "five": want MAJOR.MINOR`},

@@ -121,6 +121,14 @@ var wantRule = map[string]string{
 	"90-external-secret-ciphertext.json":  "secret-external",
 	"91-external-secret-name.json":        "name",
 	"92-external-secret-collision.json":   "duplicate-secret-name",
+	"93-mount-path-trailing-slash.json":   "mount-path",
+	"94-desired-state-case.json":          "invalid-value",
+	"95-forced-oneshot-type.json":         "forced-key",
+	"96-forced-restart.json":              "forced-key",
+	"97-forced-wanted-by.json":            "forced-key",
+	"98-map-value-ignored.json":           "map-value-ignored",
+	"99-map-value-mask.json":              "map-value",
+	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 
 // notFromSpecs are rules no file here can trigger: "source" is an
@@ -128,8 +136,9 @@ var wantRule = map[string]string{
 // about the input as a whole (guard_test.go covers them), "quadlet-warning"
 // is a warning, which never makes a spec invalid, and
 // "quadlet-disagreement" would be a syslet bug (pkg/load/quadletcheck's tests
-// keep it from happening).
-var notFromSpecs = []string{"source", "input-size", "empty-input", "quadlet-warning", "quadlet-disagreement"}
+// keep it from happening), and "removal-allowed-default" is the plan's,
+// about the host (plan/migrate_test.go).
+var notFromSpecs = []string{"source", "input-size", "empty-input", "quadlet-warning", "quadlet-disagreement", "removal-allowed-default"}
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

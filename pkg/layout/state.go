@@ -25,6 +25,9 @@ const (
 	// Journal is the run journal (JSON lines, 0600); it is rotated to
 	// Journal + ".1".
 	Journal = "/var/lib/syslet/runs.jsonl"
+	// Generations holds the last good generations (0700): what a rollback
+	// returns to.
+	Generations = "/var/lib/syslet/generations"
 	// KeyCache is the append-only cache of age identities derived from
 	// the SSH host keys this host had (0600).
 	KeyCache = "/var/lib/syslet/key.txt"

@@ -110,6 +110,12 @@ func (s *Set) Converter(p unit.Podman) report.Report {
 	return quadletcheck.Check(s.Out, p, s.Report)
 }
 
+// HostConverter is Converter for the podman release of the host the
+// specs are applied to (no --podman hint: the host's podman is what it is).
+func (s *Set) HostConverter(p unit.Podman) report.Report {
+	return quadletcheck.CheckHost(s.Out, p, s.Report)
+}
+
 // Stream is the set's input as one stream (see Join).
 func (s *Set) Stream() []byte { return Join(s.Sources) }
 

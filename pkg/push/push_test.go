@@ -291,7 +291,7 @@ func TestRunFleet(t *testing.T) {
 	f := newFixture(t)
 	web1 := startServer(t, f.client.PublicKey(), planHandler)
 	web2 := startServer(t, f.client.PublicKey(), func(s *execSession) int {
-		fmt.Fprintln(s.Stdout, "No changes. The host matches the specs.")
+		fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
 		fmt.Fprintln(s.Stderr, "syslet: something broke")
 		return 1
 	})

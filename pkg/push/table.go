@@ -9,7 +9,8 @@ import (
 )
 
 // summary picks syslet's own summary lines out of its output: the plan's
-// last line ("No changes. …" or "Plan: …") and, after an apply, the
+// last line ("No changes detected. …" or "Plan: …"; a host running an
+// older syslet says "No changes. …") and, after an apply, the
 // executor's "Summary: …" line.
 type summary struct {
 	plan, applied string
@@ -17,7 +18,7 @@ type summary struct {
 
 func (s *summary) observe(line string) {
 	switch {
-	case strings.HasPrefix(line, "No changes."):
+	case strings.HasPrefix(line, "No changes detected.") || strings.HasPrefix(line, "No changes."):
 		s.plan = "no changes"
 	case strings.HasPrefix(line, "Plan: "):
 		s.plan = compactPlan(strings.TrimPrefix(line, "Plan: "))

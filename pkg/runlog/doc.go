@@ -10,4 +10,15 @@
 // is skipped on read. The file is rotated by size at the start of a run.
 // Lines carry names, paths, ops and results only — never file contents or
 // secret values.
+//
+// Files: records.go holds what a line is (the record types, results, Action
+// and Record), which writer and reader share; writer.go appends a run
+// (Journal, Begin, Record, Run's Step, Action, Actions, End and Close,
+// NewRunID, rotation); reader.go reads runs back (RunInfo, Runs, Recent,
+// Last, the tail collector and scan).
+//
+// Layer: runlog is a ground package. It must not import plan, render,
+// executor or anything under pkg/app: pkg/app/deploy records into it and
+// reads it back, so an import the other way would be a cycle, and the
+// journal's lines must stay readable without the plan's types.
 package runlog

@@ -11,12 +11,20 @@ import (
 )
 
 // mountPath checks a path inside the container: absolute, clean, no "..",
-// and nothing that would break the Volume= syntax it ends up in.
-func (d *decoder) mountPath(n *jsontree.Node) string {
+// and nothing that would break the Volume= syntax it ends up in. A config
+// dir's path may end in "/" (the earlier syslet's own examples write
+// "/etc/nginx/conf.d/"): that is a warning, and the path is read without
+// it.
+func (d *decoder) mountPath(n *jsontree.Node, dir bool) string {
 	p := d.str(n, "mountPath", true)
 	v := n.Get("mountPath")
 	if v == nil || v.Kind != jsontree.String || p == "" {
 		return p
+	}
+	if trimmed := strings.TrimRight(p, "/"); dir && trimmed != p && trimmed != "" && path.Clean(trimmed) == trimmed &&
+		!hasControl(p) && !slices.Contains(strings.Split(p, "/"), "..") {
+		d.warnf(v.Path(), RuleMountPath, "mountPath %q is read as %q: a config dir's path needs no trailing slash; remove it", p, trimmed)
+		p = trimmed
 	}
 	switch {
 	case hasControl(p):
@@ -45,9 +53,13 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		if v.Kind != jsontree.String {
 			d.errf(v.Path(), RuleFieldType, "desiredState must be a string, got %s", v.Kind)
 		} else {
-			switch st := State(v.Text); st {
+			switch st := State(strings.ToLower(v.Text)); st {
 			case Running, Stopped, Oneshot:
 				s.DesiredState = st
+				if string(st) != v.Text {
+					// The earlier syslet read desiredState in any case.
+					d.warnf(v.Path(), RuleEnum, "desiredState %q is read as %q; write it in lower case", v.Text, st)
+				}
 			default:
 				d.errf(v.Path(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.Text)
 			}
@@ -56,13 +68,13 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	if v := n.Get("configFiles"); v != nil {
 		for _, it := range d.objects(v, "configFiles", "mountPath", "content", "mode") {
 			s.ConfigFiles = append(s.ConfigFiles, ConfigFile{
-				MountPath: d.mountPath(it), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.Path(),
+				MountPath: d.mountPath(it, false), Content: d.content(it, "content"), Mode: d.mode(it), Path: it.Path(),
 			})
 		}
 	}
 	if v := n.Get("configDirs"); v != nil {
 		for _, it := range d.objects(v, "configDirs", "mountPath", "files") {
-			cd := ConfigDir{MountPath: d.mountPath(it), Path: it.Path()}
+			cd := ConfigDir{MountPath: d.mountPath(it, true), Path: it.Path()}
 			fv := it.Get("files")
 			if fv == nil {
 				d.errf(jsontree.Child(it.Path(), "files"), RuleRequired, "files is required (it may be an empty list)")
@@ -107,10 +119,16 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		if hasType && typ.Text == "oneshot" {
 			d.errf(typ.Path, RuleStateConflict, "[Service] Type=oneshot conflicts with desiredState %q: use desiredState \"oneshot\"", s.DesiredState)
 		}
+	}
+	// The earlier syslet overwrote these, so a host it deployed carries
+	// syslet's values whatever the spec says; overwriting them again keeps
+	// its takeover a no-op (the README says where that is unsafe).
+	switch s.DesiredState {
+	case Running:
+		d.forcedFor(s, unit.Service, unit.KeyRestart, RestartRunning, `for desiredState "running", as the earlier syslet did`)
+		d.forcedFor(s, unit.Install, unit.KeyWantedBy, WantedByRunning, `for desiredState "running", as the earlier syslet did`)
 	case Oneshot:
-		if hasType && typ.Text != "oneshot" {
-			d.errf(typ.Path, RuleStateConflict, "[Service] Type=%s conflicts with desiredState \"oneshot\"", typ.Text)
-		}
+		d.forcedFor(s, unit.Service, unit.KeyType, TypeOneshot, `for desiredState "oneshot", as the earlier syslet did`)
 		if hasRestart && restart.Text != "no" {
 			d.errf(restart.Path, RuleStateConflict, "[Service] Restart=%s conflicts with desiredState \"oneshot\": a oneshot job runs to completion", restart.Text)
 		}

@@ -113,7 +113,10 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 		}
 	}
 	if v := n.Get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
-		d.errf(jsontree.Child(n.Path(), "unit"), RuleRequired, "unit is required (it may be empty: {\"%s\": {}})", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
+		// Older releases of the earlier syslet accepted a volume or network
+		// without unit and read it as {}; syslet does too, and --strict
+		// holds CI to the rule that unit is required.
+		d.warnf(jsontree.Child(n.Path(), "unit"), RuleRequired, "unit is missing and read as {}: write \"unit\": {\"%s\": {}}", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
 	}
 
 	if v := n.Get("unit"); v != nil {
@@ -123,7 +126,7 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 		if v.Kind != jsontree.Bool {
 			d.errf(v.Path(), RuleFieldType, "removalAllowed must be true or false, got %s", v.Kind)
 		} else {
-			s.RemovalAllowed = v.Text == "true"
+			s.RemovalAllowed, s.RemovalAllowedSet = v.Text == "true", true
 		}
 	}
 	switch s.Kind {
@@ -241,12 +244,22 @@ func (d *decoder) objects(v *jsontree.Node, what string, allowed ...string) []*j
 // something else: syslet overwrites it, as the earlier syslet did, so its
 // specs keep working. The same value is tolerated silently.
 func (d *decoder) forced(s *Spec, section, key, want string) {
+	d.forcedFor(s, section, key, want, "")
+}
+
+// forcedFor is forced with why syslet sets the key ("for desiredState
+// \"running\", as the earlier syslet did"), for keys it sets only in some
+// cases.
+func (d *decoder) forcedFor(s *Spec, section, key, want, why string) {
+	if why != "" {
+		why = " " + why
+	}
 	for _, v := range s.Values(section, key) {
 		switch {
 		case want == "":
 			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored: syslet sets it to its own build context; remove it", section, key)
 		case v.Text != want:
-			d.warnf(v.Path, RuleForcedKey, "[%s] %s=%s is overwritten: syslet sets it to %q; remove it", section, key, v.Text, want)
+			d.warnf(v.Path, RuleForcedKey, "[%s] %s=%s is overwritten: syslet sets it to %q%s; remove it", section, key, v.Text, want, why)
 		}
 	}
 }

@@ -31,10 +31,13 @@ const (
 	RuleMapNotAllowed   = "map-not-allowed"        // map value on a key that takes none
 	RuleMapKey          = "map-key"                // a map key that cannot be rendered
 	RuleMapValue        = "map-value"              // an empty map value that gives an invalid line
-	RuleForcedKey       = "forced-key"             // a key syslet sets itself
-	RuleEnum            = "invalid-value"          // desiredState, reclaimPolicy
-	RuleMode            = "mode"                   // a file mode that is not octal 0000-0777
-	RuleMountPath       = "mount-path"             // not absolute, not clean, has "..", ":" or space
+	// RuleMapValueIgnored: a map value the format ignores (Network: the
+	// key alone names the network, as the earlier syslet wrote it).
+	RuleMapValueIgnored = "map-value-ignored"
+	RuleForcedKey       = "forced-key"    // a key syslet sets itself
+	RuleEnum            = "invalid-value" // desiredState, reclaimPolicy (a desiredState in another case warns)
+	RuleMode            = "mode"          // a file mode that is not octal 0000-0777
+	RuleMountPath       = "mount-path"    // not absolute, not clean, has "..", ":" or space (a config dir's trailing slash warns)
 	RuleMountDuplicate  = "duplicate-mount-path"
 	RuleMountNested     = "nested-mount-path"
 	RuleFileName        = "config-file-name" // a config-dir file name that is not plain
@@ -57,4 +60,9 @@ const (
 	RuleUndefinedSecret    = "undefined-secret"
 	RuleDuplicateDest      = "duplicate-mount-destination"
 	RuleDuplicateSecret    = "duplicate-secret-name"
+	// RuleRemovalDefault is the plan's, not the specs': an installed unit
+	// says RemovalAllowed=false and its spec, not setting removalAllowed,
+	// now gets the default true (the earlier syslet's default was false),
+	// so the takeover drops the unit's protection.
+	RuleRemovalDefault = "removal-allowed-default"
 )

@@ -24,7 +24,7 @@ import (
 var structural = []string{
 	spec.RuleJSON, spec.RuleNotObject, spec.RuleUnknownField, spec.RuleFieldType, spec.RuleRequired,
 	spec.RuleAPIVersion, spec.RuleType, spec.RuleName, spec.RuleControlChar, spec.RuleContinuation,
-	spec.RuleSection, spec.RuleReservedSection, spec.RuleKeyName, spec.RuleMapNotAllowed, spec.RuleMapValue,
+	spec.RuleSection, spec.RuleReservedSection, spec.RuleKeyName, spec.RuleMapNotAllowed, spec.RuleMapValue, spec.RuleMapValueIgnored,
 	spec.RuleEnum, spec.RuleMode, spec.RuleImageRequired, spec.RuleSecretExternal,
 }
 
@@ -126,6 +126,9 @@ func TestSchemaWarningsAreStrict(t *testing.T) {
 	for _, data := range []string{
 		`{"apiVersion": "v1", "type": "Volume", "name": "v", "unit": {}}`,
 		`{"apiVersion": "v1", "type": "volume", "name": "v", "enabled": true, "unit": {}}`,
+		`{"apiVersion": "v1", "type": "volume", "name": "v"}`,
+		`{"apiVersion": "v1", "type": "container", "name": "c", "desiredState": "Running", "unit": {"Container": {"Image": "x"}}}`,
+		`{"apiVersion": "v1", "type": "container", "name": "c", "unit": {"Container": {"Image": "x", "Network": {"host": "ignored"}}}}`,
 	} {
 		_, rep := spec.Load([]spec.Source{{Name: "w.json", Data: []byte(data)}})
 		if rep.HasErrors() || len(rep.Findings) == 0 || rep.Findings[0].Severity != report.Warning {

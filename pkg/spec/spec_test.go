@@ -244,9 +244,10 @@ func TestValues(t *testing.T) {
 		{"secret name,opts", `"Secret": {"db-password": "type=env,target=DB_PASSWORD"}`, []string{"db-password,type=env,target=DB_PASSWORD"},
 			[]string{"[0].unit.Container.Secret.db-password"}},
 		{"secret empty is bare", `"Secret": {"db-password": ""}`, []string{"db-password"}, nil},
-		{"network name:opts", `"Network": {"backend.network": "alias=db"}`, []string{"backend.network:alias=db"},
-			[]string{`[0].unit.Container.Network["backend.network"]`}},
-		{"network empty is bare", `"Network": {"host": ""}`, []string{"host"}, nil},
+		{"network options as a string", `"Network": "backend.network:alias=db"`, []string{"backend.network:alias=db"},
+			[]string{`[0].unit.Container.Network`}},
+		{"network empty is bare", `"Network": {"host": ""}`, []string{"host"},
+			[]string{`[0].unit.Container.Network.host`}},
 		{"mask", `"Mask": {"/proc/a": "/proc/b"}`, []string{"/proc/a:/proc/b"}, nil},
 	}
 	for _, tt := range tests {
@@ -358,8 +359,7 @@ func TestOneFindingPerProblem(t *testing.T) {
 		{"named volume without destination", `{"apiVersion": "v1", "type": "volume", "name": "cache", "unit": {}}
 			{"apiVersion": "v1", "type": "container", "name": "c", "unit": {"Container": {` + img + `, "Volume": {"cache.volume": ""}}}}`,
 			`[1].unit.Container.Volume["cache.volume"]`, spec.RuleMapValue},
-		{"volume without unit", `{"apiVersion": "v1", "type": "volume", "name": "v"}`, "[0].unit", spec.RuleRequired},
-		{"network without unit", `{"apiVersion": "v1", "type": "network", "name": "n", "reclaimPolicy": "Retain"}`, "[0].unit", spec.RuleRequired},
+		{"empty mask value", container("c", `"Mask": {"/proc/a": ""}`, ""), `[0].unit.Container.Mask["/proc/a"]`, spec.RuleMapValue},
 		{"same volume name tolerated", `{"apiVersion": "v1", "type": "volume", "name": "v", "unit": {"Volume": {"VolumeName": "v", "Bogus": 1}}}`,
 			"[0].unit.Volume.Bogus", spec.RuleUnknownKey},
 		{"network service name", `{"apiVersion": "v1", "type": "network", "name": "n", "unit": {"Network": {"ServiceName": "n"}}}`,

@@ -40,6 +40,14 @@ const (
 	Oneshot State = "oneshot"
 )
 
+// The [Service] and [Install] values syslet sets for a desiredState,
+// overwriting the spec's (as the earlier syslet did).
+const (
+	RestartRunning  = "always"                           // [Service] Restart= of a running container
+	WantedByRunning = "multi-user.target default.target" // [Install] WantedBy= of a running container
+	TypeOneshot     = "oneshot"                          // [Service] Type= of a oneshot container
+)
+
 // Policy is a reclaimPolicy: what happens to the podman resource when its
 // spec is removed.
 type Policy string
@@ -61,11 +69,16 @@ type Spec struct {
 
 	Unit []Section `json:"unit,omitempty"`
 
-	DesiredState   State        `json:"desiredState,omitempty"`
-	RemovalAllowed bool         `json:"removalAllowed"`
-	ReclaimPolicy  Policy       `json:"reclaimPolicy,omitempty"`
-	ConfigFiles    []ConfigFile `json:"configFiles,omitempty"`
-	ConfigDirs     []ConfigDir  `json:"configDirs,omitempty"`
+	DesiredState   State `json:"desiredState,omitempty"`
+	RemovalAllowed bool  `json:"removalAllowed"`
+	// RemovalAllowedSet says the spec wrote removalAllowed itself rather
+	// than taking the default (true here, false in the earlier syslet's
+	// first releases): the plan warns when a default drops a protection
+	// the host's marker still has.
+	RemovalAllowedSet bool         `json:"-"`
+	ReclaimPolicy     Policy       `json:"reclaimPolicy,omitempty"`
+	ConfigFiles       []ConfigFile `json:"configFiles,omitempty"`
+	ConfigDirs        []ConfigDir  `json:"configDirs,omitempty"`
 
 	Containerfile string        `json:"containerfile,omitempty"`
 	ContextFiles  []ContextFile `json:"contextFiles,omitempty"`

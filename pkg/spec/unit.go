@@ -31,18 +31,26 @@ var reservedSections = []string{unit.Syslet, "X-Container", "X-Volume", "X-Netwo
 //
 // An empty value must be allowed where the line it gives is valid:
 // "Volume=cache.volume" (no destination) and "LogOpt=tag=" are not, and
-// podman would only say so when the container starts.
+// podman would only say so when the container starts. Mask takes two
+// paths in map form, as the format's reference (the earlier syslet's
+// unit-options.md) says: an empty value is refused.
+//
+// Network's value is ignored: the format's reference says the key alone
+// names the network, and the earlier syslet wrote "Network=host" for
+// {"host": "x"}, so that is the line a host it deployed has. A value is
+// warned about, not joined on as network options.
 var mapKeys = map[string]struct {
 	sep       string
 	keepEmpty bool
 	needValue string // why an empty value is refused; "" when it is fine
+	ignore    bool   // the value is not written (Network)
 }{
-	"Environment": {"=", true, ""},
-	"LogOpt":      {"=", true, "a log option needs a value (opt=value)"},
-	"Volume":      {":", false, "a volume needs a destination in the container (src: dst)"},
-	"Network":     {":", false, ""},
-	"Mask":        {":", false, ""},
-	"Secret":      {",", false, ""},
+	"Environment": {"=", true, "", false},
+	"LogOpt":      {"=", true, "a log option needs a value (opt=value)", false},
+	"Volume":      {":", false, "a volume needs a destination in the container (src: dst)", false},
+	"Network":     {":", false, "", true},
+	"Mask":        {":", false, "a mask entry needs a second path (path: path); write a single path as a string", false},
+	"Secret":      {",", false, "", false},
 }
 
 var envNameRe = regexp.MustCompile(`^[^=\s"'\\]+$`)
@@ -167,7 +175,10 @@ func (d *decoder) entry(section, key string, v *jsontree.Node) (Entry, bool) {
 				continue
 			}
 			text := k
-			if mv.Text != "" || mk.keepEmpty {
+			switch {
+			case mk.ignore && mv.Text != "":
+				d.warnf(mv.Path(), RuleMapValueIgnored, "%s map value %q of %q is ignored, as the earlier syslet ignored it (the line is %s=%s); for network options write the string %q", key, mv.Text, k, key, k, k+mk.sep+mv.Text)
+			case mv.Text != "" || mk.keepEmpty:
 				text = k + mk.sep + mv.Text
 			}
 			line(envWord(env, text), mv.Path())

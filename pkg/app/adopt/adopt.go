@@ -137,6 +137,24 @@ func convert(f File) (obj, []string, error) {
 		}
 		if state != "running" {
 			extra = append(extra, kv{"desiredState", state})
+		} else {
+			// A running container's Restart= and WantedBy= are syslet's
+			// (as they were the earlier syslet's): another value cannot
+			// be kept in the spec, only in a drop-in of the operator's.
+			for _, k := range []struct{ section, key, want, reset string }{
+				{unit.Service, unit.KeyRestart, spec.RestartRunning, ""},
+				// WantedBy= adds up: an empty one first drops syslet's.
+				{unit.Install, unit.KeyWantedBy, spec.WantedByRunning, " after an empty WantedBy="},
+			} {
+				vs := uf.Lookup(k.section, k.key)
+				if len(vs) == 0 || slices.Equal(vs, []string{k.want}) {
+					continue
+				}
+				drop[k.section+"."+k.key] = true
+				v := strings.Join(vs, " ")
+				notes = append(notes, fmt.Sprintf("[%s] %s=%s cannot be kept in the spec: syslet sets %s=%s for a running container, as the earlier syslet did, so the first apply restarts it with that; to keep yours, write [%s] %s=%s%s in a drop-in, which syslet leaves alone (%s.d/%s.conf)",
+					k.section, k.key, v, k.key, k.want, k.section, k.key, v, k.reset, path.Base(f.Path), strings.ToLower(k.key)))
+			}
 		}
 		if removal == "false" {
 			extra = append(extra, kv{"removalAllowed", false})

@@ -80,9 +80,13 @@ func TestAdoptSaysWhatTheFirstApplyChanges(t *testing.T) {
 		{Path: "/etc/containers/systemd/plain.container", Data: []byte("[Container]\nImage=busybox\nExec=sleep 1\n")},
 		{Path: "/etc/containers/systemd/v.volume", Data: []byte("[Volume]\n")},
 		{Path: "/etc/containers/systemd/x.pod", Data: []byte("[Pod]\n")},
+		// A running container's Restart= and WantedBy= are syslet's.
+		{Path: "/etc/containers/systemd/edge.container", Data: []byte("[Container]\nContainerName=edge\nImage=busybox\n[Service]\nRestart=on-failure\n[Install]\nWantedBy=multi-user.target\n")},
 	})
 	all := strings.Join(res.Notes, "\n")
-	for _, want := range []string{"ContainerName= is not set", "VolumeName= is not set", "differs in meaning"} {
+	for _, want := range []string{"ContainerName= is not set", "VolumeName= is not set", "differs in meaning",
+		"[Service] Restart=on-failure cannot be kept in the spec", "edge.container.d/restart.conf",
+		"[Install] WantedBy=multi-user.target after an empty WantedBy= in a drop-in"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("notes lack %q:\n%s", want, all)
 		}

@@ -80,6 +80,9 @@ type Request struct {
 	AllowRemovals bool
 	// Force overwrites managed files edited by hand (plan drift).
 	Force bool
+	// KeepStage keeps the staging directory of a staging that passed too
+	// and prints its path; a failed staging's is always kept.
+	KeepStage bool
 
 	// AfterStep is a test hook run after each step that had actions,
 	// with the step's number (1–9).
@@ -116,6 +119,9 @@ type Outcome struct {
 	Result   *executor.Result `json:"result,omitempty"`
 	Summary  string           `json:"summary"`
 	Error    string           `json:"error,omitempty"`
+	// StageDir is the staging directory kept for inspection (a failed
+	// staging, or --keep-stage).
+	StageDir string `json:"stageDir,omitempty"`
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -134,6 +140,9 @@ var (
 
 // hostless reports whether the run has no running system: a tree of
 // files only (--root), no systemd, no podman.
+// errNoHost refuses an apply to a tree without a running system.
+var errNoHost = errors.New("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
+
 func (req *Request) hostless() bool { return req.Root != "/" && req.Host == nil }
 
 func (req *Request) defaults() {
@@ -189,6 +198,11 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		return out, err
 	}
 
+	if req.hostless() && !req.Diff {
+		// Without a running system there is nothing to apply to; refused
+		// before anything is read, stored or journalled under the tree.
+		return fail(errNoHost)
+	}
 	l, err := load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput})
 	if err != nil {
 		return fail(err)
@@ -274,16 +288,20 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = view.PlanSummary(p)
-	if err := h.stage(ctx, p, l.Out, req.Stderr); err != nil {
+	kept, err := h.stage(ctx, p, l.Out, req.Stderr)
+	out.StageDir = kept
+	if err != nil {
 		printPlan(human, &req, l, p)
 		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
 		fmt.Fprintln(req.Stderr, err)
+		printKept(req.Stderr, kept)
 		if !req.Diff {
 			record(jr, runID, &req, l, p, runlog.ResultRefused)
 		}
 		return fail(fmt.Errorf("%w: %w", ErrStaging, err))
 	}
 	printPlan(human, &req, l, p)
+	printKept(req.Stderr, kept)
 	printSecretValues(human, &req, p, opened)
 	if !p.Appliable() {
 		if !req.Diff {
@@ -384,7 +402,14 @@ func storeStdin(root string, l *load.Set) error {
 	return nil
 }
 
+// printKept says where the staging directory was kept, and what it holds.
+func printKept(w io.Writer, dir string) {
+	if dir != "" {
+		fmt.Fprintf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
+	}
+}
+
 // printPlan writes the plan for people, with what it was made against.
 func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
-	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root}, p)
+	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root, NoHost: req.hostless()}, p)
 }

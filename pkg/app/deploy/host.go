@@ -65,13 +65,17 @@ func (h *hostConn) checkPodman(ctx context.Context, req *Request, l *load.Set) (
 	if h.live != nil || release == (unit.Podman{}) {
 		release = unit.OldestPodman
 	}
-	rep := l.Converter(release)
+	convert := l.Converter
+	if h.live != nil {
+		convert = l.HostConverter
+	}
+	rep := convert(release)
 	if h.live != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Rule == spec.RuleNewerPodman }) {
 		var err error
 		if release, err = h.podmanRelease(ctx); err != nil {
-			return release, err
+			return release, fmt.Errorf("the specs use keys newer than podman %s, so syslet asks the host's podman for its release: %w", unit.OldestPodman, err)
 		}
-		rep = l.Converter(release)
+		rep = convert(release)
 	}
 	l.Report.Merge(rep)
 	l.Report.Sort()
@@ -144,9 +148,11 @@ func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]
 // systemd-analyze verify, when the plan writes unit files: the services
 // of the units it writes are verified. Messages name the spec each unit
 // file comes from. Without a running system there is no generator to ask.
-func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) error {
+// kept is the staging directory left for inspection (a failed staging,
+// or Request.KeepStage), "" when none was kept.
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) (kept string, err error) {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
-		return nil
+		return "", nil
 	}
 	var changed []string
 	for _, a := range p.Actions {
@@ -154,8 +160,8 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			changed = append(changed, a.Unit)
 		}
 	}
-	warnings, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
-	for _, w := range warnings {
+	res, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
+	for _, w := range res.Warnings {
 		fmt.Fprintln(warn, "syslet: staging warning:", attribute(w, out))
 	}
 	var se *stage.Error
@@ -164,22 +170,46 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			se.Output[i] = attribute(m, out)
 		}
 	}
-	return err
+	return res.Kept, err
 }
 
 // attribute appends the spec a message's unit file comes from.
 func attribute(msg string, out *render.Output) string {
 	for _, u := range out.Units {
-		if strings.Contains(msg, u.FileName) || strings.Contains(msg, u.Service) {
+		if mentions(msg, u.FileName) || mentions(msg, u.Service) {
 			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
 		}
 	}
 	return msg
 }
 
+// mentions reports whether msg names the unit file or service name as a
+// whole word: "ba.container" does not mention "a.container".
+func mentions(msg, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], name)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(name)
+		// Before the name nothing that could be part of a longer name; after
+		// it, punctuation (":", ".") may follow.
+		if (at == 0 || !nameByte(msg[at-1]) && msg[at-1] != '.') && (end == len(msg) || !nameByte(msg[end])) {
+			return true
+		}
+		i = at + 1
+	}
+}
+
+// nameByte reports whether b can be part of a unit name's word.
+func nameByte(b byte) bool {
+	return b == '-' || b == '_' || b == '@' || b == '\\' ||
+		'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
 func (h *hostConn) executor() (executor.Host, error) {
 	if h.live == nil {
-		return executor.Host{}, fmt.Errorf("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
+		return executor.Host{}, errNoHost
 	}
 	eh := executor.Host{Files: h.files, Systemd: h.live.Systemd, Podman: h.live.Podman}
 	if h.secrets != nil {

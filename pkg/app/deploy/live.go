@@ -37,7 +37,7 @@ type Podman interface {
 // Stager checks the unit set an apply would leave with the host's own
 // quadlet generator and systemd-analyze verify (pkg/host/stage).
 type Stager interface {
-	Check(ctx context.Context, future, current map[string][]byte, verify []string) (warnings []string, err error)
+	Check(ctx context.Context, future, current map[string][]byte, verify []string) (stage.Result, error)
 }
 
 // Live is the running system: systemd, podman and the staging tools.
@@ -60,16 +60,19 @@ func OpenLive(ctx context.Context, req *Request) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Live{Systemd: sd, Podman: podman.New(podman.DefaultURI), Stager: liveStager{req.Quadlet}}, nil
+	return &Live{Systemd: sd, Podman: podman.New(podman.DefaultURI), Stager: liveStager{req.Quadlet, req.KeepStage}}, nil
 }
 
 // liveStager runs the host's generator and systemd-analyze.
-type liveStager struct{ generator string }
+type liveStager struct {
+	generator string
+	keep      bool // keep the staging directory of a check that passed too
+}
 
-func (s liveStager) Check(ctx context.Context, future, current map[string][]byte, verify []string) ([]string, error) {
-	st := stage.Stager{Generator: s.generator, Verify: "systemd-analyze"}
+func (s liveStager) Check(ctx context.Context, future, current map[string][]byte, verify []string) (stage.Result, error) {
+	st := stage.Stager{Generator: s.generator, Verify: "systemd-analyze", Keep: s.keep}
 	if _, err := exec.LookPath(st.Verify); err != nil {
-		return nil, fmt.Errorf("staging needs systemd-analyze: %w", err)
+		return stage.Result{}, fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
 	return st.Check(ctx, future, current, verify)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -71,4 +72,97 @@ func TestLockIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	l2.release()
+}
+
+// holdDuring starts an apply of stack on h that stops inside its
+// daemon-reload until the returned release is called, and waits until it
+// is there (holding the apply lock).
+func holdDuring(t *testing.T, h *fakeHost, specs string) (release func() ran) {
+	t.Helper()
+	inside, proceed := make(chan struct{}), make(chan struct{})
+	h.before = func(c string) {
+		if c == "daemon-reload" {
+			close(inside)
+			<-proceed
+		}
+	}
+	done := make(chan ran, 1)
+	go func() { done <- h.run(t, h.request(specs)) }()
+	select {
+	case <-inside:
+	case r := <-done:
+		t.Fatalf("the first apply ended before its daemon-reload: %v", r.err)
+	}
+	return func() ran {
+		close(proceed)
+		return <-done
+	}
+}
+
+// A second apply while one runs waits for the lock, names the run holding
+// it, and gives up after LockTimeout having changed and journalled
+// nothing; the first finishes unharmed.
+func TestRunWaitsForTheLock(t *testing.T) {
+	h := newHost(t)
+	specs := writeSpecs(t, stack)
+	release := holdDuring(t, h, specs)
+	before := len(h.Calls())
+
+	req := h.request(specs)
+	req.LockTimeout = 300 * time.Millisecond
+	req.Source = "git infra@def"
+	t0 := time.Now()
+	second := h.run(t, req)
+	if !errors.Is(second.err, ErrLockTimeout) {
+		t.Fatalf("second apply: err = %v, want ErrLockTimeout", second.err)
+	}
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Errorf("the lock wait took %s with a 300ms timeout", d)
+	}
+	for _, want := range []string{"within 300ms", fmt.Sprintf("held by pid %d", os.Getpid()), "source " + specs} {
+		if !strings.Contains(second.err.Error(), want) {
+			t.Errorf("error %q lacks %q", second.err, want)
+		}
+	}
+	if !strings.Contains(second.stderr, "another apply is running: pid") {
+		t.Errorf("the wait was not announced:\n%s", second.stderr)
+	}
+	if got := h.Calls()[before:]; len(got) != 0 {
+		t.Errorf("the waiting apply asked the host %q", got)
+	}
+	if second.out.Plan != nil || second.out.RunID != "" || second.out.Error == "" {
+		t.Errorf("a run that never got the lock has plan %v, run %q", second.out.Plan, second.out.RunID)
+	}
+	if runs := h.runs(t); len(runs) != 1 || runs[0].End != nil {
+		t.Errorf("journal holds %d runs; want only the first, still open", len(runs))
+	}
+
+	first := release()
+	if first.err != nil || first.out.Summary != "16 applied, 0 failed, 0 not reached" {
+		t.Fatalf("first apply: %v (%s)", first.err, first.out.Summary)
+	}
+	if _, busy := held(h.root); busy {
+		t.Error("the lock is held after both runs")
+	}
+}
+
+// A run waiting for the lock stops waiting once podman's converter finds
+// errors in its specs: those errors, not the wait, are the news.
+func TestLockWaitEndsOnInvalidSpecs(t *testing.T) {
+	h := newHost(t)
+	release := holdDuring(t, h, writeSpecs(t, stack))
+	defer release()
+
+	req := h.request(writeSpecs(t, newerPodman))
+	req.LockTimeout = 0 // for ever: only the verdict can end the wait
+	done := make(chan ran, 1)
+	go func() { done <- h.run(t, req) }()
+	select {
+	case r := <-done:
+		if !errors.Is(r.err, ErrInvalid) || !strings.Contains(r.out.Summary, "for podman 5.4") {
+			t.Fatalf("err = %v (%s), want ErrInvalid for podman 5.4", r.err, r.out.Summary)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run kept waiting for the lock with invalid specs")
+	}
 }

@@ -13,15 +13,17 @@ import (
 // Against says what a plan was made against, for its header.
 type Against struct {
 	Specs, Sources int
-	// Root is the managed root; anything but "/" is a tree without a host.
-	Root string
+	// Root is the managed root; NoHost says it is a tree without a
+	// running system (--root).
+	Root   string
+	NoHost bool
 }
 
 // PlanWithHeader writes the plan for people, with what it was made
 // against and, when it resumes an unfinished run, which one.
 func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 	what := "host"
-	if a.Root != "/" {
+	if a.NoHost {
 		what = a.Root + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"
 	}
 	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", a.Specs, a.Sources, what)

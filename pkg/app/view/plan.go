@@ -24,7 +24,7 @@ func sign(e plan.Effect) string {
 }
 
 // Plan writes the plan for people: unit changes with their keys, file
-// diffs, secrets (names only), notes, refusals, the nine steps with what
+// diffs, secrets (names only), notes, warnings, refusals, the nine steps with what
 // each will do, the unit status table and the summary line.
 func Plan(w io.Writer, p *plan.Plan) {
 	changed := slices.DeleteFunc(slices.Clone(p.Units), func(u plan.UnitChange) bool { return u.Effect == plan.EffectNone })
@@ -93,6 +93,13 @@ func Plan(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(w, "Warnings:")
+		for _, f := range p.Warnings {
+			fmt.Fprintf(w, "  ! %s\n", redact.Escape(f.String()))
+		}
+		fmt.Fprintln(w)
+	}
 	if len(p.Refusals) > 0 {
 		fmt.Fprintln(w, "Refused (nothing will be changed until these are resolved):")
 		for _, r := range p.Refusals {
@@ -155,7 +162,10 @@ func Plan(w io.Writer, p *plan.Plan) {
 // output, webhookd's status and syslet push's table.
 func PlanSummary(p *plan.Plan) string {
 	if p.Empty() {
-		return "No changes. The host matches the specs."
+		// "No changes detected." is the earlier syslet's phrase, which
+		// scripts around it look for (its CUE tutorial's apply command
+		// skips its confirmation on it): it stays in the converged output.
+		return "No changes detected. The host matches the specs."
 	}
 	c := p.Count()
 	return fmt.Sprintf("Plan: %d to create, %d to change, %d to reload, %d metadata-only, %d to remove, %d to start, %d to stop, %d unchanged; %d actions (digest %s).",

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -23,6 +24,32 @@ const DefaultGenerator = "/usr/libexec/podman/quadlet"
 type Stager struct {
 	Generator string // quadlet binary
 	Verify    string // systemd-analyze binary; "" skips verification
+	// Keep keeps the staging directory of a check that passed too (a
+	// failed one is always kept, for troubleshooting).
+	Keep bool
+	// Dir is where staging directories are made; "" is os.TempDir().
+	Dir string
+}
+
+// Staging directories are Dir/syslet-stage-*, as the earlier syslet named
+// them (its troubleshooting guide tells users to look there). A kept one
+// holds KeptNote; at most KeepLast are left, the newest, and one without
+// the note that is older than a day was left by a run that was killed.
+const (
+	Prefix   = "syslet-stage-"
+	KeptNote = "KEPT"
+	KeepLast = 5
+)
+
+// Result is what a check found besides a verdict.
+type Result struct {
+	// Warnings do not block: the generator's own warnings, and problems
+	// the host already had in units this apply does not write.
+	Warnings []string
+	// Kept is the staging directory left for inspection (a failed check,
+	// or Keep), "" when it was removed: units/ holds the unit files as
+	// staged, generated/ what the generator made of them.
+	Kept string
 }
 
 // Error is a staging failure: the tool's own output, line by line.
@@ -43,12 +70,76 @@ func (e *Error) Error() string {
 // own warnings, and problems of units this apply does not write that the
 // host's current set (before) already has — a unit someone else broke is
 // not a reason to refuse this apply, but a unit this apply breaks is.
-func (s Stager) Check(ctx context.Context, future, before map[string][]byte, verify []string) (warnings []string, err error) {
-	tmp, err := os.MkdirTemp("", "syslet-stage-")
+// The staging directory (0700) is removed, unless the check failed or
+// Keep is set: then Result.Kept names it.
+func (s Stager) Check(ctx context.Context, future, before map[string][]byte, verify []string) (res Result, err error) {
+	tmp, err := os.MkdirTemp(s.Dir, Prefix)
 	if err != nil {
-		return nil, fmt.Errorf("staging: %w", err)
+		return res, fmt.Errorf("staging: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { res.Kept = s.finish(tmp, err) }()
+	res.Warnings, err = s.check(ctx, tmp, future, before, verify)
+	return res, err
+}
+
+// finish keeps tmp (failed, or Keep) or removes it, and then removes the
+// kept directories beyond the newest KeepLast and those killed runs left.
+func (s Stager) finish(tmp string, failed error) (kept string) {
+	if failed != nil || s.Keep {
+		why := "--keep-stage"
+		if failed != nil {
+			why = "the staging failed"
+		}
+		note := fmt.Sprintf("syslet kept this staging directory (%s) at %s.\nunits/: the unit files as staged (run QUADLET_UNIT_DIRS=%s/units %s --dryrun to see the generator's output)\ngenerated/: what the generator made of them\n",
+			why, time.Now().UTC().Format(time.RFC3339), tmp, s.Generator)
+		if os.WriteFile(filepath.Join(tmp, KeptNote), []byte(note), 0o600) == nil {
+			kept = tmp
+		}
+	}
+	if kept == "" {
+		os.RemoveAll(tmp)
+	}
+	s.prune()
+	return kept
+}
+
+// prune removes kept staging directories beyond the newest KeepLast, and
+// unkept ones older than a day (a run killed while staging: a check takes
+// milliseconds, so a younger one may be another run's, in progress).
+func (s Stager) prune() {
+	dir := s.Dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type keptDir struct {
+		path string
+		at   time.Time
+	}
+	var kept []keptDir
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), Prefix) {
+			continue // a symlink is never followed, nor removed
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := os.Lstat(filepath.Join(p, KeptNote)); err == nil && fi.Mode().IsRegular() {
+			kept = append(kept, keptDir{p, fi.ModTime()})
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			os.RemoveAll(p)
+		}
+	}
+	slices.SortFunc(kept, func(a, b keptDir) int { return b.at.Compare(a.at) })
+	for _, k := range kept[min(len(kept), KeepLast):] {
+		os.RemoveAll(k.path)
+	}
+}
+
+func (s Stager) check(ctx context.Context, tmp string, future, before map[string][]byte, verify []string) (warnings []string, err error) {
 	gen := filepath.Join(tmp, "generated")
 	names := scope(future, before, verify)
 	warnings, problems, err := s.generate(ctx, within(future, names), filepath.Join(tmp, "units"), gen)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // generator builds podman's real quadlet generator (the pinned module
@@ -26,12 +27,13 @@ func generator(t *testing.T) string {
 }
 
 func TestCheck(t *testing.T) {
-	s := Stager{Generator: generator(t)}
+	s := Stager{Generator: generator(t), Dir: t.TempDir()}
 	good := map[string][]byte{
 		"web.container": []byte("[Container]\nImage=busybox\nContainerName=web\nVolume=data.volume:/d\n[X-Syslet]\nRemovalAllowed=true\n"),
 		"data.volume":   []byte("[Volume]\nVolumeName=data\n"),
 	}
-	warns, err := s.Check(context.Background(), good, nil, []string{"web.container"})
+	res, err := s.Check(context.Background(), good, nil, []string{"web.container"})
+	warns := res.Warnings
 	if err != nil {
 		t.Fatalf("good units rejected: %v", err)
 	}
@@ -56,7 +58,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestBrokenUnitOfSomeoneElse(t *testing.T) {
-	s := Stager{Generator: generator(t)}
+	s := Stager{Generator: generator(t), Dir: t.TempDir()}
 	// hand.container, broken before and joining web's network namespace,
 	// is converted again with web: it was already broken, so writing
 	// web.container goes ahead, with a warning.
@@ -64,7 +66,8 @@ func TestBrokenUnitOfSomeoneElse(t *testing.T) {
 	web := []byte("[Container]\nImage=localhost/web:1\nContainerName=web\n")
 	before := map[string][]byte{"hand.container": hand}
 	future := map[string][]byte{"hand.container": hand, "web.container": web}
-	warns, err := s.Check(context.Background(), future, before, []string{"web.container"})
+	res, err := s.Check(context.Background(), future, before, []string{"web.container"})
+	warns := res.Warnings
 	if err != nil {
 		t.Fatalf("a unit that was broken before must not block this apply: %v", err)
 	}
@@ -76,8 +79,8 @@ func TestBrokenUnitOfSomeoneElse(t *testing.T) {
 	other := []byte("[Container]\nImage=localhost/x:1\nBogus=1\n")
 	before = map[string][]byte{"other.container": other}
 	future = map[string][]byte{"other.container": other, "web.container": web}
-	if warns, err := s.Check(context.Background(), future, before, []string{"web.container"}); err != nil || len(warns) != 0 {
-		t.Errorf("an unrelated broken unit: got %q, %v; want nothing", warns, err)
+	if res, err := s.Check(context.Background(), future, before, []string{"web.container"}); err != nil || len(res.Warnings) != 0 {
+		t.Errorf("an unrelated broken unit: got %q, %v; want nothing", res.Warnings, err)
 	}
 	// A unit this apply breaks (here by removing the volume it uses) blocks.
 	fine := []byte("[Container]\nImage=localhost/x:1\nVolume=data.volume:/d\n")
@@ -114,5 +117,86 @@ func TestScope(t *testing.T) {
 	}
 	if all := within(future, scope(future, nil, nil)); len(all) != len(future) {
 		t.Errorf("nothing to verify: %d of %d units generated, want all", len(all), len(future))
+	}
+}
+
+// TestKeptStage: a failed staging keeps its directory (0700, with the
+// staged units and what the generator made of them) and says where; a
+// passing one removes it, unless Keep; of the kept ones the newest
+// KeepLast stay, and one a killed run left (no note) goes after a day.
+func TestKeptStage(t *testing.T) {
+	dir := t.TempDir()
+	s := Stager{Generator: generator(t), Dir: dir}
+	good := map[string][]byte{"web.container": []byte("[Container]\nImage=localhost/web:1\nContainerName=web\n")}
+	bad := map[string][]byte{"web.container": []byte("[Container]\nImage=localhost/web:1\nBogus=1\n")}
+
+	res, err := s.Check(context.Background(), good, nil, []string{"web.container"})
+	if err != nil || res.Kept != "" {
+		t.Fatalf("passing: kept %q, %v", res.Kept, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a passing staging left %v", ents)
+	}
+
+	res, err = s.Check(context.Background(), bad, nil, []string{"web.container"})
+	if err == nil || res.Kept == "" || filepath.Dir(res.Kept) != dir || !strings.HasPrefix(filepath.Base(res.Kept), Prefix) {
+		t.Fatalf("failing: kept %q, %v", res.Kept, err)
+	}
+	fi, err := os.Stat(res.Kept)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("kept directory: %v %v, want mode 0700", fi, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(res.Kept, "units", "web.container")); err != nil || !strings.Contains(string(data), "Bogus=1") {
+		t.Errorf("the staged unit is not kept: %q %v", data, err)
+	}
+	if note, err := os.ReadFile(filepath.Join(res.Kept, KeptNote)); err != nil || !strings.Contains(string(note), "QUADLET_UNIT_DIRS="+res.Kept+"/units") {
+		t.Errorf("note: %q %v", note, err)
+	}
+
+	s.Keep = true
+	res, err = s.Check(context.Background(), good, nil, []string{"web.container"})
+	if err != nil || res.Kept == "" {
+		t.Fatalf("--keep-stage: kept %q, %v", res.Kept, err)
+	}
+	if _, err := os.Stat(filepath.Join(res.Kept, "generated", "web.service")); err != nil {
+		t.Errorf("the generated service is not kept: %v", err)
+	}
+
+	// A run killed while staging left these: an old one goes, a young
+	// one may be another run's, in progress, and stays.
+	old, young := filepath.Join(dir, Prefix+"killed"), filepath.Join(dir, Prefix+"running")
+	must(t, os.Mkdir(old, 0o700))
+	must(t, os.Mkdir(young, 0o700))
+	must(t, os.Chtimes(old, time.Now().Add(-25*time.Hour), time.Now().Add(-25*time.Hour)))
+	for range KeepLast + 2 {
+		if res, _ = s.Check(context.Background(), bad, nil, []string{"web.container"}); res.Kept == "" {
+			t.Fatal("not kept")
+		}
+	}
+	var kept []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), KeptNote)); err == nil {
+			kept = append(kept, e.Name())
+		}
+	}
+	if len(kept) != KeepLast {
+		t.Errorf("%d kept directories left, want the newest %d: %v", len(kept), KeepLast, kept)
+	}
+	if _, err := os.Stat(res.Kept); err != nil {
+		t.Errorf("the newest kept directory was removed: %v", err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Errorf("a day-old staging directory without the note is left")
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young staging directory without the note was removed: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

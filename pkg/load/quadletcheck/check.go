@@ -33,7 +33,22 @@ var Converter = func() unit.Podman {
 // are converted too (other units may refer to them) but not reported on
 // again: their problem has been told, and the converter would only repeat
 // it in its own words.
+//
+// Check is for specs checked without a host (syslet validate, --root):
+// a key the target release lacks is reported with the --podman hint, as
+// the host the specs are for may well run a newer podman. CheckHost is
+// for the release a host runs, where there is nothing to pass.
 func Check(out *render.Output, target unit.Podman, prior report.Report) report.Report {
+	return check(out, target, prior, true)
+}
+
+// CheckHost is Check for the podman release of the host the specs are
+// applied to.
+func CheckHost(out *render.Output, target unit.Podman, prior report.Report) report.Report {
+	return check(out, target, prior, false)
+}
+
+func check(out *render.Output, target unit.Podman, prior report.Report, hint bool) report.Report {
 	var rep report.Report
 	failed := map[string]bool{}
 	for _, f := range prior.Findings {
@@ -46,7 +61,7 @@ func Check(out *render.Output, target unit.Podman, prior report.Report) report.R
 	units := make([]*checked, 0, len(out.Units))
 	for _, u := range out.Units {
 		c := &checked{Unit: u}
-		gate(&rep, c, target, quiet(u))
+		gate(&rep, c, target, quiet(u), hint)
 		if c.gated {
 			failed[specKey(u.Spec.Source, u.Spec.Path())] = true
 		}
@@ -81,8 +96,18 @@ func specKey(source, jsonPath string) string {
 // or feature, at its first line. Keys newer than the linked converter (but known
 // to the target) are withheld from the converter, which would call them
 // unknown; the host's generator judges them at staging.
-func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
+//
+// With hint, the finding says how to check against a newer podman: the
+// earlier syslet required podman 6, so its users' specs use keys (BuildArg=)
+// that the default release here predates.
+func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) {
 	seen := map[string]bool{}
+	newer := func(since unit.Podman) string {
+		if !hint {
+			return ""
+		}
+		return fmt.Sprintf(": if the host runs podman %s or later, say so with --podman (syslet validate --podman %s)", since, since)
+	}
 	for _, l := range c.Lines {
 		for _, f := range unit.Features {
 			id := "feature " + f.What
@@ -93,8 +118,8 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 			c.gated = true
 			if !quiet {
 				rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
-					"[%s] %s=%s: %s needs podman %s or later; these specs are checked against podman %s (for older podman: %s%s)",
-					l.Section, l.Key, l.Value, f.What, f.Since, target, f.Instead, servicesOf(l))
+					"[%s] %s=%s: %s needs podman %s or later; these specs are checked against podman %s (for older podman: %s%s)%s",
+					l.Section, l.Key, l.Value, f.What, f.Since, target, f.Instead, servicesOf(l), newer(f.Since))
 			}
 		}
 		if !unit.QuadletSection(l.Section) {
@@ -111,7 +136,7 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet bool) {
 			c.gated = true
 			if !quiet {
 				rep.Errorf(c.Spec.Source, l.Origin, spec.RuleNewerPodman,
-					"[%s] %s needs podman %s or later; these specs are checked against podman %s", l.Section, l.Key, since, target)
+					"[%s] %s needs podman %s or later; these specs are checked against podman %s%s", l.Section, l.Key, since, target, newer(since))
 			}
 		case Converter.Less(since):
 			c.withheld = append(c.withheld, id)

@@ -160,7 +160,7 @@ func TestGate(t *testing.T) {
 			if rep.HasErrors() {
 				t.Fatal(rep.String())
 			}
-			r := quadletcheck.Check(out, tc.podman, rep)
+			r := quadletcheck.CheckHost(out, tc.podman, rep)
 			var got []string
 			for _, f := range r.Findings {
 				got = append(got, f.Path+": "+f.Message)
@@ -168,7 +168,38 @@ func TestGate(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
+			// Without a host, each says how to check against a newer podman.
+			r = quadletcheck.Check(out, tc.podman, rep)
+			for i, f := range r.Findings {
+				since := strings.TrimSuffix(strings.SplitN(tc.want[i], "needs podman ", 2)[1], " or later; these specs are checked against podman "+tc.podman.String())
+				if hint := ": if the host runs podman " + since + " or later, say so with --podman (syslet validate --podman " + since + ")"; f.Path+": "+f.Message != tc.want[i]+hint {
+					t.Errorf("without a host: %s: %s, want the hint %q", f.Path, f.Message, hint)
+				}
+			}
 		})
+	}
+}
+
+// TestNewerPodmanHint: the earlier syslet required podman 6, so its users'
+// builds use BuildArg= (podman 5.7); checked against the default 5.4, the
+// finding says to pass --podman. On a host, whose podman is what it is,
+// it does not.
+func TestNewerPodmanHint(t *testing.T) {
+	out, rep := loadStream(t, `{"apiVersion":"v1","type":"build","name":"b","containerfile":"FROM x\n",
+		"unit":{"Build":{"ImageTag":"localhost/b:1","BuildArg":"VERSION=1"}}}`)
+	if rep.HasErrors() {
+		t.Fatal(rep.String())
+	}
+	r := quadletcheck.Check(out, unit.OldestPodman, rep)
+	if len(r.Findings) != 1 || r.Findings[0].Rule != spec.RuleNewerPodman || r.Findings[0].Path != "[0].unit.Build.BuildArg" ||
+		!strings.Contains(r.Findings[0].Message, "say so with --podman (syslet validate --podman 5.7)") {
+		t.Errorf("without a host: %s", r.String())
+	}
+	if r := quadletcheck.Check(out, unit.Podman{Major: 5, Minor: 7}, rep); len(r.Findings) > 0 {
+		t.Errorf("--podman 5.7: %s", r.String())
+	}
+	if r := quadletcheck.CheckHost(out, unit.OldestPodman, rep); len(r.Findings) != 1 || strings.Contains(r.Findings[0].Message, "--podman") {
+		t.Errorf("on a host: %s", r.String())
 	}
 }
 

@@ -1,0 +1,94 @@
+package deploy
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/plan"
+)
+
+// An apply from stdin keeps the stream it applied (0600: specs may hold
+// private config), so a later run without a path re-applies the same
+// specs; a run from stdin that changes nothing on purpose (--diff, a
+// refusal, invalid specs) leaves the stored stream alone.
+func TestStdinIsStoredForTheNextRun(t *testing.T) {
+	h := newHost(t)
+	stored := layout.Under(h.root, layout.StoredSpecs)
+
+	// Nothing stored yet: a run without a path says what to do.
+	r := h.run(t, h.request(""))
+	if r.err == nil || !strings.Contains(r.err.Error(), "no PATH given and "+stored+" does not exist") {
+		t.Fatalf("err = %v", r.err)
+	}
+	if h.exists(layout.Journal) || h.exists(layout.UnitDir) {
+		t.Error("a run without specs changed the host")
+	}
+
+	fromStdin := func(stream string, diff bool) ran {
+		req := h.request("-")
+		req.Stdin, req.Diff = strings.NewReader(stream), diff
+		return h.run(t, req)
+	}
+	if r := fromStdin(stack, true); r.err != nil || h.exists(layout.StoredSpecs) {
+		t.Fatalf("--diff from stdin: err %v, stored %v", r.err, h.exists(layout.StoredSpecs))
+	}
+
+	r = fromStdin(stack, false)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	fi, err := os.Stat(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %04o, want 0600", stored, fi.Mode().Perm())
+	}
+	if got := h.file(t, layout.StoredSpecs); got != stack+"\n" {
+		t.Errorf("stored stream:\n%q\nwant\n%q", got, stack+"\n")
+	}
+	if src := h.last(t).Intent.Source; src != "stdin" || r.out.Source != "stdin" {
+		t.Errorf("journal source %q, outcome source %q; want stdin", src, r.out.Source)
+	}
+
+	// Stored again over a copy someone opened up, it is private again.
+	if err := os.Chmod(stored, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := fromStdin(stack, false); r.err != nil || !r.out.Plan.Empty() {
+		t.Fatalf("same stream again: err %v", r.err)
+	}
+	if fi, err := os.Stat(stored); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s rewritten with mode %v (%v), want 0600", stored, fi.Mode().Perm(), err)
+	}
+
+	// Refused and invalid streams from stdin are not stored.
+	for _, bad := range []string{
+		`{"apiVersion":"v1","type":"container","name":"other","unit":{"Container":{"Image":"registry.example/other:1"}}}`, // removes all five
+		`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{}}}`,
+		"",
+	} {
+		r := fromStdin(bad, false)
+		if !errors.Is(r.err, plan.ErrRefused) && !errors.Is(r.err, ErrInvalid) {
+			t.Errorf("stdin %.40q: err = %v, want a refusal", bad, r.err)
+		}
+		if got := h.file(t, layout.StoredSpecs); got != stack+"\n" {
+			t.Errorf("stdin %.40q replaced the stored stream", bad)
+		}
+	}
+
+	// A plain run reads the stored stream: the host is converged.
+	h.reset()
+	r = h.apply(t, "")
+	if !r.out.Plan.Empty() || len(h.Calls()) != 0 || r.out.Specs != 5 {
+		t.Errorf("stored stream: %d specs, plan %d actions, calls %q", r.out.Specs, len(r.out.Plan.Actions), h.Calls())
+	}
+	last := h.last(t)
+	if last.Result() != runlog.ResultNoChanges || last.Intent.Source != stored || r.out.Source != stored {
+		t.Errorf("journal: %s from %q; want no-changes from %s", last.Result(), last.Intent.Source, stored)
+	}
+}

@@ -1,0 +1,98 @@
+package generation
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func gen(run string, input string) Generation {
+	return Generation{Run: run, Time: time.Now(), InputDigest: "d-" + run, Input: []byte(input),
+		Images: map[string]Image{"web.container": {ID: "id-" + run, Name: "localhost:5000/web:v1"}}}
+}
+
+// TestRecordAndList: generations come back oldest first, with their
+// input, in 0600 files of a 0700 directory.
+func TestRecordAndList(t *testing.T) {
+	root := t.TempDir()
+	s := Open(root)
+	for _, r := range []string{"20261201T100000Z-aaaaaa", "20261201T110000Z-bbbbbb"} {
+		if err := s.Record(gen(r, `{"name":"`+r+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gens, err := s.List()
+	if err != nil || len(gens) != 2 || gens[0].Run != "20261201T100000Z-aaaaaa" || !strings.Contains(string(gens[1].Input), "bbbbbb") {
+		t.Fatalf("List = %v, %v", gens, err)
+	}
+	if g, _ := s.Latest(); g.Run != "20261201T110000Z-bbbbbb" || g.Images["web.container"].ID != "id-20261201T110000Z-bbbbbb" {
+		t.Errorf("Latest = %+v", g)
+	}
+	if g, err := s.Find("20261201T10"); err != nil || g.Run != "20261201T100000Z-aaaaaa" {
+		t.Errorf("Find by prefix = %v, %v", g, err)
+	}
+	if _, err := s.Find("20261201T1"); err == nil {
+		t.Errorf("an ambiguous prefix was accepted")
+	}
+	dir := filepath.Join(root, "var/lib/syslet/generations")
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode %o", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "20261201T100000Z-aaaaaa.json")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %o", fi.Mode().Perm())
+	}
+	if ids := ImageIDs(gens); !ids["id-20261201T100000Z-aaaaaa"] || len(ids) != 2 {
+		t.Errorf("ImageIDs = %v", ids)
+	}
+}
+
+// TestBounds: the store keeps the last Keep generations and at most
+// MaxBytes, the newest always.
+func TestBounds(t *testing.T) {
+	s := Open(t.TempDir())
+	s.Keep = 3
+	for i := range 6 {
+		if err := s.Record(gen("20261201T10000"+string(rune('0'+i))+"Z-aaaaaa", "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gens, _ := s.List()
+	if len(gens) != 3 || gens[0].Run != "20261201T100003Z-aaaaaa" {
+		t.Fatalf("kept %d, first %s", len(gens), gens[0].Run)
+	}
+	s.MaxBytes = 10 // smaller than one file
+	if err := s.Record(gen("20261201T100009Z-aaaaaa", strings.Repeat("y", 100))); err != nil {
+		t.Fatal(err)
+	}
+	if gens, _ := s.List(); len(gens) != 1 || gens[0].Run != "20261201T100009Z-aaaaaa" {
+		t.Fatalf("over MaxBytes: kept %v", gens)
+	}
+}
+
+// TestHostileFiles: links, FIFOs, junk and files naming another run are
+// skipped, never followed or blocked on.
+func TestHostileFiles(t *testing.T) {
+	root := t.TempDir()
+	s := Open(root)
+	if err := s.Record(gen("20261201T100000Z-aaaaaa", "x")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "var/lib/syslet/generations")
+	secret := filepath.Join(root, "secret")
+	os.WriteFile(secret, []byte(`{"run":"20261201T120000Z-cccccc"}`), 0o600)
+	os.Symlink(secret, filepath.Join(dir, "20261201T120000Z-cccccc.json"))
+	os.WriteFile(filepath.Join(dir, "20261201T130000Z-dddddd.json"), []byte(`{"run":"20261201T100000Z-aaaaaa"}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "20261201T140000Z-eeeeee.json"), []byte(`not json`), 0o600)
+	if err := mkfifo(filepath.Join(dir, "20261201T150000Z-ffffff.json")); err != nil {
+		t.Fatal(err)
+	}
+	gens, err := s.List()
+	if err != nil || len(gens) != 1 || gens[0].Run != "20261201T100000Z-aaaaaa" {
+		t.Fatalf("List = %v, %v", gens, err)
+	}
+	if err := s.Record(Generation{Run: "../../etc/passwd"}); err == nil {
+		t.Errorf("a run id with a path was accepted")
+	}
+}

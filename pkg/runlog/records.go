@@ -1,0 +1,68 @@
+package runlog
+
+import "time"
+
+// Record types, one per line.
+const (
+	TypeIntent = "intent" // the plan, before the first change
+	TypeStep   = "step"   // a step begins
+	TypeAction = "action" // one action landed (or failed)
+	TypeEnd    = "end"    // the run closed
+)
+
+// Results of a run (TypeEnd) and of an action (TypeAction).
+const (
+	ResultOK          = "ok"
+	ResultFailed      = "failed"
+	ResultInterrupted = "interrupted"
+	ResultNoChanges   = "no-changes"
+	ResultRefused     = "refused"
+)
+
+// Action is one planned host change as the journal knows it: what and
+// where, never content.
+type Action struct {
+	Index  int    `json:"i"`
+	Step   int    `json:"step"`
+	Op     string `json:"op"`
+	Target string `json:"target"`
+	Unit   string `json:"unit,omitempty"`
+	// Digest is the sha256 of the content an action writes (unit files),
+	// so a resume can tell whether the unit it finds is the one this run
+	// wrote.
+	Digest string `json:"digest,omitempty"`
+	// Carried marks an action planned again because an earlier run left it
+	// unfinished.
+	Carried bool `json:"carried,omitempty"`
+}
+
+// Record is one line of the journal. Which fields are set depends on Type.
+type Record struct {
+	Type string    `json:"type"`
+	Run  string    `json:"run"`
+	Time time.Time `json:"time"`
+
+	// intent
+	PID         int      `json:"pid,omitempty"`
+	Source      string   `json:"source,omitempty"`
+	InputDigest string   `json:"inputDigest,omitempty"`
+	PlanDigest  string   `json:"planDigest,omitempty"`
+	Resumes     string   `json:"resumes,omitempty"` // the run this one carries actions of
+	Actions     []Action `json:"actions,omitempty"`
+
+	// step, action
+	Step int `json:"step,omitempty"`
+	// action
+	Index  *int   `json:"i,omitempty"`
+	Op     string `json:"op,omitempty"`
+	Target string `json:"target,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Millis int64  `json:"ms,omitempty"`
+
+	// action, end
+	Result string `json:"result,omitempty"`
+	// end
+	Applied    int `json:"applied,omitempty"`
+	Failed     int `json:"failed,omitempty"`
+	NotReached int `json:"notReached,omitempty"`
+}

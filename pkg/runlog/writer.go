@@ -1,0 +1,191 @@
+package runlog
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/syslet/syslet/pkg/layout"
+)
+
+// DefaultMaxSize is the size past which the journal is rotated at the start
+// of a run; one older generation is kept.
+const DefaultMaxSize = 4 << 20
+
+// Journal appends to the run journal under a root directory.
+type Journal struct {
+	path    string // the current file; the rotated one is path + ".1"
+	MaxSize int64
+	now     func() time.Time
+}
+
+// Open returns the journal under root ("/" on a host). Nothing is created
+// until a run is started.
+func Open(root string) *Journal {
+	return &Journal{path: layout.Under(root, layout.Journal), MaxSize: DefaultMaxSize, now: time.Now}
+}
+
+// Path is the journal's current file.
+func (j *Journal) Path() string { return j.path }
+
+// NewRunID returns a sortable, unique run id: UTC time plus random bits.
+func NewRunID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run is one apply being recorded.
+type Run struct {
+	ID string
+	f  *os.File
+	j  *Journal
+}
+
+// Begin rotates the journal if it is too large, then writes and fsyncs the
+// run's intent. The caller records each action with Action and closes the
+// run with End.
+func (j *Journal) Begin(intent Record) (*Run, error) {
+	r, err := j.open(&intent)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.write(intent); err != nil {
+		r.f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// open prepares the directory, rotates, opens the file for appending and
+// stamps the intent.
+func (j *Journal) open(intent *Record) (*Run, error) {
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the run journal directory: %w", err)
+	}
+	if err := os.Chmod(filepath.Dir(j.path), 0o700); err != nil {
+		return nil, fmt.Errorf("securing the run journal directory: %w", err)
+	}
+	if fi, err := os.Stat(j.Path()); err == nil && j.MaxSize > 0 && fi.Size() > j.MaxSize {
+		if err := os.Rename(j.Path(), j.Path()+".1"); err != nil {
+			return nil, fmt.Errorf("rotating the run journal: %w", err)
+		}
+	}
+	f, err := os.OpenFile(j.Path(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the run journal: %w", err)
+	}
+	if err := endLine(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if intent.Run == "" {
+		intent.Run = NewRunID(j.now())
+	}
+	intent.Type = TypeIntent
+	return &Run{ID: intent.Run, f: f, j: j}, nil
+}
+
+func (r *Run) write(recs ...Record) error {
+	var b []byte
+	for _, rec := range recs {
+		rec.Run = r.ID
+		if rec.Time.IsZero() {
+			rec.Time = r.j.now().UTC()
+		}
+		line, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("encoding a journal line: %w", err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if _, err := r.f.Write(b); err != nil {
+		return fmt.Errorf("writing the run journal: %w", err)
+	}
+	if err := r.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the run journal: %w", err)
+	}
+	return nil
+}
+
+// endLine terminates a torn last line left by a crash mid-write, so the
+// next record starts on a line of its own.
+func endLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
+		return nil // opened write-only on some systems; the reader skips a glued line
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte{'\n'})
+	}
+	return err
+}
+
+// Record writes a run that executed nothing — its intent and its end — in
+// one write and one fsync.
+func (j *Journal) Record(intent, end Record) (string, error) {
+	r, err := j.open(&intent)
+	if err != nil {
+		return "", err
+	}
+	end.Type = TypeEnd
+	err = r.write(intent, end)
+	if cerr := r.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the run journal: %w", cerr)
+	}
+	return r.ID, err
+}
+
+// Step records that a step begins.
+func (r *Run) Step(step int) error { return r.write(Record{Type: TypeStep, Step: step}) }
+
+// Action records one action's result.
+func (r *Run) Action(a Action, result, errMsg string, took time.Duration) error {
+	i := a.Index
+	return r.write(Record{Type: TypeAction, Index: &i, Step: a.Step, Op: a.Op, Target: a.Target,
+		Result: result, Error: errMsg, Millis: took.Milliseconds()})
+}
+
+// Landed is one action's result, for Actions.
+type Landed struct {
+	Action Action
+	Result string
+	Error  string
+	Took   time.Duration
+}
+
+// Actions records several actions' results, one line each, in one write
+// and one fsync: the executor lands the file writes of a step together.
+func (r *Run) Actions(ls []Landed) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	recs := make([]Record, len(ls))
+	for k, l := range ls {
+		i := l.Action.Index
+		recs[k] = Record{Type: TypeAction, Index: &i, Step: l.Action.Step, Op: l.Action.Op, Target: l.Action.Target,
+			Result: l.Result, Error: l.Error, Millis: l.Took.Milliseconds()}
+	}
+	return r.write(recs...)
+}
+
+// End closes the run.
+func (r *Run) End(rec Record) error {
+	rec.Type = TypeEnd
+	err := r.write(rec)
+	if cerr := r.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the run journal: %w", cerr)
+	}
+	return err
+}
+
+// Close releases the file without closing the run (what a crash leaves).
+func (r *Run) Close() error { return r.f.Close() }
