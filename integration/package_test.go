@@ -54,6 +54,9 @@ func TestPackageInstallsAWorkingHost(t *testing.T) {
 		"/usr/share/man/man5/syslet-specs.5.gz":         "644 root root",
 		"/usr/share/bash-completion/completions/syslet": "644 root root",
 	}
+	for _, c := range release.Completions {
+		modes[c.Deb] = "644 root root"
+	}
 	for p, want := range modes {
 		if got := strings.TrimSpace(h.Run("stat -c '%a %U %G' " + p).Stdout); got != want {
 			t.Errorf("%s: mode and owner %q, want %q", p, got, want)

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -78,10 +80,24 @@ type fileInfo struct {
 	Mode os.FileMode `json:"mode"`
 }
 
+// Completions are where each shell finds the script for a command, per
+// format (Debian's zsh looks in vendor-completions, Fedora's in
+// site-functions), and the script's name under packaging/completions.
+var Completions = []struct{ Shell, File, Deb, RPM string }{
+	{"bash", "syslet", "/usr/share/bash-completion/completions/syslet", "/usr/share/bash-completion/completions/syslet"},
+	{"zsh", "_syslet", "/usr/share/zsh/vendor-completions/_syslet", "/usr/share/zsh/site-functions/_syslet"},
+	{"fish", "syslet.fish", "/usr/share/fish/vendor_completions.d/syslet.fish", "/usr/share/fish/vendor_completions.d/syslet.fish"},
+}
+
+// ManDir is where man pages go; page NAME.N in section N is installed
+// gzipped as ManDir/manN/NAME.N.gz.
+const ManDir = "/usr/share/man"
+
 // Contents lists what the package installs. bins maps a program's name to
 // its built binary; src is the folder the packaging files are read from
-// (the module's packaging/ or a staged copy of it).
-func Contents(bins map[string]string, src string) []content {
+// (the module's packaging/); man is the folder of the gzipped man pages
+// (manPages writes it).
+func Contents(bins map[string]string, src, man string) ([]content, error) {
 	file := func(from, to string, mode os.FileMode) content {
 		return content{Src: from, Dst: to, FileInfo: &fileInfo{Mode: mode}}
 	}
@@ -99,7 +115,51 @@ func Contents(bins map[string]string, src string) []content {
 		content{Dst: layout.StateHome, Type: "dir", FileInfo: &fileInfo{Mode: 0o700}},
 		file(filepath.Join(src, "copyright"), DocDir+"/copyright", 0o644),
 	)
-	return cs
+	for _, c := range Completions {
+		from := filepath.Join(src, "completions", c.File)
+		cs = append(cs, content{Src: from, Dst: c.Deb, Packager: "deb", FileInfo: &fileInfo{Mode: 0o644}},
+			content{Src: from, Dst: c.RPM, Packager: "rpm", FileInfo: &fileInfo{Mode: 0o644}})
+	}
+	pages, err := filepath.Glob(filepath.Join(man, "*.gz"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pages {
+		name := strings.TrimSuffix(filepath.Base(p), ".gz")
+		cs = append(cs, file(p, ManDir+"/man"+name[strings.LastIndex(name, ".")+1:]+"/"+filepath.Base(p), 0o644))
+	}
+	return cs, nil
+}
+
+// manPages gzips every page of packaging/man into dir, as Debian ships man
+// pages (gzip -9n: no name, no time stamp, so the same bytes every time).
+func manPages(src, dir string) error {
+	pages, err := filepath.Glob(filepath.Join(src, "man", "*.[0-9]"))
+	if err != nil {
+		return err
+	}
+	if len(pages) == 0 {
+		return fmt.Errorf("no man pages in %s", filepath.Join(src, "man"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range pages {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(raw)
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Package builds the package of format for arch from the binaries bins
@@ -142,6 +202,15 @@ func nfpmConfig(root, format, arch string, bins map[string]string, st Stamp, tmp
 			return nil, fmt.Errorf("packaging: no %s binary", p.Name)
 		}
 	}
+	src := filepath.Join(root, Packaging)
+	man := filepath.Join(tmp, "man")
+	if err := manPages(src, man); err != nil {
+		return nil, err
+	}
+	contents, err := Contents(bins, src, man)
+	if err != nil {
+		return nil, err
+	}
 	scripts := map[string]string{}
 	for name, body := range maintainerScripts[format] {
 		f := filepath.Join(tmp, format+"-"+name)
@@ -164,7 +233,7 @@ func nfpmConfig(root, format, arch string, bins map[string]string, st Stamp, tmp
 		"vendor":         "syslet",
 		"homepage":       homepage,
 		"license":        "Apache-2.0",
-		"contents":       Contents(bins, filepath.Join(root, Packaging)),
+		"contents":       contents,
 		"overrides": map[string]any{
 			format: map[string]any{"depends": Depends[format], "scripts": scripts},
 		},

@@ -65,11 +65,20 @@ func TestPackagedFilesAgree(t *testing.T) {
 	for _, p := range Programs {
 		bins[p.Name] = "/build/" + p.Name
 	}
+	man := t.TempDir()
+	if err := manPages(src, man); err != nil {
+		t.Fatal(err)
+	}
+	contents, err := Contents(bins, src, man)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
-	for _, c := range Contents(bins, src) {
-		if seen[c.Dst] {
+	for _, c := range contents {
+		if seen[c.Packager+c.Dst] {
 			t.Errorf("%s is in the package twice", c.Dst)
 		}
+		seen[c.Packager+c.Dst] = true
 		seen[c.Dst] = true
 		if c.Src == "" || strings.HasPrefix(c.Src, "/build/") {
 			continue
@@ -78,7 +87,9 @@ func TestPackagedFilesAgree(t *testing.T) {
 			t.Errorf("%s: %v", c.Dst, err)
 		}
 	}
-	for _, want := range []string{BinDir + "/syslet", BinDir + "/webhookd", UnitDir + "/" + ServiceName, layout.ConfigHome, layout.WebhookdConfig, layout.StateHome} {
+	for _, want := range []string{BinDir + "/syslet", BinDir + "/webhookd", UnitDir + "/" + ServiceName, layout.ConfigHome, layout.WebhookdConfig, layout.StateHome,
+		ManDir + "/man1/syslet.1.gz", ManDir + "/man1/syslet-validate.1.gz", ManDir + "/man5/syslet-specs.5.gz", ManDir + "/man8/webhookd.8.gz",
+		"/usr/share/bash-completion/completions/syslet", "/usr/share/zsh/vendor-completions/_syslet", "/usr/share/fish/vendor_completions.d/syslet.fish"} {
 		if !seen[want] {
 			t.Errorf("the package lacks %s", want)
 		}

@@ -38,17 +38,19 @@ const (
 var ErrConfig = errors.New("invalid webhookd configuration")
 
 // Config is the daemon's configuration file.
+// Its fields' comments are the configuration reference (webhookd(8) is
+// generated from them).
 type Config struct {
-	Listen   string     `yaml:"listen"`
-	TLS      *TLSConfig `yaml:"tls"`
+	Listen   string     `yaml:"listen"`   // host:port to serve on; default DefaultListen
+	TLS      *TLSConfig `yaml:"tls"`      // serve HTTPS with this certificate and key (else put a TLS proxy in front)
 	StateDir string     `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
-	Repos    []Repo     `yaml:"repos"`
+	Repos    []Repo     `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
 }
 
 // TLSConfig makes the listener serve HTTPS.
 type TLSConfig struct {
-	Cert string `yaml:"cert"`
-	Key  string `yaml:"key"`
+	Cert string `yaml:"cert"` // the certificate chain file (PEM)
+	Key  string `yaml:"key"`  // its private key file (PEM, mode 0600)
 }
 
 // Repo is one configuration repository whose pushes deploy this host.

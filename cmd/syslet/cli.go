@@ -20,6 +20,18 @@ type command struct {
 	examples    []string
 }
 
+// oneLine says what syslet is, for the usage's first line and the NAME
+// line of syslet(1); description says it at more length.
+const (
+	oneLine     = "deploy podman quadlet units from JSON specs"
+	description = `syslet deploys containers onto a Linux host as rootful podman quadlet units supervised
+by systemd. It validates JSON specs of containers, volumes, networks, image builds, secrets and
+config files, renders them as quadlet unit files, compares them with what the host runs, stages
+them through podman's quadlet generator and systemd-analyze verify, prints the plan and applies
+it in one fixed order: pull, stop, write config, write units, prune, delete, daemon-reload,
+reload, start.`
+)
+
 // commands is every command, in the order --help lists them.
 var commands = []command{
 	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
@@ -37,12 +49,15 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 		examples:    []string{"syslet validate specs/", "syslet validate --strict --output json specs/"}},
 	{name: "render", synopsis: []string{"PATH --out DIR [--podman VERSION]"},
 		summary:     "write the files a host would get under DIR",
-		defineFlags: func(f *flags) { new(renderOptions).define(f) }},
+		defineFlags: func(f *flags) { new(renderOptions).define(f) },
+		examples:    []string{"syslet render specs/ --out /tmp/host1", "syslet render --podman 5.8 specs/ --out build/"}},
 	{name: "host-key", synopsis: []string{"[--root DIR]"},
 		summary:     "print this host's age recipient (encrypt secrets for it)",
-		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) }},
+		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) },
+		examples:    []string{"ssh root@host1 syslet host-key", `sops encrypt --age "$(ssh root@host1 syslet host-key)" db.yaml > db.enc.yaml`}},
 	{name: "adopt", synopsis: []string{"FILE…"},
-		summary: "print v1 specs for hand-written quadlet files (.container, .volume, .network, .build)"},
+		summary:  "print v1 specs for hand-written quadlet files (.container, .volume, .network, .build)",
+		examples: []string{"syslet adopt /etc/containers/systemd/*.container > specs/adopted.json"}},
 	{name: "push", synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
 		summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
 		defineFlags: func(f *flags) { new(pushOptions).define(f) },
@@ -52,21 +67,42 @@ one forwards SIGINT to the running ones.`,
 		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
 		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
-		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) }},
+		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
+		// lines of /root/.ssh/authorized_keys
+		examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
-		defineFlags: func(f *flags) { new(historyOptions).define(f) }},
+		defineFlags: func(f *flags) { new(historyOptions).define(f) },
+		examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json"}},
 	{name: "version", synopsis: []string{"[--output json]"},
 		summary:     "the version, commit and build of this syslet",
-		defineFlags: func(f *flags) { new(versionOptions).define(f) }},
-	{name: "schema", summary: "print the JSON Schema of spec format v1"},
+		defineFlags: func(f *flags) { new(versionOptions).define(f) },
+		examples:    []string{"syslet version", "syslet version --output json"}},
+	{name: "schema", summary: "print the JSON Schema of spec format v1",
+		examples: []string{"syslet schema > spec-v1.schema.json"}},
+	{name: "completion", synopsis: []string{"bash | zsh | fish"},
+		summary: "print the shell completion script (the package installs them; for a bare binary, source its output)",
+		examples: []string{`source <(syslet completion bash)`, "syslet completion zsh > ~/.zfunc/_syslet",
+			"syslet completion fish > ~/.config/fish/completions/syslet.fish"}},
 	{name: "help", synopsis: []string{"[COMMAND] [--format text|markdown]"},
-		summary: "this usage, one command's help, or (--format markdown) the whole command-line reference"},
+		summary:  "this usage, one command's help, or (--format markdown) the whole command-line reference",
+		examples: []string{"syslet help push", "syslet push --help", "syslet help --format markdown > cli.md"}},
 }
 
-// exitCodes is the exit-code line of the overall usage.
-const exitCodes = `Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
-64 usage error, 70 internal error, 130 interrupted.`
+// exitStatus is what each exit code means, for the usage, the reference
+// and syslet(1); the codes are main.go's and stable.
+var exitStatus = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success, or nothing to change"},
+	{exitError, "an error: host, staging, a refused plan, a failed apply, the lock timed out"},
+	{exitInvalid, "invalid specs, or input holding no JSON value, too large or not a regular file; nothing was touched"},
+	{exitPending, "changes are pending (--diff --detailed-exitcode)"},
+	{exitUsage, "a usage error: a bad flag or argument; nothing was read"},
+	{exitInternal, "an internal error (a bug; the stack is printed)"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM; the summary says what was not reached"},
+}
 
 // lookup returns the command named name.
 func lookup(name string) *command {
@@ -94,7 +130,9 @@ func (c *command) flagDocs() []flagDoc {
 // writeUsage writes the overall usage: every command, then each command's
 // flags and notes, then the exit codes.
 func writeUsage(w io.Writer) {
-	fmt.Fprintln(w, "syslet — deploy podman quadlet units from JSON specs")
+	fmt.Fprintln(w, "syslet — "+oneLine)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, wrap(description, 96, ""))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage:")
 	for i := range commands {
@@ -129,8 +167,10 @@ func writeUsage(w io.Writer) {
 			fmt.Fprintln(w, c.notes)
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, exitCodes)
+	fmt.Fprintln(w, "\nExit codes:")
+	for _, e := range exitStatus {
+		writeColumns(w, fmt.Sprintf("  %d", e.code), e.meaning, 8)
+	}
 }
 
 // writeHelp writes one command's help: its forms, what it does, its

@@ -44,7 +44,12 @@ func writeReference(w io.Writer) {
 			fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(c.notes), " "))
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(exitCodes), " "))
+	fmt.Fprint(w, "\n**Exit codes**\n\n")
+	fmt.Fprintln(w, "| code | meaning |")
+	fmt.Fprintln(w, "|---|---|")
+	for _, e := range exitStatus {
+		fmt.Fprintf(w, "| `%d` | %s |\n", e.code, mdCell(e.meaning))
+	}
 }
 
 func orNone(forms []string) []string {
