@@ -11,9 +11,9 @@ import (
 // The layers of syslet, from the ground up. A package's path says which
 // layer it is in (the longest matching prefix wins), and a layer may
 // import only the layers listed for it: imports flow one way, spec →
-// render → plan → executor → the apply entry point → cmd. The README's
-// architecture map and each doc.go say the same in prose; this table is
-// the rule.
+// render → plan → executor → the apply entry point → cmd. The
+// architecture map (docs/explanation/architecture.md) and each doc.go say
+// the same in prose; this table is the rule.
 var layers = []struct {
 	name     string
 	prefixes []string // package paths relative to the module
@@ -31,6 +31,8 @@ var layers = []struct {
 	// The release build (binaries, packages, SBOM): a tool beside cmd that
 	// no program imports.
 	{"release", []string{"release", "cmd/release"}, []string{"ground"}},
+	// The documentation's checks (links); no code.
+	{"docs", []string{"docs"}, nil},
 	{"integration", []string{"integration"}, []string{"release", "cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // command is one syslet command as its --help, the overall usage, the
-// README's reference and the man pages describe it. Its flags are the ones
+// CLI reference, the man pages and the completions describe it. Its flags are the ones
 // it parses: defineFlags registers them (into throw-away targets when only
 // drawn), so no default or meaning is written twice.
 type command struct {
@@ -250,7 +250,7 @@ func wrap(s string, width int, indent string) string {
 
 // cmdHelp is `syslet help [COMMAND] [--format text|markdown]`: the overall
 // usage or one command's help, or the whole command-line reference in
-// Markdown (what the README's reference is made of).
+// Markdown (what docs/reference/cli.md is made of).
 func cmdHelp(args []string, stdout, stderr io.Writer) int {
 	format := "text"
 	var name string

@@ -13,7 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/spec"
 )
 
-// Exit codes. They are documented in the README and stable: CI jobs and
+// Exit codes. They are documented (exitStatus in cli.go, hence --help, the CLI reference and syslet(1)) and stable: CI jobs and
 // webhookd branch on them.
 const (
 	exitOK          = 0   // success, or nothing to change

@@ -7,7 +7,7 @@ import (
 )
 
 // writeReference writes the command-line reference in Markdown, for the
-// README (between its "cli-reference" markers; a test keeps it in step):
+// docs/reference/cli.md (between its "cli-reference" markers; a test keeps it in step):
 // every command, its forms, and a table of its flags with their defaults.
 func writeReference(w io.Writer) {
 	fmt.Fprintln(w, "| command | what it does |")

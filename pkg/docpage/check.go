@@ -56,3 +56,27 @@ func LintMan(path string) error {
 	}
 	return nil
 }
+
+// CheckBlock is CheckFile for the part of a hand-written file between the
+// lines begin and end: the generated part must be want; with update it is
+// replaced by want.
+func CheckBlock(path, begin, end string, want []byte, update bool) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	i := bytes.Index(raw, []byte(begin+"\n"))
+	j := bytes.Index(raw, []byte(end+"\n"))
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no generated part (the lines %q and %q)", path, begin, end)
+	}
+	have := raw[i+len(begin)+1 : j]
+	if update {
+		out := append(append(append([]byte{}, raw[:i+len(begin)+1]...), want...), raw[j:]...)
+		return os.WriteFile(path, out, 0o644)
+	}
+	if !bytes.Equal(have, want) {
+		return fmt.Errorf("%s: the generated part is %w: go tool task golden rewrites it from its definitions", path, ErrStale)
+	}
+	return nil
+}

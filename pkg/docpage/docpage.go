@@ -236,17 +236,41 @@ func roffLiteral(s string) string {
 // Markdown writes the page as Markdown: its title as a heading of the
 // given level, each section one level below.
 func (p Page) Markdown(level int) string {
+	h := strings.Repeat("#", level)
+	return fmt.Sprintf("%s %s\n\n%s\n", h, p.Name, mdInline(capitalise(p.Summary)+".")) + p.MarkdownSections(level+1)
+}
+
+// MarkdownSections writes the page's sections alone, as headings of the
+// given level, for a hand-written page that carries them.
+func (p Page) MarkdownSections(level int) string {
 	var b strings.Builder
 	h := strings.Repeat("#", level)
-	fmt.Fprintf(&b, "%s %s\n\n%s\n", h, p.Name, mdInline(capitalise(p.Summary)+"."))
 	for _, s := range p.Sections {
-		fmt.Fprintf(&b, "\n%s# %s\n", h, capitalise(strings.ToLower(s.Title)))
+		fmt.Fprintf(&b, "\n%s %s\n", h, sectionTitle(s.Title))
 		for _, blk := range s.Blocks {
 			b.WriteString("\n")
 			writeMarkdownBlock(&b, blk)
 		}
 	}
 	return b.String()
+}
+
+// sectionTitle turns a man page's section title into a heading: "EXIT
+// STATUS" → "Exit status", acronyms kept ("HTTP API").
+func sectionTitle(t string) string {
+	words := strings.Fields(t)
+	for i, w := range words {
+		switch w {
+		case "HTTP", "API", "JSON", "SSH", "CLI":
+		default:
+			w = strings.ToLower(w)
+		}
+		if i == 0 {
+			w = capitalise(w)
+		}
+		words[i] = w
+	}
+	return strings.Join(words, " ")
 }
 
 func writeMarkdownBlock(b *strings.Builder, blk Block) {

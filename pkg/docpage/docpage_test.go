@@ -48,8 +48,14 @@ func TestPageForms(t *testing.T) {
 			t.Errorf("roff lacks %q:\n%s", want, roff)
 		}
 	}
+	if got := sectionTitle("HTTP API"); got != "HTTP API" {
+		t.Errorf("sectionTitle: %q", got)
+	}
+	if got := sectionTitle("EXIT STATUS"); got != "Exit status" {
+		t.Errorf("sectionTitle: %q", got)
+	}
 	md := p.Markdown(1)
-	for _, want := range []string{"# x\n\nDoes x.\n", "## Options\n\n- `--a`: one<br>two\n", "```\nx --a\n```\n", "| a | b\\|c |\n"} {
+	for _, want := range []string{"# x\n\nDoes x.\n", "## Options\n\n- `--a`: one<br>two\n", "## Table\n", "```\nx --a\n```\n", "| a | b\\|c |\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
