@@ -218,6 +218,8 @@ type whStatus struct {
 		Commit, Result, Stage, Summary, RunID, Error string
 		Pushes                                       int
 		DurationSeconds                              float64
+		FailingUnits                                 []string
+		RolledBackTo                                 string
 	}
 }
 
@@ -265,7 +267,8 @@ func (w *whHost) metric(series string) float64 {
 func (w *whHost) deploys() float64 {
 	return w.metric(`webhookd_deploys_total{repo="infra",result="success"}`) +
 		w.metric(`webhookd_deploys_total{repo="infra",result="failed"}`) +
-		w.metric(`webhookd_deploys_total{repo="infra",result="skipped"}`)
+		w.metric(`webhookd_deploys_total{repo="infra",result="skipped"}`) +
+		w.metric(`webhookd_deploys_total{repo="infra",result="rolled-back"}`)
 }
 
 // running returns the web container's image, its marker file and its REV.
@@ -368,6 +371,43 @@ func TestWebhookd(t *testing.T) {
 			applied = c
 		})
 	}
+
+	t.Run("BadCommitIsRolledBack", func(t *testing.T) {
+		w.t = t
+		_, before, _ := w.running()
+		bad := buildBrokenImage(t, w.Host, "web:exits", "echo web-cannot-start; exit 3")
+		w.writeSpec(bad, "bad", "")
+		c := w.commit("web: an image that exits")
+		if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: c}); code != 202 {
+			t.Fatalf("push: %d %s", code, reply)
+		}
+		st := w.waitStatus("the bad commit rolled back", func(s whStatus) bool { return s.Last != nil && s.Last.Commit == c && s.State == "idle" })
+		t.Logf("bad commit: %+v", *st.Last)
+		if st.Last.Result != "rolled-back" || st.LastApplied != applied || st.Last.RolledBackTo == "" ||
+			len(st.Last.FailingUnits) != 1 || !strings.Contains(st.Last.FailingUnits[0], "web.service") {
+			t.Fatalf("status after the bad commit: %+v %+v", st, *st.Last)
+		}
+		if _, marker, _ := w.running(); marker != before {
+			t.Errorf("web runs %s after the rollback, want %s again", marker, before)
+		}
+		if v := w.metric(`webhookd_deploys_total{repo="infra",result="rolled-back"}`); v != 1 {
+			t.Errorf("deploys_total rolled-back = %v, want 1", v)
+		}
+		// A later good commit deploys normally.
+		w.writeSpec("localhost:5000/web:v5", "0", "")
+		good := w.commit("web v5")
+		if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: good}); code != 202 {
+			t.Fatalf("push: %d %s", code, reply)
+		}
+		st = w.waitStatus("the good commit applied", func(s whStatus) bool { return s.LastApplied == good })
+		if st.Last.Result != "success" {
+			t.Fatalf("status after the good commit: %+v", *st.Last)
+		}
+		if img, marker, _ := w.running(); img != "localhost:5000/web:v5" || marker != "marker-5" {
+			t.Errorf("web runs %s (%s), want web:v5", img, marker)
+		}
+		applied = good
+	})
 
 	t.Run("ForgedSignatureIsRefusedWithoutGitTraffic", func(t *testing.T) {
 		w.t = t

@@ -33,6 +33,7 @@ type builder struct {
 	under    map[string][]string             // observed paths by the config or build root holding them
 	children map[string][]string             // observed paths by parent directory
 	dirFiles map[string]map[string]host.File // config dirs as read, by path (configDir)
+	dropIns  map[string][]byte               // drop-ins this plan writes (content) or removes (nil), relative to the unit dir
 }
 
 // Build compares desired and observed state and returns the plan. It is
@@ -40,7 +41,7 @@ type builder struct {
 // are the guardrails' switches (drift.go).
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
-		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}}
+		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{}}
 	// Indexing the desired and observed files and parsing the installed
 	// units touch different parts of the builder: done side by side.
 	var wg sync.WaitGroup
@@ -98,11 +99,25 @@ func (b *builder) index() {
 
 func (b *builder) add(a Action, rank int) {
 	a.Step, a.rank = StepOf(a.Op), rank
+	a.Irreversible = irreversible[a.Op]
 	if a.Content != nil {
 		a.Digest = contentDigest(a.Content)
 	}
 	b.p.Actions = append(b.p.Actions, a)
 }
+
+// unwrite takes back the unit write planned for path.
+func (b *builder) unwrite(path string) {
+	for i := len(b.p.Actions) - 1; i >= 0; i-- {
+		if a := b.p.Actions[i]; a.Op == OpWriteUnit && a.Target == path {
+			b.p.Actions = append(b.p.Actions[:i], b.p.Actions[i+1:]...)
+			return
+		}
+	}
+}
+
+// irreversible are the ops no rollback undoes: what they delete is gone.
+var irreversible = map[Op]bool{OpDeleteVolume: true, OpDeleteNetwork: true, OpDeleteImage: true}
 
 func kindRank(k spec.Kind) int {
 	return slices.Index(spec.Kinds, k)

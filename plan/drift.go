@@ -27,16 +27,6 @@ import (
 // Units and config dirs without a recorded digest (written by the earlier
 // syslet, or an older version of this one) are never drift.
 
-// Options tune how a plan is built.
-type Options struct {
-	// Force overwrites managed files that were edited by hand.
-	Force bool
-	// Written holds, by host path, the content digests (Action.Digest)
-	// of files an unfinished earlier run was writing: syslet's own
-	// content, even where no marker records it yet.
-	Written map[string]map[string]bool
-}
-
 // Drifted reports whether the plan holds any unit back because it was
 // edited by hand.
 func (p *Plan) Drifted() bool {

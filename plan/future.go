@@ -34,6 +34,13 @@ func (b *builder) finish() {
 			b.p.Future[rel] = f.Data
 		}
 	}
+	for rel, data := range b.dropIns {
+		if data == nil {
+			delete(b.p.Future, rel)
+		} else {
+			b.p.Future[rel] = data
+		}
+	}
 	sortActions(b.p.Actions)
 	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {
 		if a.Kind != c.Kind {

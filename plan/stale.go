@@ -50,6 +50,7 @@ func (b *builder) stale() {
 				b.add(Action{Op: OpStop, Target: service, Unit: n, Reason: "removed"}, rank)
 			}
 			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: n, Reason: "no spec declares it"}, rank)
+			b.unpinStale(iu, rank)
 			var dir string
 			switch iu.kind {
 			case spec.Container:
@@ -61,11 +62,15 @@ func (b *builder) stale() {
 				b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: n, Reason: "its unit is removed"}, rank)
 			}
 			if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
-				if iu.reclaimDelete() {
+				switch keep := b.keepResource(iu, res); {
+				case keep != "":
+					uc.Reasons = append(uc.Reasons, keep)
+					b.p.Notes = append(b.p.Notes, Note{Unit: n, Message: keep})
+				case iu.reclaimDelete():
 					op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage}[iu.kind]
 					b.add(Action{Op: op, Target: res, Unit: n, Reason: "reclaimPolicy Delete"}, rank)
 					uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
-				} else {
+				default:
 					uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
 				}
 			}

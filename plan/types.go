@@ -113,6 +113,9 @@ type Action struct {
 	// Carried marks an action an earlier, unfinished run planned and that
 	// this plan does again.
 	Carried bool `json:"carried,omitempty"`
+	// Irreversible marks an action no rollback can undo: it deletes a
+	// podman volume (its data), network or image.
+	Irreversible bool `json:"irreversible,omitempty"`
 	// Digest is the sha256 of Content: what the plan's digest and the run
 	// journal record instead of the content itself.
 	Digest string           `json:"digest,omitempty"`

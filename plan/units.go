@@ -78,6 +78,14 @@ func (b *builder) resource(u *render.Unit) {
 			uc.After = "built"
 		}
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
+	case changed && u.Kind == spec.Volume && b.opts.Rollback:
+		// Recreating it would delete its data: the volume stays as the
+		// failed run left it, and the rollback says so.
+		b.unwrite(u.Path)
+		b.p.Future[u.FileName] = iu.data
+		uc.Write, uc.Effect = false, EffectKeep
+		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate volume "+u.Resource+" and delete its data")
+		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1]})
 	case changed && u.Kind == spec.Volume:
 		if !iu.removalAllowed() || !iu.reclaimDelete() {
 			b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source, Message: fmt.Sprintf(
@@ -142,6 +150,9 @@ func (b *builder) container(u *render.Unit) {
 	}
 	restart := changed
 	if b.files(u, &uc) {
+		restart = true
+	}
+	if b.pin(u, &uc) {
 		restart = true
 	}
 	reload := b.dirs(u, &uc)

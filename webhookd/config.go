@@ -28,6 +28,9 @@ const (
 	DefaultStateDir   = layout.WebhookdState
 	DefaultBranch     = "main"
 
+	// DefaultSoak is how long the containers a deploy started must stay
+	// up before it counts as done (syslet's own default).
+	DefaultSoak = 5 * time.Second
 	// MinPoll keeps a poll timer from hammering a forge.
 	MinPoll = 5 * time.Second
 	// minSecretLen refuses secrets short enough to guess.
@@ -41,10 +44,12 @@ var ErrConfig = errors.New("invalid webhookd configuration")
 // Its fields' comments are the configuration reference (webhookd(8) is
 // generated from them).
 type Config struct {
-	Listen   string     `yaml:"listen"`   // host:port to serve on; default DefaultListen
-	TLS      *TLSConfig `yaml:"tls"`      // serve HTTPS with this certificate and key (else put a TLS proxy in front)
-	StateDir string     `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
-	Repos    []Repo     `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
+	Listen   string        `yaml:"listen"`   // host:port to serve on; default DefaultListen
+	TLS      *TLSConfig    `yaml:"tls"`      // serve HTTPS with this certificate and key (else put a TLS proxy in front)
+	StateDir string        `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
+	Rollback string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
+	Soak     time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
+	Repos    []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
 }
 
 // TLSConfig makes the listener serve HTTPS.
@@ -156,6 +161,19 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
+	}
+	switch c.Rollback {
+	case "":
+		c.Rollback = "auto"
+	case "auto", "never":
+	default:
+		add("rollback", "must be auto or never, got %q", c.Rollback)
+	}
+	switch {
+	case c.Soak == 0:
+		c.Soak = DefaultSoak
+	case c.Soak < 0:
+		add("soak", "must not be negative, got %s", c.Soak)
 	}
 	if !path.IsAbs(c.StateDir) {
 		add("stateDir", "must be an absolute path, got %q", c.StateDir)

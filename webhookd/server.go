@@ -157,7 +157,8 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, ready func()) error
 		}
 		errc <- srv.Serve(ln)
 	}()
-	d.log.Info().Str("listen", ln.Addr().String()).Bool("tls", d.cfg.TLS != nil).Int("repos", len(d.order)).Msg("webhookd serving")
+	d.log.Info().Str("listen", ln.Addr().String()).Bool("tls", d.cfg.TLS != nil).Int("repos", len(d.order)).
+		Str("rollback", d.cfg.Rollback).Dur("soak", d.cfg.Soak).Msg("webhookd serving")
 	if ready != nil {
 		ready()
 	}
@@ -190,7 +191,7 @@ func (d *Daemon) Status() []RepoStatus {
 }
 
 func (d *Daemon) statusHandler(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"repos": d.Status()})
+	writeJSON(w, http.StatusOK, map[string]any{"repos": d.Status(), "rollback": d.cfg.Rollback, "soakSeconds": d.cfg.Soak.Seconds()})
 }
 
 // reply is the JSON body of every /hooks answer.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,6 +75,9 @@ type fakeDeployer struct {
 	gate    chan struct{}
 	started chan string
 	err     error
+	// rollBack makes a deploy of a commit whose app.json holds this text
+	// fail its health gate and roll back.
+	rollBack string
 }
 
 func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployReport, error) {
@@ -88,6 +92,10 @@ func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployRep
 	defer f.mu.Unlock()
 	f.got = append(f.got, req)
 	f.content = append(f.content, string(b))
+	if f.rollBack != "" && strings.Contains(string(b), f.rollBack) {
+		return DeployReport{RunID: fmt.Sprintf("run-%d", len(f.got)), Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
+			RolledBack: true, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="}}, errors.New("rolled back to run run-1")
+	}
 	return DeployReport{RunID: fmt.Sprintf("run-%d", len(f.got)), Summary: "1 to change"}, f.err
 }
 
@@ -576,5 +584,41 @@ func TestConcurrentDeliveriesWaitForASlot(t *testing.T) {
 		if c := <-codes; c != http.StatusAccepted {
 			t.Fatalf("a concurrent delivery got %d", c)
 		}
+	}
+}
+
+// TestRolledBackIsNotRetried: a commit whose deploy failed its health gate
+// and was rolled back shows as rolled-back with the failing unit, keeps the
+// earlier commit as applied, is not retried by the poll until the branch
+// moves, and a later good commit deploys normally.
+func TestRolledBackIsNotRetried(t *testing.T) {
+	dep := &fakeDeployer{rollBack: "broken"}
+	f := newFixture(t, dep, "    poll: 5s\n")
+	f.d.cfg.Repos[0].PollInterval = 20 * time.Millisecond
+	a := f.remote.commit(`{"v":"a"}`)
+	f.start()
+	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	b := f.remote.commit(`{"v":"broken"}`)
+	st := f.wait("b rolled back", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == b })
+	if st.Last.Result != ResultRolledBack || st.Last.Stage != StageGate || st.LastApplied != a ||
+		st.Last.RolledBackTo != "run-1" || len(st.Last.FailingUnits) != 1 || !strings.Contains(st.Last.FailingUnits[0], "web.service") {
+		t.Fatalf("status after the rollback: %+v %+v", st, st.Last)
+	}
+	n := f.fetches.Load()
+	for f.fetches.Load() < n+5 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, _ := dep.deploys(); len(got) != 2 {
+		t.Fatalf("%d deploys, want 2: a rolled-back commit is not retried until the branch moves", len(got))
+	}
+	c := f.remote.commit(`{"v":"c"}`)
+	st = f.wait("c applied", func(s RepoStatus) bool { return s.LastApplied == c })
+	if st.Last.Result != ResultSuccess || st.LastFailure == nil || st.LastFailure.Result != ResultRolledBack {
+		t.Fatalf("after a good commit: %+v", st)
+	}
+	rec := httptest.NewRecorder()
+	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), `result="rolled-back"`) {
+		t.Errorf("metrics lack the rolled-back deploy:\n%s", rec.Body.String())
 	}
 }

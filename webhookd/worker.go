@@ -32,6 +32,12 @@ type DeployRequest struct {
 type DeployReport struct {
 	RunID   string // the run journal's id of this apply, if any
 	Summary string // one line: what the plan changed
+	// RolledBack: a started container failed the health gate and the host
+	// was rolled back to the generation of run RolledBackTo; Failing names
+	// each unit that failed and why. The commit is then not applied.
+	RolledBack   bool
+	RolledBackTo string
+	Failing      []string
 }
 
 // Results of a deploy attempt, as /status and the deploys metric show them.
@@ -41,6 +47,10 @@ const (
 	// ResultSkipped: the commit is older than the one already applied, so
 	// deploying it would move the host backwards (a late or replayed push).
 	ResultSkipped = "skipped"
+	// ResultRolledBack: the commit was applied, a container failed the
+	// health gate, and the host runs its last good generation again. The
+	// commit is not retried until the branch moves.
+	ResultRolledBack = "rolled-back"
 )
 
 // Stages a deploy attempt can fail in.
@@ -48,20 +58,27 @@ const (
 	StageFetch    = "fetch"
 	StageCheckout = "checkout"
 	StageApply    = "apply"
+	// StageGate: the apply landed but a started container failed the
+	// health gate.
+	StageGate = "health-gate"
 )
 
 // Attempt is one deploy attempt of one commit.
 type Attempt struct {
-	Commit   string    `json:"commit"`
-	Trigger  string    `json:"trigger"` // e.g. "github push 1f2e…" or "poll"
-	Pushes   int       `json:"pushes"`  // queued pushes this attempt covered (coalesced)
-	Result   string    `json:"result"`
-	Stage    string    `json:"stage,omitempty"` // where a failure happened
-	Summary  string    `json:"summary,omitempty"`
-	RunID    string    `json:"runId,omitempty"`
-	Error    string    `json:"error,omitempty"`
-	Started  time.Time `json:"started"`
-	Duration float64   `json:"durationSeconds"`
+	Commit  string `json:"commit"`
+	Trigger string `json:"trigger"` // e.g. "github push 1f2e…" or "poll"
+	Pushes  int    `json:"pushes"`  // queued pushes this attempt covered (coalesced)
+	Result  string `json:"result"`
+	Stage   string `json:"stage,omitempty"` // where a failure happened
+	Summary string `json:"summary,omitempty"`
+	RunID   string `json:"runId,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// FailingUnits and RolledBackTo say why a rolled-back attempt did not
+	// land and what the host runs instead (the generation of that run).
+	FailingUnits []string  `json:"failingUnits,omitempty"`
+	RolledBackTo string    `json:"rolledBackTo,omitempty"`
+	Started      time.Time `json:"started"`
+	Duration     float64   `json:"durationSeconds"`
 }
 
 // RepoStatus is one repository's entry in GET /status.
@@ -326,6 +343,11 @@ func (w *worker) deploy(batch []push) {
 		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
 	})
 	a.RunID, a.Summary = rep.RunID, rep.Summary
+	if rep.RolledBack {
+		a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
+		w.finish(log, a, StageGate, err)
+		return
+	}
 	w.finish(log, a, StageApply, err)
 }
 
@@ -367,6 +389,8 @@ func (w *worker) newest(tip string, batch []push) (push, error) {
 func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error) {
 	a.Duration = time.Since(a.Started).Seconds()
 	switch {
+	case err != nil && stage == StageGate && a.RolledBackTo != "":
+		a.Result, a.Stage, a.Error = ResultRolledBack, stage, err.Error()
 	case err != nil:
 		a.Result, a.Stage, a.Error = ResultFailed, stage, err.Error()
 	case stage == "":
@@ -377,7 +401,7 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	w.mu.Lock()
 	w.st.State, w.st.Deploying = "idle", ""
 	w.st.Last, w.st.LastError = a, a.Error
-	if a.Result == ResultFailed {
+	if a.Result == ResultFailed || a.Result == ResultRolledBack {
 		w.st.LastFailure = a
 	}
 	if a.Result == ResultSuccess {
@@ -399,8 +423,11 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 		log.Error().Err(err).Msg("saving status")
 	}
 	ev := log.Info()
-	if a.Result == ResultFailed {
+	switch a.Result {
+	case ResultFailed:
 		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error)
+	case ResultRolledBack:
+		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error).Strs("failing", a.FailingUnits).Str("rolledBackTo", a.RolledBackTo)
 	}
 	ev.Str("result", a.Result).Str("summary", a.Summary).Str("run", a.RunID).
 		Int("pushes", a.Pushes).Float64("seconds", a.Duration).Msg("deploy finished")

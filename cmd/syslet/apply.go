@@ -26,6 +26,7 @@ type applyOptions struct {
 	detailed bool
 	yes      bool
 	podman   string
+	rollback string
 }
 
 // define registers the flags of a plan or apply.
@@ -51,6 +52,16 @@ func (o *applyOptions) define(f *flags) {
 	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")
 	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
+	o.defineGate(f)
+}
+
+// defineGate registers the health gate's and the rollback's flags, which
+// an apply and syslet rollback share.
+func (o *applyOptions) defineGate(f *flags) {
+	r, d := &o.req, &deploy.Defaults
+	f.Duration(&r.Soak, "soak", d.Soak, "after starting containers, require them to stay up (no restart, still active) for `D`; 0: only up")
+	f.String(&o.rollback, "rollback", string(d.Rollback), "what a failed health gate does: `POLICY` auto applies the last good generation again (each container pinned to the image it ran), never leaves the host as the run left it")
+	f.Int(&r.KeepGenerations, "keep-generations", d.KeepGenerations, "keep the last `N` good generations to roll back to")
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
@@ -77,6 +88,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
 		return o, err
 	}
+	if err := o.checkGate(); err != nil {
+		return o, err
+	}
 	if o.podman != "" {
 		if r.Root == "/" {
 			return o, fmt.Errorf("%w: --podman only applies with --root: on a host, syslet checks against the podman the host runs", errUsage)
@@ -86,6 +100,18 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkGate reads the gate flags into the request.
+func (o *applyOptions) checkGate() error {
+	var err error
+	if o.req.Rollback, err = deploy.ParseRollback(o.rollback); err != nil {
+		return fmt.Errorf("%w: --rollback: %v", errUsage, err)
+	}
+	if o.req.Soak < 0 || o.req.KeepGenerations < 1 {
+		return fmt.Errorf("%w: --soak must not be negative and --keep-generations at least 1", errUsage)
+	}
+	return nil
 }
 
 func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -102,6 +128,12 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	req.AfterStep = testPause(stop, stderr)
 
+	return runRequest(ctx, req, o, stdout, stderr)
+}
+
+// runRequest runs one plan or apply and maps what came of it to the exit
+// code.
+func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout, stderr io.Writer) int {
 	out, err := deploy.Run(ctx, req)
 	if req.JSON && out != nil {
 		_ = view.JSON(stdout, out)
@@ -125,6 +157,10 @@ func exitCode(err error) int {
 		return exitInvalid
 	case errors.Is(err, deploy.ErrInterrupted):
 		return exitInterrupted
+	case errors.Is(err, deploy.ErrRollbackFailed):
+		return exitRollbackBad
+	case errors.Is(err, deploy.ErrRolledBack):
+		return exitRolledBack
 	}
 	return exitError
 }
@@ -172,20 +208,25 @@ func confirm(in io.Reader, w io.Writer) bool {
 }
 
 // testPauseEnv names the step after which an apply pauses until it is
-// signalled or killed. Only the integration tests set it: they kill syslet
-// at every step to prove the next run resumes exactly.
+// signalled or killed: "N", or "rollback:N" to pause only in the rollback
+// after a failed health gate. Only the integration tests set it: they kill
+// syslet there to prove the next run resumes exactly.
 const testPauseEnv = "SYSLET_TEST_PAUSE_AFTER_STEP"
 
-func testPause(stop <-chan struct{}, stderr io.Writer) func(step int) {
-	n, err := strconv.Atoi(os.Getenv(testPauseEnv))
+func testPause(stop <-chan struct{}, stderr io.Writer) func(step int, pass string) {
+	want, spec := deploy.PassApply, os.Getenv(testPauseEnv)
+	if s, ok := strings.CutPrefix(spec, deploy.PassRollback+":"); ok {
+		want, spec = deploy.PassRollback, s
+	}
+	n, err := strconv.Atoi(spec)
 	if err != nil || n <= 0 {
 		return nil
 	}
-	return func(s int) {
-		if s != n {
+	return func(s int, pass string) {
+		if s != n || pass != want {
 			return
 		}
-		fmt.Fprintf(stderr, "syslet: test pause after step %d (pid %d)\n", n, os.Getpid())
+		fmt.Fprintf(stderr, "syslet: test pause after step %d of the %s (pid %d)\n", n, pass, os.Getpid())
 		_ = os.WriteFile(layout.TestPauseFile(n), []byte(strconv.Itoa(os.Getpid())), 0o644)
 		select {
 		case <-stop:

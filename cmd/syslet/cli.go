@@ -63,13 +63,21 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 		defineFlags: func(f *flags) { new(pushOptions).define(f) },
 		notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
-one forwards SIGINT to the running ones.`,
+one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
+when a container fails it, rolls back to its last good generation (its syslet's defaults:
+--rollback=auto, --soak 5s); the table then says "rolled back" for that host.`,
 		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
 		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
 		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
 		// lines of /root/.ssh/authorized_keys
 		examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
+	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
+		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
+		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
+		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
+what it therefore cannot restore is said. Exit codes as an apply's.`,
+		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) },
@@ -99,6 +107,8 @@ var exitStatus = []struct {
 	{exitError, "an error: host, staging, a refused plan, a failed apply, the lock timed out"},
 	{exitInvalid, "invalid specs, or input holding no JSON value, too large or not a regular file; nothing was touched"},
 	{exitPending, "changes are pending (--diff --detailed-exitcode)"},
+	{exitRolledBack, "rolled back: a started container failed the health gate, and the last good generation runs again (and passed it)"},
+	{exitRollbackBad, "the rollback failed too: a started container failed the health gate, and so did the last good generation; the host needs a person"},
 	{exitUsage, "a usage error: a bad flag or argument; nothing was read"},
 	{exitInternal, "an internal error (a bug; the stack is printed)"},
 	{exitInterrupted, "interrupted by SIGINT or SIGTERM; the summary says what was not reached"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/runlog"
 )
 
@@ -65,10 +66,16 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	if len(runs) > *limit && *limit > 0 {
 		runs = runs[len(runs)-*limit:]
 	}
-	if *output == "json" {
-		return writeJSON(stdout, view.Summaries(runs))
+	kept := map[string]bool{}
+	if gens, err := generation.Open(abs).List(); err == nil {
+		for _, g := range gens {
+			kept[g.Run] = true
+		}
 	}
-	view.History(stdout, runs)
+	if *output == "json" {
+		return writeJSON(stdout, view.Summaries(runs, kept))
+	}
+	view.History(stdout, runs, kept)
 	return exitOK
 }
 

@@ -20,6 +20,8 @@ const (
 	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan
 	exitInvalid     = 2   // the specs are invalid; nothing was touched
 	exitPending     = 3   // --diff --detailed-exitcode: changes are pending
+	exitRolledBack  = 4   // the change failed its health gate; the last good generation was restored and passed it
+	exitRollbackBad = 5   // the change failed its health gate, and so did the rollback: the host needs a person
 	exitUsage       = 64  // a command-line mistake; nothing was read or touched
 	exitInternal    = 70  // a bug in syslet (a recovered panic)
 	exitInterrupted = 130 // SIGINT/SIGTERM ended the run; the summary says what was not reached
@@ -63,6 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
+		case "rollback":
+			return cmdRollback(args[1:], stdin, stdout, stderr)
 		case "history":
 			return cmdHistory(args[1:], stdout, stderr)
 		case "completion":

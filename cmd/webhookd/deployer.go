@@ -20,6 +20,8 @@ import (
 type deployer struct {
 	log         zerolog.Logger
 	lockTimeout time.Duration
+	rollback    deploy.RollbackPolicy
+	soak        time.Duration
 }
 
 func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webhookd.DeployReport, error) {
@@ -33,6 +35,8 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		Stdout:      plan,
 		Stderr:      os.Stderr,
 		LockTimeout: d.lockTimeout,
+		Rollback:    d.rollback,
+		Soak:        d.soak,
 		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
 		// apply short; webhookd waits for it instead.
 	})
@@ -40,6 +44,14 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 	if out != nil {
 		rep.RunID = out.RunID
 		rep.Summary = out.Summary
+		if rb := out.Rollback; rb != nil && rb.Passed {
+			rep.RolledBack, rep.RolledBackTo = true, rb.Generation
+		}
+		if out.Gate != nil {
+			for _, f := range out.Gate.Failures {
+				rep.Failing = append(rep.Failing, f.Service+": "+f.Reason)
+			}
+		}
 		if out.Plan != nil {
 			if ps := view.PlanSummary(out.Plan); ps != out.Summary {
 				rep.Summary = ps + " " + out.Summary

@@ -104,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	d, err := webhookd.New(cfg, webhookd.Options{
-		Deployer: deployer{log: log, lockTimeout: o.lockTimeout},
+		Deployer: deployer{log: log, lockTimeout: o.lockTimeout, rollback: deploy.RollbackPolicy(cfg.Rollback), soak: cfg.Soak},
 		Log:      log,
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ var defaults = strings.NewReplacer(
 	"DefaultListen", "`"+webhookd.DefaultListen+"`",
 	"DefaultStateDir", "`"+webhookd.DefaultStateDir+"`",
 	"DefaultBranch", "`"+webhookd.DefaultBranch+"`",
+	"DefaultSoak", "`"+webhookd.DefaultSoak.String()+"`",
 )
 
 // configList lists the fields of type name of webhookd's configuration,
@@ -135,7 +136,7 @@ func webhookdPage(t *testing.T) docpage.Page {
 		{Title: "HTTP API", Blocks: []docpage.Block{
 			docpage.List{
 				{Term: "`POST /hooks/`NAME", Text: fmt.Sprintf("a forge's push event for the repository NAME (at most %d bytes). The answer is `202` when the push is queued for a deploy or ignored with its reason (another branch, a tag, not a push), `200` for a ping, `401` when unsigned or wrongly signed, `409` for a delivery id seen before, `413` for a larger body, `404` for an unknown repository, `429` when too many deliveries wait.", webhookd.MaxBody)},
-				{Term: "`GET /status`", Text: "per repository: `lastApplied`, the last attempt's `result`, plan `summary`, `durationSeconds`, `runId`, `lastError`, the `queued` commit"},
+				{Term: "`GET /status`", Text: "per repository: `lastApplied`, the last attempt's `result` (`success`, `failed`, `skipped`, or `rolled-back` with `failingUnits` and `rolledBackTo`), plan `summary`, `durationSeconds`, `runId`, `lastError`, the `queued` commit"},
 				{Term: "`GET /healthz`", Text: "200 while the daemon answers"},
 				{Term: "`GET /metrics`", Text: "Prometheus metrics (below)"},
 			},

@@ -65,13 +65,27 @@ func Open(root string) *Store {
 	return &Store{dir: layout.Under(root, layout.Generations), Keep: DefaultKeep, MaxBytes: DefaultMaxBytes}
 }
 
-// fileName is where a generation lives: run ids sort by time.
-func fileName(run string) string { return run + ".json" }
+// fileName is where a generation lives: its time first, to the
+// nanosecond (run ids sort by the second only), then its run.
+func fileName(g Generation) string { return fmt.Sprintf("%020d-%s.json", g.Time.UnixNano(), g.Run) }
+
+// runOf is the run a generation file name names, "" for any other name.
+func runOf(name string) string {
+	rest, ok := strings.CutSuffix(name, ".json")
+	stamp, run, found := strings.Cut(rest, "-")
+	if !ok || !found || len(stamp) != 20 || !validRun(run) || strings.Trim(stamp, "0123456789") != "" {
+		return ""
+	}
+	return run
+}
 
 // Record stores g and drops what the bounds no longer hold.
 func (s *Store) Record(g Generation) error {
 	if !validRun(g.Run) {
 		return fmt.Errorf("generation: bad run id %q", g.Run)
+	}
+	if g.Time.IsZero() {
+		g.Time = time.Now()
 	}
 	data, err := json.Marshal(g)
 	if err != nil {
@@ -83,7 +97,7 @@ func (s *Store) Record(g Generation) error {
 	if err := os.Chmod(s.dir, 0o700); err != nil {
 		return fmt.Errorf("generations: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(s.dir, fileName(g.Run)), data); err != nil {
+	if err := writeAtomic(filepath.Join(s.dir, fileName(g)), data); err != nil {
 		return fmt.Errorf("recording generation %s: %w", g.Run, err)
 	}
 	return s.prune()
@@ -134,8 +148,7 @@ func (s *Store) entries() ([]os.DirEntry, error) {
 		return nil, fmt.Errorf("generations: %w", err)
 	}
 	ents = slices.DeleteFunc(ents, func(e os.DirEntry) bool {
-		run, ok := strings.CutSuffix(e.Name(), ".json")
-		return !ok || !validRun(run) || !e.Type().IsRegular()
+		return runOf(e.Name()) == "" || !e.Type().IsRegular()
 	})
 	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return ents, nil
@@ -244,7 +257,7 @@ func (s *Store) read(name string) (*Generation, error) {
 	if err := json.Unmarshal(data, &g); err != nil {
 		return nil, fmt.Errorf("generation %s: %w", name, err)
 	}
-	if g.Run+".json" != name {
+	if runOf(name) != g.Run {
 		return nil, fmt.Errorf("generation %s: names run %q", name, g.Run)
 	}
 	return &g, nil

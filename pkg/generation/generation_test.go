@@ -8,8 +8,11 @@ import (
 	"time"
 )
 
+var clock = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
 func gen(run string, input string) Generation {
-	return Generation{Run: run, Time: time.Now(), InputDigest: "d-" + run, Input: []byte(input),
+	clock = clock.Add(time.Millisecond)
+	return Generation{Run: run, Time: clock, InputDigest: "d-" + run, Input: []byte(input),
 		Images: map[string]Image{"web.container": {ID: "id-" + run, Name: "localhost:5000/web:v1"}}}
 }
 
@@ -40,7 +43,11 @@ func TestRecordAndList(t *testing.T) {
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("dir mode %o", fi.Mode().Perm())
 	}
-	if fi, _ := os.Stat(filepath.Join(dir, "20261201T100000Z-aaaaaa.json")); fi.Mode().Perm() != 0o600 {
+	files, _ := filepath.Glob(filepath.Join(dir, "*-20261201T100000Z-aaaaaa.json"))
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
 		t.Errorf("file mode %o", fi.Mode().Perm())
 	}
 	if ids := ImageIDs(gens); !ids["id-20261201T100000Z-aaaaaa"] || len(ids) != 2 {
@@ -82,10 +89,10 @@ func TestHostileFiles(t *testing.T) {
 	dir := filepath.Join(root, "var/lib/syslet/generations")
 	secret := filepath.Join(root, "secret")
 	os.WriteFile(secret, []byte(`{"run":"20261201T120000Z-cccccc"}`), 0o600)
-	os.Symlink(secret, filepath.Join(dir, "20261201T120000Z-cccccc.json"))
-	os.WriteFile(filepath.Join(dir, "20261201T130000Z-dddddd.json"), []byte(`{"run":"20261201T100000Z-aaaaaa"}`), 0o600)
-	os.WriteFile(filepath.Join(dir, "20261201T140000Z-eeeeee.json"), []byte(`not json`), 0o600)
-	if err := mkfifo(filepath.Join(dir, "20261201T150000Z-ffffff.json")); err != nil {
+	os.Symlink(secret, filepath.Join(dir, "00000000000000000001-20261201T120000Z-cccccc.json"))
+	os.WriteFile(filepath.Join(dir, "00000000000000000002-20261201T130000Z-dddddd.json"), []byte(`{"run":"20261201T100000Z-aaaaaa"}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "00000000000000000003-20261201T140000Z-eeeeee.json"), []byte(`not json`), 0o600)
+	if err := mkfifo(filepath.Join(dir, "00000000000000000004-20261201T150000Z-ffffff.json")); err != nil {
 		t.Fatal(err)
 	}
 	gens, err := s.List()

@@ -26,6 +26,45 @@ func (s UnitState) Active() bool { return s.ActiveState == "active" || s.ActiveS
 // Failed reports whether systemd holds the unit in the failed state.
 func (s UnitState) Failed() bool { return s.ActiveState == "failed" }
 
+// UnitHealth is what systemd's own counters say of a service: the health
+// gate judges a start by them, since a start job that succeeded only says
+// the service got going, not that it stays up.
+type UnitHealth struct {
+	ActiveState string `json:"activeState"`
+	SubState    string `json:"subState"`
+	// Result is the service's last result ("success", "exit-code",
+	// "signal", "start-limit-hit", …).
+	Result string `json:"result"`
+	// InvocationID changes with every start of the unit, restarts by
+	// Restart= included.
+	InvocationID string `json:"invocationId"`
+	// NRestarts counts the restarts systemd made by Restart= since the
+	// unit was last started by hand.
+	NRestarts uint32 `json:"nRestarts"`
+	// ExecMainCode (1 exited, 2 killed, 3 dumped) and ExecMainStatus (the
+	// exit status or the signal) are how the main process last ended.
+	ExecMainCode   int32 `json:"execMainCode"`
+	ExecMainStatus int32 `json:"execMainStatus"`
+}
+
+// Up reports whether the service is active and running (or, for a oneshot
+// that remains after exit, active and exited).
+func (h UnitHealth) Up() bool {
+	return h.ActiveState == "active" && (h.SubState == "running" || h.SubState == "exited")
+}
+
+// Container is one podman container as the health gate and a generation
+// record read it: the image it runs (by ID and by the name it was started
+// with) and its health check's status ("" when it has none; "starting",
+// "healthy", "unhealthy").
+type Container struct {
+	Name    string `json:"name"`
+	ImageID string `json:"imageId"`
+	Image   string `json:"image"`
+	State   string `json:"state"`
+	Health  string `json:"health,omitempty"`
+}
+
 // Secret is one entry of podman's secret store. Only names and labels are
 // ever read back: podman does not return secret data through its list call.
 type Secret struct {

@@ -34,6 +34,18 @@ func BuildDirOf(build string) string { return path.Join(BuildRoot, build) }
 // Containerfile is the path of a build's Containerfile.
 func Containerfile(build string) string { return path.Join(BuildRoot, build, "Containerfile") }
 
+// DropInDir is the directory of a unit file's drop-ins
+// ("web.container.d"), relative to UnitDir as the unit file's name is.
+func DropInDir(unitFile string) string { return unitFile + ".d" }
+
+// PinFile is the drop-in a rollback writes into a container's drop-in
+// directory to run the image the container ran in the generation being
+// restored; "99-" sorts it after every other drop-in, so it wins.
+const PinFile = "99-syslet-pin.conf"
+
+// PinPath is the host path of a container's pin drop-in.
+func PinPath(unitFile string) string { return path.Join(UnitDir, DropInDir(unitFile), PinFile) }
+
 // Exts are the unit file types quadlet generates services from, and by
 // whose file names units refer to each other (Volume=data.volume).
 var Exts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}

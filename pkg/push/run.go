@@ -62,6 +62,13 @@ const (
 	Unreachable
 	// NotStarted: the run was interrupted before this host's turn.
 	NotStarted
+	// RolledBack: the host applied the change, a container failed its
+	// health gate, and the host's syslet restored the last good
+	// generation (exit code 4): the host serves, the change did not land.
+	RolledBack
+	// RollbackFailed: the change failed its health gate and so did the
+	// rollback (exit code 5): the host needs a person.
+	RollbackFailed
 )
 
 func (s Status) String() string {
@@ -76,6 +83,10 @@ func (s Status) String() string {
 		return "unreachable"
 	case NotStarted:
 		return "not started"
+	case RolledBack:
+		return "rolled back"
+	case RollbackFailed:
+		return "rollback failed"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -202,6 +213,12 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 		r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
 	case errors.As(err, &exit) && exit.Signal() == "":
 		r.Status, r.ExitCode = Failed, exit.ExitStatus()
+		switch exit.ExitStatus() {
+		case 4:
+			r.Status = RolledBack
+		case 5:
+			r.Status = RollbackFailed
+		}
 		r.Err = fmt.Errorf("%q exited %d%s", o.Command, exit.ExitStatus(), exitHint[exit.ExitStatus()])
 	case errors.As(err, &exit):
 		r.Status, r.Err = Failed, fmt.Errorf("%q killed by signal %s", o.Command, exit.Signal())
@@ -216,6 +233,8 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 var exitHint = map[int]string{
 	2:   " (the host's syslet found the specs invalid)",
 	3:   " (changes pending)",
+	4:   " (a container failed the health gate; the host rolled back to its last good generation and serves that)",
+	5:   " (a container failed the health gate and so did the rollback: look at the host)",
 	64:  " (the host's syslet did not accept the command line: is it older than this one?)",
 	126: " (the remote command is not executable)",
 	127: " (the remote command was not found: is syslet installed on the host, or set --remote-command)",

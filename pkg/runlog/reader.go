@@ -35,7 +35,7 @@ func (ri *RunInfo) Result() string {
 // well, changed nothing or were refused before any change did not.
 func (ri *RunInfo) LeftWorkUndone() bool {
 	switch ri.Result() {
-	case ResultOK, ResultNoChanges, ResultRefused:
+	case ResultOK, ResultNoChanges, ResultRefused, ResultRolledBack:
 		return false
 	}
 	return true

@@ -17,6 +17,9 @@ const (
 	ResultInterrupted = "interrupted"
 	ResultNoChanges   = "no-changes"
 	ResultRefused     = "refused"
+	// ResultRolledBack closes a rollback run that restored a generation
+	// and passed the health gate; the run it rolled back ended "failed".
+	ResultRolledBack = "rolled-back"
 )
 
 // Action is one planned host change as the journal knows it: what and
@@ -43,12 +46,16 @@ type Record struct {
 	Time time.Time `json:"time"`
 
 	// intent
-	PID         int      `json:"pid,omitempty"`
-	Source      string   `json:"source,omitempty"`
-	InputDigest string   `json:"inputDigest,omitempty"`
-	PlanDigest  string   `json:"planDigest,omitempty"`
-	Resumes     string   `json:"resumes,omitempty"` // the run this one carries actions of
-	Actions     []Action `json:"actions,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Source      string `json:"source,omitempty"`
+	InputDigest string `json:"inputDigest,omitempty"`
+	PlanDigest  string `json:"planDigest,omitempty"`
+	Resumes     string `json:"resumes,omitempty"` // the run this one carries actions of
+	// Rollback names the run whose generation a rollback run restores,
+	// RollbackOf the failed run it rolls back ("" for syslet rollback).
+	Rollback   string   `json:"rollback,omitempty"`
+	RollbackOf string   `json:"rollbackOf,omitempty"`
+	Actions    []Action `json:"actions,omitempty"`
 
 	// step, action
 	Step int `json:"step,omitempty"`
@@ -56,6 +63,8 @@ type Record struct {
 	Index  *int   `json:"i,omitempty"`
 	Op     string `json:"op,omitempty"`
 	Target string `json:"target,omitempty"`
+	// Error is an action's failure or, on an end line, why the run failed
+	// (a unit that did not pass the health gate).
 	Error  string `json:"error,omitempty"`
 	Millis int64  `json:"ms,omitempty"`
 

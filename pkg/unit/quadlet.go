@@ -22,6 +22,7 @@ const (
 	KeyVolumeName          = "VolumeName"
 	KeyNetworkName         = "NetworkName"
 	KeyImage               = "Image"
+	KeyPull                = "Pull"
 	KeyImageTag            = "ImageTag"
 	KeyFile                = "File"
 	KeySetWorkingDirectory = "SetWorkingDirectory"

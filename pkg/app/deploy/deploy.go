@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
@@ -84,9 +86,22 @@ type Request struct {
 	// and prints its path; a failed staging's is always kept.
 	KeepStage bool
 
+	// Soak is how long the containers a run started must stay up for the
+	// health gate to pass (zero: they must only be up).
+	Soak time.Duration
+	// Rollback is what a failed health gate does (default RollbackAuto).
+	Rollback RollbackPolicy
+	// Generation makes the run a rollback by hand (syslet rollback): it
+	// applies the kept generation of that run instead of Path, or with
+	// "previous" the one before the host's current generation.
+	Generation string
+	// KeepGenerations bounds the generations kept (0: the store's default).
+	KeepGenerations int
+
 	// AfterStep is a test hook run after each step that had actions,
-	// with the step's number (1–9).
-	AfterStep func(step int)
+	// with the step's number (1–9) and the pass: PassApply, or
+	// PassRollback in the rollback after a failed health gate.
+	AfterStep func(step int, pass string)
 }
 
 // Defaults are the values syslet's and webhookd's flags start from. A
@@ -94,16 +109,45 @@ type Request struct {
 // its zero start, pull, stop and reload deadlines are the executor's
 // defaults, the same values; a zero LockTimeout waits for ever.
 var Defaults = Request{
-	Root:          "/",
-	Quadlet:       stage.DefaultGenerator,
-	LockTimeout:   5 * time.Minute,
-	DialTimeout:   30 * time.Second,
-	ReadTimeout:   2 * time.Minute,
-	StartTimeout:  executor.DefaultStartTimeout,
-	PullTimeout:   executor.DefaultPullTimeout,
-	StopTimeout:   executor.DefaultStopTimeout,
-	ReloadTimeout: executor.DefaultReloadTimeout,
-	MaxInput:      spec.DefaultMaxInput,
+	Root:            "/",
+	Quadlet:         stage.DefaultGenerator,
+	LockTimeout:     5 * time.Minute,
+	DialTimeout:     30 * time.Second,
+	ReadTimeout:     2 * time.Minute,
+	StartTimeout:    executor.DefaultStartTimeout,
+	PullTimeout:     executor.DefaultPullTimeout,
+	StopTimeout:     executor.DefaultStopTimeout,
+	ReloadTimeout:   executor.DefaultReloadTimeout,
+	MaxInput:        spec.DefaultMaxInput,
+	Soak:            gate.DefaultSoak,
+	Rollback:        RollbackAuto,
+	KeepGenerations: generation.DefaultKeep,
+}
+
+// The passes of one run, as AfterStep hears them.
+const (
+	PassApply    = "apply"
+	PassRollback = "rollback"
+)
+
+// RollbackPolicy is what a failed health gate does.
+type RollbackPolicy string
+
+const (
+	// RollbackAuto applies the last good generation again, each container
+	// pinned to the image it ran then.
+	RollbackAuto RollbackPolicy = "auto"
+	// RollbackNever leaves the host as the failed run left it.
+	RollbackNever RollbackPolicy = "never"
+)
+
+// ParseRollback reads a --rollback value.
+func ParseRollback(s string) (RollbackPolicy, error) {
+	switch p := RollbackPolicy(s); p {
+	case RollbackAuto, RollbackNever:
+		return p, nil
+	}
+	return "", fmt.Errorf("want auto or never, got %q", s)
 }
 
 // Outcome is everything a run produced: what the CLI prints as JSON, what
@@ -117,8 +161,12 @@ type Outcome struct {
 	Plan     *plan.Plan       `json:"plan,omitempty"`
 	Digest   string           `json:"planDigest,omitempty"`
 	Result   *executor.Result `json:"result,omitempty"`
-	Summary  string           `json:"summary"`
-	Error    string           `json:"error,omitempty"`
+	// Gate is the health gate's verdict on the containers the run started.
+	Gate *gate.Report `json:"gate,omitempty"`
+	// Rollback is what the rollback after a failed gate did.
+	Rollback *RollbackReport `json:"rollback,omitempty"`
+	Summary  string          `json:"summary"`
+	Error    string          `json:"error,omitempty"`
 	// StageDir is the staging directory kept for inspection (a failed
 	// staging, or --keep-stage).
 	StageDir string `json:"stageDir,omitempty"`
@@ -136,13 +184,22 @@ var (
 	ErrStaging     = errors.New("staging failed")
 	ErrDeclined    = errors.New("apply cancelled at the prompt")
 	ErrInterrupted = executor.ErrInterrupted
+	// ErrGate: a started container did not pass the health gate, and the
+	// host was left as the run left it (RollbackNever, or no generation
+	// to return to).
+	ErrGate = errors.New("the health gate failed")
+	// ErrRolledBack: the health gate failed and the last good generation
+	// was applied again and passed it.
+	ErrRolledBack = errors.New("rolled back")
+	// ErrRollbackFailed: the health gate failed and so did the rollback.
+	ErrRollbackFailed = errors.New("rollback failed")
 )
 
-// hostless reports whether the run has no running system: a tree of
-// files only (--root), no systemd, no podman.
 // errNoHost refuses an apply to a tree without a running system.
 var errNoHost = errors.New("an apply needs the running host: --root only supports --diff (use `syslet render --out DIR` to write files)")
 
+// hostless reports whether the run has no running system: a tree of
+// files only (--root), no systemd, no podman.
 func (req *Request) hostless() bool { return req.Root != "/" && req.Host == nil }
 
 func (req *Request) defaults() {
@@ -164,6 +221,9 @@ func (req *Request) defaults() {
 	if req.ReadTimeout == 0 {
 		req.ReadTimeout = Defaults.ReadTimeout
 	}
+	if req.Rollback == "" {
+		req.Rollback = RollbackAuto
+	}
 	if req.Source == "" {
 		switch req.Path {
 		case "-":
@@ -181,45 +241,57 @@ func (req *Request) defaults() {
 }
 
 // Run reads, validates, plans and — unless Diff — applies, under the
-// host's apply lock. It returns an Outcome whenever the specs could be
-// read, also together with an error.
+// host's apply lock; then it holds the containers the run started to the
+// health gate and, when they fail it, rolls back to the last good
+// generation. It returns an Outcome whenever the specs could be read,
+// also together with an error.
 func Run(ctx context.Context, req Request) (*Outcome, error) {
 	req.defaults()
-	out := &Outcome{Source: req.Source}
-	human := req.Stdout
+	r := &runner{req: &req, out: &Outcome{Source: req.Source}, human: req.Stdout,
+		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
 	if req.JSON {
-		human = req.Stderr
+		r.human = req.Stderr
 	}
-	fail := func(err error) (*Outcome, error) {
-		out.Error = err.Error()
-		if out.Summary == "" {
-			out.Summary = "error: " + err.Error()
-		}
-		return out, err
+	if req.KeepGenerations > 0 {
+		r.gens.Keep = req.KeepGenerations
 	}
-
+	out := r.out
 	if req.hostless() && !req.Diff {
 		// Without a running system there is nothing to apply to; refused
 		// before anything is read, stored or journalled under the tree.
-		return fail(errNoHost)
+		return r.fail(errNoHost)
 	}
-	l, err := load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput})
-	if err != nil {
-		return fail(err)
+	var rs *restore
+	var l *load.Set
+	if req.Generation != "" {
+		gen, err := r.pickGeneration(req.Generation)
+		if err != nil {
+			return r.fail(err)
+		}
+		rs = &restore{gen: gen}
+		req.Source = "rollback to run " + gen.Run
+		out.Source = req.Source
+		l = load.Bytes("generation "+gen.Run, gen.Input)
+	} else {
+		var err error
+		if l, err = load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput}); err != nil {
+			return r.fail(err)
+		}
 	}
 	out.Specs, out.Sources, out.Findings = len(l.Specs), len(l.Sources), l.Report.Findings
 	if l.Report.HasErrors() {
 		view.Findings(req.Stderr, l.Report)
 		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
-		return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+		return r.fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
 	}
 
 	h, err := openHost(ctx, &req)
 	if err != nil {
 		view.Findings(req.Stderr, l.Report)
-		return fail(err)
+		return r.fail(err)
 	}
 	defer h.Close()
+	r.h = h
 
 	// Podman's quadlet converter, in-process, for the podman this host
 	// runs: CPU work, done beside the lock and the host reads (which
@@ -230,32 +302,31 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer stopWaiting()
 	check := h.startCheck(ctx, &req, l, stopWaiting)
 	defer check.wait() // l.Report is the check's until it is done
-	verdict := func() (*Outcome, error) {
+	r.verdict = func() error {
 		release, err := check.wait()
 		if err != nil {
 			view.Findings(req.Stderr, l.Report)
-			return fail(err)
+			return err
 		}
 		out.Findings = l.Report.Findings
 		view.Findings(req.Stderr, l.Report)
 		if l.Report.HasErrors() {
 			out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
-			return fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
+			return fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors())
 		}
-		return nil, nil
+		return nil
 	}
 
-	jr := runlog.Open(req.Root)
 	runID := runlog.NewRunID(time.Now())
 	resumeOK := true
 	if !req.Diff {
 		lk, err := acquire(lockCtx, req.Stop, req.Root, req.LockTimeout,
 			Holder{PID: os.Getpid(), Since: time.Now(), Source: req.Source, Run: runID}, req.Stderr)
 		if err != nil {
-			if o, verr := verdict(); verr != nil {
-				return o, verr // the specs' errors, not the wait, are the news
+			if verr := r.verdict(); verr != nil {
+				return r.fail(verr) // the specs' errors, not the wait, are the news
 			}
-			return fail(err)
+			return r.fail(err)
 		}
 		defer lk.release()
 	} else if who, busy := held(req.Root); busy {
@@ -263,141 +334,27 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		fmt.Fprintf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
 		resumeOK = false
 	}
-
-	opened, err := openSecrets(&req, l.Out)
-	if err != nil {
-		return fail(err)
-	}
-	defer opened.Wipe() // zero every decrypted value once the run is over
-	h.secrets = opened
-
-	rctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
-	p, err := makePlan(rctx, h, jr, l, resumeOK, plan.Options{Force: req.Force})
-	cancel()
-	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
-	}
-	if o, err := verdict(); err != nil {
-		return o, err
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if !req.AllowRemovals {
-		p.GuardRemovals()
-	}
-	out.Plan, out.Digest = p, p.Digest()
-	out.Summary = view.PlanSummary(p)
-	kept, err := h.stage(ctx, p, l.Out, req.Stderr)
-	out.StageDir = kept
-	if err != nil {
-		printPlan(human, &req, l, p)
-		fmt.Fprintln(req.Stderr, "syslet: staging failed, nothing was changed:")
-		fmt.Fprintln(req.Stderr, err)
-		printKept(req.Stderr, kept)
-		if !req.Diff {
-			record(jr, runID, &req, l, p, runlog.ResultRefused)
-		}
-		return fail(fmt.Errorf("%w: %w", ErrStaging, err))
-	}
-	printPlan(human, &req, l, p)
-	printKept(req.Stderr, kept)
-	printSecretValues(human, &req, p, opened)
-	if !p.Appliable() {
-		if !req.Diff {
-			record(jr, runID, &req, l, p, runlog.ResultRefused)
-		}
-		return fail(fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals)))
-	}
-	if req.Diff {
-		return out, nil
-	}
-	if req.Confirm != nil && !p.Empty() && !req.Confirm() {
-		return fail(ErrDeclined)
-	}
-	if req.Path == "-" {
-		if err := storeStdin(req.Root, l); err != nil {
-			return fail(err)
-		}
-	}
-	out.RunID = runID
-	if p.Empty() {
-		record(jr, runID, &req, l, p, runlog.ResultNoChanges)
-		return out, nil
-	}
-	res, err := execute(ctx, &req, h, jr, runID, l, p, human)
-	out.Result = res
-	if res != nil {
-		out.Summary = view.ResultLine(res)
-	}
-	if err != nil {
-		return fail(err)
+	if err := r.pass(ctx, l, runID, resumeOK, rs); err != nil {
+		return r.fail(err)
 	}
 	return out, nil
 }
 
-// record writes a run that executed nothing: its intent and its end, in
-// one write.
-func record(jr *runlog.Journal, runID string, req *Request, l *load.Set, p *plan.Plan, result string) {
-	if _, err := jr.Record(intent(runID, req, l, p), runlog.Record{Result: result}); err != nil {
-		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
+// fail puts err in the Outcome and returns both.
+func (r *runner) fail(err error) (*Outcome, error) {
+	r.out.Error = err.Error()
+	if r.out.Summary == "" {
+		r.out.Summary = "error: " + err.Error()
 	}
+	return r.out, err
 }
 
-func intent(runID string, req *Request, l *load.Set, p *plan.Plan) runlog.Record {
-	rec := runlog.Record{Run: runID, PID: os.Getpid(), Source: req.Source, InputDigest: l.Digest(),
-		PlanDigest: p.Digest(), Actions: journalActions(p)}
-	if p.Resume != nil {
-		rec.Resumes = p.Resume.Run
-	}
-	return rec
-}
-
-// execute records the intent, runs the plan with the journal as its
-// recorder, closes the run and prints the summary.
-func execute(ctx context.Context, req *Request, h *hostConn, jr *runlog.Journal, runID string, l *load.Set, p *plan.Plan, human io.Writer) (*executor.Result, error) {
-	eh, err := h.executor()
-	if err != nil {
-		return nil, err
-	}
-	run, err := jr.Begin(intent(runID, req, l, p))
-	if err != nil {
-		return nil, fmt.Errorf("%w: nothing was changed: %w", executor.ErrJournal, err)
-	}
-	opts := executor.Options{
-		Log:          newLogger(req.Stderr, runID),
-		StartTimeout: req.StartTimeout, PullTimeout: req.PullTimeout, StopTimeout: req.StopTimeout, ReloadTimeout: req.ReloadTimeout,
-		Stop:     req.Stop,
-		Recorder: recorder{run},
-	}
-	if req.AfterStep != nil {
-		opts.AfterStep = func(s plan.Step) { req.AfterStep(int(s)) }
-	}
-	if view.IsTerminal(req.Stderr) {
-		opts.Progress = req.Stderr
-	}
-	view.Applying(human, runID)
-	res, err := executor.Apply(ctx, p, eh, opts)
-	result := runlog.ResultOK
-	switch {
-	case res.Interrupted:
-		result = runlog.ResultInterrupted
-	case err != nil:
-		result = runlog.ResultFailed
-	}
-	if jerr := run.End(runlog.Record{Result: result, Applied: len(res.Applied), Failed: len(res.Failed),
-		NotReached: len(res.NotReached), Millis: res.Duration.Milliseconds()}); jerr != nil && err == nil {
-		err = fmt.Errorf("%w: %w", executor.ErrJournal, jerr)
-	}
-	view.ApplySummary(human, runID, res)
-	return res, err
-}
-
-// storeStdin keeps the validated stream of an apply from stdin, so a
-// later plain `syslet` re-applies the same specs.
-func storeStdin(root string, l *load.Set) error {
-	if err := fsroot.New(root).WriteFile(layout.StoredSpecs, l.Stream(), 0o600); err != nil {
-		return fmt.Errorf("storing specs from stdin: %w", err)
+// storeStdin keeps the validated stream of an apply from stdin (or a
+// generation a rollback restored), so a later plain `syslet` applies the
+// same specs.
+func storeStdin(root string, stream []byte) error {
+	if err := fsroot.New(root).WriteFile(layout.StoredSpecs, stream, 0o600); err != nil {
+		return fmt.Errorf("storing the specs for later plain runs: %w", err)
 	}
 	return nil
 }

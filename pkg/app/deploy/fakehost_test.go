@@ -48,6 +48,20 @@ type fakeHost struct {
 	closed   int
 	// blockStates makes UnitStates wait for its context (a hung systemd).
 	blockStates bool
+	// starts counts each unit's starts (its InvocationID); crashOn makes
+	// a service fail after it started when the unit it was loaded from
+	// holds that text (an image that exits at once), as such a container
+	// does under Restart=always: each read of its health finds it
+	// restarted once more.
+	starts  map[string]int
+	crashOn map[string]string
+	// failStartOn makes a start fail when the unit holds that text.
+	failStartOn map[string]string
+	// unhealthyOn makes a container fail its health check when its
+	// service was loaded from a unit holding that text; imageOf is the
+	// image ID a container runs (Containers) by "name@image".
+	unhealthyOn map[string]string
+	imageOf     map[string]string
 
 	// podman
 	images       map[string]bool
@@ -82,16 +96,21 @@ type (
 func newHost(t *testing.T) *fakeHost {
 	t.Helper()
 	return &fakeHost{
-		root:       t.TempDir(),
-		fail:       map[string]error{},
-		loaded:     map[string][]byte{},
-		active:     map[string]bool{},
-		started:    map[string]time.Time{},
-		logs:       map[string][]string{},
-		images:     map[string]bool{},
-		secrets:    map[string]host.Secret{},
-		secretData: map[string][]byte{},
-		version:    "5.4.2",
+		root:        t.TempDir(),
+		fail:        map[string]error{},
+		loaded:      map[string][]byte{},
+		active:      map[string]bool{},
+		started:     map[string]time.Time{},
+		logs:        map[string][]string{},
+		images:      map[string]bool{},
+		secrets:     map[string]host.Secret{},
+		secretData:  map[string][]byte{},
+		version:     "5.4.2",
+		starts:      map[string]int{},
+		crashOn:     map[string]string{},
+		failStartOn: map[string]string{},
+		unhealthyOn: map[string]string{},
+		imageOf:     map[string]string{},
 	}
 }
 
@@ -228,7 +247,11 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 		if !ok {
 			return &host.JobError{Unit: n, Op: "start", Result: "unit not loaded"}
 		}
+		if c := s.failStartOn[n]; c != "" && bytes.Contains(file, []byte(c)) {
+			return &host.JobError{Unit: n, Op: "start", Result: "failed"}
+		}
 		s.started[n] = time.Now()
+		s.starts[n]++
 		s.active[n] = !bytes.Contains(file, []byte("Type=oneshot"))
 	case host.JobReload:
 		if !s.active[n] {
@@ -236,6 +259,34 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 		}
 	}
 	return nil
+}
+
+func (s fakeSystemd) Health(_ context.Context, names []string) (map[string]host.UnitHealth, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]host.UnitHealth{}
+	for _, n := range names {
+		if _, ok := s.loaded[n]; !ok {
+			continue
+		}
+		h := host.UnitHealth{ActiveState: "inactive", SubState: "dead", Result: "success", ExecMainCode: 1,
+			InvocationID: fmt.Sprintf("inv-%s-%d", n, s.starts[n])}
+		if s.active[n] {
+			h.ActiveState, h.SubState = "active", "running"
+		}
+		if c := s.crashOn[n]; c != "" && s.active[n] && bytes.Contains(s.loaded[n], []byte(c)) {
+			// Each look finds it restarted once more by Restart=.
+			s.starts[n]++
+			h.NRestarts = uint32(s.starts[n] - 1)
+			h.InvocationID = fmt.Sprintf("inv-%s-%d", n, s.starts[n])
+			h.ActiveState, h.SubState, h.Result, h.ExecMainStatus = "activating", "auto-restart", "exit-code", 1
+			if h.NRestarts > 5 {
+				h.ActiveState, h.SubState = "failed", "failed"
+			}
+		}
+		out[n] = h
+	}
+	return out, nil
 }
 
 func (s fakeSystemd) LastLog(_ context.Context, name string, n int) ([]string, error) {
@@ -277,6 +328,10 @@ func (p fakePodman) Secrets(context.Context) ([]host.Secret, error) {
 func (p fakePodman) ImageExists(_ context.Context, ref string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if strings.HasPrefix(ref, "sha256:") || strings.HasPrefix(ref, "id-") {
+		// An image ID a container ran: podman keeps it.
+		return true, nil
+	}
 	return p.images[ref], nil
 }
 
@@ -322,6 +377,41 @@ func (p fakePodman) RemoveSecret(_ context.Context, name string) error {
 	delete(p.secrets, name)
 	delete(p.secretData, name)
 	return nil
+}
+
+func (p fakePodman) Containers(context.Context) (map[string]host.Container, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]host.Container{}
+	for svc, up := range p.active {
+		name := strings.TrimSuffix(svc, ".service")
+		if !up || strings.Contains(name, "-") && (strings.HasSuffix(name, "-volume") || strings.HasSuffix(name, "-network") || strings.HasSuffix(name, "-build")) {
+			continue
+		}
+		// The image a container runs follows the Image= it was loaded
+		// with: imageOf["web@registry.example/web:1"] names its ID.
+		ref := ""
+		for _, l := range strings.Split(string(p.loaded[svc]), "\n") {
+			if v, ok := strings.CutPrefix(l, "Image="); ok {
+				ref = v
+			}
+		}
+		id := p.imageOf[name+"@"+ref]
+		if id == "" {
+			id = "id-" + name + "-" + strings.NewReplacer("/", "_", ":", "_").Replace(ref)
+		}
+		out[name] = host.Container{Name: name, ImageID: id, Image: "image-of-" + name, State: "running"}
+	}
+	return out, nil
+}
+
+func (p fakePodman) ContainerHealth(_ context.Context, name string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.unhealthyOn[name]; c != "" && bytes.Contains(p.loaded[name+".service"], []byte(c)) {
+		return "unhealthy", nil
+	}
+	return "healthy", nil
 }
 
 func (p fakePodman) Version(context.Context) (string, error) {

@@ -52,13 +52,7 @@ func journalActions(p *plan.Plan) []runlog.Action {
 // refusal between an interrupted run and the next never loses what the
 // interrupted run left undone.
 func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
-	var last *runlog.RunInfo
-	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Result() != runlog.ResultRefused {
-			last = runs[i]
-			break
-		}
-	}
+	last := lastChange(runs)
 	if last == nil || !last.LeftWorkUndone() {
 		return nil
 	}
@@ -94,4 +88,15 @@ func writtenByUnfinished(runs []*runlog.RunInfo) map[string]map[string]bool {
 		}
 	}
 	return out
+}
+
+// lastChange is the journal's last run that may have changed the host:
+// refused runs changed nothing and are looked past.
+func lastChange(runs []*runlog.RunInfo) *runlog.RunInfo {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Result() != runlog.ResultRefused {
+			return runs[i]
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/host/systemd"
@@ -23,6 +24,8 @@ type Systemd interface {
 	plan.ReloadReader
 	executor.Systemd
 	LastStarted(ctx context.Context, names []string) (map[string]time.Time, error)
+	// Health reads what the health gate judges services by.
+	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
 	Close()
 }
 
@@ -32,6 +35,12 @@ type Podman interface {
 	plan.StoreReader
 	executor.Podman
 	Version(ctx context.Context) (string, error)
+	// Containers lists podman's containers with the images they run (a
+	// generation records them); ContainerHealth is one container's health
+	// check verdict (the health gate).
+	Containers(ctx context.Context) (map[string]host.Container, error)
+	ContainerHealth(ctx context.Context, name string) (string, error)
+	ImageExists(ctx context.Context, ref string) (bool, error)
 }
 
 // Stager checks the unit set an apply would leave with the host's own

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
@@ -10,7 +11,7 @@ import (
 
 // makePlan observes the host, builds the plan, and carries forward what
 // the last run left unfinished.
-func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set, resume bool, opts plan.Options) (*plan.Plan, error) {
+func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts plan.Options) (*plan.Plan, error) {
 	// The journal's tail is read while the host is.
 	type recent struct {
 		runs []*runlog.RunInfo
@@ -18,10 +19,10 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set,
 	}
 	journal := make(chan recent, 1)
 	go func() {
-		runs, err := jr.Recent()
+		runs, err := r.jr.Recent()
 		journal <- recent{runs, err}
 	}()
-	obs, err := plan.Observe(ctx, h.sources(), l.Out)
+	obs, err := plan.Observe(ctx, r.h.sources(), l.Out)
 	j := <-journal
 	if err != nil {
 		return nil, err
@@ -31,6 +32,16 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set,
 		return nil, err
 	}
 	opts.Written = writtenByUnfinished(runs)
+	last := lastChange(runs)
+	if resume && opts.Pins == nil && last != nil && last.LeftWorkUndone() && last.Intent.Rollback != "" && last.Intent.InputDigest == opts.InputDigest {
+		// A rollback that did not finish, and this run applies the
+		// generation it was restoring: finish it, pins and all.
+		if gen, err := r.gens.Find(last.Intent.Rollback); err == nil {
+			opts.Rollback, opts.Pins = true, r.pins(ctx, gen)
+		} else {
+			fmt.Fprintln(r.req.Stderr, "syslet: warning: finishing the rollback of run", last.ID(), "without its pins:", err)
+		}
+	}
 	p := plan.Build(l.Out, obs, opts)
 	if !resume {
 		return p, nil
@@ -47,7 +58,7 @@ func makePlan(ctx context.Context, h *hostConn, jr *runlog.Journal, l *load.Set,
 			starts = append(starts, a.Target)
 		}
 	}
-	started, err := h.lastStarted(ctx, starts)
+	started, err := r.h.lastStarted(ctx, starts)
 	if err != nil {
 		return nil, err
 	}

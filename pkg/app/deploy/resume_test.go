@@ -21,7 +21,7 @@ func (h *fakeHost) stopAt(path, call string, step int) (Request, *[]int) {
 	var once sync.Once
 	req.Stop = stop
 	seen := &[]int{}
-	req.AfterStep = func(s int) {
+	req.AfterStep = func(s int, _ string) {
 		*seen = append(*seen, s)
 		if s == step {
 			once.Do(func() { close(stop) })

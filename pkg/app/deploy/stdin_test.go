@@ -48,8 +48,8 @@ func TestStdinIsStoredForTheNextRun(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("%s has mode %04o, want 0600", stored, fi.Mode().Perm())
 	}
-	if got := h.file(t, layout.StoredSpecs); got != stack+"\n" {
-		t.Errorf("stored stream:\n%q\nwant\n%q", got, stack+"\n")
+	if got := h.file(t, layout.StoredSpecs); got != stack {
+		t.Errorf("stored stream:\n%q\nwant\n%q", got, stack)
 	}
 	if src := h.last(t).Intent.Source; src != "stdin" || r.out.Source != "stdin" {
 		t.Errorf("journal source %q, outcome source %q; want stdin", src, r.out.Source)
@@ -76,7 +76,7 @@ func TestStdinIsStoredForTheNextRun(t *testing.T) {
 		if !errors.Is(r.err, plan.ErrRefused) && !errors.Is(r.err, ErrInvalid) {
 			t.Errorf("stdin %.40q: err = %v, want a refusal", bad, r.err)
 		}
-		if got := h.file(t, layout.StoredSpecs); got != stack+"\n" {
+		if got := h.file(t, layout.StoredSpecs); got != stack {
 			t.Errorf("stdin %.40q replaced the stored stream", bad)
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/plan"
 )
@@ -70,4 +72,60 @@ func ResultLine(r *executor.Result) string {
 		s = "interrupted: " + s
 	}
 	return s
+}
+
+// Gate writes the health gate's verdict: nothing when it watched nothing,
+// a line when all passed, each failure with its unit's last log lines.
+func Gate(w io.Writer, g *gate.Report) {
+	if g == nil || len(g.Units) == 0 {
+		return
+	}
+	switch {
+	case g.Interrupted:
+		fmt.Fprintf(w, "Health gate interrupted after %s: the changes are applied but were not judged.\n", g.Took.Round(time.Millisecond))
+	case g.Passed():
+		fmt.Fprintf(w, "Health gate: %d unit(s) up and stayed up for %s (%s).\n", len(g.Units), g.Soak, g.Took.Round(time.Millisecond))
+	default:
+		fmt.Fprintf(w, "Health gate FAILED after %s:\n", g.Took.Round(time.Millisecond))
+		for _, f := range g.Failures {
+			fmt.Fprintf(w, "  %s: %s\n", redact.Escape(f.Service), redact.Escape(f.Reason))
+			for _, l := range f.Log {
+				fmt.Fprintf(w, "      | %s\n", redact.Escape(l))
+			}
+		}
+	}
+}
+
+// RollbackHeader says, above its plan, that a run is a rollback.
+func RollbackHeader(w io.Writer, gen, of string) {
+	if of != "" {
+		fmt.Fprintf(w, "\nRolling back run %s: applying again the generation of run %s, each container pinned to the image it ran then.\n\n", of, gen)
+		return
+	}
+	fmt.Fprintf(w, "Rolling back to the generation of run %s, each container pinned to the image it ran then.\n\n", gen)
+}
+
+// Rollback is what the summary of an automatic rollback says.
+type Rollback struct {
+	Failed, Run, Generation, Why string
+	NotRestored                  []string
+	Err                          error
+}
+
+// RollbackSummary is the last word of a run whose gate failed and that
+// was rolled back.
+func RollbackSummary(w io.Writer, r Rollback) {
+	if r.Err != nil {
+		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) did not restore a working host: %s\n",
+			r.Failed, redact.Escape(r.Why), r.Generation, r.Run, redact.Escape(r.Err.Error()))
+	} else {
+		fmt.Fprintf(w, "\nROLLED BACK: run %s failed its health gate (%s); run %s applied the generation of run %s again, and it passed the gate.\n",
+			r.Failed, redact.Escape(r.Why), r.Run, r.Generation)
+	}
+	if len(r.NotRestored) > 0 {
+		fmt.Fprintln(w, "Not restored:")
+		for _, n := range r.NotRestored {
+			fmt.Fprintf(w, "  - %s\n", redact.Escape(n))
+		}
+	}
 }

@@ -6,28 +6,39 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/runlog"
 )
 
 // RunSummary is one line of `syslet history` (and its JSON form).
 type RunSummary struct {
-	Run        string         `json:"run"`
-	Started    time.Time      `json:"started"`
-	Duration   *time.Duration `json:"duration,omitempty"`
-	Source     string         `json:"source"`
-	Result     string         `json:"result"`
-	Resumes    string         `json:"resumes,omitempty"`
-	PlanDigest string         `json:"planDigest"`
-	Actions    int            `json:"actions"`
-	Applied    int            `json:"applied"`
-	Failed     int            `json:"failed"`
-	NotReached int            `json:"notReached"`
+	Run      string         `json:"run"`
+	Started  time.Time      `json:"started"`
+	Duration *time.Duration `json:"duration,omitempty"`
+	Source   string         `json:"source"`
+	Result   string         `json:"result"`
+	Resumes  string         `json:"resumes,omitempty"`
+	// Rollback is the run whose generation a rollback run restored,
+	// RollbackOf the failed run it rolled back.
+	Rollback   string `json:"rollback,omitempty"`
+	RollbackOf string `json:"rollbackOf,omitempty"`
+	// Error says why a run failed (a unit that did not pass the gate).
+	Error string `json:"error,omitempty"`
+	// Generation marks a run whose generation is kept: what syslet
+	// rollback can return to.
+	Generation bool   `json:"generation,omitempty"`
+	PlanDigest string `json:"planDigest"`
+	Actions    int    `json:"actions"`
+	Applied    int    `json:"applied"`
+	Failed     int    `json:"failed"`
+	NotReached int    `json:"notReached"`
 }
 
 // Summarize is what the journal says of one run, counted.
 func Summarize(r *runlog.RunInfo) RunSummary {
 	s := RunSummary{Run: r.ID(), Started: r.Intent.Time, Source: r.Intent.Source, Result: r.Result(),
-		Resumes: r.Intent.Resumes, PlanDigest: r.Intent.PlanDigest, Actions: len(r.Intent.Actions)}
+		Resumes: r.Intent.Resumes, PlanDigest: r.Intent.PlanDigest, Actions: len(r.Intent.Actions),
+		Rollback: r.Intent.Rollback, RollbackOf: r.Intent.RollbackOf}
 	for _, a := range r.Actions {
 		switch a.Result {
 		case runlog.ResultOK:
@@ -37,6 +48,7 @@ func Summarize(r *runlog.RunInfo) RunSummary {
 		}
 	}
 	if r.End != nil {
+		s.Error = r.End.Error
 		d := r.End.Time.Sub(r.Intent.Time)
 		s.Duration = &d
 		s.NotReached = r.End.NotReached
@@ -46,37 +58,53 @@ func Summarize(r *runlog.RunInfo) RunSummary {
 	return s
 }
 
-// Summaries is the JSON form of `syslet history`.
-func Summaries(runs []*runlog.RunInfo) []RunSummary {
+// Summaries is the JSON form of `syslet history`; kept are the runs whose
+// generations are kept.
+func Summaries(runs []*runlog.RunInfo, kept map[string]bool) []RunSummary {
 	list := make([]RunSummary, 0, len(runs))
 	for _, r := range runs {
-		list = append(list, Summarize(r))
+		s := Summarize(r)
+		s.Generation = kept[s.Run]
+		list = append(list, s)
 	}
 	return list
 }
 
-// History writes the table of recent runs.
-func History(w io.Writer, runs []*runlog.RunInfo) {
+// History writes the table of recent runs; kept are the runs whose
+// generations are kept (marked "*": what syslet rollback can return to).
+func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 	if len(runs) == 0 {
 		fmt.Fprintln(w, "No runs recorded yet.")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tDURATION\tRESULT\tACTIONS\tAPPLIED\tFAILED\tNOT REACHED\tSOURCE")
+	fmt.Fprintln(tw, "RUN\tGEN\tSTARTED\tDURATION\tRESULT\tACTIONS\tAPPLIED\tFAILED\tNOT REACHED\tSOURCE")
 	for _, r := range runs {
 		s := Summarize(r)
+		gen := ""
+		if kept[s.Run] {
+			gen = "*"
+		}
 		dur := "-"
 		if s.Duration != nil {
 			dur = s.Duration.Round(time.Millisecond).String()
 		}
-		src := s.Source
+		src := redact.Escape(s.Source)
 		if s.Resumes != "" {
 			src += " (resumes " + s.Resumes + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Run, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
+		if s.RollbackOf != "" {
+			src += " (rolls back " + s.RollbackOf + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Run, gen, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
 			s.Result, s.Actions, s.Applied, s.Failed, s.NotReached, src)
 	}
 	tw.Flush()
+	for _, r := range runs {
+		if s := Summarize(r); s.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", s.Run, redact.Escape(s.Error))
+		}
+	}
 }
 
 // RunActions is `syslet history RUN`: the run and each planned action
@@ -119,6 +147,16 @@ func Run(w io.Writer, ra RunActions) {
 	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", s.Run, s.Result, s.Started.Local().Format("2006-01-02 15:04:05"), s.Source, short(s.PlanDigest))
 	if s.Resumes != "" {
 		fmt.Fprintf(w, "resumes run %s\n", s.Resumes)
+	}
+	if s.Rollback != "" {
+		fmt.Fprintf(w, "rolls back to the generation of run %s", s.Rollback)
+		if s.RollbackOf != "" {
+			fmt.Fprintf(w, " after run %s failed its health gate", s.RollbackOf)
+		}
+		fmt.Fprintln(w)
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "failed: %s\n", redact.Escape(s.Error))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STEP\tOP\tTARGET\tRESULT\tTOOK")

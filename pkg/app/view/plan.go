@@ -121,6 +121,9 @@ func Plan(w io.Writer, p *plan.Plan) {
 					if a.Carried {
 						t += "  [resumed: an earlier run left it unfinished]"
 					}
+					if a.Irreversible {
+						t += "  [irreversible]"
+					}
 					targets = append(targets, t)
 				}
 			}
@@ -134,6 +137,9 @@ func Plan(w io.Writer, p *plan.Plan) {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	if lost := irreversible(p); len(lost) > 0 {
+		fmt.Fprintf(w, "Irreversible: no rollback can undo %s.\n\n", strings.Join(lost, ", "))
 	}
 	var status []plan.UnitChange
 	for _, u := range p.Units {
@@ -200,4 +206,15 @@ func describe(a plan.Action) string {
 		return "systemctl daemon-reload"
 	}
 	return a.Target
+}
+
+// irreversible names what the plan deletes for good.
+func irreversible(p *plan.Plan) []string {
+	var out []string
+	for _, a := range p.Actions {
+		if a.Irreversible {
+			out = append(out, describe(a)+" (deleted)")
+		}
+	}
+	return out
 }

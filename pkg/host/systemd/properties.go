@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/syslet/syslet/pkg/host"
 )
 
 // propertyWorkers bounds the D-Bus property reads in flight at once: one
@@ -115,4 +117,49 @@ func (m *Manager) properties(ctx context.Context, names []string, get func(conte
 		}
 	}
 	return out, nil
+}
+
+// Health reads what the health gate judges each service by: its states,
+// its last result, how its main process ended, and systemd's restart
+// counters. Two calls a unit (the Unit and the Service interface).
+func (m *Manager) Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error) {
+	vals, err := m.properties(ctx, names, func(ctx context.Context, name string) (any, error) {
+		u, err := m.conn.GetUnitPropertiesContext(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := m.conn.GetUnitTypePropertiesContext(ctx, name, "Service")
+		if err != nil {
+			return nil, err
+		}
+		h := host.UnitHealth{
+			ActiveState: str(u["ActiveState"]), SubState: str(u["SubState"]),
+			InvocationID: invocation(u["InvocationID"]),
+			Result:       str(s["Result"]),
+		}
+		h.NRestarts, _ = s["NRestarts"].(uint32)
+		h.ExecMainCode, _ = s["ExecMainCode"].(int32)
+		h.ExecMainStatus, _ = s["ExecMainStatus"].(int32)
+		return h, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading unit health: %w", err)
+	}
+	out := make(map[string]host.UnitHealth, len(vals))
+	for n, v := range vals {
+		out[n], _ = v.(host.UnitHealth)
+	}
+	return out, nil
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// invocation formats systemd's InvocationID (128 bits as a byte array)
+// as the hex systemctl shows.
+func invocation(v any) string {
+	b, ok := v.([]byte)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%x", b)
 }

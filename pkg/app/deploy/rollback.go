@@ -1,0 +1,265 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/gate"
+	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// A rollback applies the last good generation again through the same
+// pipeline as any run — plan, journal, staging, the nine steps, the health
+// gate — with each container pinned to the image it ran then, so the host
+// returns to exactly what served even if a tag has moved since. It never
+// deletes data: no volume is deleted or recreated, no image deleted, and
+// what it therefore cannot restore is said.
+
+// RollbackReport is what a rollback did.
+type RollbackReport struct {
+	// Run is the rollback's own run; Generation the run whose generation
+	// it applied again; Of the run whose failed gate started it.
+	Run        string `json:"run"`
+	Generation string `json:"generation"`
+	Of         string `json:"of,omitempty"`
+	// Plan is the rollback plan's summary line.
+	Plan string `json:"plan,omitempty"`
+	// Passed says whether the restored host passed the health gate.
+	Passed bool         `json:"passed"`
+	Gate   *gate.Report `json:"gate,omitempty"`
+	// NotRestored names what the rollback could not put back.
+	NotRestored []string `json:"notRestored,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// afterFailedGate decides what a failed health gate leads to: a rollback
+// to the newest kept generation, unless the policy forbids it or there is
+// none to return to.
+func (r *runner) afterFailedGate(ctx context.Context, failed string, res *executor.Result, g *gate.Report, cause error) error {
+	req, out := r.req, r.out
+	why := failures(g)
+	out.Summary = "failed the health gate: " + why
+	// The error wraps the executor's, when starts failed, for callers
+	// that branch on executor.ErrFailed.
+	gateErr := func(format string, args ...any) error {
+		err := fmt.Errorf("%w: "+format, append([]any{ErrGate}, args...)...)
+		if cause != nil {
+			return fmt.Errorf("%w (%w)", err, cause)
+		}
+		return err
+	}
+	if req.Rollback == RollbackNever {
+		fmt.Fprintln(r.human, "\nNot rolling back (--rollback=never): the host stays as this run left it.")
+		return gateErr("%s", why)
+	}
+	gen, err := r.gens.Latest()
+	if err != nil || gen == nil {
+		fmt.Fprintln(r.human, "\nNo earlier generation is kept, so there is nothing to roll back to: the host stays as this run left it.")
+		if err != nil {
+			fmt.Fprintln(req.Stderr, "syslet: warning:", err)
+		}
+		return gateErr("%s (no earlier generation to roll back to)", why)
+	}
+	rep := &RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed}
+	out.Rollback = rep
+	rep.NotRestored = lostBy(res)
+	l := load.Bytes("generation "+gen.Run, gen.Input)
+	if l.Report.HasErrors() {
+		// The generation validated when it was applied; a newer syslet may
+		// judge its specs otherwise.
+		view.Findings(req.Stderr, l.Report)
+		rep.Error = fmt.Sprintf("the specs of generation %s no longer validate (%d error(s))", gen.Run, l.Report.Errors())
+		return fmt.Errorf("%w: %s: %s", ErrRollbackFailed, why, rep.Error)
+	}
+	// The rollback is a run of its own, under the same lock.
+	saved := req.Source
+	req.Source = "rollback to run " + gen.Run + " after " + failed
+	defer func() { req.Source = saved }()
+	// The Outcome stays the failed run's; the rollback's plan and gate go
+	// into its report.
+	failedRun := *out
+	err = r.pass(ctx, l, rep.Run, false, &restore{gen: gen, of: failed})
+	rep.Gate, r.lastGate = r.lastGate, nil
+	if out.Plan != failedRun.Plan && out.Plan != nil {
+		rep.Plan = view.PlanSummary(out.Plan)
+		rep.NotRestored = append(rep.NotRestored, notRestored(out.Plan)...)
+	}
+	out.Plan, out.Digest, out.Result, out.RunID, out.Gate = failedRun.Plan, failedRun.Digest, failedRun.Result, failedRun.RunID, failedRun.Gate
+	view.RollbackSummary(r.human, view.Rollback{Failed: failed, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err})
+	if err != nil {
+		rep.Error = err.Error()
+		out.Summary = "rollback failed: " + why + "; " + err.Error()
+		if errors.Is(err, ErrRollbackFailed) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrRollbackFailed, err)
+	}
+	rep.Passed = true
+	out.Summary = "rolled back to run " + gen.Run + ": " + why
+	return fmt.Errorf("%w to run %s: %s", ErrRolledBack, gen.Run, why)
+}
+
+// pickGeneration resolves `syslet rollback [RUN]`: the generation of that
+// run, or with "previous" the one before the host's current generation
+// (the newest whose input the host last applied).
+func (r *runner) pickGeneration(which string) (*generation.Generation, error) {
+	if which != "previous" {
+		return r.gens.Find(which)
+	}
+	gens, err := r.gens.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(gens) == 0 {
+		return nil, errors.New("no generation is kept yet: every run that ends well (its containers pass the health gate) records one")
+	}
+	current := len(gens) - 1
+	if runs, err := r.jr.Runs(); err == nil {
+		for i := len(runs) - 1; i >= 0; i-- {
+			if res := runs[i].Result(); res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges {
+				for k := len(gens) - 1; k >= 0; k-- {
+					if gens[k].InputDigest == runs[i].Intent.InputDigest {
+						current = k
+						break
+					}
+				}
+				break
+			}
+		}
+	}
+	if current == 0 {
+		return nil, fmt.Errorf("the host runs the oldest kept generation (run %s); there is none before it", gens[0].Run)
+	}
+	return gens[current-1], nil
+}
+
+// pins are the images a generation's containers ran, by unit file name:
+// for each container that runs another image now (a container the failed
+// run did not touch runs the same and is left alone: pinning it would
+// restart it), and whose image podman still has.
+func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[string]render.Pin {
+	pins := map[string]render.Pin{}
+	digest := load.Bytes("generation", gen.Input).Digest()
+	var now map[string]host.Container
+	if r.h.live != nil {
+		var err error
+		if now, err = r.h.live.Podman.Containers(ctx); err != nil {
+			fmt.Fprintln(r.req.Stderr, "syslet: warning: pinning every container of the generation:", err)
+		}
+	}
+	for file, im := range gen.Images {
+		if im.ID == "" {
+			continue
+		}
+		if c, ok := now[strings.TrimSuffix(file, ".container")]; ok && c.ImageID == im.ID && !r.pinned(file) {
+			continue
+		}
+		if r.h.live != nil {
+			if ok, err := r.h.live.Podman.ImageExists(ctx, im.ID); err == nil && !ok {
+				fmt.Fprintf(r.req.Stderr, "syslet: warning: image %s that %s ran in run %s is gone; it runs what its Image= names now\n", im.ID, file, gen.Run)
+				continue
+			}
+		}
+		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest}
+	}
+	return pins
+}
+
+// keptImages are the images the kept generations ran, by name and ID:
+// syslet deletes none of them.
+func keptImages(gens []*generation.Generation) map[string]bool {
+	out := generation.ImageIDs(gens)
+	for _, g := range gens {
+		for _, im := range g.Images {
+			if im.Name != "" {
+				out[im.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// containerImages maps each container of the loaded set to the image
+// podman says it runs.
+func containerImages(l *load.Set, cs map[string]host.Container) map[string]generation.Image {
+	out := map[string]generation.Image{}
+	for _, u := range l.Out.Units {
+		if u.Kind != spec.Container {
+			continue
+		}
+		if c, ok := cs[u.Name]; ok && c.ImageID != "" { // syslet names the container after its spec
+			out[u.FileName] = generation.Image{ID: c.ImageID, Name: c.Image}
+		}
+	}
+	return out
+}
+
+// lostBy names what the failed run deleted for good.
+func lostBy(res *executor.Result) []string {
+	var out []string
+	if res == nil {
+		return nil
+	}
+	for _, a := range res.Applied {
+		if a.Irreversible {
+			out = append(out, fmt.Sprintf("%s %s (deleted by the failed run; irreversible)", strings.TrimPrefix(string(a.Op), "delete-"), a.Target))
+		}
+	}
+	return out
+}
+
+// notRestored names what a rollback plan keeps as the failed run left it.
+func notRestored(p *plan.Plan) []string {
+	var out []string
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n.Message, "not restored") || strings.HasPrefix(n.Message, "not deleted") {
+			out = append(out, n.Unit+": "+n.Message)
+		}
+	}
+	return out
+}
+
+// failures says in one line which units failed the gate and why.
+func failures(g *gate.Report) string {
+	var parts []string
+	for _, f := range g.Failures {
+		parts = append(parts, f.Service+" "+f.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// gateHost is the running system as the health gate reads it.
+type gateHost struct{ live *Live }
+
+func (g gateHost) Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error) {
+	return g.live.Systemd.Health(ctx, names)
+}
+
+func (g gateHost) LastLog(ctx context.Context, name string, n int) ([]string, error) {
+	return g.live.Systemd.LastLog(ctx, name, n)
+}
+
+func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, error) {
+	return g.live.Podman.ContainerHealth(ctx, name)
+}
+
+// pinned reports whether a container carries a rollback pin now: it is
+// then pinned again (to this generation's image), not left with the pin
+// of another rollback.
+func (r *runner) pinned(file string) bool {
+	_, err := os.Lstat(layout.Under(r.req.Root, layout.PinPath(file)))
+	return err == nil
+}

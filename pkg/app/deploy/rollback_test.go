@@ -1,0 +1,248 @@
+package deploy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/render"
+)
+
+// good is stack with web at image 1; bad moves web to an image that
+// crash-loops.
+var (
+	good = stack
+	bad  = strings.Replace(stack, "registry.example/web:1", "registry.example/web:2", 1)
+)
+
+// TestGateRecordsAGeneration: a run whose containers come up and stay up
+// records a generation with the image each container runs.
+func TestGateRecordsAGeneration(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	r := h.apply(t, writeSpecs(t, good))
+	if r.out.Gate == nil || !r.out.Gate.Passed() || len(r.out.Gate.Units) != 3 {
+		t.Fatalf("gate = %+v", r.out.Gate)
+	}
+	if !strings.Contains(r.stdout, "Health gate: 3 unit(s) up and stayed up") {
+		t.Errorf("stdout lacks the gate's line:\n%s", r.stdout)
+	}
+	g, err := generation.Open(h.root).Latest()
+	if err != nil || g == nil || g.Run != r.out.RunID || g.Images["web.container"].ID != "sha256:web1" || string(g.Input) == "" {
+		t.Fatalf("generation = %+v, %v", g, err)
+	}
+	if last := h.last(t); last.Result() != runlog.ResultOK {
+		t.Errorf("journal result %s", last.Result())
+	}
+}
+
+// TestCrashLoopRollsBack: web's new image exits at once; the gate catches
+// the restarts, and the last generation runs again with web pinned to the
+// image it ran, its unit file exactly the old specs'.
+func TestCrashLoopRollsBack(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	first := h.apply(t, writeSpecs(t, good))
+	oldUnit := h.file(t, layout.UnitPath("web.container"))
+
+	h.crashOn["web.service"] = "web:2"
+	h.logs["web.service"] = []string{"web: exec /bin/web: no such file or directory"}
+	req := h.request(writeSpecs(t, bad))
+	req.Soak = 300 * 1e6
+	r := h.run(t, req)
+	if !errors.Is(r.err, ErrRolledBack) {
+		t.Fatalf("err = %v, want rolled back\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if r.out.Gate == nil || len(r.out.Gate.Failures) != 1 || r.out.Gate.Failures[0].Service != "web.service" ||
+		!strings.Contains(r.out.Gate.Failures[0].Reason, "restarted") || len(r.out.Gate.Failures[0].Log) == 0 {
+		t.Fatalf("gate = %+v", r.out.Gate)
+	}
+	if rb := r.out.Rollback; rb == nil || !rb.Passed || rb.Generation != first.out.RunID || rb.Of != r.out.RunID {
+		t.Fatalf("rollback = %+v", rb)
+	}
+	for _, want := range []string{"Health gate FAILED", "web.service: restarted", "| web: exec /bin/web", "ROLLED BACK"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The host: the old unit, pinned to the old image by its drop-in.
+	if got := h.file(t, layout.UnitPath("web.container")); got != oldUnit {
+		t.Errorf("web.container after the rollback:\n%s\nwant the old one:\n%s", got, oldUnit)
+	}
+	pin, ok := render.ParsePin([]byte(h.file(t, layout.PinPath("web.container"))))
+	if !ok || pin.ImageID != "sha256:web1" || pin.Run != first.out.RunID {
+		t.Errorf("pin = %+v %v", pin, ok)
+	}
+	// The journal: the bad run failed, the rollback rolled back.
+	runs := h.runs(t)
+	if len(runs) != 3 || runs[1].Result() != runlog.ResultFailed || runs[2].Result() != runlog.ResultRolledBack ||
+		runs[2].Intent.Rollback != first.out.RunID || runs[2].Intent.RollbackOf != runs[1].ID() ||
+		!strings.Contains(runs[1].End.Error, "web.service restarted") {
+		t.Fatalf("journal: %v", summarize(runs))
+	}
+	// A fresh plan of the old specs is empty: the pin stays with them.
+	dr := h.request(writeSpecs(t, good))
+	dr.Diff = true
+	if d := h.run(t, dr); d.err != nil || !d.out.Plan.Empty() {
+		t.Fatalf("--diff of the old specs: %v\n%s", d.err, d.stdout)
+	}
+	// The next other input removes the pin and restarts web.
+	h.reset()
+	next := strings.Replace(stack, "registry.example/web:1", "registry.example/web:3", 1)
+	if r := h.apply(t, writeSpecs(t, next)); h.exists(layout.PinPath("web.container")) || !contains(h.Calls("stop"), "stop web.service") {
+		t.Errorf("after new specs: pin still there or web not restarted; calls %q\n%s", h.Calls(), r.stdout)
+	}
+}
+
+// TestGateWithoutRollback: --rollback=never, or no generation yet, leaves
+// the host as the run left it and says the gate failed.
+func TestGateWithoutRollback(t *testing.T) {
+	t.Run("never", func(t *testing.T) {
+		h := newHost(t)
+		h.apply(t, writeSpecs(t, good))
+		h.crashOn["web.service"] = "web:2"
+		req := h.request(writeSpecs(t, bad))
+		req.Rollback = RollbackNever
+		r := h.run(t, req)
+		if !errors.Is(r.err, ErrGate) || r.out.Rollback != nil || h.exists(layout.PinPath("web.container")) {
+			t.Fatalf("err %v rollback %+v", r.err, r.out.Rollback)
+		}
+		if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:2") {
+			t.Errorf("the failed run's unit was not left in place")
+		}
+	})
+	t.Run("no generation", func(t *testing.T) {
+		h := newHost(t)
+		h.crashOn["web.service"] = "web:1"
+		r := h.run(t, h.request(writeSpecs(t, good)))
+		if !errors.Is(r.err, ErrGate) || !strings.Contains(r.err.Error(), "no earlier generation") {
+			t.Fatalf("err = %v", r.err)
+		}
+		if g, _ := generation.Open(h.root).Latest(); g != nil {
+			t.Errorf("a failed run recorded generation %s", g.Run)
+		}
+	})
+}
+
+// TestFailedStartRollsBack: a container that does not even start is a
+// failed gate too, and rolled back.
+func TestFailedStartRollsBack(t *testing.T) {
+	h := newHost(t)
+	h.apply(t, writeSpecs(t, good))
+	h.failStartOn["web.service"] = "web:2"
+	r := h.run(t, h.request(writeSpecs(t, bad)))
+	if !errors.Is(r.err, ErrRolledBack) || r.out.Gate == nil || !strings.Contains(r.out.Gate.Failures[0].Reason, "did not start") {
+		t.Fatalf("err %v gate %+v\n%s", r.err, r.out.Gate, r.stdout)
+	}
+	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:1") {
+		t.Errorf("web.container not back at web:1")
+	}
+}
+
+// TestUnhealthyAndOneshot: a health check that reports unhealthy, and a
+// oneshot that exits non-zero, fail the gate.
+func TestUnhealthyAndOneshot(t *testing.T) {
+	h := newHost(t)
+	withHealth := strings.Replace(stack, `"Image":"registry.example/api:1"`, `"Image":"registry.example/api:1","HealthCmd":"/bin/true"`, 1)
+	h.apply(t, writeSpecs(t, withHealth))
+	h.unhealthyOn["api"] = "api:2"
+	r := h.run(t, h.request(writeSpecs(t, strings.Replace(withHealth, "api:1", "api:2", 1))))
+	if !errors.Is(r.err, ErrRolledBack) || r.out.Gate.Failures[0].Service != "api.service" || !strings.Contains(r.out.Gate.Failures[0].Reason, "unhealthy") {
+		t.Fatalf("unhealthy: err %v gate %+v", r.err, r.out.Gate)
+	}
+}
+
+// TestRollbackByHand: syslet rollback returns to the generation before
+// the host's current one, with the plan shown first; --diff changes
+// nothing.
+func TestRollbackByHand(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	first := h.apply(t, writeSpecs(t, good))
+	h.imageOf["web@registry.example/web:3"] = "sha256:web3"
+	h.apply(t, writeSpecs(t, strings.Replace(stack, "web:1", "web:3", 1)))
+
+	req := h.request("")
+	req.Generation, req.Diff = "previous", true
+	if d := h.run(t, req); d.err != nil || !strings.Contains(d.stdout, "Rolling back to the generation of run "+first.out.RunID) || h.exists(layout.PinPath("web.container")) {
+		t.Fatalf("rollback --diff: %v\n%s", d.err, d.stdout)
+	}
+	req.Diff = false
+	r := h.run(t, req)
+	if r.err != nil {
+		t.Fatalf("rollback: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:1") {
+		t.Errorf("web.container not back at web:1")
+	}
+	if pin, _ := render.ParsePin([]byte(h.file(t, layout.PinPath("web.container")))); pin.ImageID != "sha256:web1" {
+		t.Errorf("pin %+v", pin)
+	}
+	if last := h.last(t); last.Result() != runlog.ResultRolledBack || last.Intent.Rollback != first.out.RunID {
+		t.Errorf("journal: %s rollback of %s", last.Result(), last.Intent.Rollback)
+	}
+	if stored := h.file(t, layout.StoredSpecs); !strings.Contains(stored, "web:1") {
+		t.Errorf("the stored specs are not the generation's: %q", stored)
+	}
+}
+
+// TestKilledRollbackIsFinished: a rollback interrupted after it wrote
+// the units is finished by the next plain run, pins and all.
+func TestKilledRollbackIsFinished(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	h.apply(t, writeSpecs(t, good))
+	h.crashOn["web.service"] = "web:2"
+	req := h.request(writeSpecs(t, bad))
+	stop := make(chan struct{})
+	req.Stop = stop
+	req.AfterStep = func(step int, pass string) {
+		// Stop the rollback, not the run it rolls back, after step 4.
+		if step == 4 && pass == PassRollback {
+			close(stop)
+		}
+	}
+	r := h.run(t, req)
+	if !errors.Is(r.err, ErrRollbackFailed) && !errors.Is(r.err, ErrInterrupted) {
+		t.Fatalf("err = %v\n%s", r.err, r.stdout)
+	}
+	last := h.last(t)
+	if last.Intent.Rollback == "" || last.Result() != runlog.ResultInterrupted {
+		t.Fatalf("last run %s rollback %q", last.Result(), last.Intent.Rollback)
+	}
+	// The next plain run applies the stored generation and finishes it.
+	r2 := h.run(t, h.request(""))
+	if r2.err != nil {
+		t.Fatalf("plain run: %v\n%s\n%s", r2.err, r2.stdout, r2.stderr)
+	}
+	if pin, _ := render.ParsePin([]byte(h.file(t, layout.PinPath("web.container")))); pin.ImageID != "sha256:web1" {
+		t.Errorf("the plain run did not keep the pin: %+v", pin)
+	}
+	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:1") {
+		t.Errorf("web.container not back at web:1")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func summarize(runs []*runlog.RunInfo) []string {
+	var out []string
+	for _, r := range runs {
+		s := r.ID() + " " + r.Result()
+		if r.End != nil && r.End.Error != "" {
+			s += " (" + r.End.Error + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}

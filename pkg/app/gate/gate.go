@@ -1,0 +1,282 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
+)
+
+// Host is what the gate reads: systemd's counters and a unit's last log
+// lines, and podman's health check verdicts.
+type Host interface {
+	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
+	LastLog(ctx context.Context, name string, n int) ([]string, error)
+	ContainerHealth(ctx context.Context, name string) (string, error)
+}
+
+// DefaultSoak is how long started containers must stay up.
+const DefaultSoak = 5 * time.Second
+
+// gatePoll is how often the gate looks while it waits.
+const gatePoll = 250 * time.Millisecond
+
+// Report is the health gate's verdict on one run.
+type Report struct {
+	// Units are the services the gate watched.
+	Units []string      `json:"units"`
+	Soak  time.Duration `json:"soak"`
+	Took  time.Duration `json:"took"`
+	// Failures are the units that did not pass; none means passed.
+	Failures []Failure `json:"failures,omitempty"`
+	// Interrupted is set when a signal ended the gate before its verdict.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Passed reports whether every gated unit passed.
+func (g *Report) Passed() bool { return g == nil || (len(g.Failures) == 0 && !g.Interrupted) }
+
+// Failure is one unit that did not pass the gate: why, in systemd's
+// terms, and its last journal lines.
+type Failure struct {
+	Service string   `json:"service"`
+	Reason  string   `json:"reason"`
+	Log     []string `json:"log,omitempty"`
+}
+
+// Unit is one service the gate watches.
+type Unit struct {
+	service   string
+	container string // podman's name for it
+	oneshot   bool
+	// health: a health check without Notify=healthy, so the start job did
+	// not wait for it; podman's verdict is awaited here.
+	health bool
+}
+
+// Gated lists the containers whose start or reload landed in res: what
+// the gate watches after a run.
+func Gated(res *executor.Result, out *render.Output) []Unit {
+	byFile := map[string]*render.Unit{}
+	for _, u := range out.Units {
+		if u.Kind == spec.Container {
+			byFile[u.FileName] = u
+		}
+	}
+	var units []Unit
+	seen := map[string]bool{}
+	for _, a := range res.Applied {
+		u := byFile[a.Unit]
+		if u == nil || (a.Op != plan.OpStart && a.Op != plan.OpReload) || seen[u.Service] {
+			continue
+		}
+		seen[u.Service] = true
+		_, hc := u.File.Last(unit.Container, unit.KeyHealthCmd)
+		notify, _ := u.File.Last(unit.Container, unit.KeyNotify)
+		units = append(units, Unit{service: u.Service, container: u.Name, oneshot: u.State == spec.Oneshot,
+			health: hc && notify != "healthy"})
+	}
+	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.service, b.service) })
+	return units
+}
+
+// Run waits for the units to be up within startTimeout and then soaks
+// them for soak; stop ends it early (interrupted). A unit that fails ends
+// the gate at once: no need to wait out the window to roll back.
+func Run(ctx context.Context, live Host, units []Unit, startTimeout, soak time.Duration, stop <-chan struct{}) *Report {
+	start := time.Now()
+	g := &Report{Soak: soak}
+	for _, u := range units {
+		g.Units = append(g.Units, u.service)
+	}
+	if len(units) == 0 {
+		return g
+	}
+	fail := func(u Unit, why string) {
+		f := Failure{Service: u.service, Reason: why}
+		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, 15)
+		g.Failures = append(g.Failures, f)
+	}
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-stop:
+		case <-ctx.Done():
+		}
+		g.Interrupted = true
+		return false
+	}
+	defer func() { g.Took = time.Since(start) }()
+
+	// Up: every unit active and running (healthy where podman judges), a
+	// oneshot finished with exit status 0.
+	deadline := start.Add(startTimeout)
+	base := map[string]host.UnitHealth{}
+	pending := slices.Clone(units)
+	for len(pending) > 0 {
+		health, err := live.Health(ctx, services(pending))
+		if err != nil {
+			fail(pending[0], "its state could not be read: "+err.Error())
+			return g
+		}
+		var still []Unit
+		for _, u := range pending {
+			h := health[u.service]
+			why, up := upYet(u, h)
+			if why == "" && up && u.health {
+				why, up = healthYet(ctx, live, u)
+			}
+			switch {
+			case why != "":
+				fail(u, why)
+			case up:
+				base[u.service] = h
+			case time.Now().After(deadline):
+				fail(u, fmt.Sprintf("not up within %s (%s/%s)", startTimeout, h.ActiveState, h.SubState))
+			default:
+				still = append(still, u)
+			}
+		}
+		if len(g.Failures) > 0 {
+			return g
+		}
+		if pending = still; len(pending) > 0 && !wait(gatePoll) {
+			return g
+		}
+	}
+
+	// Soak: the services must stay as they are for one window.
+	var soaking []Unit
+	for _, u := range units {
+		if !u.oneshot {
+			soaking = append(soaking, u)
+		}
+	}
+	end := time.Now().Add(soak)
+	for len(soaking) > 0 {
+		last := !time.Now().Before(end)
+		health, err := live.Health(ctx, services(soaking))
+		if err != nil {
+			fail(soaking[0], "its state could not be read: "+err.Error())
+			return g
+		}
+		for _, u := range soaking {
+			if why := stillUp(u, base[u.service], health[u.service], soak); why != "" {
+				fail(u, why)
+			} else if u.health {
+				if why, _ := healthYet(ctx, live, u); why != "" {
+					fail(u, why)
+				}
+			}
+		}
+		if len(g.Failures) > 0 || last {
+			return g
+		}
+		if !wait(min(gatePoll, time.Until(end))) {
+			return g
+		}
+	}
+	return g
+}
+
+func services(units []Unit) []string {
+	out := make([]string, len(units))
+	for i, u := range units {
+		out[i] = u.service
+	}
+	return out
+}
+
+// upYet judges a unit on its way up: a reason when it failed, or whether
+// it is up yet.
+func upYet(u Unit, h host.UnitHealth) (why string, up bool) {
+	if u.oneshot {
+		switch h.ActiveState {
+		case "activating", "reloading", "":
+			return "", false
+		}
+		if h.Result != "success" || exitStatus(h) != 0 {
+			return "the oneshot did not exit 0: " + ended(h), false
+		}
+		return "", true
+	}
+	switch {
+	case h.ActiveState == "failed":
+		return "failed: " + ended(h), false
+	case h.NRestarts > 0:
+		return fmt.Sprintf("restarted %d time(s) by Restart= before it was up; %s", h.NRestarts, ended(h)), false
+	case h.SubState == "auto-restart":
+		return "exited and waits to be restarted: " + ended(h), false
+	}
+	return "", h.Up()
+}
+
+// stillUp judges a service during the soak window against how it was
+// when it came up.
+func stillUp(u Unit, was, now host.UnitHealth, soak time.Duration) string {
+	switch {
+	case now.NRestarts > was.NRestarts && now.Up():
+		// Back up already: what it exited with went with that process.
+		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts)
+	case now.NRestarts > was.NRestarts:
+		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts, ended(now))
+	case now.InvocationID != was.InvocationID:
+		return fmt.Sprintf("started again within the %s soak window (InvocationID changed); %s", soak, ended(now))
+	case !now.Up():
+		return fmt.Sprintf("not up within the %s soak window: %s/%s; %s", soak, now.ActiveState, now.SubState, ended(now))
+	}
+	return ""
+}
+
+// healthYet asks podman for a container's health check verdict.
+func healthYet(ctx context.Context, live Host, u Unit) (why string, healthy bool) {
+	st, err := live.ContainerHealth(ctx, u.container)
+	switch {
+	case err != nil:
+		return "its health could not be read: " + err.Error(), false
+	case st == "unhealthy":
+		return "its health check reports unhealthy", false
+	}
+	return "", st == "healthy" || st == ""
+}
+
+// exitStatus is the main process's exit status; a signal counts as one.
+func exitStatus(h host.UnitHealth) int32 {
+	if h.ExecMainCode == 1 { // CLD_EXITED
+		return h.ExecMainStatus
+	}
+	if h.ExecMainCode == 0 {
+		return 0
+	}
+	return 128 + h.ExecMainStatus
+}
+
+// ended says how the main process last ended, in systemd's words.
+func ended(h host.UnitHealth) string {
+	s := "result " + orDash(h.Result)
+	switch h.ExecMainCode {
+	case 1:
+		s += fmt.Sprintf(", exit status %d", h.ExecMainStatus)
+	case 2, 3:
+		s += fmt.Sprintf(", killed by signal %d", h.ExecMainStatus)
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package plan
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/render"
+)
+
+// A rollback pins each container to the image it ran in the generation
+// being restored with a drop-in (layout.PinPath): the unit file itself
+// stays exactly what that generation's specs render, so once the rollback
+// is done a plan of those specs is empty. The pin stays while the host
+// runs that generation's input and goes with the next other input: the
+// container then runs what its Image= says again.
+
+// pin plans the pin drop-in of a desired container and reports whether the
+// image it runs changes (the container then restarts).
+func (b *builder) pin(u *render.Unit, uc *UnitChange) bool {
+	p := layout.PinPath(u.FileName)
+	rel := strings.TrimPrefix(p, layout.UnitDir+"/")
+	cur, installed := b.obs.Files[p]
+	installed = installed && cur.Link == "" && !cur.Mode.IsDir()
+	if want, ok := b.opts.Pins[u.FileName]; ok {
+		data := render.PinDropIn(want)
+		b.dropIns[rel] = data
+		if installed && bytes.Equal(cur.Data, data) {
+			return false
+		}
+		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Content: data, Mode: 0o644, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
+		if had, ours := render.ParsePin(cur.Data); installed && ours && had.ImageID == want.ImageID {
+			// Pinned to the same image by an earlier rollback: the file
+			// says another run, the container runs the same.
+			uc.Reasons = append(uc.Reasons, "rollback: keeps running image "+shortID(want.ImageID)+", as in run "+want.Run)
+			return false
+		}
+		uc.Reasons = append(uc.Reasons, "rollback: runs image "+shortID(want.ImageID)+" again, as in run "+want.Run)
+		return true
+	}
+	if !installed {
+		return false
+	}
+	had, ours := render.ParsePin(cur.Data)
+	if !ours || had.InputDigest == b.opts.InputDigest {
+		return false // someone else's drop-in, or the rollback's input is still the host's
+	}
+	b.dropIns[rel] = nil
+	b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
+	uc.Reasons = append(uc.Reasons, "rollback pin to image "+shortID(had.ImageID)+" removed: the specs changed since")
+	return true
+}
+
+// unpinStale removes the pin drop-in of a container no spec declares.
+func (b *builder) unpinStale(iu *installedUnit, rank int) {
+	if iu.kind != spec.Container {
+		return
+	}
+	p := layout.PinPath(iu.fileName)
+	if f, ok := b.obs.Files[p]; ok && f.Link == "" && !f.Mode.IsDir() {
+		if _, ours := render.ParsePin(f.Data); ours {
+			b.dropIns[strings.TrimPrefix(p, layout.UnitDir+"/")] = nil
+			b.add(Action{Op: OpRemoveUnit, Target: p, Unit: iu.fileName, Reason: "its container is removed"}, rank)
+		}
+	}
+}
+
+// keepResource says why a stale volume, network or image with
+// reclaimPolicy Delete is kept after all, or "": a rollback never deletes
+// data or images, and an image a kept generation ran stays for the
+// rollback that may need it.
+func (b *builder) keepResource(iu *installedUnit, res string) string {
+	if !iu.reclaimDelete() {
+		return ""
+	}
+	switch {
+	case b.opts.Rollback && iu.kind == spec.Volume:
+		return "not deleted: a rollback never deletes data; podman volume " + res + " is kept"
+	case b.opts.Rollback && iu.kind == spec.Build:
+		return "not deleted: a rollback never deletes images; " + res + " is kept"
+	case iu.kind == spec.Build && b.opts.KeepImages[res]:
+		return "not deleted: a kept generation ran " + res + " (syslet rollback may need it)"
+	}
+	return ""
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
