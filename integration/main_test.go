@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/integration/testhost"
-	"github.com/syslet/syslet/release"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 // sysletBin is the syslet binary built by TestMain for the guest

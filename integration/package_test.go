@@ -17,7 +17,7 @@ import (
 
 	"github.com/syslet/syslet/integration/testhost"
 	"github.com/syslet/syslet/pkg/layout"
-	"github.com/syslet/syslet/release"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 func TestPackageInstallsAWorkingHost(t *testing.T) {

@@ -3,7 +3,7 @@
 package integration
 
 // Issue 11's acceptance on a real test host: webhookd installed with
-// packaging/webhookd.service (the unit the package ships) and running as a hardened systemd
+// pkg/release/packaging/webhookd.service (the unit the package ships) and running as a hardened systemd
 // service, fetching over SSH (known_hosts checked) from a bare repository
 // in the guest, applying through the same entry point as the CLI. Every
 // claim is checked against podman, systemd, the checkout's HEAD, sshd's log
@@ -27,7 +27,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/syslet/syslet/integration/testhost"
-	"github.com/syslet/syslet/release"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 const (

@@ -30,7 +30,7 @@ var layers = []struct {
 	{"cmd", []string{"cmd/"}, []string{"app", "load", "webhookd", "ground"}},
 	// The release build (binaries, packages, SBOM): a tool beside cmd that
 	// no program imports.
-	{"release", []string{"release", "cmd/release"}, []string{"ground"}},
+	{"release", []string{"pkg/release", "cmd/release"}, []string{"ground"}},
 	// The documentation's checks (links); no code.
 	{"docs", []string{"docs"}, nil},
 	{"integration", []string{"integration"}, []string{"release", "cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
@@ -119,7 +119,7 @@ func TestLayerTable(t *testing.T) {
 		"pkg/spec": "ground", "pkg/host": "ground", "pkg/host/fsroot": "adapter", "pkg/load": "load",
 		"pkg/load/quadletcheck": "load", "pkg/app/deploy": "app", "plan": "plan", "cmd/syslet": "cmd",
 		"render": "render", "executor": "executor", "webhookd": "webhookd", "integration/testhost": "integration",
-		"release": "release", "cmd/release": "release",
+		"pkg/release": "release", "cmd/release": "release",
 	} {
 		if got := layerOf(rel); got != want {
 			t.Errorf("layerOf(%s) = %s, want %s", rel, got, want)

@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/syslet/syslet/release"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 func main() {

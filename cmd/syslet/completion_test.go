@@ -12,10 +12,10 @@ import (
 )
 
 // The completion scripts the package installs are `syslet completion
-// SHELL`, committed under packaging/completions; this test fails when they
+// SHELL`, committed under pkg/release/packaging/completions; this test fails when they
 // differ, `go tool task golden` (-update) rewrites them. The tests below
 // load the committed scripts into the real shells and complete with them.
-const completionDir = "../../packaging/completions"
+const completionDir = "../../pkg/release/packaging/completions"
 
 // completionFiles are the scripts' file names, by shell: what each shell
 // looks up for the command syslet.

@@ -13,10 +13,10 @@ import (
 
 // The man pages syslet(1) and syslet-COMMAND(1) are generated from the
 // command table and the flag definitions, like --help; they are committed
-// under packaging/man (the package installs them), this test fails when
+// under pkg/release/packaging/man (the package installs them), this test fails when
 // they differ or do not lint clean, and `go tool task golden` (-update)
 // rewrites them.
-const manDir = "../../packaging/man"
+const manDir = "../../pkg/release/packaging/man"
 
 // seeAlso are the pages every syslet page points to besides its own kin.
 var seeAlso = []string{docpage.Ref("syslet-specs", 5), docpage.Ref("webhookd", 8), docpage.Ref("podman-systemd.unit", 5), docpage.Ref("systemctl", 1)}

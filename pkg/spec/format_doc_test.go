@@ -23,7 +23,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the spec format's reference pages")
 
 const (
-	formatMan  = "../../packaging/man/syslet-specs.5"
+	formatMan  = "../../pkg/release/packaging/man/syslet-specs.5"
 	formatDocs = "../../docs/reference/spec-format.md"
 	examples   = "../../examples"
 )

@@ -46,7 +46,7 @@ func TestFileNames(t *testing.T) {
 // binary with the config file the package ships, and every file the
 // contents name exists in packaging/.
 func TestPackagedFilesAgree(t *testing.T) {
-	src := filepath.Join("..", Packaging)
+	src := filepath.Join("..", "..", Packaging)
 	unit, err := os.ReadFile(filepath.Join(src, ServiceName))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestNfpmConfig(t *testing.T) {
 	st := Stamp{Version: "v1.2.3", Commit: strings.Repeat("a", 40), Time: time.Unix(1796129436, 0).UTC()}
 	bins := map[string]string{"syslet": "/b/syslet", "webhookd": "/b/webhookd"}
 	for _, format := range Formats {
-		raw, err := nfpmConfig("..", format, "amd64", bins, st, t.TempDir())
+		raw, err := nfpmConfig(filepath.Join("..", ".."), format, "amd64", bins, st, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestNfpmConfig(t *testing.T) {
 			}
 		}
 	}
-	if _, err := nfpmConfig("..", "deb", "amd64", map[string]string{"syslet": "/b/syslet"}, st, t.TempDir()); err == nil {
+	if _, err := nfpmConfig(filepath.Join("..", ".."), "deb", "amd64", map[string]string{"syslet": "/b/syslet"}, st, t.TempDir()); err == nil {
 		t.Error("a missing binary is not refused")
 	}
 }

@@ -26,7 +26,7 @@ const (
 	ServiceName = "webhookd.service"
 	// Packaging is the folder of the files the package ships that are not
 	// programs, relative to the module root.
-	Packaging = "packaging"
+	Packaging = "pkg/release/packaging"
 )
 
 // The package's metadata.
