@@ -61,6 +61,10 @@ when a container fails it, rolls back to its last good generation (its syslet's 
 		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
 		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
+	{name: "notify-test", synopsis: []string{"[--event KIND] [--root DIR]"},
+		summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+		defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
+		examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) }},

@@ -68,6 +68,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdRollback(args[1:], stdin, stdout, stderr)
 		case "history":
 			return cmdHistory(args[1:], stdout, stderr)
+		case "notify-test":
+			return cmdNotifyTest(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
 			return cmdHelp(args[1:], stdout, stderr)
 		case "apply":

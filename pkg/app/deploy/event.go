@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -142,4 +143,19 @@ func DriftUnits(p *plan.Plan) []notify.DriftUnit {
 		out = append(out, notify.DriftUnit{Unit: u.FileName, Kind: kind, Effect: string(u.Effect), Reasons: u.Reasons})
 	}
 	return out
+}
+
+// DriftEvent is the drift notification of a check (a --diff) whose plan
+// shows units differing from its specs: all of them, with the plan's
+// counts.
+func (o *Outcome) DriftEvent(units []notify.DriftUnit) notify.Event {
+	kinds := map[string]int{}
+	for _, u := range units {
+		kinds[u.Kind]++
+	}
+	return notify.Event{Event: notify.Drift, Time: time.Now().UTC(), Host: hostname(),
+		Source: notify.Source{Kind: o.sourceKind, Text: o.Source, Trigger: "drift check"},
+		Summary: fmt.Sprintf("%d unit(s) differ from the applied specs: %d edited by hand, %d would change, %d not running",
+			len(units), kinds[notify.DriftEdited], kinds[notify.DriftChange], kinds[notify.DriftStart]),
+		Plan: PlanCounts(o.Plan), Drift: units}
 }
