@@ -31,6 +31,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	config      string
 	check       bool
+	notifyTest  bool
 	logLevel    string
 	lockTimeout time.Duration
 }
@@ -41,6 +42,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "configuration file (YAML)")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
+	fs.BoolVar(&o.notifyTest, "notify-test", false, "send a test event to every notification target of the configuration, print what came of each and exit (1 when one failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "how long a deploy waits for another apply on this host")
 	if err := fs.Parse(args); err != nil {
@@ -82,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.check {
 		fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", o.config, len(cfg.Repos), cfg.Listen)
 		return exitOK
+	}
+	if o.notifyTest {
+		return notifyTest(cfg, hostname, stdout, stderr)
 	}
 
 	d, err := webhookd.New(cfg, webhookd.Options{

@@ -15,7 +15,9 @@ import (
 	"github.com/syslet/syslet/pkg/notify"
 )
 
-func unit(name, kind string) notify.DriftUnit { return notify.DriftUnit{Unit: name, Kind: kind, Effect: kind} }
+func unit(name, kind string) notify.DriftUnit {
+	return notify.DriftUnit{Unit: name, Kind: kind, Effect: kind}
+}
 
 func TestAppeared(t *testing.T) {
 	web := unit("web.container", notify.DriftEdited)
