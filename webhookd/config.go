@@ -116,7 +116,9 @@ type StatusConfig struct {
 	Context   string `yaml:"context"`   // the status's name on the forge; default syslet/{hostname}
 	// TargetURL is the status's link ({commit}, {repo} and {hostname} are
 	// substituted); default none.
-	TargetURL string `yaml:"targetURL"`
+	TargetURL string            `yaml:"targetURL"`
+	Timeout   settings.Duration `yaml:"timeout"`  // bound on one attempt; default 10s
+	Attempts  int               `yaml:"attempts"` // tries per status, with backoff between them; default 3
 }
 
 // DriftConfig is the repository's drift check.

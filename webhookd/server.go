@@ -47,10 +47,6 @@ const (
 	flushGrace = 10 * time.Second
 )
 
-// statusRetry bounds setting one commit status: forges answer in well
-// under a second when they are well.
-var statusRetry = notify.Retry{Attempts: 3, Timeout: 10 * time.Second, Backoff: 2 * time.Second}
-
 // Options are the daemon's collaborators.
 type Options struct {
 	Deployer Deployer
@@ -112,7 +108,7 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 		w.notify, w.hostname = d.notifier.Send, cfg.Hostname
 		if r.forgeStatus != nil {
 			name := r.Name
-			w.statuses = notify.NewQueue("status/"+name, statusRetry, func(res notify.Result) {
+			w.statuses = notify.NewQueue("status/"+name, r.forgeStatus.retry, func(res notify.Result) {
 				d.m.statuses.WithLabelValues(name, res.Outcome).Inc()
 				if res.Outcome != notify.OutcomeSent {
 					d.log.Warn().Str("repo", name).Str("state", res.Event).Str("result", res.Outcome).Int("attempts", res.Attempts).

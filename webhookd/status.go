@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -54,7 +55,12 @@ type statusTarget struct {
 	context   string
 	targetURL string // with {hostname} and {repo} already substituted
 	repo      string // webhookd's name of the repository
+	retry     notify.Retry
 }
+
+// defaultStatusRetry bounds setting one commit status: forges answer in
+// well under a second when they are well.
+var defaultStatusRetry = notify.Retry{Attempts: 3, Timeout: 10 * time.Second, Backoff: 2 * time.Second}
 
 func (r *Repo) validateStatus(hostname string, f func(string) string, add func(field, format string, args ...any)) {
 	sc := r.Status
@@ -135,6 +141,20 @@ func (r *Repo) validateStatus(hostname string, f func(string) string, add func(f
 			add(f("status.targetURL"), "%q is not an http(s) URL", sc.TargetURL)
 		}
 		st.targetURL = t
+	}
+	st.retry = defaultStatusRetry
+	if sc.Timeout != 0 {
+		d := time.Duration(sc.Timeout)
+		if d < 100*time.Millisecond || d > notify.MaxTimeout {
+			add(f("status.timeout"), "%s is not between 100ms and %s", d, notify.MaxTimeout)
+		}
+		st.retry.Timeout = d
+	}
+	if sc.Attempts != 0 {
+		if sc.Attempts < 1 || sc.Attempts > notify.MaxAttempts {
+			add(f("status.attempts"), "%d is not between 1 and %d", sc.Attempts, notify.MaxAttempts)
+		}
+		st.retry.Attempts = sc.Attempts
 	}
 	r.forgeStatus = st
 }

@@ -262,9 +262,6 @@ func TestFailuresBeforeTheApply(t *testing.T) {
 // cost the deploy nothing — its duration and result are those of a deploy
 // without them — and each failure is counted.
 func TestReceiverDownOrHanging(t *testing.T) {
-	saved := statusRetry
-	statusRetry = notify.Retry{Attempts: 2, Timeout: 200 * time.Millisecond, Backoff: 10 * time.Millisecond}
-	defer func() { statusRetry = saved }()
 	hang := newReceiver(t)
 	hang.hang = make(chan struct{})
 	down := httptest.NewServer(http.NotFoundHandler())
@@ -272,7 +269,7 @@ func TestReceiverDownOrHanging(t *testing.T) {
 	down.Close()
 
 	dep := &fakeDeployer{}
-	f := newFixture(t, dep, fmt.Sprintf(`    status: {forge: github, api: %s, repo: ops/infra, tokenFile: %s}
+	f := newFixture(t, dep, fmt.Sprintf(`    status: {forge: github, api: %s, repo: ops/infra, tokenFile: %s, timeout: 200ms, attempts: 2}
 notify:
   - {name: hanging, type: webhook, url: %s, timeout: 200ms, attempts: 2}
   - {name: down, type: webhook, url: %s, timeout: 200ms, attempts: 2}
