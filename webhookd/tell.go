@@ -29,9 +29,9 @@ func (w *worker) enrich(ev notify.Event, a *Attempt) notify.Event {
 func (w *worker) tell(a *Attempt) {
 	switch a.Result {
 	case ResultSuccess:
-		desc := "deployed to " + w.hostname
-		if a.Summary != "" {
-			desc += ": " + a.Summary
+		desc := "deployed to " + w.hostname + ": no changes"
+		if a.event != nil && a.event.Plan != nil {
+			desc = "deployed to " + w.hostname + ": " + brief(a.event.Plan)
 		}
 		w.setStatus(a, stateSuccess, desc)
 	case ResultFailed:
@@ -66,4 +66,22 @@ func (w *worker) setStatus(a *Attempt, state, description string) {
 		return
 	}
 	w.statuses.Post(w.cfg.forgeStatus.job(a.Commit, state, description))
+}
+
+// brief says what a plan changed in a few words: "1 created, 2 changed".
+func brief(p *notify.Plan) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{p.Create, "created"}, {p.Change, "changed"}, {p.Reload, "reloaded"}, {p.Metadata, "rewritten"},
+		{p.Remove, "removed"}, {p.Start, "started"}, {p.Stop, "stopped"}, {p.Drift, "left as edited by hand"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d action(s)", p.Actions)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -431,7 +431,10 @@ func (w *worker) deploy(batch []push) {
 		},
 	})
 	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
-	if rep.RolledBack {
+	if rep.RolledBack || err != nil && len(rep.Failing) > 0 {
+		// The apply landed and a started container failed the health
+		// gate: rolled back, or (rollback never, or a failed rollback)
+		// left as it is.
 		a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 		w.finish(log, a, StageGate, err)
 		return
