@@ -575,8 +575,8 @@ func TestDriftCheckInWebhookd(t *testing.T) {
 		Repos []struct {
 			Drift struct {
 				CheckedAt, Since, Commit string
-				Drift, Change, Start int
-				Units                []struct{ Unit, Kind string }
+				Drift, Change, Start     int
+				Units                    []struct{ Unit, Kind string }
 			}
 			DriftIntervalSeconds float64
 		}
