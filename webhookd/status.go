@@ -60,7 +60,7 @@ type statusTarget struct {
 
 // defaultStatusRetry bounds setting one commit status: forges answer in
 // well under a second when they are well.
-var defaultStatusRetry = notify.Retry{Attempts: 3, Timeout: 10 * time.Second, Backoff: 2 * time.Second}
+var defaultStatusRetry = notify.Retry{Attempts: 3, Timeout: 10 * time.Second, Backoff: time.Second}
 
 func (r *Repo) validateStatus(hostname string, f func(string) string, add func(field, format string, args ...any)) {
 	sc := r.Status

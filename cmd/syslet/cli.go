@@ -29,7 +29,10 @@ var commands = []command{
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
-was not reached; a second one aborts at once. The next run resumes (see syslet history).`,
+was not reached; a second one aborts at once. The next run resumes (see syslet history).
+An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
+failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
+delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
 		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin"}},
 	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
 		summary:     "check specs without touching any host, podman's quadlet converter included",
