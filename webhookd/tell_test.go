@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/notify"
 )
@@ -356,6 +357,20 @@ func TestDriftCheck(t *testing.T) {
 	}
 	if got, _ := dep.deploys(); len(got) != 1 {
 		t.Fatalf("a check deployed: %+v", got)
+	}
+
+	// A restarted daemon remembers the drift it told: the same drift found
+	// again is not told again.
+	cfg := *f.d.cfg
+	d2, err := New(&cfg, Options{Deployer: dep, Log: zerolog.Nop()})
+	must(t, err)
+	if d := d2.Status()[0].Drift; d == nil || d.Drift != 1 || len(d.Units) != 1 {
+		t.Fatalf("drift not restored: %+v", d)
+	}
+	d2.workers["infra"].checkDrift()
+	d2.Stop()
+	if kinds, _ := events(t, hook.requests()); strings.Join(kinds, " ") != "started succeeded drift" {
+		t.Fatalf("after a restart: events %v", kinds)
 	}
 
 	// Another apply holds the lock: the check counts for nothing.
