@@ -64,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
+		case "show":
+			return cmdShow(args[1:], stdin, stdout, stderr)
 		case "rollback":
 			return cmdRollback(args[1:], stdin, stdout, stderr)
 		case "history":

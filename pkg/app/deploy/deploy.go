@@ -98,6 +98,19 @@ type Request struct {
 	// KeepGenerations bounds the generations kept (0: the store's default).
 	KeepGenerations int
 
+	// SavePlan, with Diff, saves the plan there as a saved plan file
+	// (0600; "-": on Stdout, the human plan then going to Stderr) for a
+	// later apply of exactly it (saved.go).
+	SavePlan string
+	// Saved applies the saved plan instead of a plan made now: the host
+	// and the input are read again, and any change since it was made
+	// refuses the run (ErrStale) before anything changes; with Diff it
+	// only says whether it still holds. SavedFile names it for people.
+	Saved     *SavedPlan
+	SavedFile string
+	// Version is this syslet's, recorded in the plans it saves.
+	Version string
+
 	// AfterStep is a test hook run after each step that had actions,
 	// with the step's number (1–9) and the pass: PassApply, or
 	// PassRollback in the rollback after a failed health gate.
@@ -170,6 +183,11 @@ type Outcome struct {
 	// StageDir is the staging directory kept for inspection (a failed
 	// staging, or --keep-stage).
 	StageDir string `json:"stageDir,omitempty"`
+	// SavedPlan is the digest of the saved plan the run wrote, or applied
+	// (or found still holding); Stale lists what changed since a saved
+	// plan was made, when it was refused.
+	SavedPlan string   `json:"savedPlan,omitempty"`
+	Stale     []string `json:"stale,omitempty"`
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -224,6 +242,7 @@ func (req *Request) defaults() {
 	if req.Rollback == "" {
 		req.Rollback = RollbackAuto
 	}
+	req.useSaved()
 	if req.Source == "" {
 		switch req.Path {
 		case "-":
@@ -249,7 +268,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	req.defaults()
 	r := &runner{req: &req, out: &Outcome{Source: req.Source}, human: req.Stdout,
 		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
-	if req.JSON {
+	if req.JSON || req.SavePlan == "-" {
 		r.human = req.Stderr
 	}
 	if req.KeepGenerations > 0 {
@@ -304,6 +323,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer check.wait() // l.Report is the check's until it is done
 	r.verdict = func() error {
 		release, err := check.wait()
+		r.release = release
 		if err != nil {
 			view.Findings(req.Stderr, l.Report)
 			return err
