@@ -187,7 +187,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 func TestSavedPlanRefusedWhenStale(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		change func(t *testing.T, h *savedHost) // what happens between plan and apply
+		change func(t *testing.T, h *savedHost)        // what happens between plan and apply
 		specs  func(t *testing.T, h *savedHost) string // the input of the apply (default: the plan's)
 		want   []string
 	}{
