@@ -63,7 +63,7 @@ func TestSavedPlanCommands(t *testing.T) {
 		t.Errorf("show --output json: exit %d\n%s", code, stdout)
 	}
 	raw, _ := os.ReadFile(file)
-	if code, stdout, _ = sh(string(raw), "show", "-"); code != exitOK || !strings.HasPrefix(stdout, "Saved plan the saved plan: made ") {
+	if code, stdout, _ = sh(string(raw), "show", "-"); code != exitOK || !strings.HasPrefix(stdout, "Saved plan from stdin: made ") {
 		t.Errorf("show - : exit %d\n%s", code, stdout)
 	}
 

@@ -23,7 +23,7 @@ func TestRunSavedPlans(t *testing.T) {
 	var stdin []byte
 	applier := startServer(t, f.client.PublicKey(), func(s *execSession) int {
 		stdin = s.Stdin
-		fmt.Fprintln(s.Stderr, "Saved plan is stale: the saved plan (made 2026-12-01T10:15:03Z on web2, digest 5e7b12ab34cd) no longer holds; nothing was changed. Since it was made:")
+		fmt.Fprintln(s.Stderr, "Saved plan is stale: the plan from stdin (made 2026-12-01T10:15:03Z on web2, digest 5e7b12ab34cd) no longer holds; nothing was changed. Since it was made:")
 		fmt.Fprintln(s.Stderr, "  - unit web.service: active/running → inactive/dead")
 		return 1
 	})

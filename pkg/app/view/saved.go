@@ -39,9 +39,19 @@ func (s Saved) made() string {
 	return fmt.Sprintf("made %s on %s", s.Made.UTC().Format(time.RFC3339), redact.Escape(s.Host))
 }
 
+// file names the plan file after "Saved plan": its path, or where it was
+// read from.
 func (s Saved) file() string {
 	if s.File == "-" || s.File == "" {
-		return "the saved plan"
+		return "from stdin"
+	}
+	return redact.Escape(s.File)
+}
+
+// the names the plan file in a sentence.
+func (s Saved) the() string {
+	if s.File == "-" || s.File == "" {
+		return "the plan from stdin"
 	}
 	return redact.Escape(s.File)
 }
@@ -69,7 +79,7 @@ func SavedHeader(w io.Writer, s Saved) {
 	fmt.Fprintf(w, "  checked:    against podman %s; options: %s\n", s.Podman, s.options())
 	fmt.Fprintf(w, "  host state: %d file(s), %d unit(s), %d podman secret(s), %d image(s); the journal's last run: %s\n",
 		s.Files, s.Units, s.Secrets, s.Images, orDash(s.LastRun))
-	fmt.Fprintf(w, "  apply it:   syslet --plan %s with the same input (it is refused if any of that changed)\n\n", s.file())
+	fmt.Fprintf(w, "  apply it:   syslet --plan FILE with the same input (it is refused if any of that changed)\n\n")
 }
 
 // SavedPlan writes a saved plan for `syslet show`: its header, then the
@@ -103,7 +113,7 @@ func SavedHolds(w io.Writer, s Saved, diff bool) {
 // SavedStale refuses a saved plan that no longer holds, naming every
 // change since it was made.
 func SavedStale(w io.Writer, s Saved, changes []string) {
-	fmt.Fprintf(w, "%s: %s (%s, digest %.12s) no longer holds; nothing was changed. Since it was made:\n", StalePrefix, s.file(), s.made(), s.PlanDigest)
+	fmt.Fprintf(w, "%s: %s (%s, digest %.12s) no longer holds; nothing was changed. Since it was made:\n", StalePrefix, s.the(), s.made(), s.PlanDigest)
 	for _, c := range changes {
 		fmt.Fprintf(w, "  - %s\n", redact.Escape(c))
 	}
