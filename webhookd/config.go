@@ -41,23 +41,21 @@ const (
 var ErrConfig = errors.New("invalid webhookd configuration")
 
 // Config is the daemon's configuration file.
+// Its fields' comments are the configuration reference (webhookd(8) is
+// generated from them).
 type Config struct {
-	Listen   string     `yaml:"listen"`
-	TLS      *TLSConfig `yaml:"tls"`
-	StateDir string     `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
-	// Rollback is what a deploy does when a container it started fails
-	// the health gate: "auto" (the default) restores the last good
-	// generation, "never" leaves the host as the deploy left it. Soak is
-	// how long started containers must stay up (default DefaultSoak).
-	Rollback string        `yaml:"rollback"`
-	Soak     time.Duration `yaml:"soak"`
-	Repos    []Repo        `yaml:"repos"`
+	Listen   string        `yaml:"listen"`   // host:port to serve on; default DefaultListen
+	TLS      *TLSConfig    `yaml:"tls"`      // serve HTTPS with this certificate and key (else put a TLS proxy in front)
+	StateDir string        `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
+	Rollback string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
+	Soak     time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
+	Repos    []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
 }
 
 // TLSConfig makes the listener serve HTTPS.
 type TLSConfig struct {
-	Cert string `yaml:"cert"`
-	Key  string `yaml:"key"`
+	Cert string `yaml:"cert"` // the certificate chain file (PEM)
+	Key  string `yaml:"key"`  // its private key file (PEM, mode 0600)
 }
 
 // Repo is one configuration repository whose pushes deploy this host.
