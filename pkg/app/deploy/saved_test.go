@@ -454,3 +454,44 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Each thing a saved plan was made from, besides the host's state, is
+// named when it differs: the host, the managed root, the input, the podman
+// release, the journal's last run.
+func TestStalenessNamesEachChange(t *testing.T) {
+	saved := &SavedPlan{Host: "web1", Root: "/", InputDigest: "aaaaaaaaaaaaaaaa", Source: "/srv/specs", Podman: "5.4",
+		State: SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultOK}}}
+	same := &SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultOK}}
+	for _, c := range []struct {
+		name                      string
+		now                       *SavedState
+		host, root, input, podman string
+		want                      string // "" : holds
+	}{
+		{"nothing", same, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4", ""},
+		{"another host", same, "web2", "/", "aaaaaaaaaaaaaaaa", "5.4", `the host: the plan was made on "web1", this is "web2"`},
+		{"another root", same, "web1", "/srv/root", "aaaaaaaaaaaaaaaa", "5.4", "the managed root: the plan was made for /, this run manages /srv/root"},
+		{"another input", same, "web1", "/", "bbbbbbbbbbbbbbbb", "5.4", "the input: its digest is bbbbbbbbbbbb, the plan was made from input aaaaaaaaaaaa (/srv/specs): give the same specs"},
+		{"another podman", same, "web1", "/", "aaaaaaaaaaaaaaaa", "5.8", "podman: the units were checked against podman 5.4, now against 5.8"},
+		{"another run", &SavedState{LastRun: &RunStamp{Run: "20261201T102044Z-c95ece", Result: runlog.ResultFailed}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4",
+			"another run since the plan was made: the journal's last run is 20261201T102044Z-c95ece (failed), it was 20261201T101003Z-1e331c (ok)"},
+		{"the same run, ended since", &SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultInterrupted}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4",
+			"the journal's last run is 20261201T101003Z-1e331c (interrupted), it was 20261201T101003Z-1e331c (ok)"},
+		{"a first run", &SavedState{LastRun: &RunStamp{Run: "x", Result: runlog.ResultOK}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := *saved
+			if c.name == "a first run" {
+				s.State.LastRun = nil
+				c.want = "the journal's last run is x (ok), it was none"
+			}
+			got := staleness(&s, c.now, c.host, c.root, c.input, c.podman)
+			switch {
+			case c.want == "" && len(got) != 0:
+				t.Errorf("changes %q; want none", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+				t.Errorf("changes %q; want one with %q", got, c.want)
+			}
+		})
+	}
+}
