@@ -140,6 +140,12 @@ func (f Fingerprint) Changes(now Fingerprint, sameInput bool) []string {
 			out = append(out, fmt.Sprintf("unit %s: no longer read (was %s)", n, was))
 		case !wok:
 			out = append(out, fmt.Sprintf("unit %s: now %s (not read when the plan was made)", n, is))
+		case was.Load == is.Load && was.Active == is.Active && was.Sub == is.Sub && was.NeedDaemonReload != is.NeedDaemonReload:
+			if is.NeedDaemonReload {
+				out = append(out, fmt.Sprintf("unit %s: its file changed since systemd loaded it (%s/%s)", n, is.Active, is.Sub))
+			} else {
+				out = append(out, fmt.Sprintf("unit %s: systemd loaded its file again (%s/%s)", n, is.Active, is.Sub))
+			}
 		case was != is:
 			out = append(out, fmt.Sprintf("unit %s: %s → %s", n, was, is))
 		}

@@ -77,7 +77,7 @@ func TestFingerprintChanges(t *testing.T) {
 			u := o.Units["web.service"]
 			u.NeedDaemonReload = true
 			o.Units["web.service"] = u
-		}, true, []string{"unit web.service: active/running → active/running (its file changed since systemd loaded it)"}},
+		}, true, []string{"unit web.service: its file changed since systemd loaded it (active/running)"}},
 		{"secret replaced", func(o *Observed) {
 			o.Secrets["db-password"] = host.Secret{Name: "db-password", ID: "fedcba9876543210fedcb", Labels: map[string]string{"syslet/hash": "aa"}}
 		}, true, []string{"podman secret db-password: replaced (ID 0123456789ab → fedcba987654)"}},
