@@ -106,8 +106,11 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		}
 		return fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals))
 	}
+	if err := r.save(l, p); err != nil { // --diff --out (saved.go)
+		return err
+	}
 	if req.Diff {
-		return r.save(l, p)
+		return nil
 	}
 	if req.Confirm != nil && !p.Empty() && (rs == nil || rs.of == "") && !req.Confirm() {
 		return ErrDeclined

@@ -290,7 +290,7 @@ func hostName() string {
 // save writes the plan of a --diff as a saved plan, when asked to.
 func (r *runner) save(l *load.Set, p *plan.Plan) error {
 	req := r.req
-	if req.SavePlan == "" {
+	if req.SavePlan == "" || !req.Diff {
 		return nil
 	}
 	if who, busy := held(req.Root); busy {
