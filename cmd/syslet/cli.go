@@ -45,7 +45,10 @@ made from (file digests, unit states, podman secret IDs and labels, images prese
 last run), never a secret value or a file's content. --plan FILE with the same input applies
 exactly its actions, or exits 1 naming each change since it was made and changes nothing.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
-was not reached; a second one aborts at once. The next run resumes (see syslet history).`,
+was not reached; a second one aborts at once. The next run resumes (see syslet history).
+An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
+failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
+delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
 		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
 			"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
 	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
@@ -91,6 +94,10 @@ since refuses its own (the table says "stale"; nothing changed there) while the 
 		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
 		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
+	{name: "notify-test", synopsis: []string{"[--event KIND] [--root DIR]"},
+		summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+		defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
+		examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) },

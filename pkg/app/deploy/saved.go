@@ -278,15 +278,6 @@ func (r *runner) observed(obs *plan.Observed, runs []*runlog.RunInfo) {
 	r.state = st
 }
 
-// hostName is the name a saved plan records and is checked against.
-func hostName() string {
-	n, err := os.Hostname()
-	if err != nil {
-		return "(unknown)"
-	}
-	return n
-}
-
 // save writes the plan of a --diff as a saved plan, when asked to.
 func (r *runner) save(l *load.Set, p *plan.Plan) error {
 	req := r.req
@@ -299,7 +290,7 @@ func (r *runner) save(l *load.Set, p *plan.Plan) error {
 	if r.state == nil {
 		return errors.New("internal error: the host state of the plan was not kept; no plan was saved")
 	}
-	s := &SavedPlan{Format: SavedFormat, Syslet: req.Version, Made: time.Now().UTC().Truncate(time.Second), Host: hostName(), Root: req.Root,
+	s := &SavedPlan{Format: SavedFormat, Syslet: req.Version, Made: time.Now().UTC().Truncate(time.Second), Host: hostname(), Root: req.Root,
 		Source: req.Source, Specs: len(l.Specs), Sources: len(l.Sources), InputDigest: l.Digest(), Podman: r.release.String(),
 		Options: SavedOptions{Force: req.Force, AllowRemovals: req.AllowRemovals},
 		Plan:    p, PlanDigest: p.Digest(), Summary: view.PlanSummary(p), State: *r.state}
@@ -328,7 +319,7 @@ func (r *runner) checkSaved(runID string, l *load.Set, p *plan.Plan, rs *restore
 	if r.state == nil {
 		return errors.New("internal error: the host state was not read for the saved plan's check; nothing was changed")
 	}
-	changes := staleness(s, r.state, hostName(), req.Root, l.Digest(), r.release.String())
+	changes := staleness(s, r.state, hostname(), req.Root, l.Digest(), r.release.String())
 	if len(changes) == 0 && p.Digest() != s.PlanDigest {
 		// Nothing it was derived from changed, yet the plan differs: this
 		// syslet plans otherwise (another version, another option).
