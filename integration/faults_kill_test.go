@@ -46,7 +46,8 @@ type killStats struct {
 	next                                                       string // one resuming run's output, for the table
 }
 
-func envInt(name string, def int) int {
+// faultCount reads a positive count from the environment.
+func faultCount(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
@@ -55,7 +56,7 @@ func envInt(name string, def int) int {
 
 func TestFaultRandomKills(t *testing.T) {
 	t.Parallel()
-	n := envInt("SYSLET_FAULT_KILLS", defaultKills)
+	n := faultCount("SYSLET_FAULT_KILLS", defaultKills)
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("SYSLET_FAULT_SEED"), 10, 64); err == nil {
 		seed = v

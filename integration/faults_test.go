@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/syslet/syslet/integration/testhost"
 	"github.com/syslet/syslet/pkg/digest"
@@ -36,6 +38,21 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
+
+// buildFaultproxy compiles integration/faultproxy for the guests
+// (linux/amd64, static).
+func buildFaultproxy(root, out string) error {
+	t0 := time.Now()
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./integration/faultproxy")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build ./integration/faultproxy: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", out, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
 
 // faultRow is one row of the fault table.
 type faultRow struct {

@@ -117,10 +117,3 @@ func TestLeftoversAreRemovedByTheNextApply(t *testing.T) {
 		t.Errorf("the config dir reads %q after the sweep", got)
 	}
 }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
