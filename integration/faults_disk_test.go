@@ -89,7 +89,7 @@ func TestFaultFullDisk(t *testing.T) {
 	converge := func(t *testing.T, dir, serves string, free func()) string {
 		t.Helper()
 		free()
-		r := syslet(h, dir)
+		r := syslet(h, "--soak", testSoak, dir)
 		if !r.OK() {
 			t.Fatalf("the run after freeing space:\n%s", r)
 		}

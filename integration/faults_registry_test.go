@@ -122,7 +122,7 @@ func TestFaultRegistry(t *testing.T) {
 	}
 	// The registry back: one plain run converges.
 	proxy("pass")
-	r := syslet(h, "/root/v3")
+	r := syslet(h, "--soak", testSoak, "/root/v3")
 	if !r.OK() {
 		t.Fatalf("the run with the registry back:\n%s", r)
 	}

@@ -64,7 +64,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		}
 		sane(t, h, true)
 		// With the default stop timeout the next plain run waits the stop out.
-		next := syslet(h, "/root/hang2")
+		next := syslet(h, "--soak", testSoak, "/root/hang2")
 		if !next.OK() {
 			t.Fatalf("the next run:\n%s", next)
 		}
@@ -111,7 +111,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		if after := contents(t, h, "/etc/containers"); after != before {
 			t.Error("files under /etc/containers changed")
 		}
-		next := syslet(h, "/root/bus1")
+		next := syslet(h, "--soak", testSoak, "/root/bus1")
 		if !next.OK() {
 			t.Fatalf("the run with the bus back:\n%s", next)
 		}
@@ -135,7 +135,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		}
 		h.MustRun(t, "kill -CONT "+dbus)
 		_, during := serving(t, h)
-		next := syslet(h, "/root/bus2")
+		next := syslet(h, "--soak", testSoak, "/root/bus2")
 		if !next.OK() {
 			t.Fatalf("the run with the bus back:\n%s", next)
 		}
@@ -170,7 +170,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 			t.Error("files under /etc/containers changed")
 		}
 		h.MustRun(t, "systemctl start podman.socket")
-		next := syslet(h, "/root/pod1")
+		next := syslet(h, "--soak", testSoak, "/root/pod1")
 		if !next.OK() {
 			t.Fatalf("the run with the socket back:\n%s", next)
 		}
@@ -196,7 +196,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		if after := contents(t, h, "/etc/containers"); after != before {
 			t.Error("files under /etc/containers changed")
 		}
-		next := syslet(h, "/root/pod2")
+		next := syslet(h, "--soak", testSoak, "/root/pod2")
 		if !next.OK() {
 			t.Fatalf("the run with podman back:\n%s", next)
 		}
