@@ -319,7 +319,7 @@ func benchWebhookdFootprint(t *testing.T, tb *table) {
 	}
 	type proc struct {
 		rssKB, ticks, wakeups int
-		goroutines           float64
+		goroutines            float64
 	}
 	read := func() proc {
 		pid := w.mainPID()
@@ -366,7 +366,7 @@ func benchWebhookdFootprint(t *testing.T, tb *table) {
 	time.Sleep(30 * time.Second)
 	p2 := read()
 	tb.add(row{section: "footprint", work: "webhookd after 10,000 deliveries (30 s later): RSS, goroutines", peer: "webhookd",
-		value: fmt.Sprintf("%.1f MB (idle %.1f MB), %v goroutines (idle %v); replies %s", mb(p2.rssKB), mb(p1.rssKB), p2.goroutines, p1.goroutines, strings.Join(strings.Fields(codes), " ")),
+		value:   fmt.Sprintf("%.1f MB (idle %.1f MB), %v goroutines (idle %v); replies %s", mb(p2.rssKB), mb(p1.rssKB), p2.goroutines, p1.goroutines, strings.Join(strings.Fields(codes), " ")),
 		verdict: verdict(float64(p2.rssKB) <= 1.2*float64(p1.rssKB) && p2.goroutines <= p1.goroutines, "RSS within 20 % of idle, goroutines back")})
 }
 
