@@ -67,7 +67,7 @@ func pageSpec(rev string) string {
 
 // serving waits, inside the timed command, until the web container
 // answers with rev.
-func serving(rev string) string {
+func waitServing(rev string) string {
 	return `timeout 120 sh -c 'until [ "$(curl -s http://127.0.0.1:8080/index.html)" = ` + rev + ` ]; do sleep 0.01; done'`
 }
 
@@ -111,7 +111,7 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 			return s.State == "idle" && s.LastApplied == commit
 		})
 	}
-	timedOn(t, h, deliver(c)+" && "+serving(r))
+	timedOn(t, h, deliver(c)+" && "+waitServing(r))
 	settled(c)
 	h.MustRun(t, "rm -rf /root/floor && git init -q /root/floor && cd /root/floor && git remote add origin ssh://root@127.0.0.1"+whBare+" && "+gitSSH+" git fetch -q origin main")
 
@@ -125,24 +125,24 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 	firstTool := func() time.Duration {
 		h.MustRun(t, "systemctl stop webhookd.service && rm -rf /var/lib/syslet/webhookd && systemctl start webhookd.service && timeout 30 sh -c 'until curl -sf "+whURL+"/status >/dev/null; do sleep 0.05; done'")
 		c, r := commit()
-		d := timedOn(t, h, deliver(c)+" && "+serving(r))
+		d := timedOn(t, h, deliver(c)+" && "+waitServing(r))
 		settled(c)
 		return d
 	}
 	firstFloor := func() time.Duration {
 		_, r := commit()
 		h.MustRun(t, "rm -rf /root/floor1")
-		return timedOn(t, h, "git init -q /root/floor1 && cd /root/floor1 && "+gitSSH+" git fetch -q ssh://root@127.0.0.1"+whBare+" main && git checkout -q FETCH_HEAD && "+applyByHand+" && "+serving(r))
+		return timedOn(t, h, "git init -q /root/floor1 && cd /root/floor1 && "+gitSSH+" git fetch -q ssh://root@127.0.0.1"+whBare+" main && git checkout -q FETCH_HEAD && "+applyByHand+" && "+waitServing(r))
 	}
 	incTool := func() time.Duration {
 		c, r := commit()
-		d := timedOn(t, h, deliver(c)+" && "+serving(r))
+		d := timedOn(t, h, deliver(c)+" && "+waitServing(r))
 		settled(c)
 		return d
 	}
 	incFloor := func() time.Duration {
 		_, r := commit()
-		return timedOn(t, h, "cd /root/floor && "+gitSSH+" git fetch -q origin main && git checkout -q FETCH_HEAD && "+applyByHand+" && "+serving(r))
+		return timedOn(t, h, "cd /root/floor && "+gitSSH+" git fetch -q origin main && git checkout -q FETCH_HEAD && "+applyByHand+" && "+waitServing(r))
 	}
 	f, s := alternate(t, "push to serving, first clone", runs, firstFloor, firstTool)
 	tb.add(row{section: "push", work: "push → serving, first clone (webhook delivered → the changed container answers)", floor: f, other: s, peer: "webhookd", goal: 1.2})
