@@ -65,7 +65,7 @@ func pageSpec(rev string) string {
 		`"unit":{"Container":{"Image":"` + benchImage + `","RunInit":"true","Exec":"httpd -f -p 8080 -h /www","Network":"host"}}}` + "\n"
 }
 
-// serving waits, inside the timed command, until the web container
+// waitServing waits, inside the timed command, until the web container
 // answers with rev.
 func waitServing(rev string) string {
 	return `timeout 120 sh -c 'until [ "$(curl -s http://127.0.0.1:8080/index.html)" = ` + rev + ` ]; do sleep 0.01; done'`

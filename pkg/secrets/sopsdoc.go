@@ -421,27 +421,5 @@ func macBytes(plain []byte, typ string) (b []byte, comment bool, err error) {
 	return nil, false, fmt.Errorf("unknown datatype")
 }
 
-// clearMACBytes is what a value left in the clear adds to the MAC.
-func clearMACBytes(v any) ([]byte, error) {
-	switch v := v.(type) {
-	case string:
-		return []byte(v), nil
-	case int:
-		return []byte(strconv.Itoa(v)), nil
-	case float64:
-		return []byte(strconv.FormatFloat(v, 'f', -1, 64)), nil
-	case bool:
-		if v {
-			return []byte("True"), nil
-		}
-		return []byte("False"), nil
-	case time.Time:
-		return v.MarshalText()
-	case json.Number:
-		return []byte(v.String()), nil
-	}
-	return nil, fmt.Errorf("a value of type %T", v)
-}
-
 // typeNames are the words for a decrypted value that is not a string.
 var typeNames = map[string]string{"int": "number", "float": "number", "bool": "boolean", "bytes": "binary value", "time": "time.Time", "comment": "sops.Comment"}
