@@ -7,22 +7,33 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/syslet/syslet/integration/testhost"
+	"github.com/syslet/syslet/pkg/release"
 )
 
-// sysletBin is the syslet binary built by TestMain for the guest (linux/amd64, static).
+// sysletBin is the syslet binary built by TestMain for the guest
+// (linux/amd64, static), exactly as a release builds it.
 var sysletBin string
 
 // webhookdBin is the webhookd binary built by TestMain for the guest.
 var webhookdBin string
 
+// debFile is the .deb built by TestMain from those two binaries, exactly
+// as a release packages them (package_test.go installs it).
+var debFile string
+
+// stamp is the version and commit the binaries and the package carry.
+var stamp release.Stamp
+
+// faultproxyBin is integration/faultproxy, built by TestMain for the guest.
+var faultproxyBin string
+
 // buildTags are the tags syslet's podman bindings need to build without cgo and gpgme.
-const buildTags = "remote,containers_image_openpgp,exclude_graphdriver_btrfs,btrfs_noversion"
+const buildTags = release.Tags
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -51,32 +62,31 @@ func run(m *testing.M) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	// One build of each binary for every test and host of the run.
-	sysletBin = filepath.Join(cache, "bin", "syslet")
-	if err := build(root, "./cmd/syslet", sysletBin); err != nil {
+	// One build of each binary and of the package for every test and host
+	// of the run, by the release's own code.
+	release.Log = os.Stderr
+	if stamp, err = release.ReadStamp(root); err != nil {
 		return fail("%v", err)
 	}
-	// webhookd, for the tests that run it in the guest as a systemd service (webhookd_test.go).
-	webhookdBin = filepath.Join(cache, "bin", "webhookd")
-	if err := build(root, "./cmd/webhookd", webhookdBin); err != nil {
+	bins := map[string]string{}
+	for _, p := range release.Programs {
+		bins[p.Name] = filepath.Join(cache, "bin", p.Name)
+		if err := release.Binary(root, p, "amd64", bins[p.Name], stamp); err != nil {
+			return fail("%v", err)
+		}
+	}
+	sysletBin, webhookdBin = bins["syslet"], bins["webhookd"]
+	if debFile, err = release.Package(root, "deb", "amd64", bins, stamp, filepath.Join(cache, "dist")); err != nil {
 		return fail("%v", err)
 	}
-	return m.Run()
-}
-
-// build compiles the package pkg of the module at root into out, for the
-// guests' linux/amd64, and says how long it took.
-func build(root, pkg, out string) error {
-	t0 := time.Now()
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", buildTags, "-o", out, pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s: %w", pkg, err)
+	// The registry that fails on purpose, for the fault suite (faults_registry_test.go).
+	faultproxyBin = filepath.Join(cache, "bin", "faultproxy")
+	if err := buildFaultproxy(root, faultproxyBin); err != nil {
+		return fail("%v", err)
 	}
-	fmt.Fprintf(os.Stderr, "integration: built %s in %s\n", out, time.Since(t0).Round(time.Millisecond))
-	return nil
+	code := m.Run()
+	writeFaultTable()
+	return code
 }
 
 // startWithSyslet starts a host and installs the syslet binary as /usr/local/bin/syslet.

@@ -123,7 +123,7 @@ func TestMigrateFromEarlierSyslet(t *testing.T) {
 		t.Errorf("second plan is not empty (exit %d):\n%s", second.Code, second.Stdout)
 	}
 
-	// The README's way to keep another restart policy: a drop-in, which
+	// docs/how-to/migrate.md's way to keep another restart policy: a drop-in, which
 	// comes after syslet's line and which syslet leaves alone.
 	must(t, h.WriteFile("/etc/containers/systemd/legacy-cache.container.d/restart.conf", []byte("[Service]\nRestart=on-failure\n"), 0o644))
 	h.MustRun(t, "systemctl daemon-reload")

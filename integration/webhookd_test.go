@@ -2,8 +2,8 @@
 
 package integration
 
-// Issue 11's acceptance on a real test host: webhookd installed from
-// examples/systemd/webhookd.service and running as a hardened systemd
+// Issue 11's acceptance on a real test host: webhookd installed with
+// pkg/release/packaging/webhookd.service (the unit the package ships) and running as a hardened systemd
 // service, fetching over SSH (known_hosts checked) from a bare repository
 // in the guest, applying through the same entry point as the CLI. Every
 // claim is checked against podman, systemd, the checkout's HEAD, sshd's log
@@ -27,6 +27,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/syslet/syslet/integration/testhost"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 const (
@@ -55,8 +56,8 @@ func startWebhookd(t *testing.T) *whHost {
 	w := &whHost{Host: h, t: t}
 	root, err := testhost.ModuleRoot()
 	must(t, err)
-	must(t, h.CopyIn(webhookdBin, "/usr/local/bin/webhookd"))
-	must(t, h.CopyIn(filepath.Join(root, "examples", "systemd", "webhookd.service"), "/etc/systemd/system/webhookd.service"))
+	must(t, h.CopyIn(webhookdBin, release.BinDir+"/webhookd"))
+	must(t, h.CopyIn(filepath.Join(root, release.Packaging, release.ServiceName), "/etc/systemd/system/"+release.ServiceName))
 	h.MustRun(t, "systemctl enable --now podman.socket")
 	for i := 1; i <= 5; i++ {
 		if _, err := h.MakeImage(fmt.Sprintf("web:v%d", i), fmt.Sprintf("marker-%d", i)); err != nil {

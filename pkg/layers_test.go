@@ -11,9 +11,9 @@ import (
 // The layers of syslet, from the ground up. A package's path says which
 // layer it is in (the longest matching prefix wins), and a layer may
 // import only the layers listed for it: imports flow one way, spec →
-// render → plan → executor → the apply entry point → cmd. The README's
-// architecture map and each doc.go say the same in prose; this table is
-// the rule.
+// render → plan → executor → the apply entry point → cmd. The
+// architecture map (docs/explanation/architecture.md) and each doc.go say
+// the same in prose; this table is the rule.
 var layers = []struct {
 	name     string
 	prefixes []string // package paths relative to the module
@@ -28,7 +28,12 @@ var layers = []struct {
 	{"app", []string{"pkg/app/"}, []string{"executor", "plan", "load", "render", "adapter", "ground"}},
 	{"webhookd", []string{"webhookd"}, []string{"ground"}},
 	{"cmd", []string{"cmd/"}, []string{"app", "load", "webhookd", "ground"}},
-	{"integration", []string{"integration"}, []string{"cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
+	// The release build (binaries, packages, SBOM): a tool beside cmd that
+	// no program imports.
+	{"release", []string{"pkg/release", "cmd/release"}, []string{"ground"}},
+	// The documentation's checks (links); no code.
+	{"docs", []string{"docs"}, nil},
+	{"integration", []string{"integration"}, []string{"release", "cmd", "app", "executor", "plan", "load", "render", "adapter", "ground", "webhookd"}},
 }
 
 // noSiblings are the layers whose packages may not import each other.
@@ -114,6 +119,7 @@ func TestLayerTable(t *testing.T) {
 		"pkg/spec": "ground", "pkg/host": "ground", "pkg/host/fsroot": "adapter", "pkg/load": "load",
 		"pkg/load/quadletcheck": "load", "pkg/app/deploy": "app", "plan": "plan", "cmd/syslet": "cmd",
 		"render": "render", "executor": "executor", "webhookd": "webhookd", "integration/testhost": "integration",
+		"pkg/release": "release", "cmd/release": "release",
 	} {
 		if got := layerOf(rel); got != want {
 			t.Errorf("layerOf(%s) = %s, want %s", rel, got, want)

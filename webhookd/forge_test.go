@@ -116,21 +116,21 @@ func TestParseEvent(t *testing.T) {
 func TestSeenSetIsBounded(t *testing.T) {
 	s := newSeenSet(3)
 	for _, id := range []string{"a", "b", "c"} {
-		if !s.add(id) {
+		if !s.addAll(id) {
 			t.Fatalf("%s reported as seen", id)
 		}
 	}
-	if s.add("a") {
+	if s.addAll("a") {
 		t.Fatal("replay of a accepted")
 	}
-	s.add("d") // forgets a, the oldest
+	s.addAll("d") // forgets a, the oldest
 	if len(s.ids) != 3 {
 		t.Fatalf("len = %d, want 3", len(s.ids))
 	}
-	if !s.add("a") {
+	if !s.addAll("a") {
 		t.Fatal("a still remembered after eviction")
 	}
-	if s.add("d") {
+	if s.addAll("d") {
 		t.Fatal("replay of d accepted")
 	}
 }

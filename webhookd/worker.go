@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/notify"
 )
 
 // statusKind is the persisted status as webhookd reads it back: its own
@@ -22,8 +23,12 @@ var statusKind = bounded.Kind{What: "webhookd's status file", Max: 1 << 20}
 // Deployer applies the specs in a directory to this host, the way `syslet
 // DIR` does: unattended, under the host's apply lock, recording Source as the
 // run's source in the run journal.
+//
+// Check plans the same directory read-only (no lock, no change), as
+// `syslet --diff DIR` does: what the host's drift check reports.
 type Deployer interface {
 	Deploy(ctx context.Context, req DeployRequest) (DeployReport, error)
+	Check(ctx context.Context, req DeployRequest) (CheckReport, error)
 }
 
 // DeployRequest is one deploy of one commit.
@@ -32,6 +37,11 @@ type DeployRequest struct {
 	Commit string // the commit checked out in Dir
 	Dir    string // spec directory inside the checkout
 	Source string // "git <repo>@<commit>", for the run journal
+	// Force replaces hand edits (a reconcile after a drift check).
+	Force bool
+	// Started hears the run's started event just before the host changes
+	// (never for a deploy with nothing to do). It does not block.
+	Started func(notify.Event)
 }
 
 // DeployReport is what a finished deploy tells /status.
@@ -44,6 +54,22 @@ type DeployReport struct {
 	RolledBack   bool
 	RolledBackTo string
 	Failing      []string
+	// Event is the run's own notification (succeeded, failed,
+	// rolled-back); nil when the run had nothing to tell.
+	Event *notify.Event
+}
+
+// CheckReport is what a drift check found.
+type CheckReport struct {
+	// Units differ from the applied commit's specs, by kind (edited by
+	// hand, would change, would start).
+	Units []notify.DriftUnit
+	// Busy names another apply that held the lock: the plan then shows
+	// what it has not done yet, not drift, and the check counts for
+	// nothing.
+	Busy string
+	// Event is the drift notification for these units.
+	Event *notify.Event
 }
 
 // Results of a deploy attempt, as /status and the deploys metric show them.
@@ -85,6 +111,11 @@ type Attempt struct {
 	RolledBackTo string    `json:"rolledBackTo,omitempty"`
 	Started      time.Time `json:"started"`
 	Duration     float64   `json:"durationSeconds"`
+
+	// pending: the forge was told this commit is being deployed; event
+	// is the run's own notification.
+	pending bool
+	event   *notify.Event
 }
 
 // RepoStatus is one repository's entry in GET /status.
@@ -105,6 +136,28 @@ type RepoStatus struct {
 
 	LastPoll      *time.Time `json:"lastPoll,omitempty"`
 	LastPollError string     `json:"lastPollError,omitempty"`
+
+	// DriftInterval is how often the host is checked (0: never);
+	// Reconcile: a check that finds differences deploys the applied
+	// commit again.
+	DriftInterval float64 `json:"driftIntervalSeconds"`
+	Reconcile     bool    `json:"reconcile,omitempty"`
+}
+
+// DriftStatus is what the last drift check found.
+type DriftStatus struct {
+	CheckedAt *time.Time `json:"checkedAt,omitempty"`
+	Commit    string     `json:"commit,omitempty"` // the applied commit checked against
+	// Drift, Change and Start count the units that differ by kind:
+	// edited by hand, would change, would start.
+	Drift  int                `json:"drift"`
+	Change int                `json:"change"`
+	Start  int                `json:"start"`
+	Units  []notify.DriftUnit `json:"units,omitempty"`
+	// Since is when the check first found a unit differing (cleared when
+	// none does).
+	Since *time.Time `json:"since,omitempty"`
+	Error string     `json:"error,omitempty"`
 }
 
 // persisted survives restarts (stateDir/.status/<repo>.json): what is
@@ -117,6 +170,22 @@ type persisted struct {
 	LastError string   `json:"lastError,omitempty"`
 	// LastFailure stays after later successes, for the operator.
 	LastFailure *Attempt `json:"lastFailure,omitempty"`
+	// Drift is the last drift check's finding; it survives restarts so
+	// that a drift already told is not told again.
+	Drift *DriftStatus `json:"drift,omitempty"`
+	// InFlight is the deploy running now; saved before it starts and
+	// cleared when it ends, so one that a kill, a crash or a power cut
+	// cut short is still here at the next start, and deployed again
+	// first (the apply resumes what the cut-short run left undone).
+	InFlight *InFlight `json:"inFlight,omitempty"`
+}
+
+// InFlight is a deploy attempt in progress, as the status file keeps it.
+type InFlight struct {
+	Commit  string    `json:"commit"`
+	Trigger string    `json:"trigger"`
+	Force   bool      `json:"force,omitempty"` // a reconcile, replacing hand edits
+	Started time.Time `json:"started"`
 }
 
 // maxPending bounds the pushes remembered between deploys; past it the
@@ -129,6 +198,7 @@ const deployTimeout = time.Hour
 type push struct {
 	commit  string
 	trigger string
+	force   bool // a reconcile: replace hand edits
 }
 
 // worker deploys one repository, one attempt at a time.
@@ -139,20 +209,31 @@ type worker struct {
 	log        zerolog.Logger
 	m          *metrics
 	statusFile string
+	hostname   string
+	// notify sends an event to the daemon's targets; statuses is the
+	// repository's commit status queue (nil: no status configured). Both
+	// return at once.
+	notify   func(notify.Event)
+	statuses *notify.Queue
 
 	wake chan struct{}
 
 	mu      sync.Mutex
 	st      RepoStatus
 	pending []push
+	// resume is the deploy the last run of the daemon did not finish
+	// (nil when none), queued again by run.
+	resume *InFlight
 }
 
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
 	w := &worker{
 		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
-		log:  log.With().Str("repo", cfg.Name).Logger(),
-		wake: make(chan struct{}, 1),
-		st:   RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle"},
+		log:    log.With().Str("repo", cfg.Name).Logger(),
+		wake:   make(chan struct{}, 1),
+		notify: func(notify.Event) {},
+		st: RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle",
+			DriftInterval: cfg.DriftInterval.Seconds(), Reconcile: cfg.Reconcile},
 	}
 	if b, err := bounded.ReadFile(statusFile, statusKind); err == nil {
 		if err := json.Unmarshal(b, &w.st.persisted); err != nil {
@@ -164,12 +245,21 @@ func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metr
 	if w.st.LastAppliedAt != nil {
 		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(w.st.LastAppliedAt.Unix()))
 	}
+	if d := w.st.Drift; d != nil && d.CheckedAt != nil {
+		w.driftGauges(d)
+	}
+	w.resume, w.st.InFlight = w.st.InFlight, nil
 	return w
 }
 
 // enqueue queues a push of commit; it reports whether a deploy is running
 // (the push then waits for the follow-up deploy).
 func (w *worker) enqueue(commit, trigger string) (busy bool) {
+	return w.queue(push{commit: commit, trigger: trigger})
+}
+
+func (w *worker) queue(p push) (busy bool) {
+	commit := p.commit
 	w.mu.Lock()
 	for i, p := range w.pending {
 		if p.commit == commit {
@@ -180,7 +270,7 @@ func (w *worker) enqueue(commit, trigger string) (busy bool) {
 	if len(w.pending) == maxPending {
 		w.pending = w.pending[1:]
 	}
-	w.pending = append(w.pending, push{commit: commit, trigger: trigger})
+	w.pending = append(w.pending, p)
 	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
 	busy = w.st.State != "idle"
 	w.mu.Unlock()
@@ -202,12 +292,23 @@ func (w *worker) status() RepoStatus {
 // closed. A deploy in progress always finishes first: stopping in the
 // middle of an apply would leave the host half-deployed.
 func (w *worker) run(stop <-chan struct{}) {
-	var tick <-chan time.Time
+	if r := w.resume; r != nil {
+		w.resume = nil
+		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
+			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
+		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
+	}
+	var tick, driftTick <-chan time.Time
 	if w.cfg.PollInterval > 0 {
 		t := time.NewTicker(w.cfg.PollInterval)
 		defer t.Stop()
 		tick = t.C
 		w.poll() // catch up at start, too
+	}
+	if w.cfg.DriftInterval > 0 {
+		t := time.NewTicker(w.cfg.DriftInterval)
+		defer t.Stop()
+		driftTick = t.C
 	}
 	for {
 		for {
@@ -230,6 +331,8 @@ func (w *worker) run(stop <-chan struct{}) {
 		case <-w.wake:
 		case <-tick:
 			w.poll()
+		case <-driftTick:
+			w.checkDrift()
 		}
 	}
 }
@@ -252,10 +355,26 @@ func (w *worker) take() []push {
 	}
 	batch := w.pending
 	w.pending = nil
-	w.st.State, w.st.Deploying = "deploying", batch[len(batch)-1].commit
+	latest := batch[len(batch)-1]
+	w.st.State, w.st.Deploying = "deploying", latest.commit
 	w.st.Queued, w.st.QueuedPushes = "", 0
+	w.st.InFlight = &InFlight{Commit: latest.commit, Trigger: latest.trigger, Force: latest.force, Started: time.Now().UTC()}
 	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(1)
 	return batch
+}
+
+// saveInFlight saves the status with the deploy now in flight, before it
+// changes anything.
+func (w *worker) saveInFlight(p push) {
+	w.mu.Lock()
+	if w.st.InFlight != nil {
+		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force = p.commit, p.trigger, p.force
+	}
+	st := w.st.persisted
+	w.mu.Unlock()
+	if err := w.save(st); err != nil {
+		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
+	}
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
@@ -290,6 +409,7 @@ func (w *worker) deploy(batch []push) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
+	w.saveInFlight(latest)
 	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
 	log := w.log.With().Str("commit", latest.commit).Logger()
 
@@ -306,6 +426,10 @@ func (w *worker) deploy(batch []push) {
 	}
 	a.Commit = best.commit
 	a.Trigger = best.trigger
+	if best.force {
+		a.Trigger += " (replacing hand edits)"
+	}
+	w.saveInFlight(best)
 	log = w.log.With().Str("commit", best.commit).Logger()
 	w.mu.Lock()
 	w.st.Deploying = best.commit
@@ -331,6 +455,7 @@ func (w *worker) deploy(batch []push) {
 		}
 	}
 
+	w.setStatus(a, statePending, "deploying to "+w.hostname)
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, StageCheckout, err)
@@ -353,9 +478,16 @@ func (w *worker) deploy(batch []push) {
 		Commit: best.commit,
 		Dir:    specDir,
 		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Force:  best.force,
+		Started: func(ev notify.Event) {
+			w.notify(w.enrich(ev, a))
+		},
 	})
-	a.RunID, a.Summary = rep.RunID, rep.Summary
-	if rep.RolledBack {
+	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
+	if rep.RolledBack || err != nil && len(rep.Failing) > 0 {
+		// The apply landed and a started container failed the health
+		// gate: rolled back, or (rollback never, or a failed rollback)
+		// left as it is.
 		a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 		w.finish(log, a, StageGate, err)
 		return
@@ -412,6 +544,7 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	}
 	w.mu.Lock()
 	w.st.State, w.st.Deploying = "idle", ""
+	w.st.InFlight = nil
 	w.st.Last, w.st.LastError = a, a.Error
 	if a.Result == ResultFailed || a.Result == ResultRolledBack {
 		w.st.LastFailure = a
@@ -434,6 +567,7 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	if err := w.save(p); err != nil {
 		log.Error().Err(err).Msg("saving status")
 	}
+	w.tell(a)
 	ev := log.Info()
 	switch a.Result {
 	case ResultFailed:
@@ -453,11 +587,16 @@ func (w *worker) save(p persisted) error {
 	if err := os.MkdirAll(filepath.Dir(w.statusFile), 0o700); err != nil {
 		return err
 	}
+	// Written, fsynced and renamed into place, the directory fsynced: a
+	// crash or power cut leaves the old status or the new one.
 	tmp := w.statusFile + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
 		return err
 	}
-	return os.Rename(tmp, w.statusFile)
+	if err := os.Rename(tmp, w.statusFile); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(w.statusFile))
 }
 
 func resultOf(err error) string {

@@ -7,7 +7,7 @@ import (
 )
 
 // command is one syslet command as its --help, the overall usage, the
-// README's reference and the man pages describe it. Its flags are the ones
+// CLI reference, the man pages and the completions describe it. Its flags are the ones
 // it parses: defineFlags registers them (into throw-away targets when only
 // drawn), so no default or meaning is written twice.
 type command struct {
@@ -20,29 +20,52 @@ type command struct {
 	examples    []string
 }
 
+// oneLine says what syslet is, for the usage's first line and the NAME
+// line of syslet(1); description says it at more length.
+const (
+	oneLine     = "deploy podman quadlet units from JSON specs"
+	description = `syslet deploys containers onto a Linux host as rootful podman quadlet units supervised
+by systemd. It validates JSON specs of containers, volumes, networks, image builds, secrets and
+config files, renders them as quadlet unit files, compares them with what the host runs, stages
+them through podman's quadlet generator and systemd-analyze verify, prints the plan and applies
+it in one fixed order: pull, stop, write config, write units, prune, delete, daemon-reload,
+reload, start.`
+)
+
 // commands is every command, in the order --help lists them.
 var commands = []command{
-	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
+	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]"},
 		summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
 		defineFlags: func(f *flags) { new(applyOptions).define(f) },
 		notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
+A saved plan (--diff --out FILE) holds the plan, its input's digest and the host state it was
+made from (file digests, unit states, podman secret IDs and labels, images present, the journal's
+last run), never a secret value or a file's content. --plan FILE with the same input applies
+exactly its actions, or exits 1 naming each change since it was made and changes nothing.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
-was not reached; a second one aborts at once. The next run resumes (see syslet history).`,
-		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin"}},
+was not reached; a second one aborts at once. The next run resumes (see syslet history).
+An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
+failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
+delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
+		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
+			"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
 	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
 		summary:     "check specs without touching any host, podman's quadlet converter included",
 		defineFlags: func(f *flags) { new(validateOptions).define(f) },
 		examples:    []string{"syslet validate specs/", "syslet validate --strict --output json specs/"}},
 	{name: "render", synopsis: []string{"PATH --out DIR [--podman VERSION]"},
 		summary:     "write the files a host would get under DIR",
-		defineFlags: func(f *flags) { new(renderOptions).define(f) }},
+		defineFlags: func(f *flags) { new(renderOptions).define(f) },
+		examples:    []string{"syslet render specs/ --out /tmp/host1", "syslet render --podman 5.8 specs/ --out build/"}},
 	{name: "host-key", synopsis: []string{"[--root DIR]"},
 		summary:     "print this host's age recipient (encrypt secrets for it)",
-		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) }},
+		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) },
+		examples:    []string{"ssh root@host1 syslet host-key", `sops encrypt --age "$(ssh root@host1 syslet host-key)" db.yaml > db.enc.yaml`}},
 	{name: "adopt", synopsis: []string{"FILE…"},
-		summary: "print v1 specs for hand-written quadlet files (.container, .volume, .network, .build)"},
+		summary:  "print v1 specs for hand-written quadlet files (.container, .volume, .network, .build)",
+		examples: []string{"syslet adopt /etc/containers/systemd/*.container > specs/adopted.json"}},
 	{name: "push", synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
 		summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
 		defineFlags: func(f *flags) { new(pushOptions).define(f) },
@@ -50,32 +73,66 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
 one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
 when a container fails it, rolls back to its last good generation (its syslet's defaults:
---rollback=auto, --soak 5s); the table then says "rolled back" for that host.`,
-		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
+--rollback=auto, --soak 5s); the table then says "rolled back" for that host.
+push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
+specs applies on each host exactly its saved plan, and a host whose state or input changed
+since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`,
+		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
+			"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
-		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
-		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) }},
+		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin" and the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin")`,
+		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
+		// lines of /root/.ssh/authorized_keys
+		examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
+	{name: "show", synopsis: []string{"FILE [--output json]"},
+		summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
+		defineFlags: func(f *flags) { new(showOptions).define(f) },
+		examples:    []string{"syslet --diff --out web1.plan specs/", "syslet show web1.plan", "syslet --plan web1.plan specs/"}},
 	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
 		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
 		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
 		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
 		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
+	{name: "notify-test", synopsis: []string{"[--event KIND] [--root DIR]"},
+		summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+		defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
+		examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
-		defineFlags: func(f *flags) { new(historyOptions).define(f) }},
+		defineFlags: func(f *flags) { new(historyOptions).define(f) },
+		examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json"}},
 	{name: "version", synopsis: []string{"[--output json]"},
 		summary:     "the version, commit and build of this syslet",
-		defineFlags: func(f *flags) { new(versionOptions).define(f) }},
-	{name: "schema", summary: "print the JSON Schema of spec format v1"},
+		defineFlags: func(f *flags) { new(versionOptions).define(f) },
+		examples:    []string{"syslet version", "syslet version --output json"}},
+	{name: "schema", summary: "print the JSON Schema of spec format v1",
+		examples: []string{"syslet schema > spec-v1.schema.json"}},
+	{name: "completion", synopsis: []string{"bash | zsh | fish"},
+		summary: "print the shell completion script (the package installs them; for a bare binary, source its output)",
+		examples: []string{`source <(syslet completion bash)`, "syslet completion zsh > ~/.zfunc/_syslet",
+			"syslet completion fish > ~/.config/fish/completions/syslet.fish"}},
 	{name: "help", synopsis: []string{"[COMMAND] [--format text|markdown]"},
-		summary: "this usage, one command's help, or (--format markdown) the whole command-line reference"},
+		summary:  "this usage, one command's help, or (--format markdown) the whole command-line reference",
+		examples: []string{"syslet help push", "syslet push --help", "syslet help --format markdown > cli.md"}},
 }
 
-// exitCodes is the exit-code line of the overall usage.
-const exitCodes = `Exit codes: 0 ok / no changes, 1 error, 2 invalid specs, 3 changes pending (--detailed-exitcode),
-4 rolled back (a started container failed the health gate; the last good generation runs again),
-5 rollback failed, 64 usage error, 70 internal error, 130 interrupted.`
+// exitStatus is what each exit code means, for the usage, the reference
+// and syslet(1); the codes are main.go's and stable.
+var exitStatus = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success, or nothing to change"},
+	{exitError, "an error: host, staging, a refused plan, a stale or edited saved plan (--plan), a failed apply, the lock timed out"},
+	{exitInvalid, "invalid specs, or input holding no JSON value, too large or not a regular file; nothing was touched"},
+	{exitPending, "changes are pending (--diff --detailed-exitcode)"},
+	{exitRolledBack, "rolled back: a started container failed the health gate, and the last good generation runs again (and passed it)"},
+	{exitRollbackBad, "the rollback failed too: a started container failed the health gate, and so did the last good generation; the host needs a person"},
+	{exitUsage, "a usage error: a bad flag or argument; nothing was read"},
+	{exitInternal, "an internal error (a bug; the stack is printed)"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM; the summary says what was not reached"},
+}
 
 // lookup returns the command named name.
 func lookup(name string) *command {
@@ -103,7 +160,9 @@ func (c *command) flagDocs() []flagDoc {
 // writeUsage writes the overall usage: every command, then each command's
 // flags and notes, then the exit codes.
 func writeUsage(w io.Writer) {
-	fmt.Fprintln(w, "syslet — deploy podman quadlet units from JSON specs")
+	fmt.Fprintln(w, "syslet — "+oneLine)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, wrap(description, 96, ""))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage:")
 	for i := range commands {
@@ -138,8 +197,10 @@ func writeUsage(w io.Writer) {
 			fmt.Fprintln(w, c.notes)
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, exitCodes)
+	fmt.Fprintln(w, "\nExit codes:")
+	for _, e := range exitStatus {
+		writeColumns(w, fmt.Sprintf("  %d", e.code), e.meaning, 8)
+	}
 }
 
 // writeHelp writes one command's help: its forms, what it does, its
@@ -219,7 +280,7 @@ func wrap(s string, width int, indent string) string {
 
 // cmdHelp is `syslet help [COMMAND] [--format text|markdown]`: the overall
 // usage or one command's help, or the whole command-line reference in
-// Markdown (what the README's reference is made of).
+// Markdown (what docs/reference/cli.md is made of).
 func cmdHelp(args []string, stdout, stderr io.Writer) int {
 	format := "text"
 	var name string

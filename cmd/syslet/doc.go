@@ -7,5 +7,5 @@
 // packages, never plan, executor, render or a host adapter directly: what
 // it runs is pkg/app/deploy's, what it prints is pkg/app/view's. Its
 // commands and flags are defined once (cli.go, flags.go); --help, the
-// README's command-line reference and the usage errors are drawn from them.
+// command-line reference (docs/reference/cli.md), the man pages, the shell completions and the usage errors are drawn from them.
 package main

@@ -10,7 +10,7 @@ import (
 )
 
 // flags registers a command's flags on a flag.FlagSet and remembers their
-// order, so that --help, the README's reference and the man pages list
+// order, so that --help, the CLI reference (docs/reference/cli.md), the man pages and the completions list
 // them as they are defined — the one home of a flag's name, default and
 // meaning. A help text's first `backquoted` word names its argument, as in
 // the standard library's flag.UnquoteUsage.

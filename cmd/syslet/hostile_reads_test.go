@@ -156,7 +156,7 @@ func hostileReads() []hostileCase {
 	// secrets read them.
 	for _, c := range []struct {
 		name, path, want string
-		plant           func(e *hostEnv)
+		plant            func(e *hostEnv)
 	}{
 		{"settings file is a FIFO", "/etc/syslet/syslet.json", "syslet: reading settings: " + notRegular("{root}/etc/syslet/syslet.json", "a FIFO"), fifo("/etc/syslet/syslet.json")},
 		{"settings file linked outside", "", "syslet: reading settings: " + notRegular("{root}/etc/syslet/syslet.json", "a symlink"), linkJournal("/etc/syslet/syslet.json", "{outside}/secret")},

@@ -13,11 +13,11 @@ import (
 	"github.com/syslet/syslet/pkg/spec"
 )
 
-// Exit codes. They are documented in the README and stable: CI jobs and
+// Exit codes. They are documented (exitStatus in cli.go, hence --help, the CLI reference and syslet(1)) and stable: CI jobs and
 // webhookd branch on them.
 const (
 	exitOK          = 0   // success, or nothing to change
-	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan
+	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan, stale saved plan
 	exitInvalid     = 2   // the specs are invalid; nothing was touched
 	exitPending     = 3   // --diff --detailed-exitcode: changes are pending
 	exitRolledBack  = 4   // the change failed its health gate; the last good generation was restored and passed it
@@ -27,6 +27,7 @@ const (
 	exitInterrupted = 130 // SIGINT/SIGTERM ended the run; the summary says what was not reached
 )
 
+// version is stamped by a release build (see buildVersion).
 var version = "dev"
 
 func main() {
@@ -64,10 +65,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
+		case "show":
+			return cmdShow(args[1:], stdin, stdout, stderr)
 		case "rollback":
 			return cmdRollback(args[1:], stdin, stdout, stderr)
 		case "history":
 			return cmdHistory(args[1:], stdout, stderr)
+		case "completion":
+			return cmdCompletion(args[1:], stdout, stderr)
+		case "notify-test":
+			return cmdNotifyTest(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
 			return cmdHelp(args[1:], stdout, stderr)
 		case "apply":

@@ -7,7 +7,7 @@ import (
 )
 
 // writeReference writes the command-line reference in Markdown, for the
-// README (between its "cli-reference" markers; a test keeps it in step):
+// docs/reference/cli.md (between its "cli-reference" markers; a test keeps it in step):
 // every command, its forms, and a table of its flags with their defaults.
 func writeReference(w io.Writer) {
 	fmt.Fprintln(w, "| command | what it does |")
@@ -44,7 +44,12 @@ func writeReference(w io.Writer) {
 			fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(c.notes), " "))
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(exitCodes), " "))
+	fmt.Fprint(w, "\n**Exit codes**\n\n")
+	fmt.Fprintln(w, "| code | meaning |")
+	fmt.Fprintln(w, "|---|---|")
+	for _, e := range exitStatus {
+		fmt.Fprintf(w, "| `%d` | %s |\n", e.code, mdCell(e.meaning))
+	}
 }
 
 func orNone(forms []string) []string {

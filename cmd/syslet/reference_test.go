@@ -8,23 +8,23 @@ import (
 	"testing"
 )
 
-// The README's command-line reference is generated from the flag
-// definitions (writeReference); this test fails when the two differ, and
-// `go tool task golden` (-update) rewrites the README's part.
+// The command-line reference (docs/reference/cli.md) is generated from the
+// flag definitions (writeReference); this test fails when the two differ,
+// and `go tool task golden` (-update) rewrites its generated part.
 const (
 	refBegin = "<!-- cli-reference: generated from cmd/syslet's flag definitions by `go tool task golden`; do not edit -->\n"
 	refEnd   = "<!-- end of cli-reference -->\n"
 )
 
-func TestReadmeReferenceIsGenerated(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
+func TestCLIReferenceIsGenerated(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "reference", "cli.md")
 	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i, j := bytes.Index(readme, []byte(refBegin)), bytes.Index(readme, []byte(refEnd))
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no cli-reference markers")
+		t.Fatalf("%s has no cli-reference markers", path)
 	}
 	var b strings.Builder
 	writeReference(&b)
@@ -38,7 +38,7 @@ func TestReadmeReferenceIsGenerated(t *testing.T) {
 		return
 	}
 	if have != got {
-		t.Errorf("README.md's command-line reference is out of date (go tool task golden rewrites it):\n--- want\n%s--- have\n%s", got, have)
+		t.Errorf("%s is out of date (go tool task golden rewrites it):\n--- want\n%s--- have\n%s", path, got, have)
 	}
 }
 

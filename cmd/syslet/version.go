@@ -18,6 +18,17 @@ type versionInfo struct {
 	PodmanAPI string `json:"podmanAPI"` // the podman bindings (REST API client) syslet is built with
 }
 
+// Stamped by a release build (go tool task release, package release) with
+// -ldflags -X: Go records no VCS information for a build from a git
+// worktree, and a release must not depend on where it was checked out.
+// An unstamped build falls back to what Go recorded (go install, go build
+// in a plain clone).
+var (
+	commit     string // the full commit hash
+	commitTime string // the commit's time, RFC 3339 UTC
+	modified   string // "true" when the tree had uncommitted changes
+)
+
 func buildVersion() versionInfo {
 	v := versionInfo{Version: version, Go: runtime.Version(), PodmanAPI: "unknown"}
 	bi, ok := debug.ReadBuildInfo()
@@ -41,6 +52,9 @@ func buildVersion() versionInfo {
 		if d.Path == "github.com/containers/podman/v5" {
 			v.PodmanAPI = d.Version
 		}
+	}
+	if commit != "" {
+		v.Revision, v.Time, v.Modified = commit, commitTime, modified == "true"
 	}
 	return v
 }

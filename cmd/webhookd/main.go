@@ -19,30 +19,47 @@ import (
 	"github.com/syslet/syslet/webhookd"
 )
 
-// Exit codes.
+// Exit codes (webhookd(8) lists them from these comments).
 const (
-	exitOK     = 0
-	exitError  = 1
-	exitConfig = 2 // usage or configuration error
+	exitOK     = 0 // stopped by SIGTERM or SIGINT after a clean shutdown, or --check found the configuration valid
+	exitError  = 1 // it could not start or serve (listening, the state directory)
+	exitConfig = 2 // a usage or configuration error (each names its field)
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// Stamped by a release build (package release) with -ldflags -X.
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
 type options struct {
 	config      string
 	check       bool
+	notifyTest  bool
 	logLevel    string
 	lockTimeout time.Duration
+	version     bool
+}
+
+// flagSet defines webhookd's flags on o: the one home of their names,
+// defaults and meanings (webhookd(8) is generated from it).
+func flagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("webhookd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "read the configuration (YAML) from `FILE`")
+	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
+	fs.BoolVar(&o.notifyTest, "notify-test", false, "send a test event to every notification target of the configuration, print what came of each and exit (1 when one failed)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log at `LEVEL`: debug, info, warn or error")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "let a deploy wait at most `D` for another apply on this host")
+	fs.BoolVar(&o.version, "version", false, "print the version and commit, and exit")
+	return fs
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("webhookd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "configuration file (YAML)")
-	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
-	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "how long a deploy waits for another apply on this host")
+	fs := flagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -60,6 +77,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "webhookd:", err)
 		return exitConfig
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "webhookd %s (commit %s)\n", version, commit)
+		return exitOK
 	}
 	level, err := zerolog.ParseLevel(o.logLevel)
 	if err != nil {
@@ -82,6 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.check {
 		fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", o.config, len(cfg.Repos), cfg.Listen)
 		return exitOK
+	}
+	if o.notifyTest {
+		return notifyTest(cfg, hostname, stdout, stderr)
 	}
 
 	d, err := webhookd.New(cfg, webhookd.Options{

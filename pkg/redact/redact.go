@@ -14,14 +14,9 @@ import (
 // shown: anything others may not read.
 func Private(mode uint32) bool { return mode&0o004 == 0 }
 
-// Hidden describes content without showing it: mode, size and the start
-// of its sha256, enough to tell two versions apart.
-func Hidden(mode uint32, data []byte) string {
-	return HiddenSum(mode, int64(len(data)), sha256.Sum256(data))
-}
-
-// HiddenSum is Hidden of content known by its size and sha256 (a file
-// too large to read whole).
+// HiddenSum describes content without showing it, by its mode, size and
+// the start of its sha256 (enough to tell two versions apart; a file too
+// large to read whole is known by these alone).
 func HiddenSum(mode uint32, size int64, sum [sha256.Size]byte) string {
 	return fmt.Sprintf("mode %04o, %d bytes, sha256 %s…", fs.FileMode(mode).Perm(), size, hex.EncodeToString(sum[:])[:16])
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestHiddenAndPrivate(t *testing.T) {
 	if !Private(0o600) || !Private(0o640) || Private(0o644) || Private(0o604) {
 		t.Error("Private: only world-readable modes may be shown")
 	}
-	h := Hidden(0o600, []byte("password=hunter2\n"))
+	h := HiddenSum(0o600, 17, sha256.Sum256([]byte("password=hunter2\n")))
 	if !strings.HasPrefix(h, "mode 0600, 17 bytes, sha256 ") || strings.Contains(h, "hunter2") {
 		t.Errorf("Hidden = %q", h)
 	}

@@ -14,6 +14,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/settings"
 )
 
 // ErrNoHostKey is returned by HostRecipient when the host has no SSH
@@ -40,7 +41,7 @@ type Keyring struct {
 // a missing default host key is only a warning, because the cache and the
 // identity files may still open everything.
 func Load(root string) (*Keyring, error) {
-	st, err := LoadSettings(root)
+	st, err := settings.Load(root)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,6 @@ var (
 	sshKeyKind   = bounded.Kind{What: "an SSH host key", Max: 64 << 10, Follow: true}
 	cacheKind    = bounded.Kind{What: "the identity cache", Max: 1 << 20}
 	identityKind = bounded.Kind{What: "an age identity file", Max: 1 << 20, Follow: true}
-	settingsKind = bounded.Kind{What: "the settings file", Max: 1 << 20}
 )
 
 func (k *Keyring) add(id Identity) {

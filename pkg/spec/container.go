@@ -127,7 +127,7 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	}
 	// The earlier syslet overwrote these, so a host it deployed carries
 	// syslet's values whatever the spec says; overwriting them again keeps
-	// its takeover a no-op (the README says where that is unsafe).
+	// its takeover a no-op (docs/how-to/migrate.md says where that is unsafe).
 	switch s.DesiredState {
 	case Running:
 		d.forcedFor(s, unit.Service, unit.KeyRestart, RestartRunning, `for desiredState "running", as the earlier syslet did`)

@@ -34,33 +34,33 @@ const (
 	// RuleMapValueIgnored: a map value the format ignores (Network: the
 	// key alone names the network, as the earlier syslet wrote it).
 	RuleMapValueIgnored = "map-value-ignored"
-	RuleForcedKey       = "forced-key"    // a key syslet sets itself
-	RuleEnum            = "invalid-value" // desiredState, reclaimPolicy (a desiredState in another case warns)
-	RuleMode            = "mode"          // a file mode that is not octal 0000-0777
-	RuleMountPath       = "mount-path"    // not absolute, not clean, has "..", ":" or space (a config dir's trailing slash warns)
-	RuleMountDuplicate  = "duplicate-mount-path"
-	RuleMountNested     = "nested-mount-path"
-	RuleFileName        = "config-file-name" // a config-dir file name that is not plain
-	RuleFileDuplicate   = "duplicate-file-name"
-	RuleExecReload      = "exec-reload-required"
-	RuleStateConflict   = "desired-state-conflict"
-	RuleImageRequired   = "image-required"
-	RuleImageTag        = "image-tag"
-	RuleImageRef        = "image-reference" // [Container] Image= that podman's reference parser refuses
-	RuleContextFile     = "context-file"
-	RuleSecretFormat    = "secret-format"
-	RuleSecretKey       = "secret-key"
+	RuleForcedKey       = "forced-key"             // a key syslet sets itself
+	RuleEnum            = "invalid-value"          // desiredState, reclaimPolicy (a desiredState in another case warns)
+	RuleMode            = "mode"                   // a file mode that is not octal 0000-0777
+	RuleMountPath       = "mount-path"             // not absolute, not clean, has "..", ":" or space (a config dir's trailing slash warns)
+	RuleMountDuplicate  = "duplicate-mount-path"   // two config files or dirs of a container at one mountPath
+	RuleMountNested     = "nested-mount-path"      // a config mountPath inside another
+	RuleFileName        = "config-file-name"       // a config-dir file name that is not plain
+	RuleFileDuplicate   = "duplicate-file-name"    // a config dir names a file twice
+	RuleExecReload      = "exec-reload-required"   // configDirs without [Service] ExecReload=
+	RuleStateConflict   = "desired-state-conflict" // Type=oneshot, Restart= or configDirs against desiredState
+	RuleImageRequired   = "image-required"         // a container without [Container] Image (or Rootfs)
+	RuleImageTag        = "image-tag"              // a build's [Build] ImageTag missing or not localhost/NAME:TAG
+	RuleImageRef        = "image-reference"        // [Container] Image= that podman's reference parser refuses
+	RuleContextFile     = "context-file"           // a build context file name that is not a clean relative path
+	RuleSecretFormat    = "secret-format"          // a ciphertext that is not a SOPS YAML or JSON map
+	RuleSecretKey       = "secret-key"             // a secret key that does not match [a-z0-9-]+
 	// RuleSecretNotEncrypted: no value of the ciphertext is encrypted (an
 	// error), or some are left in clear text (a warning).
 	RuleSecretNotEncrypted = "secret-not-encrypted"
-	RuleSecretRecipients   = "secret-recipients" // no age recipient in the sops metadata
-	RuleSecretValueType    = "secret-value-type" // a value encrypted as int, float or bool
-	RuleSecretExternal     = "secret-external"   // an external secret that also carries a ciphertext
-	RuleUndefinedRef       = "undefined-reference"
-	RuleUnsupportedRef     = "unsupported-reference"
-	RuleUndefinedSecret    = "undefined-secret"
-	RuleDuplicateDest      = "duplicate-mount-destination"
-	RuleDuplicateSecret    = "duplicate-secret-name"
+	RuleSecretRecipients   = "secret-recipients"           // no age recipient in the sops metadata
+	RuleSecretValueType    = "secret-value-type"           // a value encrypted as int, float or bool
+	RuleSecretExternal     = "secret-external"             // an external secret that also carries a ciphertext
+	RuleUndefinedRef       = "undefined-reference"         // a unit refers to a volume, network or build no spec declares
+	RuleUnsupportedRef     = "unsupported-reference"       // a reference to a quadlet type syslet does not manage
+	RuleUndefinedSecret    = "undefined-secret"            // Secret= names a secret no spec declares
+	RuleDuplicateDest      = "duplicate-mount-destination" // two mounts of a container at one destination
+	RuleDuplicateSecret    = "duplicate-secret-name"       // two secret specs give one podman secret name
 	// RuleRemovalDefault is the plan's, not the specs': an installed unit
 	// says RemovalAllowed=false and its spec, not setting removalAllowed,
 	// now gets the default true (the earlier syslet's default was false),

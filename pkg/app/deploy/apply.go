@@ -15,6 +15,7 @@ import (
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -31,6 +32,14 @@ type runner struct {
 	verdict func() error
 	// lastGate is the health gate's verdict on the last pass.
 	lastGate *gate.Report
+	// pendingGate are the services of an earlier run whose changes all
+	// landed but were never judged by the gate (makePlan finds them).
+	pendingGate []string
+	// release is the podman release the run's input was checked against;
+	// state the host state its plan was derived from, kept when a saved
+	// plan is written or checked (saved.go).
+	release unit.Podman
+	state   *SavedState
 }
 
 // restore is a rollback: the generation it applies again and the run it
@@ -70,6 +79,9 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = view.PlanSummary(p)
+	if err := r.checkSaved(runID, l, p, rs); err != nil {
+		return err
+	}
 	kept, err := r.h.stage(ctx, p, l.Out, req.Stderr)
 	out.StageDir = kept
 	if err != nil {
@@ -94,12 +106,19 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		}
 		return fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals))
 	}
+	if err := r.save(l, p); err != nil { // --diff --out (saved.go)
+		return err
+	}
 	if req.Diff {
+		if n := len(p.Leftovers); n > 0 {
+			fmt.Fprintf(req.Stderr, "syslet: %d temporary file(s) an interrupted run left in the managed trees; the next apply removes them\n", n)
+		}
 		return nil
 	}
 	if req.Confirm != nil && !p.Empty() && (rs == nil || rs.of == "") && !req.Confirm() {
 		return ErrDeclined
 	}
+	r.h.sweep(p.Leftovers, req.Stderr)
 	// What a later plain `syslet` applies: the stream from stdin, or the
 	// generation a rollback returns to (so a plain run after a killed
 	// rollback finishes it, never the failed input again).
@@ -111,6 +130,9 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		stored = l.Stream()
 	}
 	out.RunID = runID
+	if p.Empty() && len(r.pendingGate) > 0 && rs == nil && r.h.live != nil {
+		return r.judgeEarlier(ctx, l, runID, p)
+	}
 	if p.Empty() {
 		if stored != nil {
 			if err := storeStdin(req.Root, stored); err != nil {
@@ -119,9 +141,12 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		}
 		r.record(runID, l, p, rs, resultOf(rs, runlog.ResultNoChanges))
 		if rs == nil {
-			r.remember(ctx, runID, l, p)
+			r.remember(ctx, runID, l, p, false)
 		}
 		return nil
+	}
+	if req.Started != nil && (rs == nil || rs.of == "") {
+		req.Started(r.started(p, runID))
 	}
 	run, err := r.jr.Begin(r.intent(runID, l, p, rs))
 	if err != nil {
@@ -167,7 +192,8 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	}
 
 	// The health gate: what the run started must come up and stay up.
-	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(res, l.Out), req.StartTimeout, req.Soak, req.Stop)
+	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(res, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	r.scrubGate(g)
 	r.lastGate = g
 	if rs == nil {
 		out.Gate = g
@@ -184,7 +210,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 			return jerr
 		}
 		if rs == nil {
-			r.remember(ctx, runID, l, p)
+			r.remember(ctx, runID, l, p, true)
 		}
 		return nil
 	}
@@ -247,6 +273,7 @@ func (r *runner) execute(ctx context.Context, run *runlog.Run, runID string, p *
 	}
 	view.Applying(r.human, runID)
 	res, err := executor.Apply(ctx, p, eh, opts)
+	r.scrubResult(res)
 	view.ApplySummary(r.human, runID, res)
 	return res, err
 }
@@ -259,6 +286,8 @@ func (r *runner) end(run *runlog.Run, res *executor.Result, result string, g *ga
 	}
 	if g != nil && len(g.Failures) > 0 {
 		rec.Error = "health gate: " + failures(g)
+	} else if res != nil && res.Undo != nil {
+		rec.Error = view.UndoLine(res.Undo)
 	}
 	if err := run.End(rec); err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrJournal, err)
@@ -291,11 +320,11 @@ func (r *runner) intent(runID string, l *load.Set, p *plan.Plan, rs *restore) ru
 // nothing adds one only to a host that has none yet: the newest one still
 // describes the host (its input may differ only in form), and a converged
 // run must not wake podman.
-func (r *runner) remember(ctx context.Context, runID string, l *load.Set, p *plan.Plan) {
+func (r *runner) remember(ctx context.Context, runID string, l *load.Set, p *plan.Plan, changed bool) {
 	if r.h.live == nil {
 		return
 	}
-	if p.Empty() {
+	if !changed {
 		if latest, err := r.gens.Latest(); err != nil || latest != nil {
 			return
 		}
@@ -334,4 +363,35 @@ func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
 		g.Failures = append(g.Failures, gate.Failure{Service: f.Action.Target, Reason: "did not " + string(f.Action.Op) + ": " + f.Error, Log: f.Log})
 	}
 	return g
+}
+
+// judgeEarlier is a run with nothing to change after one whose changes all
+// landed but whose health gate never gave its verdict: it holds that run's
+// containers to the gate now, with what follows from the verdict.
+func (r *runner) judgeEarlier(ctx context.Context, l *load.Set, runID string, p *plan.Plan) error {
+	req, out := r.req, r.out
+	fmt.Fprintf(r.human, "The previous run's changes all landed, but its health gate gave no verdict; judging its containers now.\n")
+	run, err := r.jr.Begin(r.intent(runID, l, p, nil))
+	if err != nil {
+		return fmt.Errorf("%w: %w", executor.ErrJournal, err)
+	}
+	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(nil, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	r.scrubGate(g)
+	r.lastGate, out.Gate = g, g
+	view.Gate(r.human, g)
+	switch {
+	case g.Interrupted:
+		_ = r.end(run, nil, runlog.ResultInterrupted, g)
+		return fmt.Errorf("%w during the health gate", ErrInterrupted)
+	case g.Passed():
+		if err := r.end(run, nil, runlog.ResultOK, g); err != nil {
+			return err
+		}
+		r.remember(ctx, runID, l, p, true)
+		return nil
+	}
+	if err := r.end(run, nil, runlog.ResultFailed, g); err != nil {
+		fmt.Fprintln(req.Stderr, "syslet: warning:", err)
+	}
+	return r.afterFailedGate(ctx, runID, nil, g, nil)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
@@ -98,10 +99,29 @@ type Request struct {
 	// KeepGenerations bounds the generations kept (0: the store's default).
 	KeepGenerations int
 
+	// SavePlan, with Diff, saves the plan there as a saved plan file
+	// (0600; "-": on Stdout, the human plan then going to Stderr) for a
+	// later apply of exactly it (saved.go).
+	SavePlan string
+	// Saved applies the saved plan instead of a plan made now: the host
+	// and the input are read again, and any change since it was made
+	// refuses the run (ErrStale) before anything changes; with Diff it
+	// only says whether it still holds. SavedFile names it for people.
+	Saved     *SavedPlan
+	SavedFile string
+	// Version is this syslet's, recorded in the plans it saves.
+	Version string
+
 	// AfterStep is a test hook run after each step that had actions,
 	// with the step's number (1–9) and the pass: PassApply, or
 	// PassRollback in the rollback after a failed health gate.
 	AfterStep func(step int, pass string)
+
+	// Started, when set, hears the run's started event just before it
+	// changes the host (a run with nothing to do has none; nor has the
+	// rollback after a failed gate, which the run's own event reports).
+	// It must not block: it is called on the run's path.
+	Started func(notify.Event)
 }
 
 // Defaults are the values syslet's and webhookd's flags start from. A
@@ -170,6 +190,18 @@ type Outcome struct {
 	// StageDir is the staging directory kept for inspection (a failed
 	// staging, or --keep-stage).
 	StageDir string `json:"stageDir,omitempty"`
+	// SavedPlan is the digest of the saved plan the run wrote, or applied
+	// (or found still holding); Stale lists what changed since a saved
+	// plan was made, when it was refused.
+	SavedPlan string   `json:"savedPlan,omitempty"`
+	Stale     []string `json:"stale,omitempty"`
+	// Busy names the apply that held the lock while a --diff planned (its
+	// plan may show what that apply has not done yet).
+	Busy string `json:"applyInProgress,omitempty"`
+	// Took is how long the run took.
+	Took time.Duration `json:"-"`
+
+	sourceKind string
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -224,6 +256,7 @@ func (req *Request) defaults() {
 	if req.Rollback == "" {
 		req.Rollback = RollbackAuto
 	}
+	req.useSaved()
 	if req.Source == "" {
 		switch req.Path {
 		case "-":
@@ -247,15 +280,17 @@ func (req *Request) defaults() {
 // also together with an error.
 func Run(ctx context.Context, req Request) (*Outcome, error) {
 	req.defaults()
-	r := &runner{req: &req, out: &Outcome{Source: req.Source}, human: req.Stdout,
+	r := &runner{req: &req, out: &Outcome{Source: req.Source, sourceKind: req.sourceKind()}, human: req.Stdout,
 		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
-	if req.JSON {
+	if req.JSON || req.SavePlan == "-" {
 		r.human = req.Stderr
 	}
 	if req.KeepGenerations > 0 {
 		r.gens.Keep = req.KeepGenerations
 	}
 	out := r.out
+	start := time.Now()
+	defer func() { out.Took = time.Since(start) }()
 	if req.hostless() && !req.Diff {
 		// Without a running system there is nothing to apply to; refused
 		// before anything is read, stored or journalled under the tree.
@@ -304,6 +339,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer check.wait() // l.Report is the check's until it is done
 	r.verdict = func() error {
 		release, err := check.wait()
+		r.release = release
 		if err != nil {
 			view.Findings(req.Stderr, l.Report)
 			return err
@@ -334,6 +370,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	} else if busy {
 		// The journal's last run is the one in progress, not an unfinished one.
 		view.Printf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
+		out.Busy = who.String()
 		resumeOK = false
 	}
 	if err := r.pass(ctx, l, runID, resumeOK, rs); err != nil {

@@ -35,8 +35,19 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	if err != nil {
 		return nil, err
 	}
+	r.observed(obs, runs)
 	opts.Written = writtenByUnfinished(runs)
 	last := lastChange(runs)
+	r.pendingGate = nil
+	if resume && last != nil && (last.End == nil || last.Result() == runlog.ResultInterrupted) && len(last.Unfinished()) == 0 {
+		// Every change of that run landed but its health gate never gave a
+		// verdict (killed, or stopped during it): this run judges them.
+		for _, a := range last.Intent.Actions {
+			if plan.Op(a.Op) == plan.OpStart || plan.Op(a.Op) == plan.OpReload {
+				r.pendingGate = append(r.pendingGate, a.Target)
+			}
+		}
+	}
 	if resume && opts.Pins == nil && last != nil && last.LeftWorkUndone() && last.Intent.Rollback != "" && last.Intent.InputDigest == opts.InputDigest {
 		// A rollback that did not finish, and this run applies the
 		// generation it was restoring: finish it, pins and all.

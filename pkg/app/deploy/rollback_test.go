@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
@@ -245,4 +246,37 @@ func summarize(runs []*runlog.RunInfo) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestStoppedGateIsJudgedNext: a run stopped during its health gate (a
+// SIGTERM after step 9) ends interrupted, and the next run, with nothing
+// to change, holds its containers to the gate and records the generation.
+func TestStoppedGateIsJudgedNext(t *testing.T) {
+	h := newHost(t)
+	specs := writeSpecs(t, good)
+	req := h.request(specs)
+	stop := make(chan struct{})
+	req.Stop, req.Soak = stop, time.Second
+	req.AfterStep = func(step int, _ string) {
+		if step == 9 {
+			close(stop)
+		}
+	}
+	r := h.run(t, req)
+	if !errors.Is(r.err, ErrInterrupted) || h.last(t).Result() != runlog.ResultInterrupted {
+		t.Fatalf("err %v, journal %s", r.err, h.last(t).Result())
+	}
+	if g, _ := generation.Open(h.root).Latest(); g != nil {
+		t.Fatalf("an unjudged run recorded generation %s", g.Run)
+	}
+	next := h.apply(t, specs)
+	if !strings.Contains(next.stdout, "judging its containers now") || next.out.Gate == nil || len(next.out.Gate.Units) != 3 || !next.out.Gate.Passed() {
+		t.Fatalf("next run: gate %+v\n%s", next.out.Gate, next.stdout)
+	}
+	if g, _ := generation.Open(h.root).Latest(); g == nil || g.Run != next.out.RunID {
+		t.Errorf("the judged run recorded no generation: %+v", g)
+	}
+	if last := h.last(t); last.Result() != runlog.ResultOK {
+		t.Errorf("journal: %s", last.Result())
+	}
 }

@@ -62,20 +62,34 @@ type Unit struct {
 	health bool
 }
 
-// Gated lists the containers whose start or reload landed in res: what
+// Gated lists the containers whose start or reload landed in res, and
+// those of more services (an earlier run's that were never judged): what
 // the gate watches after a run.
-func Gated(res *executor.Result, out *render.Output) []Unit {
-	byFile := map[string]*render.Unit{}
+func Gated(res *executor.Result, out *render.Output, more ...string) []Unit {
+	var services []string
+	if res != nil {
+		for _, a := range res.Applied {
+			if a.Op == plan.OpStart || a.Op == plan.OpReload {
+				services = append(services, a.Target)
+			}
+		}
+	}
+	return of(out, append(services, more...))
+}
+
+// of lists the containers of out among services.
+func of(out *render.Output, services []string) []Unit {
+	byService := map[string]*render.Unit{}
 	for _, u := range out.Units {
 		if u.Kind == spec.Container {
-			byFile[u.FileName] = u
+			byService[u.Service] = u
 		}
 	}
 	var units []Unit
 	seen := map[string]bool{}
-	for _, a := range res.Applied {
-		u := byFile[a.Unit]
-		if u == nil || (a.Op != plan.OpStart && a.Op != plan.OpReload) || seen[u.Service] {
+	for _, s := range services {
+		u := byService[s]
+		if u == nil || seen[u.Service] {
 			continue
 		}
 		seen[u.Service] = true

@@ -11,10 +11,12 @@ import (
 // Findings writes findings one per line and, when there are errors, how
 // many and that nothing was changed.
 func Findings(w io.Writer, rep report.Report) {
+	shown := report.Report{Findings: make([]report.Finding, 0, len(rep.Findings))}
 	for _, f := range rep.Findings {
 		f.Source, f.Path, f.Message = redact.Escape(f.Source), redact.Escape(f.Path), redact.Escape(f.Message)
-		fmt.Fprintln(w, f.String())
+		shown.Findings = append(shown.Findings, f)
 	}
+	io.WriteString(w, shown.String())
 	if n := rep.Errors(); n > 0 {
 		fmt.Fprintf(w, "%d error(s): the specs are invalid; nothing was changed\n", n)
 	}
