@@ -220,3 +220,16 @@ func compareTrees(before, after map[string]string) string {
 	sort.Strings(diffs)
 	return strings.Join(diffs, "; ")
 }
+
+// TestHostileSuiteSize keeps the suite at its promised size: at least a
+// hundred cases of its own across the classes.
+func TestHostileSuiteSize(t *testing.T) {
+	n := 0
+	for _, cs := range [][]hostileCase{hostileReads(), hostileScale(), hostileEscapes(), hostileRedaction(), hostileResumes(), hostileInputs()} {
+		n += len(cs)
+	}
+	if n < 100 {
+		t.Errorf("the hostile suite has %d cases, want at least 100", n)
+	}
+	t.Logf("%d hostile cases", n)
+}
