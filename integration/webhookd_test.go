@@ -144,10 +144,13 @@ func whSign(secret string, body []byte) string {
 }
 
 type whDelivery struct {
-	forge     string // github, gitea, forgejo, gitlab
-	ref       string
-	after     string
-	id        string // delivery id; "" for a fresh one
+	forge string // github, gitea, forgejo, gitlab
+	ref   string
+	after string
+	id    string // delivery id; "" for a fresh one
+	// nonce tells the body apart from every other push's, as a forge's
+	// payload does; "" is the delivery id (a body of its own per delivery).
+	nonce     string
 	forgeWith string // a wrong secret to sign with
 }
 
@@ -157,11 +160,14 @@ func (w *whHost) request(d whDelivery) ([]byte, []string) {
 		w.n++
 		d.id = fmt.Sprintf("%s-%d-%d", d.forge, w.n, time.Now().UnixNano())
 	}
+	if d.nonce == "" {
+		d.nonce = d.id
+	}
 	secret := w.secret
 	if d.forgeWith != "" {
 		secret = d.forgeWith
 	}
-	body := []byte(fmt.Sprintf(`{"ref":%q,"before":"0000000000000000000000000000000000000000","after":%q,"repository":{"full_name":"ops/infra"},"pusher":{"name":"ops"}}`, d.ref, d.after))
+	body := []byte(fmt.Sprintf(`{"ref":%q,"before":"0000000000000000000000000000000000000000","after":%q,"repository":{"full_name":"ops/infra"},"pusher":{"name":"ops"},"nonce":%q}`, d.ref, d.after, d.nonce))
 	switch d.forge {
 	case "github":
 		return body, []string{"X-GitHub-Event: push", "X-GitHub-Delivery: " + d.id, "X-Hub-Signature-256: sha256=" + whSign(secret, body)}
@@ -170,7 +176,7 @@ func (w *whHost) request(d whDelivery) ([]byte, []string) {
 	case "forgejo":
 		return body, []string{"X-Forgejo-Event: push", "X-Forgejo-Delivery: " + d.id, "X-Forgejo-Signature: " + whSign(secret, body), "X-Gitea-Signature: " + whSign(secret, body)}
 	case "gitlab":
-		body = []byte(fmt.Sprintf(`{"object_kind":"push","ref":%q,"after":%q,"checkout_sha":%q,"project":{"path_with_namespace":"ops/infra"}}`, d.ref, d.after, d.after))
+		body = []byte(fmt.Sprintf(`{"object_kind":"push","ref":%q,"after":%q,"checkout_sha":%q,"project":{"path_with_namespace":"ops/infra"},"nonce":%q}`, d.ref, d.after, d.after, d.nonce))
 		return body, []string{"X-Gitlab-Event: Push Hook", "X-Gitlab-Event-UUID: " + d.id, "X-Gitlab-Token: " + secret}
 	}
 	panic(d.forge)
@@ -372,6 +378,53 @@ func TestWebhookd(t *testing.T) {
 		})
 	}
 
+	t.Run("SlowBodiesDoNotStarveAPush", func(t *testing.T) {
+		w.t = t
+		// Two hundred clients in the guest send complete headers and then
+		// the body a byte a second, for up to 15 s; a correctly signed
+		// push meanwhile is answered 202 within a second and deploys.
+		// (A write after the server's answer must not kill the client
+		// before it records that answer: SIGPIPE is ignored.)
+		must(t, w.WriteFile("/root/slow.sh", []byte(`trap '' PIPE
+exec 3<>/dev/tcp/127.0.0.1/9090 || exit 1
+printf 'POST /hooks/infra HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow-%s\r\nContent-Length: 1000\r\n\r\n' "$1" >&3
+start=$(date +%s.%N)
+for i in $(seq 15); do sleep 1; printf x >&3 2>/dev/null || break; done
+answer=$(timeout 5 head -c 12 <&3)
+echo "$answer $(echo "$(date +%s.%N) $start" | awk '{print $1-$2}')" > /tmp/slow-$1.answer
+`), 0o755))
+		w.MustRun(t, "rm -f /tmp/slow-*.answer; for i in $(seq 200); do setsid bash /root/slow.sh $i </dev/null >/dev/null 2>&1 & done")
+		// All two hundred connected, headers sent, bodies trickling.
+		w.MustRun(t, "for i in $(seq 100); do [ $(ss -Htn state established '( dport = :9090 )' | wc -l) -ge 200 ] && exit 0; sleep 0.1; done; exit 1")
+		held := strings.TrimSpace(w.MustRun(t, "ss -Htn state established '( dport = :9090 )' | wc -l"))
+		w.writeSpec("localhost:5000/web:v2", "slow", "")
+		c := w.commit("web REV=slow during 200 slow clients")
+		body, headers := w.request(whDelivery{forge: "github", ref: "refs/heads/main", after: c})
+		must(t, w.WriteFile("/tmp/wh-slow.json", body, 0o644))
+		args := []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "-X", "POST", "-H", "Content-Type: application/json"}
+		for _, h := range headers {
+			args = append(args, "-H", h)
+		}
+		args = append(args, "--data-binary", "@/tmp/wh-slow.json", whURL+"/hooks/infra")
+		out := strings.Fields(w.MustRun(t, testhost.QuoteArgs(args...)))
+		took, _ := strconv.ParseFloat(out[1], 64)
+		t.Logf("%s slow connections established; the signed push: %s after %.3fs", held, out[0], took)
+		if out[0] != "202" || took > 1 {
+			t.Fatalf("the signed push during 200 slow clients: %s after %.3fs, want 202 within 1s", out[0], took)
+		}
+		st := w.waitStatus("REV=slow applied", func(s whStatus) bool { return s.LastApplied == c })
+		if _, _, rev := w.running(); rev != "slow" || st.Last.Result != "success" {
+			t.Fatalf("web runs REV=%s (%+v), want slow", rev, st.Last)
+		}
+		w.MustRun(t, "for i in $(seq 90); do [ $(ls /tmp/slow-*.answer 2>/dev/null | wc -l) -ge 200 ] && exit 0; sleep 0.5; done; ls /tmp/slow-*.answer | wc -l; exit 1")
+		answers := w.MustRun(t, "cat /tmp/slow-*.answer | awk '{print $1, $2}' | sort | uniq -c | sort -rn | head -3; cat /tmp/slow-*.answer | awk '$3>m{m=$3} END{print \"longest held \" m \"s\"}'")
+		t.Logf("the slow clients' answers:\n%s", answers)
+		if n := strings.TrimSpace(w.MustRun(t, "grep -c '^HTTP/1.1 408' /tmp/slow-*.answer | grep -c ':1$'")); n != "200" {
+			t.Errorf("%s of 200 slow clients cut off with 408:\n%s", n, answers)
+		}
+		applied = c
+	})
+
 	t.Run("BadCommitIsRolledBack", func(t *testing.T) {
 		w.t = t
 		_, before, _ := w.running()
@@ -463,6 +516,12 @@ func TestWebhookd(t *testing.T) {
 		}
 		if code, reply := w.push(d); code != 409 || !strings.Contains(reply, "replay") {
 			t.Fatalf("replayed delivery: %d %s", code, reply)
+		}
+		// The same signed body under a fresh delivery id (the id is not
+		// signed) is the same delivery.
+		again := whDelivery{forge: "github", ref: "refs/heads/main", after: applied, id: "replay-me-under-another-id", nonce: "replay-me"}
+		if code, reply := w.push(again); code != 409 || !strings.Contains(reply, "replay") {
+			t.Fatalf("the signed body replayed under a fresh id: %d %s", code, reply)
 		}
 		w.waitStatus("the one delivery's deploy", func(s whStatus) bool { return s.State == "idle" && s.Queued == "" })
 
