@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/skeema/knownhosts"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/settings"
 	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 )
@@ -33,6 +35,10 @@ const (
 	DefaultSoak = 5 * time.Second
 	// MinPoll keeps a poll timer from hammering a forge.
 	MinPoll = 5 * time.Second
+	// DefaultDriftInterval is how often a repository's host is checked for
+	// drift; MinDriftInterval bounds what a configuration may ask.
+	DefaultDriftInterval = 15 * time.Minute
+	MinDriftInterval     = 5 * time.Second
 	// minSecretLen refuses secrets short enough to guess.
 	minSecretLen = 16
 )
@@ -50,6 +56,12 @@ type Config struct {
 	Rollback string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
 	Soak     time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
 	Repos    []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
+	// where every repository's deploy events go, written as syslet.json's "notify" targets
+	Notify []settings.NotifyTarget `yaml:"notify"`
+
+	// Filled in by LoadConfig.
+	NotifyTargets []*notify.Target `yaml:"-"`
+	Hostname      string           `yaml:"-"` // this host's name, as {hostname} is substituted
 }
 
 // TLSConfig makes the listener serve HTTPS.
@@ -69,6 +81,12 @@ type Repo struct {
 	KnownHosts string `yaml:"knownHosts"` // known_hosts file for ssh remotes (required for them)
 	TokenFile  string `yaml:"tokenFile"`  // optional password/token for https remotes
 	Poll       string `yaml:"poll"`       // optional: also fetch on this interval, e.g. 5m
+	// Status sets the deployed commit's status on the forge: pending when
+	// its deploy starts, then success or failure.
+	Status *StatusConfig `yaml:"status"`
+	// Drift checks, on an interval, that the host still is what the
+	// applied commit says (a read-only plan: no lock, no change).
+	Drift *DriftConfig `yaml:"drift"`
 
 	// Filled in by LoadConfig.
 	SpecPath     string        `yaml:"-"` // Path with {hostname} substituted, slash-separated and clean
@@ -76,6 +94,37 @@ type Repo struct {
 	Secret       Secret        `yaml:"-"`
 	Token        Secret        `yaml:"-"`
 	endpoint     *transport.Endpoint
+	// DriftInterval is how often the host is checked for drift (0: never).
+	DriftInterval time.Duration `yaml:"-"`
+	Reconcile     bool          `yaml:"-"`
+	forgeStatus   *statusTarget
+}
+
+// StatusConfig is where and how the commit status is set.
+type StatusConfig struct {
+	Forge string `yaml:"forge"` // github, gitea, forgejo or gitlab
+	// API is the forge's API base URL: https://api.github.com (GitHub;
+	// https://HOST/api/v3 for GitHub Enterprise), https://HOST/api/v1
+	// (Gitea, Forgejo), https://HOST/api/v4 (GitLab). Default: from the
+	// repository's URL host.
+	API       string `yaml:"api"`
+	Repo      string `yaml:"repo"`      // owner/name (GitLab: the project's path); default from the repository's URL
+	TokenFile string `yaml:"tokenFile"` // an API token allowed to set commit statuses (mode 0600; never printed)
+	Context   string `yaml:"context"`   // the status's name on the forge; default syslet/{hostname}
+	// TargetURL is the status's link ({commit}, {repo} and {hostname} are
+	// substituted); default none.
+	TargetURL string            `yaml:"targetURL"`
+	Timeout   settings.Duration `yaml:"timeout"`  // bound on one attempt; default 10s
+	Attempts  int               `yaml:"attempts"` // tries per status, with backoff between them; default 3
+}
+
+// DriftConfig is the repository's drift check.
+type DriftConfig struct {
+	Interval string `yaml:"interval"` // how often, e.g. 10m (default DefaultDriftInterval; "off": never)
+	// Reconcile deploys the applied commit again, replacing hand edits
+	// (--force), when a check finds any unit differing. Off by default: a
+	// check never changes the host on its own.
+	Reconcile bool `yaml:"reconcile"`
 }
 
 // Secret holds a credential read from a file. It never prints itself, so a
@@ -137,6 +186,7 @@ func ParseConfig(file string, raw []byte, hostname string) (*Config, error) {
 }
 
 func (c *Config) validate(hostname string, add func(field, format string, args ...any)) {
+	c.Hostname = hostname
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
@@ -181,6 +231,16 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 	if len(c.Repos) == 0 {
 		add("repos", "at least one repository is required")
 	}
+	if ts, err := notify.Load(c.Notify, "notify"); err != nil {
+		for _, e := range unjoin(err) {
+			// notify.Load names the field itself: "notify[0].url: ...".
+			errs := e.Error()
+			field, msg, _ := strings.Cut(errs, ": ")
+			add(field, "%s", msg)
+		}
+	} else {
+		c.NotifyTargets = ts
+	}
 	seen := map[string]int{}
 	for i := range c.Repos {
 		r := &c.Repos[i]
@@ -197,6 +257,42 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 			seen[r.Name] = i
 		}
 		r.validate(hostname, f, add)
+		r.validateStatus(hostname, f, add)
+		r.validateDrift(f, add)
+	}
+}
+
+// unjoin splits an errors.Join into its errors.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (r *Repo) validateDrift(f func(string) string, add func(field, format string, args ...any)) {
+	r.DriftInterval = DefaultDriftInterval
+	if r.Drift == nil {
+		return
+	}
+	r.Reconcile = r.Drift.Reconcile
+	switch iv := r.Drift.Interval; iv {
+	case "":
+	case "off":
+		r.DriftInterval = 0
+		if r.Reconcile {
+			add(f("drift.reconcile"), "needs a drift check (interval is off)")
+		}
+	default:
+		d, err := time.ParseDuration(iv)
+		switch {
+		case err != nil:
+			add(f("drift.interval"), "%q is not a duration like 30s or 10m (or off)", iv)
+		case d < MinDriftInterval:
+			add(f("drift.interval"), "%s is shorter than the minimum %s", d, MinDriftInterval)
+		default:
+			r.DriftInterval = d
+		}
 	}
 }
 
@@ -321,32 +417,13 @@ func readable(file string) error {
 }
 
 // privateFile refuses a credential file that is not a regular file or that
-// group or others may read: a secret is only as good as its file's mode.
-func privateFile(file string) error {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", file)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s is readable by group or others (mode %04o): chmod 600 it", file, fi.Mode().Perm())
-	}
-	return readable(file)
-}
+// group or others may read (pkg/settings holds the rule).
+func privateFile(file string) error { return settings.PrivateFile(file) }
 
 func readSecret(file string) (Secret, error) {
-	if err := privateFile(file); err != nil {
-		return Secret{}, err
-	}
-	b, err := os.ReadFile(file)
+	b, err := settings.ReadCredential(file)
 	if err != nil {
 		return Secret{}, err
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return Secret{}, fmt.Errorf("%s is empty", file)
 	}
 	return Secret{b: b}, nil
 }

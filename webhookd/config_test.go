@@ -143,3 +143,91 @@ func TestParseConfigReportsEveryError(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNotifyStatusDrift: the notification targets, the commit
+// status and the drift check are validated like every other field, each
+// error naming its field, no token shown.
+func TestParseNotifyStatusDrift(t *testing.T) {
+	f := writeFiles(t)
+	good := fmt.Sprintf(`
+notify:
+  - {type: webhook, url: https://hooks.example/syslet, secretFile: %s, events: [failed, rolled-back, drift]}
+  - {type: ntfy, url: https://ntfy.example/ops}
+repos:
+  - name: infra
+    url: ssh://git@github.com/ops/infra.git
+    sshKey: %s
+    knownHosts: %s
+    secretFile: %s
+    status: {forge: github, tokenFile: %s}
+    drift: {interval: 10m, reconcile: true}
+  - name: gl
+    url: https://gitlab.example/ops/infra.git
+    secretFile: %s
+    status: {forge: gitlab, tokenFile: %s, context: "deploy/{hostname}", targetURL: "https://grafana.example/d/x?host={hostname}&commit={commit}"}
+    drift: {interval: "off"}
+`, f.secret, f.key, f.knownHosts, f.secret, f.secret, f.secret, f.secret)
+	must(t, os.WriteFile(f.knownHosts, append(mustRead(t, f.knownHosts), []byte("github.com "+strings.SplitN(string(mustRead(t, f.knownHosts)), " ", 2)[1])...), 0o644))
+	c, err := ParseConfig("test.yaml", []byte(good), "web1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.NotifyTargets) != 2 || c.NotifyTargets[1].Name() != "ntfy-2" {
+		t.Errorf("targets %v", c.NotifyTargets)
+	}
+	gh, gl := c.Repos[0], c.Repos[1]
+	if s := gh.forgeStatus; s == nil || s.api != "https://api.github.com" || s.owner != "ops" || s.name != "infra" || s.context != "syslet/web1" {
+		t.Errorf("github status %+v", gh.forgeStatus)
+	}
+	if gh.DriftInterval != 10*time.Minute || !gh.Reconcile || gl.DriftInterval != 0 || c.Repos[1].Reconcile {
+		t.Errorf("drift %v %v %v", gh.DriftInterval, gh.Reconcile, gl.DriftInterval)
+	}
+	if s := gl.forgeStatus; s == nil || s.api != "https://gitlab.example/api/v4" || s.project != "ops/infra" || s.context != "deploy/web1" ||
+		s.targetURL != "https://grafana.example/d/x?host=web1&commit={commit}" {
+		t.Errorf("gitlab status %+v", gl.forgeStatus)
+	}
+	u, h, body := gl.forgeStatus.request("abc", stateFailure, "failed")
+	if u != "https://gitlab.example/api/v4/projects/ops%2Finfra/statuses/abc" || h.Get("PRIVATE-TOKEN") == "" ||
+		string(body) != `{"description":"failed","name":"deploy/web1","state":"failed","target_url":"https://grafana.example/d/x?host=web1\u0026commit=abc"}` {
+		t.Errorf("gitlab request %s %v %s", u, h, body)
+	}
+	if strings.Contains(fmt.Sprintf("%+v %#v %+v", *gh.forgeStatus, *gh.forgeStatus, c), "0123456789abcdef") {
+		t.Errorf("a token prints")
+	}
+
+	repo := func(fields string) string {
+		return "repos:\n  - name: infra\n    url: /srv/x\n    secretFile: " + f.secret + "\n" + fields
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"notify type", "notify: [{type: pager, url: https://x.example}]\n" + repo(""), `notify[0].type: "pager" is not a target type`},
+		{"notify unknown field", "notify: [{type: webhook, uri: x}]\n" + repo(""), "field uri not found"},
+		{"notify loose secret", "notify: [{type: webhook, url: https://x.example, secretFile: " + f.looseSecret + "}]\n" + repo(""), "notify[0].secretFile: " + f.looseSecret + " is readable by group or others"},
+		{"status forge", repo("    status: {forge: bitbucket, api: https://x.example, repo: a/b, tokenFile: " + f.secret + "}\n"), `repos[0].status.forge: "bitbucket" is not a forge`},
+		{"status api needed for a local repo", repo("    status: {forge: gitea, repo: a/b, tokenFile: " + f.secret + "}\n"), "repos[0].status.api: required"},
+		{"status repo needed for a local repo", repo("    status: {forge: gitea, api: https://git.example/api/v1, tokenFile: " + f.secret + "}\n"), "repos[0].status.repo: required"},
+		{"status repo shape", repo("    status: {forge: github, api: https://x.example, repo: justone, tokenFile: " + f.secret + "}\n"), `repos[0].status.repo: "justone": want owner/name`},
+		{"status token in clear", repo("    status: {forge: gitea, api: http://git.example/api/v1, repo: a/b, tokenFile: " + f.secret + "}\n"), "repos[0].status.api: \"http://git.example/api/v1\" would send the token in clear"},
+		{"status no token", repo("    status: {forge: gitea, api: https://git.example/api/v1, repo: a/b}\n"), "repos[0].status.tokenFile: required"},
+		{"status loose token", repo("    status: {forge: gitea, api: https://git.example/api/v1, repo: a/b, tokenFile: " + f.looseSecret + "}\n"), "repos[0].status.tokenFile: " + f.looseSecret + " is readable"},
+		{"status target url", repo("    status: {forge: gitea, api: https://git.example/api/v1, repo: a/b, tokenFile: " + f.secret + ", targetURL: ftp://x}\n"), "repos[0].status.targetURL"},
+		{"drift interval", repo("    drift: {interval: sometimes}\n"), `repos[0].drift.interval: "sometimes" is not a duration`},
+		{"drift too often", repo("    drift: {interval: 1s}\n"), "repos[0].drift.interval: 1s is shorter than the minimum 5s"},
+		{"reconcile without checks", repo("    drift: {interval: \"off\", reconcile: true}\n"), "repos[0].drift.reconcile: needs a drift check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("test.yaml", []byte(tc.yaml), "web1")
+			if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error:\n%v\nwant it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "0123456789abcdef") {
+				t.Fatalf("error leaks a secret: %v", err)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	must(t, err)
+	return b
+}

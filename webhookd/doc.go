@@ -16,7 +16,12 @@
 //     be reachable from the configured branch;
 //   - scheduling: one deploy per repository at a time; pushes that arrive meanwhile coalesce into a
 //     single follow-up deploy of the newest of them, and a commit older than the one already applied
-//     is never deployed over it.
+//     is never deployed over it;
+//   - telling people, off the deploy's path (pkg/notify's queues): the run's events to the
+//     notification targets, the commit's status on the forge (status.go: GitHub's, Gitea/Forgejo's
+//     and GitLab's statuses APIs), and a drift check per repository on an interval (drift.go: a
+//     read-only plan of the applied commit through the Deployer's Check; one drift notification
+//     when a unit first differs; it deploys only when the repository opts in to reconcile).
 //
 // It does not render, plan or apply anything itself: the [Deployer] (in cmd/webhookd, the same
 // apply entry point the syslet CLI uses, under the host's apply lock) does that, so a deploy from a

@@ -3,6 +3,8 @@ package webhookd
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/syslet/syslet/pkg/notify"
 )
 
 // Delivery outcomes, the "outcome" label of webhookd_deliveries_total.
@@ -28,9 +30,15 @@ type metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	fetches     *prometheus.CounterVec
 	inProgress  *prometheus.GaugeVec
+	// Drift checks, notifications and commit statuses.
+	driftUnits    *prometheus.GaugeVec
+	driftChecked  *prometheus.GaugeVec
+	driftChecks   *prometheus.CounterVec
+	notifications *prometheus.CounterVec
+	statuses      *prometheus.CounterVec
 }
 
-func newMetrics(repos []Repo) *metrics {
+func newMetrics(repos []Repo, targets []string) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -58,8 +66,29 @@ func newMetrics(repos []Repo) *metrics {
 			Name: "webhookd_deploy_in_progress",
 			Help: "1 while a deploy of the repository runs.",
 		}, []string{"repo"}),
+		driftUnits: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_drift_units",
+			Help: "Units that differ from the applied commit at the last drift check, by repository and kind: drift (edited by hand), change (an apply would change them), start (not running).",
+		}, []string{"repo", "kind"}),
+		driftChecked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_drift_last_check_timestamp_seconds",
+			Help: "Unix time of the repository's last drift check.",
+		}, []string{"repo"}),
+		driftChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_drift_checks_total",
+			Help: "Drift checks, by repository and result (ok, error).",
+		}, []string{"repo", "result"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_notifications_total",
+			Help: "Notifications, by target and result (sent, failed, dropped).",
+		}, []string{"target", "result"}),
+		statuses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_commit_statuses_total",
+			Help: "Commit statuses set on the forge, by repository and result (sent, failed, dropped).",
+		}, []string{"repo", "result"}),
 	}
 	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress,
+		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, at zero: a dashboard or an alert
 	// on "failed" works before the first failure.
@@ -67,13 +96,33 @@ func newMetrics(repos []Repo) *metrics {
 		for _, o := range []string{OutcomeAccepted, OutcomeIgnored, OutcomePing, OutcomeUnauthorized, OutcomeReplayed, OutcomeTooLarge, OutcomeBadRequest} {
 			m.deliveries.WithLabelValues(r.Name, o)
 		}
-		for _, res := range []string{ResultSuccess, ResultFailed, ResultSkipped} {
+		for _, res := range []string{ResultSuccess, ResultFailed, ResultSkipped, ResultRolledBack} {
 			m.deploys.WithLabelValues(r.Name, res)
+		}
+		if r.DriftInterval > 0 {
+			for _, k := range []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart} {
+				m.driftUnits.WithLabelValues(r.Name, k)
+			}
+			m.driftChecks.WithLabelValues(r.Name, "ok")
+			m.driftChecks.WithLabelValues(r.Name, "error")
+		}
+		if r.Status != nil {
+			for _, res := range outcomes {
+				m.statuses.WithLabelValues(r.Name, res)
+			}
 		}
 		m.fetches.WithLabelValues(r.Name, "ok")
 		m.fetches.WithLabelValues(r.Name, "error")
 		m.inProgress.WithLabelValues(r.Name)
 	}
 	m.deliveries.WithLabelValues("", OutcomeUnknownRepo)
+	for _, t := range targets {
+		for _, res := range outcomes {
+			m.notifications.WithLabelValues(t, res)
+		}
+	}
 	return m
 }
+
+// outcomes are the results of a notification or status delivery.
+var outcomes = []string{notify.OutcomeSent, notify.OutcomeFailed, notify.OutcomeDropped}

@@ -17,6 +17,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/pkg/notify"
 )
 
 // Limits of the HTTP side. Forges give up on a delivery after about 10 s,
@@ -40,6 +42,9 @@ const (
 	backlogWait = 5 * time.Second
 	// seenDeliveries is how many delivery ids are remembered for replay refusal.
 	seenDeliveries = 10000
+	// flushGrace is how long a stopping daemon still delivers the
+	// notifications and commit statuses already queued.
+	flushGrace = 10 * time.Second
 )
 
 // Options are the daemon's collaborators.
@@ -53,13 +58,15 @@ type Options struct {
 
 // Daemon serves webhooks, status and metrics, and runs one deploy worker per repository.
 type Daemon struct {
-	cfg     *Config
-	log     zerolog.Logger
-	m       *metrics
-	seen    *seenSet
-	workers map[string]*worker
-	order   []*worker
-	router  http.Handler
+	cfg      *Config
+	log      zerolog.Logger
+	m        *metrics
+	notifier *notify.Notifier
+	statuses []*notify.Queue
+	seen     *seenSet
+	workers  map[string]*worker
+	order    []*worker
+	router   http.Handler
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -74,19 +81,42 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 	if o.NewCheckout == nil {
 		o.NewCheckout = NewGitCheckout
 	}
+	var targets []string
+	for _, t := range cfg.NotifyTargets {
+		targets = append(targets, t.Name())
+	}
 	d := &Daemon{
 		cfg:     cfg,
 		log:     o.Log,
-		m:       newMetrics(cfg.Repos),
+		m:       newMetrics(cfg.Repos, targets),
 		seen:    newSeenSet(seenDeliveries),
 		workers: map[string]*worker{},
 		stop:    make(chan struct{}),
 	}
+	d.notifier = notify.New(cfg.NotifyTargets, func(r notify.Result) {
+		d.m.notifications.WithLabelValues(r.Target, r.Outcome).Inc()
+		if r.Outcome != notify.OutcomeSent {
+			d.log.Warn().Str("target", r.Target).Str("event", r.Event).Str("result", r.Outcome).Int("attempts", r.Attempts).
+				Dur("took", r.Took).AnErr("error", r.Err).Msg("notification not delivered")
+		}
+	})
 	for i := range cfg.Repos {
 		r := &cfg.Repos[i]
 		dir := filepath.Join(cfg.StateDir, r.Name)
 		status := filepath.Join(cfg.StateDir, ".status", r.Name+".json")
 		w := newWorker(r, o.NewCheckout(r, dir), o.Deployer, o.Log, d.m, status)
+		w.notify, w.hostname = d.notifier.Send, cfg.Hostname
+		if r.forgeStatus != nil {
+			name := r.Name
+			w.statuses = notify.NewQueue("status/"+name, r.forgeStatus.retry, func(res notify.Result) {
+				d.m.statuses.WithLabelValues(name, res.Outcome).Inc()
+				if res.Outcome != notify.OutcomeSent {
+					d.log.Warn().Str("repo", name).Str("state", res.Event).Str("result", res.Outcome).Int("attempts", res.Attempts).
+						Dur("took", res.Took).AnErr("error", res.Err).Msg("commit status not set")
+				}
+			})
+			d.statuses = append(d.statuses, w.statuses)
+		}
 		d.workers[r.Name] = w
 		d.order = append(d.order, w)
 	}
@@ -127,6 +157,17 @@ func (d *Daemon) Stop() {
 		}
 	}
 	d.wg.Wait()
+	// What the last deploys told is still delivered, within a bound.
+	ctx, cancel := context.WithTimeout(context.Background(), flushGrace)
+	defer cancel()
+	if err := d.notifier.Close(ctx); err != nil {
+		d.log.Warn().Msg("stopping: notifications not delivered in time were dropped")
+	}
+	for _, q := range d.statuses {
+		if err := q.Close(ctx); err != nil {
+			d.log.Warn().Msg("stopping: commit statuses not set in time were dropped")
+		}
+	}
 }
 
 // Serve runs the daemon on ln until ctx is done, then shuts down gracefully:
@@ -157,8 +198,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, ready func()) error
 		}
 		errc <- srv.Serve(ln)
 	}()
+	var targets []string
+	for _, t := range d.notifier.Targets() {
+		targets = append(targets, t.String())
+	}
 	d.log.Info().Str("listen", ln.Addr().String()).Bool("tls", d.cfg.TLS != nil).Int("repos", len(d.order)).
-		Str("rollback", d.cfg.Rollback).Dur("soak", d.cfg.Soak).Msg("webhookd serving")
+		Str("rollback", d.cfg.Rollback).Dur("soak", d.cfg.Soak).Strs("notify", targets).Msg("webhookd serving")
 	if ready != nil {
 		ready()
 	}

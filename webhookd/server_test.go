@@ -21,6 +21,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/pkg/notify"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef"
@@ -78,6 +80,19 @@ type fakeDeployer struct {
 	// rollBack makes a deploy of a commit whose app.json holds this text
 	// fail its health gate and roll back.
 	rollBack string
+	// drift is what Check finds; checks are the checks asked for.
+	drift  []notify.DriftUnit
+	checks []DeployRequest
+	busy   string
+}
+
+// Check reports the fake's drift.
+func (f *fakeDeployer) Check(ctx context.Context, req DeployRequest) (CheckReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks = append(f.checks, req)
+	ev := notify.Event{Event: notify.Drift, Host: "web1", Summary: fmt.Sprintf("%d unit(s) differ", len(f.drift)), Drift: f.drift}
+	return CheckReport{Units: append([]notify.DriftUnit(nil), f.drift...), Busy: f.busy, Event: &ev}, nil
 }
 
 func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployReport, error) {
@@ -92,11 +107,22 @@ func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployRep
 	defer f.mu.Unlock()
 	f.got = append(f.got, req)
 	f.content = append(f.content, string(b))
-	if f.rollBack != "" && strings.Contains(string(b), f.rollBack) {
-		return DeployReport{RunID: fmt.Sprintf("run-%d", len(f.got)), Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
-			RolledBack: true, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="}}, errors.New("rolled back to run run-1")
+	run := fmt.Sprintf("run-%d", len(f.got))
+	if req.Started != nil {
+		req.Started(notify.Event{Event: notify.Started, Run: run, Summary: "1 to change"})
 	}
-	return DeployReport{RunID: fmt.Sprintf("run-%d", len(f.got)), Summary: "1 to change"}, f.err
+	if f.rollBack != "" && strings.Contains(string(b), f.rollBack) {
+		err := errors.New("rolled back to run run-1")
+		return DeployReport{RunID: run, Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
+			RolledBack: true, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="},
+			Event: &notify.Event{Event: notify.RolledBack, Run: run, Error: err.Error(),
+				Failing: []notify.Unit{{Unit: "web.service", Reason: "restarted 5 time(s) by Restart=", Log: []string{"web: cannot start"}}}}}, err
+	}
+	ev := &notify.Event{Event: notify.Succeeded, Run: run, Summary: "1 to change"}
+	if f.err != nil {
+		ev = &notify.Event{Event: notify.Failed, Run: run, Summary: "1 to change", Error: f.err.Error()}
+	}
+	return DeployReport{RunID: run, Summary: "1 to change", Event: ev}, f.err
 }
 
 func (f *fakeDeployer) deploys() ([]DeployRequest, []string) {

@@ -11,13 +11,18 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/syslet/syslet/pkg/notify"
 )
 
 // Deployer applies the specs in a directory to this host, the way `syslet
 // DIR` does: unattended, under the host's apply lock, recording Source as the
 // run's source in the run journal.
+//
+// Check plans the same directory read-only (no lock, no change), as
+// `syslet --diff DIR` does: what the host's drift check reports.
 type Deployer interface {
 	Deploy(ctx context.Context, req DeployRequest) (DeployReport, error)
+	Check(ctx context.Context, req DeployRequest) (CheckReport, error)
 }
 
 // DeployRequest is one deploy of one commit.
@@ -26,6 +31,11 @@ type DeployRequest struct {
 	Commit string // the commit checked out in Dir
 	Dir    string // spec directory inside the checkout
 	Source string // "git <repo>@<commit>", for the run journal
+	// Force replaces hand edits (a reconcile after a drift check).
+	Force bool
+	// Started hears the run's started event just before the host changes
+	// (never for a deploy with nothing to do). It does not block.
+	Started func(notify.Event)
 }
 
 // DeployReport is what a finished deploy tells /status.
@@ -38,6 +48,22 @@ type DeployReport struct {
 	RolledBack   bool
 	RolledBackTo string
 	Failing      []string
+	// Event is the run's own notification (succeeded, failed,
+	// rolled-back); nil when the run had nothing to tell.
+	Event *notify.Event
+}
+
+// CheckReport is what a drift check found.
+type CheckReport struct {
+	// Units differ from the applied commit's specs, by kind (edited by
+	// hand, would change, would start).
+	Units []notify.DriftUnit
+	// Busy names another apply that held the lock: the plan then shows
+	// what it has not done yet, not drift, and the check counts for
+	// nothing.
+	Busy string
+	// Event is the drift notification for these units.
+	Event *notify.Event
 }
 
 // Results of a deploy attempt, as /status and the deploys metric show them.
@@ -79,6 +105,11 @@ type Attempt struct {
 	RolledBackTo string    `json:"rolledBackTo,omitempty"`
 	Started      time.Time `json:"started"`
 	Duration     float64   `json:"durationSeconds"`
+
+	// pending: the forge was told this commit is being deployed; event
+	// is the run's own notification.
+	pending bool
+	event   *notify.Event
 }
 
 // RepoStatus is one repository's entry in GET /status.
@@ -99,6 +130,28 @@ type RepoStatus struct {
 
 	LastPoll      *time.Time `json:"lastPoll,omitempty"`
 	LastPollError string     `json:"lastPollError,omitempty"`
+
+	// DriftInterval is how often the host is checked (0: never);
+	// Reconcile: a check that finds differences deploys the applied
+	// commit again.
+	DriftInterval float64 `json:"driftIntervalSeconds"`
+	Reconcile     bool    `json:"reconcile,omitempty"`
+}
+
+// DriftStatus is what the last drift check found.
+type DriftStatus struct {
+	CheckedAt *time.Time `json:"checkedAt,omitempty"`
+	Commit    string     `json:"commit,omitempty"` // the applied commit checked against
+	// Drift, Change and Start count the units that differ by kind:
+	// edited by hand, would change, would start.
+	Drift  int                `json:"drift"`
+	Change int                `json:"change"`
+	Start  int                `json:"start"`
+	Units  []notify.DriftUnit `json:"units,omitempty"`
+	// Since is when the check first found a unit differing (cleared when
+	// none does).
+	Since *time.Time `json:"since,omitempty"`
+	Error string     `json:"error,omitempty"`
 }
 
 // persisted survives restarts (stateDir/.status/<repo>.json): what is
@@ -111,6 +164,9 @@ type persisted struct {
 	LastError string   `json:"lastError,omitempty"`
 	// LastFailure stays after later successes, for the operator.
 	LastFailure *Attempt `json:"lastFailure,omitempty"`
+	// Drift is the last drift check's finding; it survives restarts so
+	// that a drift already told is not told again.
+	Drift *DriftStatus `json:"drift,omitempty"`
 }
 
 // maxPending bounds the pushes remembered between deploys; past it the
@@ -123,6 +179,7 @@ const deployTimeout = time.Hour
 type push struct {
 	commit  string
 	trigger string
+	force   bool // a reconcile: replace hand edits
 }
 
 // worker deploys one repository, one attempt at a time.
@@ -133,6 +190,12 @@ type worker struct {
 	log        zerolog.Logger
 	m          *metrics
 	statusFile string
+	hostname   string
+	// notify sends an event to the daemon's targets; statuses is the
+	// repository's commit status queue (nil: no status configured). Both
+	// return at once.
+	notify   func(notify.Event)
+	statuses *notify.Queue
 
 	wake chan struct{}
 
@@ -144,9 +207,11 @@ type worker struct {
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
 	w := &worker{
 		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
-		log:  log.With().Str("repo", cfg.Name).Logger(),
-		wake: make(chan struct{}, 1),
-		st:   RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle"},
+		log:    log.With().Str("repo", cfg.Name).Logger(),
+		wake:   make(chan struct{}, 1),
+		notify: func(notify.Event) {},
+		st: RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle",
+			DriftInterval: cfg.DriftInterval.Seconds(), Reconcile: cfg.Reconcile},
 	}
 	if b, err := os.ReadFile(statusFile); err == nil {
 		if err := json.Unmarshal(b, &w.st.persisted); err != nil {
@@ -158,12 +223,20 @@ func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metr
 	if w.st.LastAppliedAt != nil {
 		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(w.st.LastAppliedAt.Unix()))
 	}
+	if d := w.st.Drift; d != nil && d.CheckedAt != nil {
+		w.driftGauges(d)
+	}
 	return w
 }
 
 // enqueue queues a push of commit; it reports whether a deploy is running
 // (the push then waits for the follow-up deploy).
 func (w *worker) enqueue(commit, trigger string) (busy bool) {
+	return w.queue(push{commit: commit, trigger: trigger})
+}
+
+func (w *worker) queue(p push) (busy bool) {
+	commit := p.commit
 	w.mu.Lock()
 	for i, p := range w.pending {
 		if p.commit == commit {
@@ -174,7 +247,7 @@ func (w *worker) enqueue(commit, trigger string) (busy bool) {
 	if len(w.pending) == maxPending {
 		w.pending = w.pending[1:]
 	}
-	w.pending = append(w.pending, push{commit: commit, trigger: trigger})
+	w.pending = append(w.pending, p)
 	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
 	busy = w.st.State != "idle"
 	w.mu.Unlock()
@@ -196,12 +269,17 @@ func (w *worker) status() RepoStatus {
 // closed. A deploy in progress always finishes first: stopping in the
 // middle of an apply would leave the host half-deployed.
 func (w *worker) run(stop <-chan struct{}) {
-	var tick <-chan time.Time
+	var tick, driftTick <-chan time.Time
 	if w.cfg.PollInterval > 0 {
 		t := time.NewTicker(w.cfg.PollInterval)
 		defer t.Stop()
 		tick = t.C
 		w.poll() // catch up at start, too
+	}
+	if w.cfg.DriftInterval > 0 {
+		t := time.NewTicker(w.cfg.DriftInterval)
+		defer t.Stop()
+		driftTick = t.C
 	}
 	for {
 		for {
@@ -224,6 +302,8 @@ func (w *worker) run(stop <-chan struct{}) {
 		case <-w.wake:
 		case <-tick:
 			w.poll()
+		case <-driftTick:
+			w.checkDrift()
 		}
 	}
 }
@@ -300,6 +380,9 @@ func (w *worker) deploy(batch []push) {
 	}
 	a.Commit = best.commit
 	a.Trigger = best.trigger
+	if best.force {
+		a.Trigger += " (replacing hand edits)"
+	}
 	log = w.log.With().Str("commit", best.commit).Logger()
 	w.mu.Lock()
 	w.st.Deploying = best.commit
@@ -325,6 +408,7 @@ func (w *worker) deploy(batch []push) {
 		}
 	}
 
+	w.setStatus(a, statePending, "deploying to "+w.hostname)
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, StageCheckout, err)
@@ -341,9 +425,16 @@ func (w *worker) deploy(batch []push) {
 		Commit: best.commit,
 		Dir:    specDir,
 		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Force:  best.force,
+		Started: func(ev notify.Event) {
+			w.notify(w.enrich(ev, a))
+		},
 	})
-	a.RunID, a.Summary = rep.RunID, rep.Summary
-	if rep.RolledBack {
+	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
+	if rep.RolledBack || err != nil && len(rep.Failing) > 0 {
+		// The apply landed and a started container failed the health
+		// gate: rolled back, or (rollback never, or a failed rollback)
+		// left as it is.
 		a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 		w.finish(log, a, StageGate, err)
 		return
@@ -422,6 +513,7 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	if err := w.save(p); err != nil {
 		log.Error().Err(err).Msg("saving status")
 	}
+	w.tell(a)
 	ev := log.Info()
 	switch a.Result {
 	case ResultFailed:

@@ -27,6 +27,8 @@ type applyOptions struct {
 	yes      bool
 	podman   string
 	rollback string
+	// metricsFile makes a --diff a drift check (notify.go).
+	metricsFile string
 }
 
 // define registers the flags of a plan or apply.
@@ -52,6 +54,7 @@ func (o *applyOptions) define(f *flags) {
 	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")
 	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
+	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: write the units that differ (by kind), the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
 	o.defineGate(f)
 }
 
@@ -83,6 +86,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
+	if o.metricsFile != "" && !r.Diff {
+		return o, fmt.Errorf("%w: --metrics-file only applies with --diff (a drift check)", errUsage)
+	}
 	// Abs cleans: "/.", "//" and "/etc/.." all name the live host, and
 	// are treated exactly like "/".
 	if r.Root, err = filepath.Abs(r.Root); err != nil {
@@ -90,6 +96,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	}
 	if err := o.checkGate(); err != nil {
 		return o, err
+	}
+	if o.metricsFile != "" && r.Root != "/" {
+		return o, fmt.Errorf("%w: --metrics-file checks the running host, not a tree (--root)", errUsage)
 	}
 	if o.podman != "" {
 		if r.Root == "/" {
@@ -133,7 +142,20 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runRequest runs one plan or apply and maps what came of it to the exit
 // code.
+//
+// An apply tells the targets of /etc/syslet/syslet.json what it does
+// (started, then succeeded, failed or rolled-back), off its path: the run
+// never waits for a notification, and the program waits at most
+// notifyFlush for them after it. A --diff tells nothing, unless it is a
+// drift check (--metrics-file).
 func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout, stderr io.Writer) int {
+	var nt *notifier
+	if !req.Diff || o.metricsFile != "" {
+		nt = openNotifier(req.Root, stderr)
+	}
+	if !req.Diff && nt != nil {
+		req.Started = nt.send
+	}
 	out, err := deploy.Run(ctx, req)
 	if req.JSON && out != nil {
 		_ = view.JSON(stdout, out)
@@ -141,6 +163,15 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, deploy.ErrInvalid) {
 		fmt.Fprintln(stderr, "syslet:", err)
+	}
+	switch {
+	case o.metricsFile != "":
+		driftCheck(o, out, nt, stderr)
+	case !req.Diff:
+		if ev, ok := out.Event(err); ok {
+			nt.send(ev)
+		}
+		nt.close()
 	}
 	if code == exitOK && o.detailed && out.Pending() {
 		return exitPending

@@ -41,7 +41,10 @@ var commands = []command{
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
-was not reached; a second one aborts at once. The next run resumes (see syslet history).`,
+was not reached; a second one aborts at once. The next run resumes (see syslet history).
+An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
+failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
+delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
 		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin"}},
 	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
 		summary:     "check specs without touching any host, podman's quadlet converter included",
@@ -78,6 +81,10 @@ when a container fails it, rolls back to its last good generation (its syslet's 
 		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
 		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
+	{name: "notify-test", synopsis: []string{"[--event KIND] [--root DIR]"},
+		summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+		defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
+		examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 	{name: "history", synopsis: []string{"[RUN] [--output json]"},
 		summary:     "recent runs from the run journal, or one run's actions",
 		defineFlags: func(f *flags) { new(historyOptions).define(f) },

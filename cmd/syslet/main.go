@@ -71,6 +71,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdHistory(args[1:], stdout, stderr)
 		case "completion":
 			return cmdCompletion(args[1:], stdout, stderr)
+		case "notify-test":
+			return cmdNotifyTest(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
 			return cmdHelp(args[1:], stdout, stderr)
 		case "apply":

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -37,6 +39,8 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		LockTimeout: d.lockTimeout,
 		Rollback:    d.rollback,
 		Soak:        d.soak,
+		Force:       req.Force,
+		Started:     req.Started,
 		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
 		// apply short; webhookd waits for it instead.
 	})
@@ -57,15 +61,40 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 				rep.Summary = ps + " " + out.Summary
 			}
 		}
+		if ev, ok := out.Event(err); ok {
+			rep.Event = &ev
+		}
 	}
 	return rep, err
 }
 
-// lineLog logs each line written to it.
+// Check plans the directory read-only, as `syslet --diff DIR` does: no
+// lock is taken and nothing changes. The plan is not logged (a check runs
+// every interval); its findings and warnings are, at debug level.
+func (d deployer) Check(ctx context.Context, req webhookd.DeployRequest) (webhookd.CheckReport, error) {
+	dbg := &lineLog{log: d.log.With().Str("repo", req.Repo).Str("commit", req.Commit).Str("check", "drift").Logger(), debug: true}
+	defer dbg.Flush()
+	out, err := deploy.Run(ctx, deploy.Request{Path: req.Dir, Source: req.Source, Diff: true, Stdout: io.Discard, Stderr: dbg})
+	var rep webhookd.CheckReport
+	if out == nil || out.Plan == nil {
+		if err == nil {
+			err = errors.New("the check made no plan")
+		}
+		return rep, err
+	}
+	rep.Busy = out.Busy
+	rep.Units = deploy.DriftUnits(out.Plan)
+	ev := out.DriftEvent(rep.Units)
+	rep.Event = &ev
+	return rep, nil
+}
+
+// lineLog logs each line written to it (at info level, or debug).
 type lineLog struct {
-	log zerolog.Logger
-	mu  sync.Mutex
-	buf bytes.Buffer
+	log   zerolog.Logger
+	debug bool
+	mu    sync.Mutex
+	buf   bytes.Buffer
 }
 
 func (l *lineLog) Write(p []byte) (int, error) {
@@ -91,6 +120,10 @@ func (l *lineLog) Flush() {
 
 func (l *lineLog) emit(line string) {
 	if line = strings.TrimRight(line, "\r\n"); strings.TrimSpace(line) != "" {
+		if l.debug {
+			l.log.Debug().Msg(line)
+			return
+		}
 		l.log.Info().Msg(line)
 	}
 }

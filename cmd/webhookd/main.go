@@ -37,6 +37,7 @@ var (
 type options struct {
 	config      string
 	check       bool
+	notifyTest  bool
 	logLevel    string
 	lockTimeout time.Duration
 	version     bool
@@ -49,6 +50,7 @@ func flagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "read the configuration (YAML) from `FILE`")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
+	fs.BoolVar(&o.notifyTest, "notify-test", false, "send a test event to every notification target of the configuration, print what came of each and exit (1 when one failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log at `LEVEL`: debug, info, warn or error")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "let a deploy wait at most `D` for another apply on this host")
 	fs.BoolVar(&o.version, "version", false, "print the version and commit, and exit")
@@ -101,6 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.check {
 		fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", o.config, len(cfg.Repos), cfg.Listen)
 		return exitOK
+	}
+	if o.notifyTest {
+		return notifyTest(cfg, hostname, stdout, stderr)
 	}
 
 	d, err := webhookd.New(cfg, webhookd.Options{

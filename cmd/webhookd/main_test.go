@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -44,5 +47,37 @@ func TestCheckConfig(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestNotifyTest: --notify-test sends one test event to each target and
+// says what came of it; a refusing target makes the exit code 1.
+func TestNotifyTest(t *testing.T) {
+	var got atomic.Int32
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Syslet-Event") == "test" {
+			got.Add(1)
+		}
+	}))
+	defer ok.Close()
+	no := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
+	defer no.Close()
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef\n"), 0o600)
+	cfg := func(targets string) string {
+		p := filepath.Join(dir, "c.yaml")
+		os.WriteFile(p, []byte("notify:\n"+targets+"repos:\n  - name: infra\n    url: /srv/git/infra.git\n    secretFile: "+secret+"\n"), 0o644)
+		return p
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--notify-test", "--config", cfg("  - {name: ops, type: webhook, url: " + ok.URL + "}\n")}, &stdout, &stderr); code != exitOK ||
+		!strings.Contains(stdout.String(), "ops (webhook, http://127.0.0.1:") || !strings.Contains(stdout.String(), ": sent after 1 attempt(s)") || got.Load() != 1 {
+		t.Fatalf("exit %d, %q %q, %d received", code, stdout.String(), stderr.String(), got.Load())
+	}
+	stdout.Reset()
+	if code := run([]string{"--notify-test", "--config", cfg("  - {name: ops, type: webhook, url: " + ok.URL + "}\n  - {name: no, type: webhook, url: " + no.URL + "}\n")}, &stdout, &stderr); code != exitError ||
+		!strings.Contains(stdout.String(), "no (webhook, http://127.0.0.1:") || !strings.Contains(stdout.String(), "HTTP 404") {
+		t.Fatalf("exit %d, %q", code, stdout.String())
 	}
 }

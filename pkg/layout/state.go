@@ -33,11 +33,18 @@ const (
 	KeyCache = "/var/lib/syslet/key.txt"
 	// WebhookdState holds webhookd's checkouts and last status.
 	WebhookdState = "/var/lib/syslet/webhookd"
+	// NotifyState is what syslet's own notifications remember between
+	// runs (0600): the units the last drift check found differing (so a
+	// drift is told once, when it appears) and the count of deliveries by
+	// target and result (the textfile's counters).
+	NotifyState = "/var/lib/syslet/notify-state.json"
 
 	// RunHome holds what lives only while the host is up.
 	RunHome = "/run/syslet"
 	// LockFile is the apply lock: one apply at a time per host.
 	LockFile = "/run/syslet/apply.lock"
+	// NotifyLock serialises updates of NotifyState.
+	NotifyLock = "/run/syslet/notify-state.lock"
 )
 
 // TestPauseFile is where an apply paused by the integration tests' hook

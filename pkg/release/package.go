@@ -29,6 +29,10 @@ const (
 	Packaging = "pkg/release/packaging"
 )
 
+// DriftUnits are the drift check for hosts without webhookd: a read-only
+// plan on a timer (installed, not enabled).
+var DriftUnits = []string{"syslet-drift.service", "syslet-drift.timer"}
+
 // The package's metadata.
 const (
 	pkgName     = "syslet"
@@ -115,6 +119,9 @@ func Contents(bins map[string]string, src, man string) ([]content, error) {
 		content{Dst: layout.StateHome, Type: "dir", FileInfo: &fileInfo{Mode: 0o700}},
 		file(filepath.Join(src, "copyright"), DocDir+"/copyright", 0o644),
 	)
+	for _, u := range DriftUnits {
+		cs = append(cs, file(filepath.Join(src, u), UnitDir+"/"+u, 0o644))
+	}
 	for _, c := range Completions {
 		from := filepath.Join(src, "completions", c.File)
 		cs = append(cs, content{Src: from, Dst: c.Deb, Packager: "deb", FileInfo: &fileInfo{Mode: 0o644}},

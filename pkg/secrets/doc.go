@@ -7,8 +7,8 @@
 //     identity derived earlier (an append-only 0600 cache, so secrets
 //     encrypted for a host key that was since replaced still open), and
 //     any age identity files the settings list.
-//   - The settings file /etc/syslet/syslet.json (sshKeyPath,
-//     ageIdentityFiles).
+//   - Its fields of the settings file /etc/syslet/syslet.json (sshKeyPath,
+//     ageIdentityFiles), read through pkg/settings.
 //   - Decryption of a ciphertext with the SOPS library (data key through
 //     age only, MAC verified) into a flat map of key → value.
 //

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"filippo.io/age"
+
+	"github.com/syslet/syslet/pkg/settings"
 )
 
 // ErrNoHostKey is returned by HostRecipient when the host has no SSH
@@ -40,7 +42,7 @@ type Keyring struct {
 // a missing default host key is only a warning, because the cache and the
 // identity files may still open everything.
 func Load(root string) (*Keyring, error) {
-	st, err := LoadSettings(root)
+	st, err := settings.Load(root)
 	if err != nil {
 		return nil, err
 	}

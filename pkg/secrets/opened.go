@@ -121,3 +121,25 @@ func wipe(vals map[string][]byte) {
 		clear(v)
 	}
 }
+
+// MinScrubbed is the shortest value Scrub hides: shorter ones ("1",
+// "yes") would hide ordinary words of every log line and protect nothing.
+const MinScrubbed = 4
+
+// Scrub replaces every decrypted value of MinScrubbed bytes or more that
+// occurs in s with "(secret)": for text read back from the host that a
+// container may have filled with its own secrets (a failed unit's last
+// log lines) before syslet prints or sends it anywhere.
+func (o *Opened) Scrub(s string) string {
+	if o == nil {
+		return s
+	}
+	for _, vals := range o.byHash {
+		for _, v := range vals {
+			if len(v) >= MinScrubbed && strings.Contains(s, string(v)) {
+				s = strings.ReplaceAll(s, string(v), "(secret)")
+			}
+		}
+	}
+	return s
+}

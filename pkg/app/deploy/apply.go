@@ -129,6 +129,9 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		}
 		return nil
 	}
+	if req.Started != nil && (rs == nil || rs.of == "") {
+		req.Started(r.started(p, runID))
+	}
 	run, err := r.jr.Begin(r.intent(runID, l, p, rs))
 	if err != nil {
 		return fmt.Errorf("%w: nothing was changed: %w", executor.ErrJournal, err)
@@ -174,6 +177,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 
 	// The health gate: what the run started must come up and stay up.
 	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(res, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	r.scrubGate(g)
 	r.lastGate = g
 	if rs == nil {
 		out.Gate = g
@@ -253,6 +257,7 @@ func (r *runner) execute(ctx context.Context, run *runlog.Run, runID string, p *
 	}
 	view.Applying(r.human, runID)
 	res, err := executor.Apply(ctx, p, eh, opts)
+	r.scrubResult(res)
 	view.ApplySummary(r.human, runID, res)
 	return res, err
 }
@@ -353,6 +358,7 @@ func (r *runner) judgeEarlier(ctx context.Context, l *load.Set, runID string, p 
 		return fmt.Errorf("%w: %w", executor.ErrJournal, err)
 	}
 	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(nil, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	r.scrubGate(g)
 	r.lastGate, out.Gate = g, g
 	view.Gate(r.human, g)
 	switch {

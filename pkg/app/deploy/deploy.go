@@ -17,6 +17,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
@@ -102,6 +103,12 @@ type Request struct {
 	// with the step's number (1–9) and the pass: PassApply, or
 	// PassRollback in the rollback after a failed health gate.
 	AfterStep func(step int, pass string)
+
+	// Started, when set, hears the run's started event just before it
+	// changes the host (a run with nothing to do has none; nor has the
+	// rollback after a failed gate, which the run's own event reports).
+	// It must not block: it is called on the run's path.
+	Started func(notify.Event)
 }
 
 // Defaults are the values syslet's and webhookd's flags start from. A
@@ -170,6 +177,13 @@ type Outcome struct {
 	// StageDir is the staging directory kept for inspection (a failed
 	// staging, or --keep-stage).
 	StageDir string `json:"stageDir,omitempty"`
+	// Busy names the apply that held the lock while a --diff planned (its
+	// plan may show what that apply has not done yet).
+	Busy string `json:"applyInProgress,omitempty"`
+	// Took is how long the run took.
+	Took time.Duration `json:"-"`
+
+	sourceKind string
 }
 
 // Pending reports whether the plan has changes (for --detailed-exitcode).
@@ -247,7 +261,7 @@ func (req *Request) defaults() {
 // also together with an error.
 func Run(ctx context.Context, req Request) (*Outcome, error) {
 	req.defaults()
-	r := &runner{req: &req, out: &Outcome{Source: req.Source}, human: req.Stdout,
+	r := &runner{req: &req, out: &Outcome{Source: req.Source, sourceKind: req.sourceKind()}, human: req.Stdout,
 		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
 	if req.JSON {
 		r.human = req.Stderr
@@ -256,6 +270,8 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 		r.gens.Keep = req.KeepGenerations
 	}
 	out := r.out
+	start := time.Now()
+	defer func() { out.Took = time.Since(start) }()
 	if req.hostless() && !req.Diff {
 		// Without a running system there is nothing to apply to; refused
 		// before anything is read, stored or journalled under the tree.
@@ -332,6 +348,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	} else if who, busy := held(req.Root); busy {
 		// The journal's last run is the one in progress, not an unfinished one.
 		fmt.Fprintf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
+		out.Busy = who.String()
 		resumeOK = false
 	}
 	if err := r.pass(ctx, l, runID, resumeOK, rs); err != nil {

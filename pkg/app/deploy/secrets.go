@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -90,4 +92,33 @@ type decrypter struct{ opened *secrets.Opened }
 
 func (d decrypter) Decrypt(s *render.Secret) (map[string][]byte, error) {
 	return d.opened.Decrypt(seal(s))
+}
+
+// scrubResult and scrubGate hide the run's decrypted secret values in the
+// log lines read back from failed units (a container may print its own
+// secrets), before they are printed, journalled or sent anywhere.
+func (r *runner) scrubResult(res *executor.Result) {
+	if res == nil || r.h.secrets == nil {
+		return
+	}
+	for i := range res.Failed {
+		r.scrubLines(res.Failed[i].Log)
+		res.Failed[i].Error = r.h.secrets.Scrub(res.Failed[i].Error)
+	}
+}
+
+func (r *runner) scrubGate(g *gate.Report) {
+	if g == nil || r.h.secrets == nil {
+		return
+	}
+	for i := range g.Failures {
+		r.scrubLines(g.Failures[i].Log)
+		g.Failures[i].Reason = r.h.secrets.Scrub(g.Failures[i].Reason)
+	}
+}
+
+func (r *runner) scrubLines(lines []string) {
+	for i, l := range lines {
+		lines[i] = r.h.secrets.Scrub(l)
+	}
 }
