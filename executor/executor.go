@@ -18,6 +18,9 @@ import (
 type Files interface {
 	WriteFile(path string, data []byte, mode uint32) error
 	WriteDir(path string, files []host.DirFile) error
+	// WriteLink makes path a symlink to target, a name beside it (a
+	// template instance's link to its template).
+	WriteLink(path, target string) error
 	Remove(path, stop string) error
 }
 
@@ -38,6 +41,9 @@ type Systemd interface {
 // Podman changes podman's image, volume, network and secret stores.
 type Podman interface {
 	PullImage(ctx context.Context, ref string, progress io.Writer) error
+	// PullImageWith pulls as an image unit's service would, with the
+	// unit's settings (plan.Action.Pull).
+	PullImageWith(ctx context.Context, ref string, opts host.PullOptions, progress io.Writer) error
 	RemoveImage(ctx context.Context, ref string) error
 	RemoveVolume(ctx context.Context, name string) error
 	RemoveNetwork(ctx context.Context, name string) error

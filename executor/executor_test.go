@@ -43,6 +43,7 @@ func (f *fake) call(s string) error {
 
 func (f *fake) WriteFile(p string, _ []byte, mode uint32) error { return f.call("write " + p) }
 func (f *fake) WriteDir(p string, _ []host.DirFile) error       { return f.call("writedir " + p) }
+func (f *fake) WriteLink(p, t string) error                     { return f.call("link " + p + " " + t) }
 func (f *fake) Remove(p, _ string) error                        { return f.call("remove " + p) }
 func (f *fake) DaemonReload(context.Context) error              { return f.call("daemon-reload") }
 
@@ -57,9 +58,12 @@ func (f *fake) LastLog(_ context.Context, n string, _ int) ([]string, error) {
 	return []string{n + ": boom"}, nil
 }
 func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { return f.call("pull " + r) }
-func (f *fake) RemoveImage(_ context.Context, r string) error            { return f.call("rmi " + r) }
-func (f *fake) RemoveVolume(_ context.Context, n string) error           { return f.call("rmvol " + n) }
-func (f *fake) RemoveNetwork(_ context.Context, n string) error          { return f.call("rmnet " + n) }
+func (f *fake) PullImageWith(_ context.Context, r string, _ host.PullOptions, _ io.Writer) error {
+	return f.call("pull-with " + r)
+}
+func (f *fake) RemoveImage(_ context.Context, r string) error   { return f.call("rmi " + r) }
+func (f *fake) RemoveVolume(_ context.Context, n string) error  { return f.call("rmvol " + n) }
+func (f *fake) RemoveNetwork(_ context.Context, n string) error { return f.call("rmnet " + n) }
 func (f *fake) CreateSecret(_ context.Context, n string, d []byte, _ map[string]string) error {
 	return f.call("secret " + n + "=" + string(d))
 }

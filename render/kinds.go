@@ -17,6 +17,7 @@ func (o *Output) pod(s *spec.Spec) {
 	u, b := newUnit(s)
 	u.Resource = s.Name
 	u.RemovalAllowed = s.RemovalAllowed
+	u.State = spec.Running // a pod's service runs: started, restarted and stopped like a container's
 	b.user(s, unit.Unit)
 	b.add(unit.Pod, unit.KeyPodName, s.Name, s.Path())
 	b.userExcept(s, unit.Pod, unit.KeyPodName)
@@ -61,7 +62,9 @@ var pullByService = []string{"CertDir", "Creds", "DecryptionKey", "ContainersCon
 // pullOptions reads an image unit's pull settings, or nil when the pull
 // step cannot pull it as the service would.
 func pullOptions(f *unit.File) *host.PullOptions {
-	for _, k := range pullByService {
+	// ImageTag= names what an archive source becomes: only the service's
+	// own pull gives the image that name.
+	for _, k := range append(pullByService, unit.KeyImageTag) {
 		if _, ok := f.Last(unit.Image, k); ok {
 			return nil
 		}
@@ -98,6 +101,7 @@ func truth(v string) bool {
 func (o *Output) kube(s *spec.Spec) {
 	u, b := newUnit(s)
 	u.RemovalAllowed = s.RemovalAllowed
+	u.State = spec.Running
 	b.user(s, unit.Unit)
 	b.userExcept(s, unit.Kube, unit.KeyYaml)
 	b.add(unit.Kube, unit.KeyYaml, layout.KubeYaml(s.Name), s.Path()+".yaml")

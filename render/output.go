@@ -105,6 +105,10 @@ type FileKind string
 const (
 	ConfigFile  FileKind = "config-file"   // change restarts the container
 	ContextFile FileKind = "build-context" // change rebuilds the image
+	// DropInFile is a unit's drop-in (written with the units, in the
+	// write-units step): a change restarts the unit or is metadata-only,
+	// as a change to the unit's own keys.
+	DropInFile FileKind = "drop-in"
 )
 
 // File is one regular file syslet writes.

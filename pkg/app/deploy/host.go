@@ -155,8 +155,10 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 		return "", nil
 	}
 	var changed []string
+	seen := map[string]bool{}
 	for _, a := range p.Actions {
-		if a.Op == plan.OpWriteUnit {
+		if (a.Op == plan.OpWriteUnit || a.Op == plan.OpLinkUnit) && !seen[a.Unit] {
+			seen[a.Unit] = true
 			changed = append(changed, a.Unit)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // DefaultGenerator is where Debian and Fedora install podman's generator.
@@ -170,7 +171,14 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 	}
 	var services []string
 	for _, n := range verify {
-		svc := filepath.Join(gen, layout.Service(n))
+		if _, inst, ok := layout.Template(n); ok && inst == "" {
+			continue // a template's service is checked through its instances
+		}
+		name := layout.Service(n)
+		if uf, err := unit.Parse(future[n]); err == nil {
+			name = unit.ServiceOf(n, uf) // ServiceName=
+		}
+		svc := filepath.Join(gen, name)
 		if _, err := os.Stat(svc); err != nil {
 			return warnings, &Error{Tool: "quadlet", Output: []string{fmt.Sprintf("%s: no service was generated", n)}}
 		}
@@ -293,11 +301,16 @@ func scope(future, before map[string][]byte, verify []string) map[string]bool {
 		}
 		return in
 	}
-	// dependents[x]: the units of future that name x.
+	// dependents[x]: the units of future that name x (a drop-in's
+	// references are those of the units it applies to).
 	dependents := map[string][]string{}
 	for n, data := range future {
+		owners := []string{n}
+		if dir, _, ok := strings.Cut(n, "/"); ok {
+			owners = appliesTo(dir, future)
+		}
 		for _, r := range refsIn(data, n, future, before) {
-			dependents[r] = append(dependents[r], n)
+			dependents[r] = append(dependents[r], owners...)
 		}
 	}
 	queue := slices.Clone(verify)
@@ -319,9 +332,16 @@ func scope(future, before map[string][]byte, verify []string) map[string]bool {
 }
 
 // within is the part of units that names lists, with everything those
-// units refer to, transitively: what the generator needs to convert them.
+// units refer to, transitively, and the drop-ins of each (every directory
+// quadlet reads for it): what the generator needs to convert them.
 func within(units map[string][]byte, names map[string]bool) map[string][]byte {
 	out := map[string][]byte{}
+	byDir := map[string][]string{}
+	for n := range units {
+		if dir, _, ok := strings.Cut(n, "/"); ok {
+			byDir[dir] = append(byDir[dir], n)
+		}
+	}
 	var queue []string
 	for n := range names {
 		queue = append(queue, n)
@@ -335,6 +355,23 @@ func within(units map[string][]byte, names map[string]bool) map[string][]byte {
 		}
 		out[n] = data
 		queue = append(queue, refsIn(data, n, units, nil)...)
+		if !strings.Contains(n, "/") {
+			for _, dir := range layout.DropInDirs(n) {
+				queue = append(queue, byDir[dir]...)
+			}
+		}
+	}
+	return out
+}
+
+// appliesTo lists the unit files of units that quadlet merges the
+// drop-ins of dir ("web.container.d") into.
+func appliesTo(dir string, units map[string][]byte) []string {
+	var out []string
+	for n := range units {
+		if !strings.Contains(n, "/") && slices.Contains(layout.DropInDirs(n), dir) {
+			out = append(out, n)
+		}
 	}
 	return out
 }
