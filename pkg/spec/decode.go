@@ -124,7 +124,7 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 	}
 	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
 	for j, k := range n.Keys {
-		if !slices.Contains(allowed, k) {
+		if !slices.Contains(allowed, k) && k != "instances" { // instances on another kind are an error of their own
 			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
 		}
 	}

@@ -84,6 +84,12 @@ var Sections = map[string]string{
 	".pod": Pod, ".image": Image, ".kube": Kube, ".artifact": Artifact,
 }
 
+// KindKey is, per type section, a key every release that has the type
+// knows: the key table's release for it is the type's own (an artifact's,
+// podman 5.7).
+var KindKey = map[string]string{Container: KeyImage, Volume: KeyVolumeName, Network: KeyNetworkName, Build: KeyImageTag,
+	Pod: KeyPodName, Image: KeyImage, Kube: KeyYaml, Artifact: KeyArtifact}
+
 // ServiceOf is the systemd service quadlet generates for the unit file
 // fileName with content f: its type section's ServiceName= (the last
 // one, as quadlet reads it), else layout's default.

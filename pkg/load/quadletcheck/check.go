@@ -117,6 +117,18 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 		}
 		return fmt.Sprintf(": if the host runs podman %s or later, say so with --podman (syslet validate --podman %s)", since, since)
 	}
+	// A unit type a release does not have is told once, for the unit, by
+	// the release its type section's keys came with.
+	if sec := unit.Sections[path.Ext(c.FileName)]; sec != "" {
+		if since, ok := unit.KeySince(sec, unit.KindKey[sec]); ok && target.Less(since) {
+			c.gated = true
+			if !quiet {
+				rep.Errorf(c.Spec.Source, c.Spec.Path()+".type", spec.RuleNewerPodman,
+					"%s units need podman %s or later; these specs are checked against podman %s%s", path.Ext(c.FileName), since, target, newer(since))
+			}
+			return
+		}
+	}
 	for _, l := range lines {
 		for _, f := range unit.Features {
 			id := "feature " + f.What
