@@ -124,6 +124,10 @@ func TestExamples(t *testing.T) {
 	if len(a.Units) < 8 {
 		t.Fatalf("examples rendered %d units, want the whole stack", len(a.Units))
 	}
+	pod, findings := renderDir(t, filepath.Join(dir, "pod"))
+	if findings != "" || len(pod.Units) != 7 {
+		t.Fatalf("examples/pod: %d units\n%s", len(pod.Units), findings)
+	}
 	for _, u := range a.Units {
 		parsed, err := unit.Parse(u.File.Bytes())
 		if err != nil {

@@ -282,7 +282,7 @@ func formatPage(t *testing.T) docpage.Page {
 		rulesList(t),
 	}})
 	var ex []docpage.Block
-	for _, f := range []string{"10-network.json", "50-app.json"} {
+	for _, f := range []string{"10-network.json", "50-app.json", "pod/10-shop-pod.json"} {
 		b, err := os.ReadFile(filepath.Join(examples, f))
 		if err != nil {
 			t.Fatal(err)
