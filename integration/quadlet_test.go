@@ -122,7 +122,6 @@ func TestImageUnitPulledBeforeStop(t *testing.T) {
 	ref, err := h.MakeImage("busybox:v2", "marker-v2")
 	must(t, err)
 	editFile(t, h, podDir+"/10-shop-pod.json", fmt.Sprintf(`map(if .type == "image" then .unit.Image.Image = %q else . end)`, ref))
-	before := invocations(t, h, "worker@1.service", "shop-pod.service")
 	c := cursor(t, h)
 	r := apply(t, h, podDir)
 	if !strings.Contains(r.Stdout, "image unit busybox.image changed") {
@@ -156,10 +155,11 @@ func TestImageUnitPulledBeforeStop(t *testing.T) {
 	if pulledAt.IsZero() || stopAt.IsZero() || !pulledAt.Before(stopAt) {
 		t.Errorf("host journal: image pull at %v, first stop at %v; want the pull first\n%s", pulledAt, stopAt, strings.Join(systemdJobs(t, h, c), "\n"))
 	}
-	// The pod itself did not change: it was not restarted.
-	after := invocations(t, h, "shop-pod.service")
-	if after["shop-pod.service"] != before["shop-pod.service"] {
-		t.Errorf("shop-pod.service restarted for a change of the image its containers run")
+	// The pod itself did not change: syslet does not stop it (podman's
+	// exit policy stops it when its last container stops, and the
+	// containers' start brings it up again).
+	if slices.Contains(acts, "stop shop-pod.service") {
+		t.Errorf("syslet stopped the pod for a change of the image its containers run:\n%s", strings.Join(acts, "\n"))
 	}
 }
 
@@ -173,7 +173,7 @@ func TestTemplateInstancesRemovedAlone(t *testing.T) {
 			t.Fatalf("container %s is %q", c, st)
 		}
 	}
-	if got := h.MustRun(t, `podman exec worker-2 sh -c 'echo "$QUEUE"'; podman exec worker-1 sh -c 'echo "$QUEUE"'`); got != "returns\norders" {
+	if got := strings.TrimSpace(h.MustRun(t, `podman exec worker-2 sh -c 'echo "$QUEUE"'; podman exec worker-1 sh -c 'echo "$QUEUE"'`)); got != "returns\norders" {
 		t.Errorf("QUEUE in worker-2, worker-1: %q (the template's drop-in, and instance 2's over it)", got)
 	}
 	if l := strings.TrimSpace(h.MustRun(t, "readlink /etc/containers/systemd/worker@2.container")); l != "worker@.container" {
@@ -268,7 +268,7 @@ func TestAdoptPodsTemplatesDropIns(t *testing.T) {
 	services := []string{"shop-pod.service", "web.service", "side.service", "work@1.service", "work@2.service"}
 	h.MustRun(t, "systemctl start "+strings.Join(services, " "))
 	waitActive(t, h, services...)
-	if got := h.MustRun(t, `podman exec web sh -c 'echo "$MODE"'; podman exec work-2 sh -c 'echo "$SHARD"; echo "$ROLE"'`); got != "by-hand\ntwo\nworker" {
+	if got := strings.TrimSpace(h.MustRun(t, `podman exec web sh -c 'echo "$MODE"'; podman exec work-2 sh -c 'echo "$SHARD"; echo "$ROLE"'`)); got != "by-hand\ntwo\nworker" {
 		t.Fatalf("the hand-written drop-ins are not in effect: %q", got)
 	}
 	before := invocations(t, h, services...)

@@ -142,6 +142,7 @@ func (s Stager) prune() {
 
 func (s Stager) check(ctx context.Context, tmp string, future, before map[string][]byte, verify []string) (warnings []string, err error) {
 	gen := filepath.Join(tmp, "generated")
+	verify = withInstances(verify, future)
 	names := scope(future, before, verify)
 	warnings, problems, err := s.generate(ctx, within(future, names), filepath.Join(tmp, "units"), gen)
 	if err != nil {
@@ -172,7 +173,7 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 	var services []string
 	for _, n := range verify {
 		if _, inst, ok := layout.Template(n); ok && inst == "" {
-			continue // a template's service is checked through its instances
+			continue // its service is a template: verified through its instances
 		}
 		name := layout.Service(n)
 		if uf, err := unit.Parse(future[n]); err == nil {
@@ -183,6 +184,9 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 			return warnings, &Error{Tool: "quadlet", Output: []string{fmt.Sprintf("%s: no service was generated", n)}}
 		}
 		services = append(services, svc)
+	}
+	if len(services) == 0 {
+		return warnings, nil // a template with no instances: the generator judged it
 	}
 	// --recursive-errors=no: the units named are checked, and their
 	// dependencies loaded and reported on, without verify walking the
@@ -284,6 +288,36 @@ func clean(out, tmp string) []string {
 		}
 	}
 	return msgs
+}
+
+// withInstances adds to verify the instances in future of each template
+// it names (a template's service is one only through them), once each, in
+// order.
+func withInstances(verify []string, future map[string][]byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, n := range verify {
+		add(n)
+		if _, inst, ok := layout.Template(n); ok && inst == "" {
+			var insts []string
+			for m := range future {
+				if t, i, ok := layout.Template(m); ok && i != "" && t == n && !strings.Contains(m, "/") {
+					insts = append(insts, m)
+				}
+			}
+			slices.Sort(insts)
+			for _, m := range insts {
+				add(m)
+			}
+		}
+	}
+	return out
 }
 
 // scope names the unit files the generator must see to judge the units in
