@@ -308,7 +308,9 @@ func (b *builder) container(u *render.Unit) {
 	}
 	if meta && !restart && !reload {
 		uc.Effect = EffectMetadata
-		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		if len(uc.Keys) > 0 || len(uc.Reasons) == 0 {
+			uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		}
 	}
 	create := iu == nil
 	if create {

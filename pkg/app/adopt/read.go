@@ -27,10 +27,12 @@ func Read(paths []string) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if fi.IsDir() && strings.HasSuffix(p, ".d") {
-			// A unit's drop-in directory: read with the unit, which must be
-			// among the paths.
-			if !contains(paths, strings.TrimSuffix(filepath.Clean(p), ".d")) {
+		if fi.IsDir() {
+			// A unit's drop-in directory is read with the unit, which must be
+			// among the paths; any other directory (podman's users/, say,
+			// which a glob of the unit directory gives) holds no unit.
+			if strings.HasSuffix(p, ".d") && spec.KindOfFile(strings.TrimSuffix(filepath.Base(p), ".d")) != "" &&
+				!contains(paths, strings.TrimSuffix(filepath.Clean(p), ".d")) {
 				return nil, fmt.Errorf("%s is the drop-in directory of %s, which is not among the files to adopt", p, strings.TrimSuffix(filepath.Base(p), ".d"))
 			}
 			continue
