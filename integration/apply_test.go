@@ -45,10 +45,15 @@ func syslet(h *testhost.Host, args ...string) testhost.Result {
 	return h.Run("syslet " + testhost.QuoteArgs(args...))
 }
 
+// testSoak is the health gate's soak window for the applies of tests that
+// are not about the gate (its own tests use the default and their own):
+// every container still has to come up and stay up, for a second.
+const testSoak = "1s"
+
 // apply runs `syslet DIR` and fails the test unless it exits 0.
 func apply(t *testing.T, h *testhost.Host, dir string) testhost.Result {
 	t.Helper()
-	r := syslet(h, dir)
+	r := syslet(h, "--soak", testSoak, dir)
 	if !r.OK() {
 		t.Fatalf("apply of %s failed:\n%s", dir, r)
 	}

@@ -18,6 +18,10 @@
 // stale.go what no spec declares any more, and future.go the unit set
 // staging checks and the final action order.
 //
+// Observed.Fingerprint stamps what Observe read (digests, modes, states,
+// IDs and labels; never content) for a saved plan, and Changes names what
+// differs between two stamps (fingerprint.go).
+//
 // The guardrails live beside it: GuardRemovals refuses mass removals
 // (guard.go), a symlink on the way to any managed path is a refusal, a
 // managed file (a unit, config or context file, a config-dir file) edited

@@ -27,6 +27,8 @@ type applyOptions struct {
 	yes      bool
 	podman   string
 	rollback string
+	// planFile is --plan: the saved plan to apply (or check, with --diff).
+	planFile string
 	// metricsFile makes a --diff a drift check (notify.go).
 	metricsFile string
 }
@@ -52,6 +54,8 @@ func (o *applyOptions) define(f *flags) {
 	f.String(&o.podman, "podman", "", "with --root: check the units against podman `VERSION` (default 5.4); on a host, syslet asks the host's podman for its version")
 	f.Bool(&r.AllowRemovals, "allow-removals", false, "allow a plan that removes all managed units, or more than half of them when there are more than four (refused otherwise)")
 	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")
+	f.String(&r.SavePlan, "out", "", "with --diff: save the plan to `FILE` (0600; - prints it on stdout and the human plan on stderr) with its input's digest and the host state it was made from, for --plan")
+	f.String(&o.planFile, "plan", "", "apply exactly the plan saved in `FILE` (by --diff --out; - reads it from stdin, before the specs with --stdin), given the same input: refused, changing nothing, if the host or the input changed since; with --diff, only say whether it still holds")
 	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
 	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: write the units that differ (by kind), the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
@@ -86,6 +90,9 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
+	if err := o.checkSaved(); err != nil {
+		return o, err
+	}
 	if o.metricsFile != "" && !r.Diff {
 		return o, fmt.Errorf("%w: --metrics-file only applies with --diff (a drift check)", errUsage)
 	}
@@ -111,6 +118,25 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	return o, nil
 }
 
+// checkSaved checks --out and --plan against the other flags: a plan is
+// saved by a --diff, and a saved plan brings its own options.
+func (o *applyOptions) checkSaved() error {
+	r := &o.req
+	switch {
+	case r.SavePlan != "" && !r.Diff:
+		return fmt.Errorf("%w: --out saves the plan of a --diff: add --diff (then apply it with --plan FILE)", errUsage)
+	case r.SavePlan != "" && o.planFile != "":
+		return fmt.Errorf("%w: --out and --plan both given: --diff --plan FILE checks a saved plan, it saves none", errUsage)
+	case r.SavePlan == "-" && r.JSON:
+		return fmt.Errorf("%w: --out - and --output json both print on stdout", errUsage)
+	case o.planFile == "":
+		return nil
+	case r.Force || r.AllowRemovals:
+		return fmt.Errorf("%w: --plan applies the options the plan was saved with: --force and --allow-removals go with --diff --out", errUsage)
+	}
+	return nil
+}
+
 // checkGate reads the gate flags into the request.
 func (o *applyOptions) checkGate() error {
 	var err error
@@ -132,7 +158,18 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer release()
 	req := o.req
 	req.Stdin, req.Stdout, req.Stderr, req.Stop = stdin, stdout, stderr, stop
-	if !req.Diff && !o.yes && req.Path != "-" && view.IsTerminal(stdin) && view.IsTerminal(stderr) {
+	if o.planFile != "" {
+		// The plan was reviewed when it was saved: it is applied without a
+		// prompt, as terraform applies a saved plan.
+		var err error
+		if req.Saved, req.Stdin, err = deploy.OpenSaved(o.planFile, stdin); err != nil {
+			fmt.Fprintln(stderr, "syslet:", err)
+			return exitError
+		}
+		req.SavedFile = o.planFile
+	}
+	req.Version = buildVersion().Version
+	if !req.Diff && !o.yes && req.Path != "-" && req.Saved == nil && view.IsTerminal(stdin) && view.IsTerminal(stderr) {
 		req.Confirm = func() bool { return confirm(stdin, stderr) }
 	}
 	req.AfterStep = testPause(stop, stderr)

@@ -34,18 +34,23 @@ reload, start.`
 
 // commands is every command, in the order --help lists them.
 var commands = []command{
-	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
+	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]"},
 		summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
 		defineFlags: func(f *flags) { new(applyOptions).define(f) },
 		notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
+A saved plan (--diff --out FILE) holds the plan, its input's digest and the host state it was
+made from (file digests, unit states, podman secret IDs and labels, images present, the journal's
+last run), never a secret value or a file's content. --plan FILE with the same input applies
+exactly its actions, or exits 1 naming each change since it was made and changes nothing.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
 was not reached; a second one aborts at once. The next run resumes (see syslet history).
 An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
 failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
 delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
-		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin"}},
+		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
+			"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
 	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
 		summary:     "check specs without touching any host, podman's quadlet converter included",
 		defineFlags: func(f *flags) { new(validateOptions).define(f) },
@@ -68,13 +73,21 @@ delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
 one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
 when a container fails it, rolls back to its last good generation (its syslet's defaults:
---rollback=auto, --soak 5s); the table then says "rolled back" for that host.`,
-		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2"}},
+--rollback=auto, --soak 5s); the table then says "rolled back" for that host.
+push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
+specs applies on each host exactly its saved plan, and a host whose state or input changed
+since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`,
+		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
+			"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
-		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin" or "syslet --stdin"`,
+		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin" and the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin")`,
 		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
 		// lines of /root/.ssh/authorized_keys
 		examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
+	{name: "show", synopsis: []string{"FILE [--output json]"},
+		summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
+		defineFlags: func(f *flags) { new(showOptions).define(f) },
+		examples:    []string{"syslet --diff --out web1.plan specs/", "syslet show web1.plan", "syslet --plan web1.plan specs/"}},
 	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
 		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
 		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
@@ -111,7 +124,7 @@ var exitStatus = []struct {
 	meaning string
 }{
 	{exitOK, "success, or nothing to change"},
-	{exitError, "an error: host, staging, a refused plan, a failed apply, the lock timed out"},
+	{exitError, "an error: host, staging, a refused plan, a stale or edited saved plan (--plan), a failed apply, the lock timed out"},
 	{exitInvalid, "invalid specs, or input holding no JSON value, too large or not a regular file; nothing was touched"},
 	{exitPending, "changes are pending (--diff --detailed-exitcode)"},
 	{exitRolledBack, "rolled back: a started container failed the health gate, and the last good generation runs again (and passed it)"},

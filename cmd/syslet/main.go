@@ -17,7 +17,7 @@ import (
 // webhookd branch on them.
 const (
 	exitOK          = 0   // success, or nothing to change
-	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan
+	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan, stale saved plan
 	exitInvalid     = 2   // the specs are invalid; nothing was touched
 	exitPending     = 3   // --diff --detailed-exitcode: changes are pending
 	exitRolledBack  = 4   // the change failed its health gate; the last good generation was restored and passed it
@@ -65,6 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
+		case "show":
+			return cmdShow(args[1:], stdin, stdout, stderr)
 		case "rollback":
 			return cmdRollback(args[1:], stdin, stdout, stderr)
 		case "history":

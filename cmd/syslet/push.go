@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,10 +19,12 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/term"
 
+	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/sshcommand"
 )
 
 // commonDir is the directory of a hosts dir whose specs every host gets.
@@ -39,8 +42,11 @@ type pushOptions struct {
 	connectTimeout time.Duration
 	commandTimeout time.Duration
 	allowEmpty     bool
-	targets        []string
-	path           string // "" with --hosts-dir
+	// out (with --diff) saves each host's plan as out/<host>.plan;
+	// planDir applies (with --diff: checks) the plans saved there.
+	out, planDir string
+	targets      []string
+	path         string // "" with --hosts-dir
 }
 
 // parsePush parses `syslet push` arguments. Without --hosts-dir the last
@@ -60,6 +66,8 @@ func (o *pushOptions) define(f *flags) {
 	f.Duration(&o.connectTimeout, "connect-timeout", 15*time.Second, "give connect, host key check and login at most `D`")
 	f.Duration(&o.commandTimeout, "command-timeout", 30*time.Minute, "give the remote plan or apply at most `D` (0: no limit)")
 	f.Bool(&o.allowEmpty, "allow-empty", false, "push a set with no specs (removes every removable syslet unit)")
+	f.String(&o.out, "out", "", "with --diff: save each host's plan as `DIR`/<host>.plan (0600), for --plan DIR")
+	f.String(&o.planDir, "plan", "", "apply on each host exactly its plan saved in `DIR`/<host>.plan (by push --diff --out DIR), given the same specs; a host whose state or input changed since refuses its plan (\"stale\" in the table) and the others go ahead; with --diff, only check whether each still holds")
 }
 
 func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
@@ -78,6 +86,12 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	}
 	if strings.TrimSpace(o.remoteCommand) == "" {
 		return o, fmt.Errorf("%w: --remote-command is empty", errUsage)
+	}
+	switch {
+	case o.out != "" && !o.diff:
+		return o, fmt.Errorf("%w: --out saves the plans of a --diff: add --diff (then apply them with --plan DIR)", errUsage)
+	case o.out != "" && o.planDir != "":
+		return o, fmt.Errorf("%w: --out and --plan both given", errUsage)
 	}
 	if o.hostsDir != "" {
 		o.targets = pos
@@ -104,10 +118,90 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 // an unattended plan or apply from stdin, exactly as `syslet ssh-command`
 // allows them.
 func (o pushOptions) command() string {
-	if o.diff {
-		return o.remoteCommand + " --diff --stdin"
+	switch {
+	case o.planDir != "" && o.diff:
+		return o.remoteCommand + " " + strings.Join(sshcommand.PlanCheck, " ")
+	case o.planDir != "":
+		return o.remoteCommand + " " + strings.Join(sshcommand.PlanApply, " ")
+	case o.out != "":
+		return o.remoteCommand + " " + strings.Join(sshcommand.PlanSave, " ")
+	case o.diff:
+		return o.remoteCommand + " " + strings.Join(sshcommand.Plan, " ")
 	}
-	return o.remoteCommand + " --stdin"
+	return o.remoteCommand + " " + strings.Join(sshcommand.Apply, " ")
+}
+
+// planFile is where a host's saved plan lives in a plans directory: named
+// by the host part of its target, as its specs directory is.
+func planFile(dir, target string) string {
+	_, alias, _, _ := push.ParseTarget(target)
+	return filepath.Join(dir, alias+".plan")
+}
+
+// savedPlans reads each target's saved plan from dir and checks it here,
+// before any connection: whole and unedited, and made from the specs this
+// push sends the host. Any problem stops the whole push, as invalid specs
+// do.
+func savedPlans(dir string, targets []string, streams map[string][]byte, stderr io.Writer) (map[string][]byte, bool) {
+	plans, ok := map[string][]byte{}, true
+	for _, t := range targets {
+		p := planFile(dir, t)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "syslet push: %s: no saved plan: %v (push --diff --out %s saves one per host)\n", t, err, dir)
+			ok = false
+			continue
+		}
+		s, _, err := deploy.ReadSaved(bytes.NewReader(data))
+		if err != nil {
+			fmt.Fprintf(stderr, "syslet push: %s: %s: %v\n", t, p, err)
+			ok = false
+			continue
+		}
+		// The digest the host computes of the stream it reads.
+		in := &load.Set{Sources: []spec.Source{{Name: spec.StdinName, Data: streams[t]}}}
+		if d := in.Digest(); d != s.InputDigest {
+			fmt.Fprintf(stderr, "syslet push: %s: %s was made from other specs (input %.12s; the specs given now are %.12s): push the specs the plan was made from, or make a new plan\n", t, p, s.InputDigest, d)
+			ok = false
+			continue
+		}
+		plans[t] = data
+	}
+	return plans, ok
+}
+
+// keepPlans writes each host's saved plan, which its syslet printed on
+// stdout, to out/<host>.plan, after checking it is one. A host that made
+// no plan has its old file removed: a plan left from before would be
+// taken for this push's.
+func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		fmt.Fprintln(stderr, "syslet push: --out:", err)
+		for i := range results {
+			results[i].Status, results[i].Err = push.Failed, fmt.Errorf("saving its plan: %w", err)
+		}
+		return nil
+	}
+	var saved []string
+	for i := range results {
+		r := &results[i]
+		p := planFile(out, r.Target.Arg)
+		if r.Status == push.OK {
+			s, _, err := deploy.ReadSaved(bytes.NewReader(r.Output))
+			if err == nil {
+				err = s.WriteFile(p)
+			}
+			if err == nil {
+				saved = append(saved, p)
+				continue
+			}
+			r.Status, r.Err = push.Failed, fmt.Errorf("saving its plan: %w", err)
+		}
+		if err := os.Remove(p); err == nil {
+			fmt.Fprintf(stderr, "syslet push: %s: removed %s from an earlier push: this one made no plan there\n", r.Target.Arg, p)
+		}
+	}
+	return saved
 }
 
 func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -126,6 +220,15 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	streams, code := pushStreams(o, stdin, stderr)
 	if code != exitOK {
 		return code
+	}
+
+	var plans map[string][]byte
+	if o.planDir != "" {
+		var ok bool
+		if plans, ok = savedPlans(o.planDir, o.targets, streams, stderr); !ok {
+			fmt.Fprintln(stderr, "syslet push: nothing was sent")
+			return exitError
+		}
 	}
 
 	// 2. Where and how to connect; passphrases are asked now, once each.
@@ -176,7 +279,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "syslet push: %s: no SSH key: pass -i KEYFILE, name an IdentityFile in ssh_config, or run an agent (SSH_AUTH_SOCK)\n", arg)
 			return exitError
 		}
-		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Auth: push.Auth(signers, ag)})
+		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Plan: plans[arg], Auth: push.Auth(signers, ag)})
 	}
 	// As ssh: the user's file (where --accept-new pins) and the system-wide
 	// one; --known-hosts replaces both.
@@ -219,9 +322,17 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Stdout:         stdout,
 		Stderr:         stderr,
 		Abort:          abort,
+		Capture:        o.out != "",
 	})
+	var saved []string
+	if o.out != "" {
+		saved = keepPlans(o.out, results, stderr)
+	}
 	fmt.Fprintln(stdout)
 	push.WriteTable(stdout, results)
+	if len(saved) > 0 {
+		fmt.Fprintf(stdout, "Saved %d plan(s): %s (apply with: syslet push --plan %s and the same specs)\n", len(saved), strings.Join(saved, ", "), o.out)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted

@@ -26,6 +26,9 @@ func TestParsePush(t *testing.T) {
 		{args: []string{"--hosts-dir", "hosts", "web1", "web2"}, targets: []string{"web1", "web2"}, command: "syslet --stdin"},
 		{args: []string{"--hosts-dir", "hosts"}, command: "syslet --stdin"},
 		{args: []string{"-i", "a", "-i", "b", "web1", "x"}, targets: []string{"web1"}, path: "x", command: "syslet --stdin"},
+		{args: []string{"--diff", "--out", "plans", "web1", "specs/"}, targets: []string{"web1"}, path: "specs/", command: "syslet --diff --stdin --out -"},
+		{args: []string{"--plan", "plans", "--hosts-dir", "hosts"}, command: "syslet --plan - --stdin"},
+		{args: []string{"--diff", "--plan", "plans", "web1", "specs/"}, targets: []string{"web1"}, path: "specs/", command: "syslet --diff --plan - --stdin"},
 		{args: []string{"specs/"}, bad: "needs TARGET… PATH"},
 		{args: []string{}, bad: "needs TARGET… PATH"},
 		{args: []string{"web1", "web1", "specs/"}, bad: `target "web1" given twice`},
@@ -147,6 +150,12 @@ func TestSSHCommand(t *testing.T) {
 		{"plan", nil, ptr("syslet --diff --stdin"), exitInvalid, "apiVersion"},
 		{"apply", nil, ptr("syslet --stdin"), exitInvalid, "apiVersion"},
 		{"plan on a diff-only key", []string{"--diff-only"}, ptr("syslet --diff --stdin"), exitInvalid, "apiVersion"},
+		// The saved-plan forms: allowed, they stop at stdin, which holds no plan.
+		{"save a plan", nil, ptr("syslet --diff --stdin --out -"), exitInvalid, "apiVersion"},
+		{"apply a saved plan", nil, ptr("syslet --plan - --stdin"), exitError, "not a valid saved plan"},
+		{"check a saved plan on a diff-only key", []string{"--diff-only"}, ptr("syslet --diff --plan - --stdin"), exitError, "not a valid saved plan"},
+		{"apply a saved plan on a diff-only key", []string{"--diff-only"}, ptr("syslet --plan - --stdin"), exitError, "may only plan"},
+		{"a plan file of the host", nil, ptr("syslet --plan /root/x.plan --stdin"), exitError, "not an allowed command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 type sshCommandOptions struct{ diffOnly bool }
 
 func (o *sshCommandOptions) define(f *flags) {
-	f.Bool(&o.diffOnly, "diff-only", false, "allow only the plan (syslet --diff --stdin)")
+	f.Bool(&o.diffOnly, "diff-only", false, "allow only what changes nothing: the plan (syslet --diff --stdin), saving it (--out -) and checking a saved one (--diff --plan - --stdin)")
 }
 
 func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -20,6 +20,9 @@ type Job struct {
 	// Stream is the validated spec stream, written to the remote command's
 	// stdin and then closed.
 	Stream []byte
+	// Plan, when set, is written to stdin before Stream: the saved plan
+	// of `syslet --plan - --stdin`, which reads it first.
+	Plan []byte
 	// Auth authenticates to this host (see Auth).
 	Auth ssh.AuthMethod
 }
@@ -44,7 +47,14 @@ type Options struct {
 	// Abort, when closed, forwards SIGINT to the commands still running:
 	// syslet then finishes its current action and stops.
 	Abort <-chan struct{}
+	// Capture keeps each host's stdout in its Result.Output instead of
+	// streaming it (the saved plan of `syslet --diff --stdin --out -`,
+	// whose human output is on stderr: the summary is read there).
+	Capture bool
 }
+
+// maxCapture bounds a captured stdout.
+const maxCapture = 256 << 20
 
 // Status is a host's outcome.
 type Status int
@@ -69,7 +79,15 @@ const (
 	// RollbackFailed: the change failed its health gate and so did the
 	// rollback (exit code 5): the host needs a person.
 	RollbackFailed
+	// Stale: the host refused the saved plan it was given, because the
+	// host or the input changed since the plan was made; nothing changed.
+	Stale
 )
+
+// StalePrefix begins the line with which syslet refuses a stale saved
+// plan (pkg/app/view's line of the same name; a test in cmd/syslet keeps
+// the two equal).
+const StalePrefix = "Saved plan is stale"
 
 func (s Status) String() string {
 	switch s {
@@ -87,6 +105,8 @@ func (s Status) String() string {
 		return "rolled back"
 	case RollbackFailed:
 		return "rollback failed"
+	case Stale:
+		return "stale"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -99,6 +119,8 @@ type Result struct {
 	ExitCode int           // the remote command's exit status; -1 when it did not report one
 	Summary  string        // the plan (and apply) summary read from the remote output
 	Duration time.Duration // connect to end of command
+	// Output is the remote stdout, with Options.Capture.
+	Output []byte
 }
 
 // Run deploys each job's stream to its host, at most o.Parallel at once,
@@ -163,9 +185,15 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	defer sess.Close()
 	var sum summary
 	stdout := &lineWriter{w: o.Stdout, mu: outMu, prefix: prefix, observe: sum.observe}
-	stderr := &lineWriter{w: o.Stderr, mu: outMu, prefix: prefix}
-	sess.Stdin = bytes.NewReader(j.Stream)
+	stderr := &lineWriter{w: o.Stderr, mu: outMu, prefix: prefix, observe: sum.observeErr}
+	captured := &capture{max: maxCapture}
+	sess.Stdin = io.MultiReader(bytes.NewReader(j.Plan), bytes.NewReader(j.Stream))
 	sess.Stdout, sess.Stderr = stdout, stderr
+	if o.Capture {
+		// The human output is on stderr: the summary is read there.
+		stderr.observe = sum.observe
+		sess.Stdout = captured
+	}
 	if err := sess.Start(o.Command); err != nil {
 		r.Status, r.Err = Failed, fmt.Errorf("starting %q: %w", o.Command, err)
 		return r
@@ -201,6 +229,12 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	stdout.Flush()
 	stderr.Flush()
 	r.Summary = sum.String()
+	if o.Capture {
+		r.Output = captured.buf.Bytes()
+		if captured.over && err == nil {
+			err = fmt.Errorf("its output is larger than %d MiB", maxCapture>>20)
+		}
+	}
 
 	var exit *ssh.ExitError
 	switch {
@@ -213,13 +247,18 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 		r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
 	case errors.As(err, &exit) && exit.Signal() == "":
 		r.Status, r.ExitCode = Failed, exit.ExitStatus()
+		hint := exitHint[exit.ExitStatus()]
 		switch exit.ExitStatus() {
+		case 1:
+			if sum.isStale() {
+				r.Status, hint = Stale, " (the host refused its saved plan: the host or the input changed since the plan was made, as its output says; nothing was changed there: make a new plan)"
+			}
 		case 4:
 			r.Status = RolledBack
 		case 5:
 			r.Status = RollbackFailed
 		}
-		r.Err = fmt.Errorf("%q exited %d%s", o.Command, exit.ExitStatus(), exitHint[exit.ExitStatus()])
+		r.Err = fmt.Errorf("%q exited %d%s", o.Command, exit.ExitStatus(), hint)
 	case errors.As(err, &exit):
 		r.Status, r.Err = Failed, fmt.Errorf("%q killed by signal %s", o.Command, exit.Signal())
 	default:
@@ -274,6 +313,22 @@ func dial(j Job, o Options) (*ssh.Client, error) {
 	}
 	conn.SetDeadline(time.Time{})
 	return ssh.NewClient(c, chans, reqs), nil
+}
+
+// capture keeps what a remote command writes to stdout, up to max bytes.
+type capture struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.over = true
+		c.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return c.buf.Write(p)
 }
 
 // lineWriter copies whole lines to w with a prefix, under a mutex shared

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -13,10 +14,32 @@ import (
 // older syslet says "No changes. …") and, after an apply, the
 // executor's "Summary: …" line.
 type summary struct {
+	mu            sync.Mutex // stdout and stderr are copied side by side
 	plan, applied string
+	// stale: the host refused its saved plan as stale (view.StalePrefix).
+	stale bool
+}
+
+// observeErr reads a stderr line: only the refusal of a stale plan is
+// looked for there.
+func (s *summary) observeErr(line string) {
+	if strings.HasPrefix(line, StalePrefix) {
+		s.mu.Lock()
+		s.stale = true
+		s.mu.Unlock()
+	}
+}
+
+func (s *summary) isStale() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stale
 }
 
 func (s *summary) observe(line string) {
+	s.observeErr(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch {
 	case strings.HasPrefix(line, "No changes detected.") || strings.HasPrefix(line, "No changes."):
 		s.plan = "no changes"
@@ -31,6 +54,8 @@ func (s *summary) observe(line string) {
 }
 
 func (s *summary) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch {
 	case s.plan == "":
 		return ""
@@ -78,7 +103,7 @@ func WriteTable(w io.Writer, results []Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Target.Arg, r.Status, plan, r.Duration.Round(100*time.Millisecond))
 	}
 	tw.Flush()
-	ok, failed, notStarted := 0, 0, 0
+	ok, failed, notStarted, stale := 0, 0, 0, 0
 	for _, r := range results {
 		switch r.Status {
 		case OK:
@@ -86,12 +111,17 @@ func WriteTable(w io.Writer, results []Result) {
 			continue
 		case NotStarted:
 			notStarted++
+		case Stale:
+			stale++
 		default:
 			failed++
 		}
 		fmt.Fprintf(w, "%s: %s: %v\n", r.Target.Arg, r.Status, r.Err)
 	}
 	fmt.Fprintf(w, "%d of %d host(s) ok, %d failed", ok, len(results), failed)
+	if stale > 0 {
+		fmt.Fprintf(w, ", %d stale (refused their saved plan; nothing changed there)", stale)
+	}
 	if notStarted > 0 {
 		fmt.Fprintf(w, ", %d not started", notStarted)
 	}

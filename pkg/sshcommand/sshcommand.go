@@ -11,11 +11,23 @@ import (
 const Program = "syslet"
 
 // The invocations a forced command allows: a plan, or an apply, of specs
-// read from standard input. Nothing else: no PATH (it would read files on
-// the host), no --root, no subcommands.
+// read from standard input; a plan saved on stdout; a saved plan read from
+// stdin before the specs, applied or checked. Nothing else: no PATH (it
+// would read files on the host), no plan file on the host, no --root, no
+// subcommands.
 var (
-	Plan  = []string{"--diff", "--stdin"}
-	Apply = []string{"--stdin"}
+	Plan      = []string{"--diff", "--stdin"}
+	Apply     = []string{"--stdin"}
+	PlanSave  = []string{"--diff", "--stdin", "--out", "-"}
+	PlanApply = []string{"--plan", "-", "--stdin"}
+	PlanCheck = []string{"--diff", "--plan", "-", "--stdin"}
+)
+
+// planOnly are the invocations that change nothing on the host; Apply and
+// PlanApply change it.
+var (
+	planOnly = [][]string{Plan, PlanSave, PlanCheck}
+	changing = [][]string{Apply, PlanApply}
 )
 
 // ErrRefused is wrapped by every refusal; callers branch on it with errors.Is.
@@ -31,9 +43,14 @@ type Policy struct {
 // Allowed returns the invocations the policy permits, as the client
 // must type them.
 func (p Policy) Allowed() []string {
-	out := []string{Program + " " + strings.Join(Plan, " ")}
+	var out []string
+	for _, a := range planOnly {
+		out = append(out, Program+" "+strings.Join(a, " "))
+	}
 	if !p.DiffOnly {
-		out = append(out, Program+" "+strings.Join(Apply, " "))
+		for _, a := range changing {
+			out = append(out, Program+" "+strings.Join(a, " "))
+		}
 	}
 	return out
 }
@@ -52,14 +69,18 @@ func (p Policy) Check(original string, present bool) ([]string, error) {
 	words := strings.Fields(original)
 	if words[0] == Program {
 		args := words[1:]
-		if slices.Equal(args, Plan) {
-			return slices.Clone(Plan), nil
-		}
-		if slices.Equal(args, Apply) {
-			if p.DiffOnly {
-				return nil, fmt.Errorf("%w: %q: this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
+		for _, a := range planOnly {
+			if slices.Equal(args, a) {
+				return slices.Clone(a), nil
 			}
-			return slices.Clone(Apply), nil
+		}
+		for _, a := range changing {
+			if slices.Equal(args, a) {
+				if p.DiffOnly {
+					return nil, fmt.Errorf("%w: %q: this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
+				}
+				return slices.Clone(a), nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("%w: %q is not an allowed command; allowed: %s", ErrRefused, original, p.allowedText())

@@ -39,6 +39,19 @@ func TestCheck(t *testing.T) {
 		{"quoted", "'syslet' --stdin", true, false, nil},
 		{"sudo", "sudo syslet --stdin", true, false, nil},
 		{"newline", "syslet --stdin\nid", true, false, nil},
+		// The saved-plan forms of syslet push, and nothing near them.
+		{"save plan", "syslet --diff --stdin --out -", true, false, []string{"--diff", "--stdin", "--out", "-"}},
+		{"save plan with diff-only key", "syslet --diff --stdin --out -", true, true, []string{"--diff", "--stdin", "--out", "-"}},
+		{"apply saved plan", "syslet --plan - --stdin", true, false, []string{"--plan", "-", "--stdin"}},
+		{"apply saved plan with diff-only key", "syslet --plan - --stdin", true, true, nil},
+		{"check saved plan", "syslet --diff --plan - --stdin", true, false, []string{"--diff", "--plan", "-", "--stdin"}},
+		{"check saved plan with diff-only key", "syslet --diff --plan - --stdin", true, true, []string{"--diff", "--plan", "-", "--stdin"}},
+		{"save plan to a host file", "syslet --diff --stdin --out /etc/passwd", true, false, nil},
+		{"saved plan from a host file", "syslet --plan /tmp/x.plan --stdin", true, false, nil},
+		{"saved plan, specs from a host path", "syslet --plan - /etc", true, false, nil},
+		{"saved plan with force", "syslet --plan - --stdin --force", true, false, nil},
+		{"out without diff", "syslet --stdin --out -", true, false, nil},
+		{"saved plan reordered", "syslet --stdin --plan -", true, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,10 +70,11 @@ func TestCheck(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	if got := (Policy{}).Allowed(); !slices.Equal(got, []string{"syslet --diff --stdin", "syslet --stdin"}) {
+	plans := []string{"syslet --diff --stdin", "syslet --diff --stdin --out -", "syslet --diff --plan - --stdin"}
+	if got := (Policy{}).Allowed(); !slices.Equal(got, append(slices.Clone(plans), "syslet --stdin", "syslet --plan - --stdin")) {
 		t.Errorf("Allowed() = %q", got)
 	}
-	if got := (Policy{DiffOnly: true}).Allowed(); !slices.Equal(got, []string{"syslet --diff --stdin"}) {
+	if got := (Policy{DiffOnly: true}).Allowed(); !slices.Equal(got, plans) {
 		t.Errorf("diff-only Allowed() = %q", got)
 	}
 }

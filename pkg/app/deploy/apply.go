@@ -15,6 +15,7 @@ import (
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -34,6 +35,11 @@ type runner struct {
 	// pendingGate are the services of an earlier run whose changes all
 	// landed but were never judged by the gate (makePlan finds them).
 	pendingGate []string
+	// release is the podman release the run's input was checked against;
+	// state the host state its plan was derived from, kept when a saved
+	// plan is written or checked (saved.go).
+	release unit.Podman
+	state   *SavedState
 }
 
 // restore is a rollback: the generation it applies again and the run it
@@ -73,6 +79,9 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	}
 	out.Plan, out.Digest = p, p.Digest()
 	out.Summary = view.PlanSummary(p)
+	if err := r.checkSaved(runID, l, p, rs); err != nil {
+		return err
+	}
 	kept, err := r.h.stage(ctx, p, l.Out, req.Stderr)
 	out.StageDir = kept
 	if err != nil {
@@ -96,6 +105,9 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 			r.record(runID, l, p, rs, runlog.ResultRefused)
 		}
 		return fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals))
+	}
+	if err := r.save(l, p); err != nil { // --diff --out (saved.go)
+		return err
 	}
 	if req.Diff {
 		return nil

@@ -99,6 +99,19 @@ type Request struct {
 	// KeepGenerations bounds the generations kept (0: the store's default).
 	KeepGenerations int
 
+	// SavePlan, with Diff, saves the plan there as a saved plan file
+	// (0600; "-": on Stdout, the human plan then going to Stderr) for a
+	// later apply of exactly it (saved.go).
+	SavePlan string
+	// Saved applies the saved plan instead of a plan made now: the host
+	// and the input are read again, and any change since it was made
+	// refuses the run (ErrStale) before anything changes; with Diff it
+	// only says whether it still holds. SavedFile names it for people.
+	Saved     *SavedPlan
+	SavedFile string
+	// Version is this syslet's, recorded in the plans it saves.
+	Version string
+
 	// AfterStep is a test hook run after each step that had actions,
 	// with the step's number (1–9) and the pass: PassApply, or
 	// PassRollback in the rollback after a failed health gate.
@@ -177,6 +190,11 @@ type Outcome struct {
 	// StageDir is the staging directory kept for inspection (a failed
 	// staging, or --keep-stage).
 	StageDir string `json:"stageDir,omitempty"`
+	// SavedPlan is the digest of the saved plan the run wrote, or applied
+	// (or found still holding); Stale lists what changed since a saved
+	// plan was made, when it was refused.
+	SavedPlan string   `json:"savedPlan,omitempty"`
+	Stale     []string `json:"stale,omitempty"`
 	// Busy names the apply that held the lock while a --diff planned (its
 	// plan may show what that apply has not done yet).
 	Busy string `json:"applyInProgress,omitempty"`
@@ -238,6 +256,7 @@ func (req *Request) defaults() {
 	if req.Rollback == "" {
 		req.Rollback = RollbackAuto
 	}
+	req.useSaved()
 	if req.Source == "" {
 		switch req.Path {
 		case "-":
@@ -263,7 +282,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	req.defaults()
 	r := &runner{req: &req, out: &Outcome{Source: req.Source, sourceKind: req.sourceKind()}, human: req.Stdout,
 		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
-	if req.JSON {
+	if req.JSON || req.SavePlan == "-" {
 		r.human = req.Stderr
 	}
 	if req.KeepGenerations > 0 {
@@ -320,6 +339,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer check.wait() // l.Report is the check's until it is done
 	r.verdict = func() error {
 		release, err := check.wait()
+		r.release = release
 		if err != nil {
 			view.Findings(req.Stderr, l.Report)
 			return err

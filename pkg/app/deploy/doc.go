@@ -7,6 +7,13 @@
 // --stdin` and webhookd all run exactly this sequence through Run; only
 // the Request differs.
 //
+// A saved plan (saved.go) is the same sequence with a check before
+// execute: `syslet --diff --out FILE` writes the plan with the digest of
+// its input and the fingerprint of the host state it was derived from;
+// `syslet --plan FILE` reads the host again under the lock, refuses
+// (ErrStale) if any of it or the input changed, and otherwise runs the
+// plan only when it is the saved one, digest for digest.
+//
 // It is the composition root for the host: the live adapters (systemd over
 // D-Bus, podman over its REST socket, the quadlet generator) are built
 // here, so both programs use the same ones.

@@ -31,6 +31,7 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	if err != nil {
 		return nil, err
 	}
+	r.observed(obs, runs)
 	opts.Written = writtenByUnfinished(runs)
 	last := lastChange(runs)
 	r.pendingGate = nil

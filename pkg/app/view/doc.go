@@ -1,9 +1,10 @@
 // Package view draws what a person reads, and the JSON documents machines
 // read, from syslet's values: validation findings, the plan, an apply's
-// summary, the run history. The values themselves (plan.Plan,
-// executor.Result, runlog.RunInfo, report.Report) know nothing of how they
-// are shown; every text syslet prints about them is drawn here, so one
-// change of wording has one home and the golden files pin it.
+// summary, the run history, a saved plan and why it no longer holds. The
+// values themselves (plan.Plan, executor.Result, runlog.RunInfo,
+// report.Report) know nothing of how they are shown; every text syslet
+// prints about them is drawn here, so one change of wording has one home
+// and the golden files pin it.
 //
 // Every string that came from outside — host file names, spec paths,
 // journal fields, error texts — passes redact.Escape before it reaches a
