@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,6 +25,17 @@ type run struct {
 	// opened caches decrypted secret specs for the run; values never leave
 	// this map except into podman.
 	opened map[*render.Secret]map[string][]byte
+
+	// staged holds each file write's staging by action index (nil until
+	// the staging ran); swapped lists the indexes whose Swap was called,
+	// in order; released is set once steps 2 to 4 are behind the run.
+	staged   map[int]Staged
+	mu       sync.Mutex // guards swapped: the writes of a step run side by side
+	swapped  []int
+	released bool
+	// settled marks actions already reported (failed in the staging), so
+	// they are not also listed as not reached.
+	settled map[int]bool
 }
 
 // order lists the indexes of the plan's actions in execution order: by
@@ -141,7 +153,7 @@ func (e *run) writes(ctx context.Context, p *plan.Plan, indexes []int) (int, err
 		go func() {
 			defer func() { <-sem }()
 			t0 := time.Now()
-			err := e.do(ctx, p.Actions[i])
+			err := e.do(ctx, i, p.Actions[i])
 			results <- out{k, err, time.Since(t0)}
 		}()
 		for more := true; more; {
@@ -258,7 +270,8 @@ func (e *run) jobError(ctx, cctx context.Context, op host.JobOp, a plan.Action, 
 	return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, timeout, err)
 }
 
-func (e *run) do(ctx context.Context, a plan.Action) error {
+// do carries out action i of the plan, a.
+func (e *run) do(ctx context.Context, i int, a plan.Action) error {
 	h := e.h
 	switch a.Op {
 	case plan.OpPull:
@@ -268,12 +281,8 @@ func (e *run) do(ctx context.Context, a plan.Action) error {
 			}
 			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
 		})
-	case plan.OpWriteFile, plan.OpWriteUnit:
-		return h.Files.WriteFile(a.Target, a.Content, a.Mode)
-	case plan.OpWriteDir:
-		return h.Files.WriteDir(a.Target, a.Files)
-	case plan.OpLinkUnit:
-		return h.Files.WriteLink(a.Target, a.Link)
+	case plan.OpWriteFile, plan.OpWriteUnit, plan.OpWriteDir, plan.OpLinkUnit:
+		return e.swap(i, a)
 	case plan.OpCreateSecret:
 		vals, err := e.open(a.Secret)
 		if err != nil {

@@ -14,14 +14,31 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// Files writes and removes files under the managed trees.
+// Files stages and removes files under the managed trees. Every file
+// write of a plan is staged before anything is stopped and swapped in by
+// step 3 or 4 (pkg/host/fsroot says how).
 type Files interface {
-	WriteFile(path string, data []byte, mode uint32) error
-	WriteDir(path string, files []host.DirFile) error
-	// WriteLink makes path a symlink to target, a name beside it (a
-	// template instance's link to its template).
-	WriteLink(path, target string) error
+	// StageFile writes what a file write will install next to path,
+	// fsynced, without changing what a reader of path sees.
+	StageFile(path string, data []byte, mode uint32) (Staged, error)
+	// StageDir does the same for the next version of a config dir.
+	StageDir(path string, files []host.DirFile) (Staged, error)
+	// StageLink does the same for making path a symlink to target, a
+	// name beside it (a template instance's link to its template).
+	StageLink(path, target string) (Staged, error)
 	Remove(path, stop string) error
+}
+
+// Staged is one staged file write.
+type Staged interface {
+	// Swap puts the staged bytes in place: renames only.
+	Swap() error
+	// Undo puts back what the target was before Swap (after Swap), or
+	// removes what was staged (before it).
+	Undo() error
+	// Release forgets what Undo would have put back (after Swap), or
+	// removes what was staged (before it).
+	Release() error
 }
 
 // Systemd runs unit jobs and waits for their results.
@@ -107,6 +124,14 @@ type Landed struct {
 	Took   time.Duration
 }
 
+// UndoRecorder is a Recorder that is also told which applied file writes
+// a failed run put back (Undo), so the journal no longer counts them as
+// landed.
+type UndoRecorder interface {
+	Recorder
+	ActionsUndone(ls []Landed) error
+}
+
 // BatchRecorder is a Recorder that can also journal several landed actions
 // at once. The file writes of a step run side by side, and a BatchRecorder
 // hears them in one call when they have all landed (one fsync of the
@@ -141,6 +166,27 @@ type Result struct {
 	Duration   time.Duration `json:"duration"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Undo is what a run that failed before step 5 did to leave the host
+	// as it found it; nil when there was nothing to put back.
+	Undo *Undo `json:"undo,omitempty"`
+}
+
+// Undo is what a run that failed during the staging or steps 2 to 4 did so
+// that the host keeps running what it ran: the files it had swapped in put
+// back, the staged ones removed, the services step 2 had stopped started
+// again (on their old unit files: no daemon-reload ran). Podman secrets
+// replaced in step 3 stay replaced.
+type Undo struct {
+	// Discarded counts the staged file writes removed before they were
+	// swapped in.
+	Discarded int `json:"discarded,omitempty"`
+	// Files are the file writes swapped in and then put back; they are no
+	// longer in Applied.
+	Files []plan.Action `json:"files,omitempty"`
+	// Started are the services stopped by step 2 and started again.
+	Started []string `json:"started,omitempty"`
+	// Errors say what could not be put back or started again.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // ErrFailed is wrapped by the error Apply returns when any action failed.
@@ -181,6 +227,17 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 				opts.AfterStep(step)
 				stopErr = e.interrupted(ctx)
 			}
+			if stopErr == nil && a.Step > plan.StepPull && e.staged == nil {
+				// Before anything is stopped, every byte the run will
+				// install is written next to its target: steps 3 and 4
+				// only rename.
+				stopErr = e.stage(p, idx)
+			}
+			if stopErr == nil && a.Step >= plan.StepPrune {
+				// Steps 2 to 4 are done: what they replaced is not
+				// needed to put the host back any more.
+				e.release()
+			}
 			step = a.Step
 			if stopErr == nil && opts.Recorder != nil {
 				if err := opts.Recorder.StepBegins(step); err != nil {
@@ -189,7 +246,9 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			}
 		}
 		if stopErr != nil {
-			res.NotReached = append(res.NotReached, a)
+			if !e.settled[i] {
+				res.NotReached = append(res.NotReached, a)
+			}
 			continue
 		}
 		if fileWrites[a.Op] {
@@ -202,7 +261,9 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 				stopErr = err
 			}
 			for _, j := range idx[n+sent : end] {
-				res.NotReached = append(res.NotReached, p.Actions[j])
+				if !e.settled[j] {
+					res.NotReached = append(res.NotReached, p.Actions[j])
+				}
 			}
 			n = end - 1
 			continue
@@ -221,7 +282,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			continue
 		}
 		t0 := time.Now()
-		err := e.do(ctx, a)
+		err := e.do(ctx, i, a)
 		if err := e.landed(i, a, err, time.Since(t0)); err != nil && stopErr == nil {
 			stopErr = err
 		}
@@ -239,6 +300,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 	if stopErr == nil && step != 0 && opts.AfterStep != nil {
 		opts.AfterStep(step)
 	}
+	e.finish(ctx, p, stopErr)
 	res.Duration = time.Since(start)
 	if errors.Is(stopErr, ErrInterrupted) {
 		res.Interrupted = true

@@ -26,6 +26,8 @@ type fake struct {
 	calls   []string
 	fail    map[string]error
 	batches []string // one entry per Jobs call: "op unit unit..."
+	staging []string // stage, discard and release events, in order
+	seq     []string // every call and staging event, in order
 }
 
 var (
@@ -38,14 +40,80 @@ func (f *fake) call(s string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, s)
+	f.seq = append(f.seq, s)
 	return f.fail[s]
 }
 
-func (f *fake) WriteFile(p string, _ []byte, mode uint32) error { return f.call("write " + p) }
-func (f *fake) WriteDir(p string, _ []host.DirFile) error       { return f.call("writedir " + p) }
-func (f *fake) WriteLink(p, t string) error                     { return f.call("link " + p + " " + t) }
-func (f *fake) Remove(p, _ string) error                        { return f.call("remove " + p) }
-func (f *fake) DaemonReload(context.Context) error              { return f.call("daemon-reload") }
+// StageFile, StageDir and StageLink record the staging apart from the
+// host's calls: nothing a reader sees changes until Swap, which records
+// "write PATH" ("writedir PATH", "link PATH TARGET"); failing "stage PATH"
+// fails the staging. Undo after a Swap records "put back PATH".
+func (f *fake) StageFile(p string, _ []byte, _ uint32) (executor.Staged, error) {
+	return f.stage(p, "write "+p)
+}
+func (f *fake) StageDir(p string, _ []host.DirFile) (executor.Staged, error) {
+	return f.stage(p, "writedir "+p)
+}
+func (f *fake) StageLink(p, t string) (executor.Staged, error) {
+	return f.stage(p, "link "+p+" "+t)
+}
+
+func (f *fake) stage(p, call string) (executor.Staged, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.staging = append(f.staging, "stage "+p)
+	f.seq = append(f.seq, "stage "+p)
+	if err := f.fail["stage "+p]; err != nil {
+		return nil, err
+	}
+	return &fakeStaged{f: f, call: call, path: p}, nil
+}
+
+// fakeStaged is one staged write of a fake.
+type fakeStaged struct {
+	f          *fake
+	call, path string
+	swapped    bool
+	done       bool
+}
+
+func (s *fakeStaged) Swap() error {
+	err := s.f.call(s.call)
+	s.swapped = err == nil
+	return err
+}
+
+func (s *fakeStaged) Undo() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	if !s.swapped {
+		s.f.record("discard " + s.path)
+		return nil
+	}
+	return s.f.call("put back " + s.path)
+}
+
+func (s *fakeStaged) Release() error {
+	if !s.swapped {
+		return s.Undo()
+	}
+	s.done = true
+	s.f.record("release " + s.path)
+	return nil
+}
+
+// record notes a staging event that changes nothing a reader sees.
+func (f *fake) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.staging = append(f.staging, s)
+	f.seq = append(f.seq, s)
+}
+
+func (f *fake) Remove(p, _ string) error           { return f.call("remove " + p) }
+func (f *fake) DaemonReload(context.Context) error { return f.call("daemon-reload") }
 
 // Jobs runs the batch one unit after another, landing each at once.
 func (f *fake) Jobs(_ context.Context, op host.JobOp, names []string, landed func(int, error)) {
@@ -121,8 +189,9 @@ func TestPullFailureChangesNothing(t *testing.T) {
 	}
 }
 
-// A failed write stops the run: no write starts after it (those already in
-// flight beside it finish), and nothing of a later step runs.
+// A failed swap stops the run: no write starts after it (those already in
+// flight beside it finish), nothing of a later step runs, and what was
+// swapped in is put back.
 func TestWriteFailureStops(t *testing.T) {
 	p := mk("stop a.service", "write-unit /u/a", "write-unit /u/b", "daemon-reload x", "start a.service")
 	f := &fake{fail: map[string]error{"write /u/a": errors.New("disk full")}}
@@ -131,8 +200,149 @@ func TestWriteFailureStops(t *testing.T) {
 		slices.Contains(f.calls, "daemon-reload") || slices.Contains(f.calls, "start a.service") {
 		t.Errorf("calls %q", f.calls)
 	}
-	if len(res.Failed) != 1 || len(res.Applied)+len(res.Failed)+len(res.NotReached) != 5 || len(res.NotReached) < 2 {
-		t.Errorf("applied %d failed %d not reached %d", len(res.Applied), len(res.Failed), len(res.NotReached))
+	if slices.Contains(f.calls, "write /u/b") != slices.Contains(f.calls, "put back /u/b") {
+		t.Errorf("a write swapped in beside the failed one must be put back: %q", f.calls)
+	}
+	if res.Undo == nil || len(res.Failed) != 1 || len(res.Applied)+len(res.Failed)+len(res.NotReached)+len(res.Undo.Files) != 5 || len(res.NotReached) < 2 {
+		t.Errorf("applied %d failed %d not reached %d undo %+v", len(res.Applied), len(res.Failed), len(res.NotReached), res.Undo)
+	}
+}
+
+// Every file write is staged before the first stop; the swaps come in
+// their steps; a run that ends well releases each.
+func TestWritesAreStagedBeforeAnyStop(t *testing.T) {
+	p := mk("pull-image img", "stop web.service", "write-file /c/web", "write-config-dir /c/app", "write-unit /u/web", "link-unit /u/web@2", "daemon-reload x", "start web.service")
+	p.Actions[5].Link = "web@.container" // an instance's link is staged like a file
+	f := &fake{}
+	if _, err := apply(t, p, f); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pull img", "stage /c/web", "stage /c/app", "stage /u/web", "stage /u/web@2", "stop web.service", "write /c/web", "writedir /c/app", "write /u/web", "link /u/web@2 web@.container",
+		"release /c/web", "release /c/app", "release /u/web", "release /u/web@2", "daemon-reload", "start web.service"}
+	got := slices.Clone(f.seq)
+	// The stagings, the writes of one step and the releases run in any order.
+	for _, r := range [][2]int{{1, 5}, {6, 8}, {8, 10}, {10, 14}} {
+		slices.Sort(got[r[0]:r[1]])
+		slices.Sort(want[r[0]:r[1]])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sequence\n got %q\nwant %q", got, want)
+	}
+}
+
+// A write that cannot be staged (a full disk) ends the run before anything
+// is stopped: the pulls are all that happened, what was staged is removed,
+// the write is reported failed with its error and the rest not reached.
+func TestStagingFailureChangesNothing(t *testing.T) {
+	p := mk("pull-image img", "stop web.service", "write-file /c/a", "write-file /c/big", "write-unit /u/web", "daemon-reload x", "start web.service")
+	f := &fake{fail: map[string]error{"stage /c/big": errors.New("writing /c/big: no space left on device")}}
+	r := &rec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if !errors.Is(err, executor.ErrFailed) || !strings.Contains(err.Error(), "/c/big: no space left on device") {
+		t.Fatalf("err %v", err)
+	}
+	if !slices.Equal(f.calls, []string{"pull img"}) {
+		t.Errorf("only the pull may have happened: %q", f.calls)
+	}
+	for _, e := range f.staging {
+		if strings.HasPrefix(e, "stage ") && e != "stage /c/big" && !slices.Contains(f.staging, "discard "+strings.TrimPrefix(e, "stage ")) {
+			t.Errorf("%s was not removed again: %q", e, f.staging)
+		}
+	}
+	if len(res.Applied) != 1 || len(res.Failed) != 1 || res.Failed[0].Action.Target != "/c/big" || len(res.NotReached) != 5 {
+		t.Errorf("applied %d failed %+v not reached %d", len(res.Applied), res.Failed, len(res.NotReached))
+	}
+	if res.Undo == nil || len(res.Undo.Files) != 0 || len(res.Undo.Started) != 0 {
+		t.Errorf("undo %+v", res.Undo)
+	}
+	if want := []string{"step 1", "0 pull-image img ok", "3 write-file /c/big failed"}; !slices.Equal(r.lines, want) {
+		t.Errorf("journal %q, want %q", r.lines, want)
+	}
+}
+
+// undoRec is an UndoRecorder.
+type undoRec struct {
+	rec
+	undone []string
+}
+
+func (r *undoRec) ActionsUndone(ls []executor.Landed) error {
+	for _, l := range ls {
+		r.undone = append(r.undone, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
+	}
+	return nil
+}
+
+// running gives the plan the unit changes the executor reads the
+// services' states before the run from.
+func running(p *plan.Plan, services ...string) *plan.Plan {
+	for _, s := range services {
+		p.Units = append(p.Units, plan.UnitChange{Service: s, State: host.UnitState{Name: s, ActiveState: "active"}})
+	}
+	return p
+}
+
+// A run that fails before step 5 puts back what it swapped in and starts
+// again what step 2 stopped (what was running before), on the old files.
+func TestFailureBeforeStep5PutsTheHostBack(t *testing.T) {
+	p := running(mk("stop web.service", "stop old.service", "write-file /c/web", "write-unit /u/web", "write-unit /u/new",
+		"remove-unit /u/old", "daemon-reload x", "start web.service"), "web.service", "old.service")
+	p.Units = append(p.Units, plan.UnitChange{Service: "new.service", State: host.UnitState{ActiveState: "inactive"}})
+	f := &fake{fail: map[string]error{"write /u/web": errors.New("rename: device or resource busy")}}
+	r := &undoRec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if !errors.Is(err, executor.ErrFailed) {
+		t.Fatalf("err %v", err)
+	}
+	if slices.Contains(f.calls, "remove /u/old") || slices.Contains(f.calls, "daemon-reload") {
+		t.Errorf("nothing after the failed step may run: %q", f.calls)
+	}
+	if !slices.Contains(f.calls, "put back /c/web") || slices.Contains(f.calls, "put back /u/web") {
+		t.Errorf("the swapped config file (only) must be put back: %q", f.calls)
+	}
+	if slices.Contains(f.calls, "write /u/new") != slices.Contains(f.calls, "put back /u/new") {
+		t.Errorf("a unit swapped in beside the failed one must be put back: %q", f.calls)
+	}
+	if last := f.batches[len(f.batches)-1]; last != "start web.service old.service" {
+		t.Errorf("the stopped services must be started again, the new one not: batches %q", f.batches)
+	}
+	u := res.Undo
+	if u == nil || !slices.Equal(u.Started, []string{"old.service", "web.service"}) || len(u.Errors) != 0 || !slices.ContainsFunc(u.Files, func(a plan.Action) bool { return a.Target == "/c/web" }) {
+		t.Fatalf("undo %+v", u)
+	}
+	if slices.ContainsFunc(res.Applied, func(a plan.Action) bool { return a.Target == "/c/web" }) {
+		t.Errorf("a write put back is no longer applied: %+v", res.Applied)
+	}
+	if !slices.Contains(r.undone, "2 write-file /c/web") {
+		t.Errorf("the journal must hear what was put back: %q", r.undone)
+	}
+}
+
+// A stop that does not finish ends the run after its batch; what the batch
+// did stop (and the unit still stopping) is started again.
+func TestFailedStopStartsTheOthersAgain(t *testing.T) {
+	p := running(mk("stop a.service", "stop b.service", "write-unit /u/a", "start a.service"), "a.service", "b.service")
+	f := &fake{fail: map[string]error{"stop a.service": &host.JobError{Unit: "a.service", Op: "stop", Result: "timeout"}}}
+	res, err := apply(t, p, f)
+	if !errors.Is(err, executor.ErrFailed) || slices.Contains(f.calls, "write /u/a") {
+		t.Fatalf("err %v calls %q", err, f.calls)
+	}
+	if res.Undo == nil || !slices.Equal(res.Undo.Started, []string{"a.service", "b.service"}) || res.Undo.Discarded != 1 {
+		t.Errorf("undo %+v", res.Undo)
+	}
+}
+
+// From step 5 on nothing is put back: a failed daemon-reload leaves the
+// swapped files in place (released) for the next run to resume.
+func TestFailureFromStep5KeepsTheSwaps(t *testing.T) {
+	p := running(mk("stop web.service", "write-unit /u/web", "daemon-reload x", "start web.service"), "web.service")
+	f := &fake{fail: map[string]error{"daemon-reload": errors.New("timeout")}}
+	res, err := apply(t, p, f)
+	if !errors.Is(err, executor.ErrFailed) || res.Undo != nil {
+		t.Fatalf("err %v undo %+v", err, res.Undo)
+	}
+	if slices.Contains(f.calls, "put back /u/web") || !slices.Contains(f.staging, "release /u/web") || slices.Contains(f.calls, "start web.service") {
+		t.Errorf("calls %q staging %q", f.calls, f.staging)
 	}
 }
 
@@ -282,11 +492,11 @@ func TestJournalFailureStopsTheRun(t *testing.T) {
 // A graceful stop lets the action in progress finish and runs nothing
 // after it; the result says interrupted and lists what was not reached.
 func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
-	p := mk("write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
+	p := running(mk("stop a.service", "write-file /c/a", "write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service"), "a.service")
 	stop := make(chan struct{})
 	f := &fake{}
 	opts := executor.Options{Log: zerolog.Nop(), Stop: stop, AfterStep: func(s plan.Step) {
-		if s == plan.StepWriteUnits {
+		if s == plan.StepWriteConfig {
 			close(stop)
 		}
 	}}
@@ -294,9 +504,13 @@ func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
 	if !errors.Is(err, executor.ErrInterrupted) || !res.Interrupted {
 		t.Fatalf("want an interrupted run, got err %v interrupted %v", err, res.Interrupted)
 	}
-	slices.Sort(f.calls)
-	if !slices.Equal(f.calls, []string{"write /u/a", "write /u/b"}) || len(res.NotReached) != 2 || len(res.Applied) != 2 {
-		t.Fatalf("calls %q applied %d not reached %d", f.calls, len(res.Applied), len(res.NotReached))
+	// Interrupted on purpose: nothing is put back (the next run resumes),
+	// what was swapped is released, what was only staged removed.
+	if !slices.Equal(f.calls, []string{"stop a.service", "write /c/a"}) || len(res.NotReached) != 4 || len(res.Applied) != 2 || res.Undo != nil {
+		t.Fatalf("calls %q applied %d not reached %d undo %+v", f.calls, len(res.Applied), len(res.NotReached), res.Undo)
+	}
+	if !slices.Contains(f.staging, "release /c/a") || !slices.Contains(f.staging, "discard /u/a") || !slices.Contains(f.staging, "discard /u/b") {
+		t.Errorf("staging %q", f.staging)
 	}
 }
 

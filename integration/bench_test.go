@@ -97,14 +97,19 @@ type bench struct {
 // guest (so SSH is not counted). The command must succeed.
 func (b *bench) timed(cmd string) time.Duration {
 	b.t.Helper()
-	r := b.h.Run(`t0=$(date +%s%N); ( ` + cmd + ` ) >/tmp/bench.out 2>&1; rc=$?; t1=$(date +%s%N); ` +
+	return timedOn(b.t, b.h, cmd)
+}
+
+func timedOn(t *testing.T, h *testhost.Host, cmd string) time.Duration {
+	t.Helper()
+	r := h.Run(`t0=$(date +%s%N); ( ` + cmd + ` ) >/tmp/bench.out 2>&1; rc=$?; t1=$(date +%s%N); ` +
 		`if [ $rc != 0 ]; then tail -40 /tmp/bench.out; exit $rc; fi; echo $((t1-t0))`)
 	if !r.OK() {
-		b.t.Fatalf("benchmark command failed: %s\n%s", cmd, r)
+		t.Fatalf("benchmark command failed: %s\n%s", cmd, r)
 	}
 	ns, err := strconv.ParseInt(strings.TrimSpace(r.Stdout), 10, 64)
 	if err != nil {
-		b.t.Fatalf("timing %q: %v", cmd, err)
+		t.Fatalf("timing %q: %v", cmd, err)
 	}
 	return time.Duration(ns)
 }
@@ -122,12 +127,19 @@ func newBench(t *testing.T, sets map[string]specgen.Options) *bench {
 	// podman's API socket, which syslet and the floor's reads both use.
 	b.must("mkdir -p /root/bench && podman pull -q " + benchImage + " >/dev/null && systemctl start podman.socket")
 	for name, o := range sets {
-		must(t, b.h.WriteFile("/root/bench/"+name+".json", specgen.Generate(o), 0o644))
-		// What an apply writes, for the floor to copy by hand.
-		b.must("syslet render /root/bench/" + name + ".json --out /root/bench/" + name + ".tree >/dev/null")
-		must(t, b.h.WriteFile("/root/bench/"+name+".services", []byte(strings.Join(services(o), " ")), 0o644))
+		b.addSet(name, o)
 	}
 	return b
+}
+
+// addSet writes a spec set, what an apply of it writes (for the floor to
+// copy by hand) and the list of its services.
+func (b *bench) addSet(name string, o specgen.Options) {
+	b.t.Helper()
+	must(b.t, b.h.WriteFile("/root/bench/"+name+".json", specgen.Generate(o), 0o644))
+	b.must("syslet render /root/bench/" + name + ".json --out /root/bench/" + name + ".tree >/dev/null")
+	must(b.t, b.h.WriteFile("/root/bench/"+name+".services", []byte(strings.Join(services(o), " ")), 0o644))
+	must(b.t, b.h.WriteFile("/root/bench/"+name+".read", []byte(floorRead(o)), 0o755))
 }
 
 // teardown returns the host to no containers: every benchmark unit
@@ -143,6 +155,28 @@ podman rm -af >/dev/null; podman volume rm -af >/dev/null
 podman network ls -q | grep '^n0' | xargs -r podman network rm >/dev/null`)
 }
 
+// running checks, untimed, that a set's every service is active and that
+// a few of its containers answer with their own config file: how each
+// side of a row must leave the host.
+func (b *bench) running(set string, o specgen.Options) {
+	b.t.Helper()
+	checkRunning(b.t, b.h, set, o)
+}
+
+func checkRunning(t *testing.T, h *testhost.Host, set string, o specgen.Options) {
+	t.Helper()
+	if out := h.MustRun(t, "systemctl is-active $(cat /root/bench/"+set+".services) | sort | uniq -c"); strings.TrimSpace(out) != fmt.Sprintf("%d active", len(services(o))) {
+		t.Fatalf("%s: not every service is active:\n%s", set, out)
+	}
+	for _, i := range []int{0, o.Containers / 2, o.Containers - 1} {
+		c := specgen.ContainerName(i)
+		want := fmt.Sprintf("container=%s\nfile=0\n", c)
+		if got := h.MustRun(t, "podman exec "+c+" cat /etc/app/f0.conf"); got != want {
+			t.Fatalf("%s: container %s serves %q, want %q", set, c, got, want)
+		}
+	}
+}
+
 // floorDeploy is a first deploy by hand: copy the files an apply writes,
 // one daemon-reload, one systemctl start of every service (which waits
 // for all of them).
@@ -150,95 +184,180 @@ func floorDeploy(set string) string {
 	return "cp -a /root/bench/" + set + ".tree/etc/containers/. /etc/containers/ && systemctl daemon-reload && systemctl start $(cat /root/bench/" + set + ".services)"
 }
 
-// floorRead is a converged apply by hand: read the managed files, list the
-// states of all units in one call, ask podman for the image and the
-// secrets over its socket.
-const floorRead = `cat $(find /etc/containers/systemd /etc/containers/config -type f) >/dev/null &&
-systemctl list-units --all --plain --no-legend 'c0*' 'v0*' 'n0*' >/dev/null &&
-curl -sf --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/images/localhost:5000%2Fbusybox:latest/exists >/dev/null &&
-curl -sf --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/secrets/json >/dev/null`
+// floorRead is a converged apply by hand, as a shell script: the same
+// sources syslet reads, asked at once — every managed file (one cat, the
+// config tree expanded by the shell, not by find), the states of all
+// units in one systemctl call, podman's image-exists and secret list over
+// its socket — and waited for together.
+func floorRead(o specgen.Options) string {
+	return `#!/bin/bash
+cat /etc/containers/systemd/* /etc/containers/config/*/etc/app/* /etc/containers/config/*/etc/app.d/* >/dev/null & a=$!
+systemctl list-units --all --plain --no-legend 'c0*' 'v0*' 'n0*' >/dev/null & b=$!
+curl -sf --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/images/localhost:5000%2Fbusybox:latest/exists >/dev/null & c=$!
+curl -sf --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/secrets/json >/dev/null & d=$!
+wait $a && wait $b && wait $c && wait $d
+`
+}
+
+// alternate measures two sides of a row: a warm-up run of each, thrown
+// away, then runs rounds, the side that goes first alternating from round
+// to round, so that both see the same host and the same load. Each side
+// does its own untimed preparation and checks and returns its timed part.
+func alternate(t *testing.T, what string, runs int, floor, tool func() time.Duration) (sample, sample) {
+	t.Helper()
+	floor()
+	tool()
+	var f, s sample
+	for i := range runs {
+		if i%2 == 0 {
+			f = append(f, floor())
+			s = append(s, tool())
+		} else {
+			s = append(s, tool())
+			f = append(f, floor())
+		}
+		t.Logf("%s, run %d: floor %s, tool %s", what, i+1, secs(f[i]), secs(s[i]))
+	}
+	return f, s
+}
 
 // row is one line of the result table.
 type row struct {
+	section      string
 	work         string
 	floor, other sample
-	peer         string // "syslet" or "Ansible"
+	peer         string // "syslet", "webhookd", "Ansible", ...
+	goal         float64
+	// value replaces the floor, tool and ratio columns of a row that is a
+	// measurement rather than a comparison (footprint).
+	value string
+	// verdict says whether such a row met its goal.
+	verdict string
 }
 
-// TestBenchmark measures on two test hosts, one for syslet and the floor,
-// one for Ansible and the floor. BENCH_RUNS is the number of runs per
-// measurement (default 5), BENCH_ANSIBLE_RUNS the same for Ansible
-// (default BENCH_RUNS); BENCH_PARALLEL=1 measures on both hosts at once
-// (each ratio still compares runs made side by side on one host).
+// table collects rows from sections that may run at once.
+type table struct {
+	mu   sync.Mutex
+	rows []row
+}
+
+func (tb *table) add(r ...row) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.rows = append(tb.rows, r...)
+}
+
+// TestBenchmark measures on test hosts (BENCHMARKS.md). BENCH_RUNS is the
+// number of runs per measurement (default 9, after a warm-up run of each
+// side), BENCH_ANSIBLE_RUNS the same for Ansible (default BENCH_RUNS).
+// The sections that time syslet against its floors run one after the
+// other; Ansible and webhookd's ten-minute idle window run beside each
+// other after them.
 func TestBenchmark(t *testing.T) {
-	runs := envInt("BENCH_RUNS", 5)
+	runs := envInt("BENCH_RUNS", 9)
 	aruns := envInt("BENCH_ANSIBLE_RUNS", runs)
-	parallel := os.Getenv("BENCH_PARALLEL") == "1"
-	var mu sync.Mutex
-	var rows []row
-	add := func(r ...row) {
-		mu.Lock()
-		defer mu.Unlock()
-		rows = append(rows, r...)
-	}
-	t.Run("hosts", func(t *testing.T) { benchHosts(t, runs, aruns, parallel, add) })
-	table := benchTable(rows)
+	tb := &table{}
+	start := time.Now()
+	load0 := loadAvg()
+	t.Run("syslet", func(t *testing.T) { benchSyslet(t, runs, tb) })
+	t.Run("push", func(t *testing.T) { benchPushToServing(t, runs, tb) })
+	t.Run("fleet", func(t *testing.T) { benchFleet(t, runs, tb) })
+	t.Run("rss", func(t *testing.T) { benchSysletRSS(t, tb) })
+	t.Run("busy", func(t *testing.T) {
+		t.Run("ansible", func(t *testing.T) { t.Parallel(); benchAnsible(t, aruns, tb) })
+		t.Run("webhookd", func(t *testing.T) { t.Parallel(); benchWebhookdFootprint(t, tb) })
+	})
+	table := benchTable(tb.rows, start, load0, loadAvg())
 	fmt.Println(table)
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		must(t, os.WriteFile(out, []byte(table), 0o644))
 	}
 }
 
-func benchHosts(t *testing.T, runs, aruns int, parallel bool, add func(...row)) {
-	t.Run("syslet", func(t *testing.T) {
-		if parallel {
-			t.Parallel()
-		}
-		small, big := benchSpecs(50), benchSpecs(200)
-		b := newBench(t, map[string]specgen.Options{"s50": small, "s200": big, "s200c": benchSpecs(200, 7)})
-		for _, n := range []int{50, 200} {
-			set := fmt.Sprintf("s%d", n)
-			var floor, sys sample
-			for i := range runs {
-				floor = append(floor, b.timed(floorDeploy(set)))
-				b.teardown()
-				sys = append(sys, b.timed("syslet --soak 0 /root/bench/"+set+".json"))
-				if i < runs-1 || n != 200 {
-					b.teardown()
-				}
-				t.Logf("first deploy of %d, run %d: floor %s, syslet %s", n, i+1, secs(floor[i]), secs(sys[i]))
-			}
-			add(row{fmt.Sprintf("first deploy of %d", n), floor, sys, "syslet"})
-		}
-		// The host now runs the 200 as syslet deployed them.
-		var floor, apply, diff sample
-		for range runs {
-			floor = append(floor, b.timed(floorRead))
-			apply = append(apply, b.timed("syslet /root/bench/s200.json"))
-			diff = append(diff, b.timed("syslet --diff /root/bench/s200.json"))
-		}
-		if out := b.must("syslet --diff --detailed-exitcode /root/bench/s200.json >/dev/null; echo $?"); strings.TrimSpace(out) != "0" {
-			t.Errorf("the converged host has pending changes (exit %s)", out)
-		}
-		add(row{"converged apply of 200", floor, apply, "syslet"}, row{"`--diff` of 200, converged", floor, diff, "syslet"})
+// loadAvg is this machine's 1-minute load average as /proc/loadavg says.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
 
-		// One change among 200, back and forth: syslet, then the same
-		// change by hand. syslet's health gate runs with no soak window
-		// (the floor does not wait either), then again with the default.
-		floor, apply = nil, nil
-		var gated sample
-		target := specgen.ContainerName(7) + ".service"
-		for i := range 2 * runs {
-			set, other := "s200c", "s200"
-			if i%2 == 1 {
-				set, other = other, set
-			}
+func benchSyslet(t *testing.T, runs int, tb *table) {
+	small, big := benchSpecs(50), benchSpecs(200)
+	b := newBench(t, map[string]specgen.Options{"s50": small, "s200": big, "s200c": benchSpecs(200, 7)})
+	for _, o := range []specgen.Options{small, big} {
+		set := fmt.Sprintf("s%d", o.Containers)
+		floor := func() time.Duration {
+			b.teardown()
+			d := b.timed(floorDeploy(set))
+			b.running(set, o)
+			return d
+		}
+		tool := func() time.Duration {
+			b.teardown()
+			d := b.timed("syslet --soak 0 /root/bench/" + set + ".json")
+			b.running(set, o)
+			return d
+		}
+		f, s := alternate(t, "first deploy of "+strconv.Itoa(o.Containers), runs, floor, tool)
+		tb.add(row{section: "apply", work: fmt.Sprintf("first deploy of %d", o.Containers), floor: f, other: s, peer: "syslet", goal: 1.1})
+	}
+	// The host now runs the 200, deployed last by syslet or by hand; one
+	// apply makes it syslet's.
+	b.must("syslet --soak 0 /root/bench/s200.json >/dev/null")
+	b.running("s200", big)
+
+	// Converged: the floor's concurrent read, the apply and --diff, in an
+	// order that rotates, each followed by the check that all still runs.
+	var floor, apply, diff sample
+	steps := []func(){
+		func() { floor = append(floor, b.timed("/root/bench/s200.read")) },
+		func() { apply = append(apply, b.timed("syslet /root/bench/s200.json")) },
+		func() { diff = append(diff, b.timed("syslet --diff /root/bench/s200.json")) },
+	}
+	for _, s := range steps { // warm-up
+		s()
+	}
+	floor, apply, diff = nil, nil, nil
+	for i := range runs {
+		for j := range steps {
+			steps[(i+j)%len(steps)]()
+		}
+		b.running("s200", big)
+		t.Logf("converged, run %d: floor %s, apply %s, --diff %s", i+1, secs(floor[i]), secs(apply[i]), secs(diff[i]))
+	}
+	if out := b.must("syslet --diff --detailed-exitcode /root/bench/s200.json >/dev/null; echo $?"); strings.TrimSpace(out) != "0" {
+		t.Errorf("the converged host has pending changes (exit %s)", out)
+	}
+	tb.add(row{section: "apply", work: "converged apply of 200", floor: floor, other: apply, peer: "syslet", goal: 1.25},
+		row{section: "apply", work: "`--diff` of 200, converged", floor: floor, other: diff, peer: "syslet", goal: 1.25})
+
+	// One change among 200, back and forth: one container's environment
+	// changes, so its unit file is rewritten and it restarts. Whoever goes
+	// second in a round puts the other version back.
+	target := specgen.ContainerName(7) + ".service"
+	unit := "etc/containers/systemd/" + specgen.ContainerName(7) + ".container"
+	state := "s200" // the version the host runs
+	next := func() string {
+		if state == "s200" {
+			return "s200c"
+		}
+		return "s200"
+	}
+	byHand := func() time.Duration {
+		to := next()
+		d := b.timed("cp /root/bench/" + to + ".tree/" + unit + " /" + unit + " && systemctl daemon-reload && systemctl restart " + target)
+		state = to
+		b.running(to, big)
+		return d
+	}
+	withSyslet := func(args string) func() time.Duration {
+		return func() time.Duration {
+			to := next()
 			cur := cursor(t, b.h)
-			if i >= runs {
-				gated = append(gated, b.timed("syslet /root/bench/"+set+".json"))
-			} else {
-				apply = append(apply, b.timed("syslet --soak 0 /root/bench/"+set+".json"))
-			}
+			d := b.timed("syslet " + args + " /root/bench/" + to + ".json")
+			state = to
 			// podman's API service, socket-activated by syslet's first call,
 			// is not a deploy job.
 			jobs := slices.DeleteFunc(systemdJobs(t, b.h, cur), func(j string) bool { return strings.Contains(j, "podman.service") })
@@ -249,67 +368,100 @@ func benchHosts(t *testing.T, runs, aruns int, parallel bool, add func(...row)) 
 				count("Stopping ") != 1 || count("Started ") != 1 {
 				t.Errorf("one change among 200: want one daemon-reload and one restart of %s; systemd did:\n%s", target, strings.Join(jobs, "\n"))
 			}
-			unit := "etc/containers/systemd/" + specgen.ContainerName(7) + ".container"
-			// By hand: put the other version of the unit back, reload, restart.
-			if i < runs {
-				floor = append(floor, b.timed("cp /root/bench/"+other+".tree/"+unit+" /"+unit+" && systemctl daemon-reload && systemctl restart "+target))
-			} else {
-				b.must("cp /root/bench/" + other + ".tree/" + unit + " /" + unit + " && systemctl daemon-reload && systemctl restart " + target)
-			}
-			b.must("cp /root/bench/" + set + ".tree/" + unit + " /" + unit + " && systemctl daemon-reload && systemctl restart " + target)
+			b.running(to, big)
+			// systemd refuses a unit's 6th start within its interval.
+			b.must("systemctl reset-failed " + target + " 2>/dev/null || true")
+			return d
 		}
-		add(row{"one change among 200 (1 reload, 1 restart)", floor, apply, "syslet"},
-			row{fmt.Sprintf("the same with the health gate's default %s soak", gate.DefaultSoak), floor, gated, "syslet"})
-	})
-
-	t.Run("ansible", func(t *testing.T) {
-		if parallel {
-			t.Parallel()
-		}
-		o := benchSpecs(50)
-		b := newBench(t, map[string]specgen.Options{"s50": o})
-		installAnsible(b)
-		must(t, b.h.WriteFile("/root/bench/site.yml", []byte(playbook(o)), 0o644))
-		must(t, b.h.WriteFile("/root/bench/files.sh", []byte(configTree(o)), 0o755))
-		b.must("/root/bench/files.sh /root/bench/files")
-		play := "ANSIBLE_NOCOLOR=1 ansible-playbook -i localhost, -c local /root/bench/site.yml"
-		var floor, first, again sample
-		for i := range aruns {
-			floor = append(floor, b.timed(floorDeploy("s50")))
-			b.teardown()
-			first = append(first, b.timed(play))
-			again = append(again, b.timed(play))
-			if out := b.must("systemctl is-active $(cat /root/bench/s50.services) | sort | uniq -c"); strings.Contains(out, "inactive") || strings.Contains(out, "failed") {
-				t.Fatalf("after the playbook not every unit is active:\n%s", out)
-			}
-			b.teardown()
-			t.Logf("ansible run %d: floor %s, first %s, converged %s", i+1, secs(floor[i]), secs(first[i]), secs(again[i]))
-		}
-		// The converged floor is the syslet table's (reading 200 units);
-		// here it is the same read for 50.
-		b.timed(floorDeploy("s50"))
-		var read sample
-		for range aruns {
-			read = append(read, b.timed(floorRead))
-		}
-		add(row{"first deploy of 50", floor, first, "Ansible"}, row{"converged run of 50", read, again, "Ansible"})
-	})
+	}
+	f, s := alternate(t, "one change", runs, byHand, withSyslet("--soak 0"))
+	tb.add(row{section: "apply", work: "one change among 200 (1 reload, 1 restart), `--soak 0`", floor: f, other: s, peer: "syslet", goal: 1.1})
+	// The same with the health gate's default soak: the floor does not
+	// wait, so the ratio is the gate's window plus its cost.
+	f, s = alternate(t, "one change, default soak", runs, byHand, withSyslet(""))
+	tb.add(row{section: "apply", work: fmt.Sprintf("the same with the health gate's default %s soak", gate.DefaultSoak), floor: f, other: s, peer: "syslet"})
+	var over sample
+	for _, d := range s {
+		over = append(over, d-gate.DefaultSoak)
+	}
+	tb.add(row{section: "apply", work: fmt.Sprintf("… its cost beside the %s window (tool − %s)", gate.DefaultSoak, gate.DefaultSoak), floor: f, other: over, peer: "syslet"})
 }
 
-// benchTable formats the rows: median (min–max) of each, and the ratio of
-// the medians.
-func benchTable(rows []row) string {
+func benchAnsible(t *testing.T, runs int, tb *table) {
+	o := benchSpecs(50)
+	b := newBench(t, map[string]specgen.Options{"s50": o})
+	installAnsible(b)
+	must(t, b.h.WriteFile("/root/bench/site.yml", []byte(playbook(o)), 0o644))
+	must(t, b.h.WriteFile("/root/bench/files.sh", []byte(configTree(o)), 0o755))
+	b.must("/root/bench/files.sh /root/bench/files")
+	play := "ANSIBLE_NOCOLOR=1 ansible-playbook -i localhost, -c local /root/bench/site.yml"
+	// One round of each side is a first deploy (timed), a check that all
+	// runs, and a converged run (timed); the sides alternate.
+	var fFirst, fAgain, aFirst, aAgain sample
+	floor := func() {
+		b.teardown()
+		fFirst = append(fFirst, b.timed(floorDeploy("s50")))
+		b.running("s50", o)
+		fAgain = append(fAgain, b.timed("/root/bench/s50.read"))
+	}
+	ansible := func() {
+		b.teardown()
+		aFirst = append(aFirst, b.timed(play))
+		b.running("s50", o)
+		aAgain = append(aAgain, b.timed(play))
+		b.running("s50", o)
+	}
+	floor()
+	ansible()
+	fFirst, fAgain, aFirst, aAgain = nil, nil, nil, nil
+	for i := range runs {
+		if i%2 == 0 {
+			floor()
+			ansible()
+		} else {
+			ansible()
+			floor()
+		}
+		t.Logf("ansible run %d: floor %s / %s, ansible first %s, converged %s", i+1, secs(fFirst[i]), secs(fAgain[i]), secs(aFirst[i]), secs(aAgain[i]))
+	}
+	tb.add(row{section: "ansible", work: "first deploy of 50", floor: fFirst, other: aFirst, peer: "Ansible"},
+		row{section: "ansible", work: "converged run of 50", floor: fAgain, other: aAgain, peer: "Ansible"})
+}
+
+// benchTable formats the rows: median (min–max) of each, the ratio of the
+// medians, and the goal where the issue set one.
+func benchTable(rows []row, start time.Time, load0, load1 string) string {
 	var b strings.Builder
-	b.WriteString("\nmedian (min–max) of whole-process runs, seconds; ratio = median / floor median\n\n")
-	b.WriteString("| work | tool | runs | floor | tool | ratio |\n|---|---|---|---|---|---|\n")
-	slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(x.peer, y.peer) * -1 })
+	fmt.Fprintf(&b, "\n%s–%s UTC; this machine's 1-minute load average %s at the start, %s at the end\n",
+		start.UTC().Format("2006-01-02 15:04"), time.Now().UTC().Format("15:04"), load0, load1)
+	b.WriteString("median (min–max) of whole-process runs after a warm-up run of each side, seconds; ratio = median / floor median\n\n")
+	b.WriteString("| work | tool | runs | floor | tool | ratio | goal |\n|---|---|---|---|---|---|---|\n")
+	order := []string{"apply", "push", "fleet", "ansible", "footprint"}
+	slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(slices.Index(order, x.section), slices.Index(order, y.section)) })
 	for _, r := range rows {
+		if r.value != "" {
+			fmt.Fprintf(&b, "| %s | %s | | | %s | | %s |\n", r.work, r.peer, r.value, goalText(r))
+			continue
+		}
 		if len(r.floor) == 0 || len(r.other) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.2f× |\n", r.work, r.peer, len(r.other), r.floor, r.other, float64(r.other.median())/float64(r.floor.median()))
+		ratio := float64(r.other.median()) / float64(r.floor.median())
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.2f× | %s |\n", r.work, r.peer, len(r.other), r.floor, r.other, ratio, goalText(r))
 	}
 	return b.String()
+}
+
+func goalText(r row) string {
+	switch {
+	case r.value != "":
+		return r.verdict
+	case r.goal == 0:
+		return ""
+	case float64(r.other.median())/float64(r.floor.median()) <= r.goal:
+		return fmt.Sprintf("≤ %.2f× met", r.goal)
+	}
+	return fmt.Sprintf("≤ %.2f× **not met**", r.goal)
 }
 
 // installAnsible installs trixie's ansible package (with the

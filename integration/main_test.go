@@ -29,6 +29,9 @@ var debFile string
 // stamp is the version and commit the binaries and the package carry.
 var stamp release.Stamp
 
+// faultproxyBin is integration/faultproxy, built by TestMain for the guest.
+var faultproxyBin string
+
 // buildTags are the tags syslet's podman bindings need to build without cgo and gpgme.
 const buildTags = release.Tags
 
@@ -76,7 +79,14 @@ func run(m *testing.M) int {
 	if debFile, err = release.Package(root, "deb", "amd64", bins, stamp, filepath.Join(cache, "dist")); err != nil {
 		return fail("%v", err)
 	}
-	return m.Run()
+	// The registry that fails on purpose, for the fault suite (faults_registry_test.go).
+	faultproxyBin = filepath.Join(cache, "bin", "faultproxy")
+	if err := buildFaultproxy(root, faultproxyBin); err != nil {
+		return fail("%v", err)
+	}
+	code := m.Run()
+	writeFaultTable()
+	return code
 }
 
 // startWithSyslet starts a host and installs the syslet binary as /usr/local/bin/syslet.

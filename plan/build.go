@@ -80,6 +80,7 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b.orphans()
 	b.p.Refusals = append(b.p.Refusals, linkRefusals(out, obs)...)
 	b.finish()
+	b.p.Leftovers = obs.Leftovers
 	return b.p
 }
 

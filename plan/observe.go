@@ -61,6 +61,11 @@ type Observed struct {
 	// Without them the plan assumes the host matches its installed files.
 	UnitsKnown bool `json:"unitsKnown"`
 	StoreKnown bool `json:"storeKnown"`
+	// Leftovers are what an interrupted apply left in the managed trees
+	// (temporary names, config dir versions ..data no longer names): they
+	// are not in Files, the plan never weighs them, and the next apply
+	// removes them.
+	Leftovers []string `json:"leftovers,omitempty"`
 }
 
 // Observe reads every host fact the plan needs, each once: the managed
@@ -136,7 +141,7 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	case stoErr != nil:
 		return nil, stoErr
 	}
-	obs.Files = files
+	obs.Files, obs.Leftovers = files, splitLeftovers(files)
 	if obs.Units == nil {
 		obs.Units = map[string]host.UnitState{}
 	}
@@ -292,4 +297,57 @@ func managedBefore(files map[string]host.File) bool {
 		}
 	}
 	return false
+}
+
+// splitLeftovers removes from files what an interrupted apply left behind
+// — every name layout.Leftover recognises, and in a config dir every
+// version directory its ..data link does not name — with everything
+// below them, and returns the topmost of those paths, sorted.
+func splitLeftovers(files map[string]host.File) []string {
+	var top []string
+	for p, f := range files {
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			continue
+		}
+		dir, base := p[:i], p[i+1:]
+		if layout.Leftover(base) {
+			top = append(top, p)
+			continue
+		}
+		if _, ok := layout.Version(base); ok && f.Mode.IsDir() && strings.HasPrefix(p, layout.ConfigRoot+"/") {
+			if d, ok := files[dir+"/"+layout.DataLink]; ok && d.Link != "" && d.Link != base {
+				top = append(top, p)
+			}
+		}
+	}
+	if len(top) == 0 {
+		return nil
+	}
+	slices.Sort(top)
+	kept := top[:0]
+	for _, p := range top {
+		if len(kept) > 0 && strings.HasPrefix(p, kept[len(kept)-1]+"/") {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	set := make(map[string]bool, len(kept))
+	for _, p := range kept {
+		set[p] = true
+	}
+	for p := range files {
+		for a := p; ; {
+			if set[a] {
+				delete(files, p)
+				break
+			}
+			i := strings.LastIndexByte(a, '/')
+			if i <= 0 {
+				break
+			}
+			a = a[:i]
+		}
+	}
+	return kept
 }

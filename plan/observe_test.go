@@ -2,6 +2,9 @@ package plan_test
 
 import (
 	"context"
+	"io/fs"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +127,66 @@ func TestObserveReadsWhatTheFilesAdd(t *testing.T) {
 				t.Errorf("images %v, unitsKnown %v, storeKnown %v", obs.Images, obs.UnitsKnown, obs.StoreKnown)
 			}
 		})
+	}
+}
+
+// What an interrupted apply left — temporary names anywhere in the
+// trees, config dir versions ..data does not name — is set apart: the
+// plan does not see it (no remove-file, no rebuild), the apply removes it.
+func TestObserveSetsLeftoversApart(t *testing.T) {
+	out := renderStream(t, base)
+	dir := layout.ConfigRoot + "/app/etc/app/conf.d"
+	tmp := "0123456789abcdef"
+	files := treeReader{
+		layout.UnitDir + "/" + layout.TempPrefix + tmp:              {Data: []byte("[Container]\n"), Mode: 0o600},
+		layout.ConfigRoot + "/web/www/" + layout.BackupPrefix + tmp: {Data: []byte("old"), Mode: 0o644},
+		layout.BuildRoot + "/app/" + layout.TempPrefix + tmp:        {Data: []byte("x"), Mode: 0o644},
+		dir:                                    {Mode: 0o755 | fs.ModeDir},
+		dir + "/..data":                        {Link: "..v2", Mode: fs.ModeSymlink},
+		dir + "/..v1":                          {Mode: 0o755 | fs.ModeDir},
+		dir + "/..v1/a.conf":                   {Data: []byte("1"), Mode: 0o644},
+		dir + "/..v2":                          {Mode: 0o755 | fs.ModeDir},
+		dir + "/..v2/a.conf":                   {Data: []byte("2"), Mode: 0o644},
+		dir + "/a.conf":                        {Link: "..data/a.conf", Mode: fs.ModeSymlink},
+		dir + "/" + layout.DirTempPrefix + tmp: {Link: "..v3", Mode: fs.ModeSymlink},
+		layout.ConfigRoot + "/web/www/" + layout.TempPrefix + "x":         {Data: []byte("a user's file"), Mode: 0o644},
+		layout.ConfigRoot + "/web/" + layout.TempPrefix + tmp:             {Mode: 0o755 | fs.ModeDir},
+		layout.ConfigRoot + "/web/" + layout.TempPrefix + tmp + "/..v1":   {Mode: 0o755 | fs.ModeDir},
+		layout.ConfigRoot + "/web/" + layout.TempPrefix + tmp + "/..data": {Link: "..v1", Mode: fs.ModeSymlink},
+	}
+	obs, err := plan.Observe(context.Background(), plan.Sources{Files: files}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		layout.BuildRoot + "/app/" + layout.TempPrefix + tmp,
+		dir + "/" + layout.DirTempPrefix + tmp,
+		dir + "/..v1",
+		layout.ConfigRoot + "/web/" + layout.TempPrefix + tmp,
+		layout.ConfigRoot + "/web/www/" + layout.BackupPrefix + tmp,
+		layout.UnitDir + "/" + layout.TempPrefix + tmp,
+	}
+	slices.Sort(want)
+	if !slices.Equal(obs.Leftovers, want) {
+		t.Errorf("leftovers\n got %q\nwant %q", obs.Leftovers, want)
+	}
+	for _, p := range append(want, dir+"/..v1/a.conf", layout.ConfigRoot+"/web/"+layout.TempPrefix+tmp+"/..v1") {
+		if _, ok := obs.Files[p]; ok {
+			t.Errorf("%s is still among the files the plan reads", p)
+		}
+	}
+	for _, p := range []string{dir + "/..v2/a.conf", layout.ConfigRoot + "/web/www/" + layout.TempPrefix + "x"} {
+		if _, ok := obs.Files[p]; !ok {
+			t.Errorf("%s was taken for a leftover", p)
+		}
+	}
+	p := plan.Build(out, obs, plan.Options{})
+	if !slices.Equal(p.Leftovers, want) {
+		t.Errorf("plan leftovers %q", p.Leftovers)
+	}
+	for _, a := range p.Actions {
+		if strings.Contains(a.Target, layout.TempPrefix+tmp) || strings.Contains(a.Target, "..v1") {
+			t.Errorf("the plan acts on a leftover: %s %s", a.Op, a.Target)
+		}
 	}
 }

@@ -101,9 +101,12 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 					continue // systemd ran it for the earlier run
 				}
 			}
-			if du.Kind == spec.Container && du.State == spec.Running && running(obs.Units[a.Target]) && !has[OpStop][a.Target] {
+			if du.Kind == spec.Container && du.State == spec.Running && obs.Units[a.Target].Active() && !has[OpStop][a.Target] {
 				continue // already up: systemd finished the start the earlier run asked for
 			}
+			// Still activating (or stopping): the start the earlier run
+			// queued has not finished, so this run starts it again — the
+			// job joins the one in systemd — and its health gate judges it.
 			carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
 		default: // deletes
 			du := byFile[a.Unit]

@@ -71,6 +71,27 @@ func TestCarryForward(t *testing.T) {
 	}
 }
 
+// Killed in step 9 while a start is still running (web activating: its
+// ExecStartPre has not ended): the next run starts it again, so that its
+// job joins systemd's and the health gate judges it; one already up is
+// not started again.
+func TestCarryForwardStartOfAUnitStillActivating(t *testing.T) {
+	from := renderStream(t, base)
+	h := install(t, from)
+	to := renderStream(t, edit(t, `"Image":"registry.example/web:1"`, `"Image":"registry.example/web:2"`))
+	first := plan.Build(to, h.obs, plan.Options{})
+	u := interrupted(t, h, first, plan.StepReload)
+	for state, want := range map[string]int{"activating": 1, "deactivating": 1, "active": 0} {
+		h2 := install(t, to)
+		h2.obs.Units["web.service"] = host.UnitState{Name: "web.service", LoadState: "loaded", ActiveState: state}
+		p := plan.Build(to, h2.obs, plan.Options{})
+		plan.CarryForward(p, to, h2.obs, u, nil)
+		if got := countOf(actions(p), "start web.service"); got != want {
+			t.Errorf("web %s after a kill in step 9: %d start(s) planned, want %d: %q", state, got, want, actions(p))
+		}
+	}
+}
+
 func TestCarryForwardDropsWhatSpecsNoLongerWant(t *testing.T) {
 	from := renderStream(t, base)
 	h := install(t, from)

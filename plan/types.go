@@ -253,6 +253,10 @@ type Plan struct {
 	// Current is the unit directory as it is now, for telling problems
 	// this apply would cause from problems the host already has.
 	Current map[string][]byte `json:"-"`
+	// Leftovers are the temporary files an interrupted apply left
+	// (Observed.Leftovers): not changes, so not actions; an apply removes
+	// them before it stages anything.
+	Leftovers []string `json:"-"`
 }
 
 // Empty reports whether the plan changes nothing on the host.

@@ -42,6 +42,8 @@ const (
 	backlogWait = 5 * time.Second
 	// seenDeliveries is how many delivery ids are remembered for replay refusal.
 	seenDeliveries = 10000
+	// replayFile (in stateDir/.status) holds the remembered ids' digests.
+	replayFile = ".deliveries"
 	// flushGrace is how long a stopping daemon still delivers the
 	// notifications and commit statuses already queued.
 	flushGrace = 10 * time.Second
@@ -81,6 +83,15 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 	if o.NewCheckout == nil {
 		o.NewCheckout = NewGitCheckout
 	}
+	// The replay memory lives beside the status files, so a restart
+	// (a crash, a kill, an upgrade) does not forget it.
+	log := o.Log
+	seen, err := openSeenSet(seenDeliveries, filepath.Join(cfg.StateDir, ".status", replayFile), func(err error) {
+		log.Error().Err(err).Msg("a delivery id could not be saved: it is refused as a replay until webhookd restarts, not after")
+	})
+	if err != nil {
+		return nil, err
+	}
 	var targets []string
 	for _, t := range cfg.NotifyTargets {
 		targets = append(targets, t.Name())
@@ -89,7 +100,7 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 		cfg:     cfg,
 		log:     o.Log,
 		m:       newMetrics(cfg.Repos, targets),
-		seen:    newSeenSet(seenDeliveries),
+		seen:    seen,
 		workers: map[string]*worker{},
 		stop:    make(chan struct{}),
 	}
@@ -157,6 +168,7 @@ func (d *Daemon) Stop() {
 		}
 	}
 	d.wg.Wait()
+	d.seen.close()
 	// What the last deploys told is still delivered, within a bound.
 	ctx, cancel := context.WithTimeout(context.Background(), flushGrace)
 	defer cancel()

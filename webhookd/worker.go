@@ -167,6 +167,19 @@ type persisted struct {
 	// Drift is the last drift check's finding; it survives restarts so
 	// that a drift already told is not told again.
 	Drift *DriftStatus `json:"drift,omitempty"`
+	// InFlight is the deploy running now; saved before it starts and
+	// cleared when it ends, so one that a kill, a crash or a power cut
+	// cut short is still here at the next start, and deployed again
+	// first (the apply resumes what the cut-short run left undone).
+	InFlight *InFlight `json:"inFlight,omitempty"`
+}
+
+// InFlight is a deploy attempt in progress, as the status file keeps it.
+type InFlight struct {
+	Commit  string    `json:"commit"`
+	Trigger string    `json:"trigger"`
+	Force   bool      `json:"force,omitempty"` // a reconcile, replacing hand edits
+	Started time.Time `json:"started"`
 }
 
 // maxPending bounds the pushes remembered between deploys; past it the
@@ -202,6 +215,9 @@ type worker struct {
 	mu      sync.Mutex
 	st      RepoStatus
 	pending []push
+	// resume is the deploy the last run of the daemon did not finish
+	// (nil when none), queued again by run.
+	resume *InFlight
 }
 
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
@@ -226,6 +242,7 @@ func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metr
 	if d := w.st.Drift; d != nil && d.CheckedAt != nil {
 		w.driftGauges(d)
 	}
+	w.resume, w.st.InFlight = w.st.InFlight, nil
 	return w
 }
 
@@ -269,6 +286,12 @@ func (w *worker) status() RepoStatus {
 // closed. A deploy in progress always finishes first: stopping in the
 // middle of an apply would leave the host half-deployed.
 func (w *worker) run(stop <-chan struct{}) {
+	if r := w.resume; r != nil {
+		w.resume = nil
+		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
+			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
+		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
+	}
 	var tick, driftTick <-chan time.Time
 	if w.cfg.PollInterval > 0 {
 		t := time.NewTicker(w.cfg.PollInterval)
@@ -326,10 +349,26 @@ func (w *worker) take() []push {
 	}
 	batch := w.pending
 	w.pending = nil
-	w.st.State, w.st.Deploying = "deploying", batch[len(batch)-1].commit
+	latest := batch[len(batch)-1]
+	w.st.State, w.st.Deploying = "deploying", latest.commit
 	w.st.Queued, w.st.QueuedPushes = "", 0
+	w.st.InFlight = &InFlight{Commit: latest.commit, Trigger: latest.trigger, Force: latest.force, Started: time.Now().UTC()}
 	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(1)
 	return batch
+}
+
+// saveInFlight saves the status with the deploy now in flight, before it
+// changes anything.
+func (w *worker) saveInFlight(p push) {
+	w.mu.Lock()
+	if w.st.InFlight != nil {
+		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force = p.commit, p.trigger, p.force
+	}
+	st := w.st.persisted
+	w.mu.Unlock()
+	if err := w.save(st); err != nil {
+		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
+	}
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
@@ -364,6 +403,7 @@ func (w *worker) deploy(batch []push) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
+	w.saveInFlight(latest)
 	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
 	log := w.log.With().Str("commit", latest.commit).Logger()
 
@@ -383,6 +423,7 @@ func (w *worker) deploy(batch []push) {
 	if best.force {
 		a.Trigger += " (replacing hand edits)"
 	}
+	w.saveInFlight(best)
 	log = w.log.With().Str("commit", best.commit).Logger()
 	w.mu.Lock()
 	w.st.Deploying = best.commit
@@ -491,6 +532,7 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	}
 	w.mu.Lock()
 	w.st.State, w.st.Deploying = "idle", ""
+	w.st.InFlight = nil
 	w.st.Last, w.st.LastError = a, a.Error
 	if a.Result == ResultFailed || a.Result == ResultRolledBack {
 		w.st.LastFailure = a
@@ -533,11 +575,16 @@ func (w *worker) save(p persisted) error {
 	if err := os.MkdirAll(filepath.Dir(w.statusFile), 0o700); err != nil {
 		return err
 	}
+	// Written, fsynced and renamed into place, the directory fsynced: a
+	// crash or power cut leaves the old status or the new one.
 	tmp := w.statusFile + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
 		return err
 	}
-	return os.Rename(tmp, w.statusFile)
+	if err := os.Rename(tmp, w.statusFile); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(w.statusFile))
 }
 
 func resultOf(err error) string {

@@ -574,6 +574,17 @@ func readTar(r io.Reader, dst string, isDir bool) error {
 			if err := os.Symlink(hdr.Linkname, target); err != nil {
 				return err
 			}
+		case tar.TypeLink:
+			// A second name of a file already copied (syslet keeps a hard
+			// link to a file it is about to replace).
+			from := filepath.Clean(hdr.Linkname)
+			if !isDir || !filepath.IsLocal(from) {
+				return fmt.Errorf("unsafe hard link %q in archive", hdr.Linkname)
+			}
+			os.Remove(target)
+			if err := os.Link(filepath.Join(dst, from), target); err != nil {
+				return err
+			}
 		case tar.TypeReg:
 			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 			if err != nil {
@@ -590,7 +601,7 @@ func readTar(r io.Reader, dst string, isDir bool) error {
 				return err
 			}
 		default:
-			// devices, fifos, hard links: not needed by the tests
+			// devices, fifos: not needed by the tests
 		}
 	}
 }

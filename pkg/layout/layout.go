@@ -233,3 +233,42 @@ func Resolve(readlink func(p string) (string, bool), dir, link string, depth int
 	}
 	return p
 }
+
+// Temporary names. An apply stages what it will install next to each
+// target under these names before anything is stopped — a file's new
+// content, a link to the file it replaces (kept until the run no longer
+// needs to put it back), a link inside a config dir — and later renames
+// them into place or away. A run killed in between leaves them behind;
+// the next apply finds them (Leftover) and removes them. Each is the
+// prefix followed by 16 hex digits.
+const (
+	TempPrefix    = ".syslet-tmp-" // staged content, or a staged config dir being built
+	BackupPrefix  = ".syslet-old-" // the file or directory a staged one replaces
+	DirTempPrefix = "..tmp-"       // inside a config dir: a staged link, or a link kept to put back
+	// legacyTempPrefix is what earlier versions named a file being written.
+	legacyTempPrefix = ".syslet-"
+)
+
+// tempSuffixLen is the length of a temporary name's random part (hex).
+const tempSuffixLen = 16
+
+// Leftover reports whether name is a temporary name of syslet's: a
+// staged file, a backup, a config dir's temporary link, or the temporary
+// file an earlier version wrote in place.
+func Leftover(name string) bool {
+	for _, p := range []string{TempPrefix, BackupPrefix, DirTempPrefix, legacyTempPrefix} {
+		if s, ok := strings.CutPrefix(name, p); ok && len(s) == tempSuffixLen && isHex(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -61,3 +61,22 @@ func TestResolveOtherShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestLeftover(t *testing.T) {
+	for name, want := range map[string]bool{
+		TempPrefix + "0123456789abcdef":    true,
+		BackupPrefix + "0123456789abcdef":  true,
+		DirTempPrefix + "0123456789abcdef": true,
+		".syslet-0123456789abcdef":         true, // what earlier versions left
+		TempPrefix + "0123456789abcde":     false,
+		TempPrefix + "0123456789abcdeF":    false,
+		".syslet-tmp-notes.txt":            false, // a user's file
+		"index.html":                       false,
+		"..data":                           false,
+		VersionName(2):                     false,
+	} {
+		if got := Leftover(name); got != want {
+			t.Errorf("Leftover(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

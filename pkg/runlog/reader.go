@@ -47,8 +47,14 @@ func (ri *RunInfo) Done(i int) bool { return ri.landed()[i] }
 func (ri *RunInfo) landed() map[int]bool {
 	done := make(map[int]bool, len(ri.Actions))
 	for _, a := range ri.Actions {
-		if a.Index != nil && a.Result == ResultOK {
+		if a.Index == nil {
+			continue
+		}
+		switch a.Result {
+		case ResultOK:
 			done[*a.Index] = true
+		case ResultUndone:
+			delete(done, *a.Index)
 		}
 	}
 	return done

@@ -20,6 +20,10 @@ const (
 	// ResultRolledBack closes a rollback run that restored a generation
 	// and passed the health gate; the run it rolled back ended "failed".
 	ResultRolledBack = "rolled-back"
+	// ResultUndone marks an action that had landed and that its failed run
+	// put back (a file write swapped in before a failure in steps 2 to 4):
+	// it no longer counts as landed.
+	ResultUndone = "undone"
 )
 
 // Action is one planned host change as the journal knows it: what and

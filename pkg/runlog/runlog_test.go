@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -154,5 +155,49 @@ func TestRecentReadsTheTail(t *testing.T) {
 	}
 	if recent[len(recent)-1].ID() != last || recent[len(recent)-1].Result() != ResultNoChanges {
 		t.Fatalf("Recent's last run %s, want %s", recent[len(recent)-1].ID(), last)
+	}
+}
+
+// Begin reserves room for the run's records past the file's end (where
+// the filesystem can preallocate), End gives back what was not used, and
+// the reservation never shows in what is read back.
+func TestBeginReservesRoomEndGivesItBack(t *testing.T) {
+	root := t.TempDir()
+	j := Open(root)
+	var acts []Action
+	for i := range 50 {
+		acts = append(acts, Action{Index: i, Step: 3, Op: "write-file", Target: "/etc/containers/config/web/f" + string(rune('a'+i%26))})
+	}
+	r, err := j.Begin(Record{Source: "stdin", Actions: acts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func() (size, alloc int64) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(j.Path(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Size, st.Blocks * 512
+	}
+	size, alloc := allocated()
+	t.Logf("after Begin: %d bytes, %d allocated (reserved: %v)", size, alloc, r.reserved)
+	if r.reserved && alloc < size+50*reservePerAction {
+		t.Errorf("reserved, but only %d bytes are allocated for a %d-byte file", alloc, size)
+	}
+	for i := range 50 {
+		if err := r.Action(acts[i], ResultOK, "", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.End(Record{Result: ResultOK}); err != nil {
+		t.Fatal(err)
+	}
+	size, alloc = allocated()
+	if alloc > size+8192 {
+		t.Errorf("after End: %d bytes allocated for a %d-byte file: the reservation was not given back", alloc, size)
+	}
+	last, err := j.Last()
+	if err != nil || last.Result() != ResultOK || len(last.Actions) != 50 {
+		t.Fatalf("read back: %+v %v", last, err)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -44,14 +47,26 @@ type Run struct {
 	ID string
 	f  *os.File
 	j  *Journal
+	// reserved says Begin preallocated room that End gives back.
+	reserved bool
 }
 
 // Begin rotates the journal if it is too large, then writes and fsyncs the
 // run's intent. The caller records each action with Action and closes the
 // run with End.
+//
+// Before the intent it reserves room in the journal's file for every
+// record the run can write (fallocate, keeping the file's size), so a disk
+// that fills up during the apply cannot keep it from journalling what it
+// did: a run that cannot have that room fails here, before any change.
+// End gives back what was not used.
 func (j *Journal) Begin(intent Record) (*Run, error) {
 	r, err := j.open(&intent)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.reserve(intent); err != nil {
+		r.f.Close()
 		return nil, err
 	}
 	if err := r.write(intent); err != nil {
@@ -59,6 +74,51 @@ func (j *Journal) Begin(intent Record) (*Run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Room reserved for a run's records: the intent's line, one action line
+// per action (its target, a generous error message), step and end lines.
+const (
+	reserveBase      = 16 << 10
+	reservePerAction = 1 << 10
+)
+
+// reserve preallocates room for the run's records past the file's end. A
+// filesystem that cannot preallocate is not an error: only a full one is.
+func (r *Run) reserve(intent Record) error {
+	line, err := json.Marshal(intent)
+	if err != nil {
+		return fmt.Errorf("encoding a journal line: %w", err)
+	}
+	n := int64(reserveBase + len(line))
+	for _, a := range intent.Actions {
+		n += int64(reservePerAction + len(a.Target))
+	}
+	fi, err := r.f.Stat()
+	if err != nil {
+		return fmt.Errorf("reserving room in the run journal %s: %w", r.j.path, err)
+	}
+	err = unix.Fallocate(int(r.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, fi.Size(), n)
+	switch {
+	case err == nil:
+		r.reserved = true
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
+	default:
+		return fmt.Errorf("reserving %d bytes for this run's records in the run journal %s: %w", n, r.j.path, err)
+	}
+	return nil
+}
+
+// unreserve gives back the room reserve took and the run did not use.
+func (r *Run) unreserve() {
+	if !r.reserved {
+		return
+	}
+	// A truncate to the current size frees the blocks preallocated past
+	// it (ext4, xfs, tmpfs).
+	if fi, err := r.f.Stat(); err == nil {
+		_ = r.f.Truncate(fi.Size())
+	}
 }
 
 // open prepares the directory, rotates, opens the file for appending and
@@ -181,6 +241,7 @@ func (r *Run) Actions(ls []Landed) error {
 func (r *Run) End(rec Record) error {
 	rec.Type = TypeEnd
 	err := r.write(rec)
+	r.unreserve()
 	if cerr := r.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the run journal: %w", cerr)
 	}

@@ -1,8 +1,7 @@
 package secrets
 
 import (
-	"bytes"
-	"context"
+	"crypto/sha512"
 	"errors"
 	"fmt"
 	"io"
@@ -12,16 +11,7 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
-	"github.com/getsops/sops/v3/config"
-	"github.com/getsops/sops/v3/keyservice"
-	"github.com/getsops/sops/v3/logging"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
-	"github.com/sirupsen/logrus"
-	"google.golang.org/grpc"
+	"github.com/getsops/sops/v3/shamir"
 )
 
 // Sentinel errors of Open; callers branch with errors.Is.
@@ -37,15 +27,6 @@ var (
 )
 
 var keyRe = regexp.MustCompile(`^[a-z0-9-]+$`)
-
-func init() {
-	// The SOPS library logs through its own loggers (and may print at
-	// warning level). syslet reports every outcome itself.
-	logging.SetLevel(logrus.PanicLevel)
-	for _, l := range logging.Loggers {
-		l.SetOutput(io.Discard)
-	}
-}
 
 // RecipientError is ErrNoIdentity with what a person needs to fix it: the
 // recipients the document is encrypted for and the ones this host holds.
@@ -70,35 +51,29 @@ func (e *RecipientError) Unwrap() error { return ErrNoIdentity }
 // recovered through age only; the MAC is verified; every value must be a
 // string. No error from Open contains a value.
 func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
-	var store sops.Store = sopsyaml.NewStore(&config.YAMLStoreConfig{})
-	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' {
-		store = sopsjson.NewStore(&config.JSONStoreConfig{})
-	}
-	tree, err := store.LoadEncryptedFile(doc)
+	d, err := parseSops(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrShape, err)
 	}
-	if len(tree.Branches) != 1 {
-		return nil, fmt.Errorf("%w: it holds %d documents, want one", ErrShape, len(tree.Branches))
+	if len(d.docs) != 1 {
+		return nil, fmt.Errorf("%w: it holds %d documents, want one", ErrShape, len(d.docs))
 	}
-	for _, it := range tree.Branches[0] {
-		if _, ok := it.Key.(sops.Comment); ok {
+	items := d.docs[0]
+	for _, it := range items {
+		if it.isCmt {
 			continue
 		}
-		k, ok := it.Key.(string)
-		if !ok || !keyRe.MatchString(k) {
-			return nil, fmt.Errorf("%w: key %q must match [a-z0-9-]+", ErrShape, fmt.Sprint(it.Key))
+		if !keyRe.MatchString(it.key) {
+			return nil, fmt.Errorf("%w: key %q must match [a-z0-9-]+", ErrShape, it.key)
 		}
-		if _, ok := it.Value.(string); !ok {
-			return nil, fmt.Errorf("%w: key %q must hold a single string, not a nested map or list", ErrShape, k)
+		if _, ok := it.value.(string); !ok || it.nested {
+			return nil, fmt.Errorf("%w: key %q must hold a single string, not a nested map or list", ErrShape, it.key)
 		}
 	}
 	var recipients []string
-	for _, g := range tree.Metadata.KeyGroups {
-		for _, mk := range g {
-			if a, ok := mk.(*sopsage.MasterKey); ok {
-				recipients = append(recipients, a.Recipient)
-			}
+	for _, g := range d.groups {
+		for _, k := range g.Age {
+			recipients = append(recipients, k.Recipient)
 		}
 	}
 	if len(recipients) == 0 {
@@ -112,93 +87,131 @@ func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
 			have = append(have, id.Recipient)
 		}
 	}
-	svc := &ageService{ids: ageIDs}
-	dataKey, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{svc}, nil)
+	dataKey, err := d.dataKey(ageIDs)
 	if err != nil {
-		if svc.failed != nil {
-			return nil, fmt.Errorf("recovering the data key with age: %w", svc.failed)
+		if errors.Is(err, errNoKey) {
+			return nil, &RecipientError{For: recipients, Have: have}
 		}
-		return nil, &RecipientError{For: recipients, Have: have}
+		return nil, err
 	}
 	defer clear(dataKey)
-	cipher := aes.NewCipher()
-	mac, err := tree.Decrypt(dataKey, cipher)
-	if err != nil {
-		// The library's message can quote a decrypted value (a string
-		// that fails to parse as the type its envelope claims), so it is
-		// not passed on.
-		return nil, fmt.Errorf("%w (a value does not decrypt or does not match its declared type)", ErrMAC)
-	}
-	want, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
-	if err != nil || want != mac {
-		return nil, ErrMAC
+
+	// The values, decrypted in document order, and the MAC over them.
+	m := &d.meta
+	hash := sha512.New()
+	if m.MACOnlyEncrypted {
+		hash.Write(macOnlyEncryptedInit)
 	}
 	out := map[string][]byte{}
-	for _, it := range tree.Branches[0] {
-		k, ok := it.Key.(string)
-		if !ok {
-			continue // a comment
+	wipeOut := func() {
+		for _, b := range out {
+			clear(b)
 		}
-		v, ok := it.Value.(string)
-		if !ok {
-			for _, b := range out {
-				clear(b)
+	}
+	types := map[string]string{}
+	var cmts []string
+	for _, it := range items {
+		if it.isCmt {
+			cmts = append(cmts, it.comment)
+			continue
+		}
+		enc := m.encrypted(it.key, cmts)
+		cmts = nil
+		s := it.value.(string)
+		if !enc {
+			out[it.key] = []byte(s)
+			types[it.key] = "str"
+			if !m.MACOnlyEncrypted {
+				hash.Write([]byte(s))
 			}
-			return nil, fmt.Errorf("%w: key %q holds a %s, not a string (quote it before encrypting)", ErrShape, k, typeName(it.Value))
+			continue
 		}
-		out[k] = []byte(v)
+		plain, typ, err := decryptValue(s, dataKey, it.key+":")
+		var b []byte
+		var isCmt bool
+		if err == nil {
+			b, isCmt, err = macBytes(plain, typ)
+		}
+		if err != nil {
+			// Never the library's or the parser's message: it can quote a
+			// decrypted value.
+			clear(plain)
+			wipeOut()
+			return nil, fmt.Errorf("%w (a value does not decrypt or does not match its declared type)", ErrMAC)
+		}
+		if !isCmt {
+			hash.Write(b)
+		}
+		if typ == "str" && plain == nil {
+			plain = []byte{}
+		}
+		out[it.key], types[it.key] = plain, typ
+	}
+	mac := fmt.Sprintf("%X", hash.Sum(nil))
+	want, typ, err := decryptValue(m.MAC, dataKey, d.lastModified.Format(time.RFC3339))
+	if err != nil || typ != "str" || string(want) != mac {
+		wipeOut()
+		return nil, ErrMAC
+	}
+	for _, it := range items {
+		if it.isCmt {
+			continue
+		}
+		if t := types[it.key]; t != "str" {
+			wipeOut()
+			return nil, fmt.Errorf("%w: key %q holds a %s, not a string (quote it before encrypting)", ErrShape, it.key, typeNames[t])
+		}
 	}
 	return out, nil
 }
 
-func typeName(v any) string {
-	switch v.(type) {
-	case int:
-		return "number"
-	case float64:
-		return "number"
-	case bool:
-		return "boolean"
-	case []byte:
-		return "binary value"
-	}
-	return fmt.Sprintf("%T", v)
-}
+// errNoKey: no age identity given opened a key group's data key.
+var errNoKey = errors.New("no identity opened the data key")
 
-// ageService recovers SOPS data keys with the host's age identities only.
-// It stands in for SOPS's local key service, which would look for
-// identities in the environment and the home directory and would try
-// every cloud KMS the document names.
-type ageService struct {
-	ids []age.Identity
-	// failed is the first error other than "no identity matched": a
-	// matching identity met a damaged stanza.
-	failed error
-}
-
-var errNotAge = errors.New("only age recipients are used by syslet")
-
-func (s *ageService) Encrypt(context.Context, *keyservice.EncryptRequest, ...grpc.CallOption) (*keyservice.EncryptResponse, error) {
-	return nil, errors.New("syslet never encrypts")
-}
-
-func (s *ageService) Decrypt(_ context.Context, in *keyservice.DecryptRequest, _ ...grpc.CallOption) (*keyservice.DecryptResponse, error) {
-	if in.GetKey().GetAgeKey() == nil {
-		return nil, errNotAge
-	}
-	if len(s.ids) == 0 {
-		return nil, ErrNoIdentity
-	}
-	r, err := age.Decrypt(armor.NewReader(bytes.NewReader(in.GetCiphertext())), s.ids...)
-	if err == nil {
-		var key []byte
-		if key, err = io.ReadAll(r); err == nil {
-			return &keyservice.DecryptResponse{Plaintext: key}, nil
+// dataKey recovers the document's data key with the host's age
+// identities: from its one key group, or, with several groups (Shamir's
+// secret sharing), from the parts of at least the threshold's number of
+// them. Keys of other kinds (cloud KMS, PGP) are never tried.
+func (d *sopsDoc) dataKey(ids []age.Identity) ([]byte, error) {
+	var parts [][]byte
+	var failed error
+	for _, g := range d.groups {
+		for _, k := range g.Age {
+			if len(ids) == 0 {
+				break
+			}
+			r, err := age.Decrypt(armor.NewReader(strings.NewReader(k.Enc)), ids...)
+			if err == nil {
+				var key []byte
+				if key, err = io.ReadAll(r); err == nil {
+					parts = append(parts, key)
+					break
+				}
+			}
+			// The first error other than "no identity matched": a matching
+			// identity met a damaged stanza.
+			var nomatch *age.NoIdentityMatchError
+			if !errors.As(err, &nomatch) && failed == nil {
+				failed = err
+			}
 		}
 	}
-	var nomatch *age.NoIdentityMatchError
-	if !errors.As(err, &nomatch) && s.failed == nil {
-		s.failed = err
+	if len(d.groups) > 1 {
+		if len(parts) >= d.meta.ShamirThreshold && len(parts) > 0 {
+			key, err := shamir.Combine(parts)
+			for _, p := range parts {
+				clear(p)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("could not get data key from shamir parts: %w", err)
+			}
+			return key, nil
+		}
+	} else if len(parts) == 1 {
+		return parts[0], nil
 	}
-	return nil, err
+	if failed != nil {
+		return nil, fmt.Errorf("recovering the data key with age: %w", failed)
+	}
+	return nil, errNoKey
 }

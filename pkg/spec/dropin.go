@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -136,7 +135,3 @@ func (d *decoder) instances(v *jsontree.Node, s *Spec) {
 		}
 	}
 }
-
-// DropInFile is a drop-in's file name with its unit's directory
-// ("web.container.d/10-limits.conf"), relative to the unit directory.
-func DropInFile(unitFile, name string) string { return path.Join(layout.DropInDir(unitFile), name) }

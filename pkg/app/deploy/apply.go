@@ -110,11 +110,15 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 		return err
 	}
 	if req.Diff {
+		if n := len(p.Leftovers); n > 0 {
+			fmt.Fprintf(req.Stderr, "syslet: %d temporary file(s) an interrupted run left in the managed trees; the next apply removes them\n", n)
+		}
 		return nil
 	}
 	if req.Confirm != nil && !p.Empty() && (rs == nil || rs.of == "") && !req.Confirm() {
 		return ErrDeclined
 	}
+	r.h.sweep(p.Leftovers, req.Stderr)
 	// What a later plain `syslet` applies: the stream from stdin, or the
 	// generation a rollback returns to (so a plain run after a killed
 	// rollback finishes it, never the failed input again).
@@ -282,6 +286,8 @@ func (r *runner) end(run *runlog.Run, res *executor.Result, result string, g *ga
 	}
 	if g != nil && len(g.Failures) > 0 {
 		rec.Error = "health gate: " + failures(g)
+	} else if res != nil && res.Undo != nil {
+		rec.Error = view.UndoLine(res.Undo)
 	}
 	if err := run.End(rec); err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrJournal, err)

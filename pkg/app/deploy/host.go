@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/load"
@@ -213,9 +214,56 @@ func (h *hostConn) executor() (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
-	eh := executor.Host{Files: h.files, Systemd: h.live.Systemd, Podman: h.live.Podman}
+	eh := executor.Host{Files: stagingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
 	if h.secrets != nil {
 		eh.Secrets = decrypter{h.secrets}
 	}
 	return eh, nil
+}
+
+// stagingFiles is the files adapter as the executor asks for it: its
+// staged writes as executor.Staged.
+type stagingFiles struct{ fsroot.Root }
+
+func (f stagingFiles) StageFile(p string, data []byte, mode uint32) (executor.Staged, error) {
+	s, err := f.Root.StageFile(p, data, mode)
+	if err != nil {
+		return nil, err // not a typed nil inside the interface
+	}
+	return s, nil
+}
+
+func (f stagingFiles) StageDir(p string, files []host.DirFile) (executor.Staged, error) {
+	s, err := f.Root.StageDir(p, files)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (f stagingFiles) StageLink(p, target string) (executor.Staged, error) {
+	s, err := f.Root.StageLink(p, target)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sweep removes what an interrupted apply left in the managed trees
+// (plan.Plan.Leftovers) and says so; under the apply lock, before anything
+// is staged. What cannot be removed is left for the next apply, with a
+// warning.
+func (h *hostConn) sweep(paths []string, w io.Writer) {
+	if len(paths) == 0 {
+		return
+	}
+	n := 0
+	for _, p := range paths {
+		if err := h.files.Remove(p, ""); err != nil {
+			fmt.Fprintln(w, "syslet: warning: leaving a temporary file of an interrupted run:", err)
+			continue
+		}
+		n++
+	}
+	fmt.Fprintf(w, "syslet: removed %d temporary file(s) an interrupted run left in the managed trees\n", n)
 }

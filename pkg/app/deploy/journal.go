@@ -34,6 +34,15 @@ func (r recorder) ActionsLanded(ls []executor.Landed) error {
 	return r.run.Actions(out)
 }
 
+// ActionsUndone journals the file writes a failed run put back.
+func (r recorder) ActionsUndone(ls []executor.Landed) error {
+	out := make([]runlog.Landed, len(ls))
+	for k, l := range ls {
+		out[k] = runlog.Landed{Action: journalAction(l.Index, l.Action), Result: runlog.ResultUndone}
+	}
+	return r.run.Actions(out)
+}
+
 func journalAction(i int, a plan.Action) runlog.Action {
 	return runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest, Carried: a.Carried}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 func TestLockTimeoutNamesHolder(t *testing.T) {
@@ -164,5 +166,57 @@ func TestLockWaitEndsOnInvalidSpecs(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the run kept waiting for the lock with invalid specs")
+	}
+}
+
+// The lock file deleted by hand while held: a second apply still waits
+// (the directory stays locked), names the holder from the kernel's lock
+// table, and takes the lock once the first lets go; --diff still sees an
+// apply in progress.
+func TestLockFileDeletedWhileHeld(t *testing.T) {
+	root := t.TempDir()
+	first, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: os.Getpid(), Since: time.Now(), Source: "first"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(layout.Under(root, layout.LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 2}, &log)
+	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), "deleted") {
+		t.Fatalf("a second apply must still wait for the holder: %v", err)
+	}
+	if who, busy := held(root); !busy || who.PID != os.Getpid() {
+		t.Errorf("held() = %+v %v, want busy, pid %d", who, busy, os.Getpid())
+	}
+	// A run waiting with the new lock file locked does not hide the
+	// holder from the next one, nor from --diff.
+	waiting := make(chan *lock, 1)
+	go func() {
+		l, err := acquire(context.Background(), nil, root, 10*time.Second, Holder{PID: 5, Source: "waiter"}, &bytes.Buffer{})
+		if err != nil {
+			t.Error(err)
+		}
+		waiting <- l
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 6}, &log); !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("behind a waiter: %v", err)
+	}
+	if who, busy := held(root); !busy || who.PID != os.Getpid() {
+		t.Errorf("held() behind a waiter = %+v %v", who, busy)
+	}
+	first.release()
+	if l := <-waiting; l != nil {
+		l.release()
+	}
+	second, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 3, Source: "second"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.release()
+	if who, busy := held(root); !busy || who.PID != 3 {
+		t.Errorf("held() after the new holder took it = %+v %v", who, busy)
 	}
 }

@@ -54,6 +54,12 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 			fmt.Fprintf(w, "      | %s\n", l)
 		}
 	}
+	if u := r.Undo; u != nil {
+		fmt.Fprintf(w, "  %s\n", UndoLine(u))
+		for _, e := range u.Errors {
+			fmt.Fprintf(w, "  NOT PUT BACK: %s\n", redact.Escape(e))
+		}
+	}
 	if len(r.NotReached) > 0 {
 		var names []string
 		for _, a := range r.NotReached {
@@ -71,7 +77,40 @@ func ResultLine(r *executor.Result) string {
 	if r.Interrupted {
 		s = "interrupted: " + s
 	}
+	if u := r.Undo; u != nil {
+		if len(u.Errors) == 0 {
+			s += "; the host was put back as it was"
+		} else {
+			s += fmt.Sprintf("; %d thing(s) could not be put back", len(u.Errors))
+		}
+	}
 	return s
+}
+
+// UndoLine says what a run that failed before step 5 did to leave the host
+// as it found it.
+func UndoLine(u *executor.Undo) string {
+	if len(u.Files) == 0 && len(u.Started) == 0 && len(u.Errors) == 0 {
+		return fmt.Sprintf("Nothing was stopped or replaced: every file is staged before anything stops, and the %d staged file(s) were removed again; the host runs what it ran before.", u.Discarded)
+	}
+	var did []string
+	if n := len(u.Files); n > 0 {
+		did = append(did, fmt.Sprintf("put back %d file(s) it had swapped in", n))
+	}
+	if u.Discarded > 0 {
+		did = append(did, fmt.Sprintf("removed %d staged file(s) it had not swapped in yet", u.Discarded))
+	}
+	if len(u.Started) > 0 {
+		did = append(did, "started again what step 2 had stopped ("+strings.Join(u.Started, ", ")+")")
+	}
+	s := "Put the host back as it was"
+	if len(u.Errors) > 0 {
+		s = "Tried to put the host back as it was"
+	}
+	if len(did) > 0 {
+		s += ": " + strings.Join(did, ", ")
+	}
+	return s + "; nothing was daemon-reloaded, so systemd runs the unit files it ran before."
 }
 
 // Gate writes the health gate's verdict: nothing when it watched nothing,

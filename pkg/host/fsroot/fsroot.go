@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/host"
-	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Root is a directory standing in for "/".
@@ -64,6 +63,15 @@ func (e *SymlinkError) Is(target error) bool { return target == ErrSymlink }
 // the path is clean there is no ".." to climb out with (RESOLVE_BENEATH).
 // With create, missing directories are made (0755) on the way.
 func (r Root) openDir(p string, create bool) (int, error) {
+	fd, _, err := r.openDirCreated(p, create)
+	return fd, err
+}
+
+// openDirCreated is openDir that also returns the topmost directory it
+// created on the way ("" when it created none), so a staging that is
+// discarded can remove what it made.
+func (r Root) openDirCreated(p string, create bool) (int, string, error) {
+	created := ""
 	fd, err := unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) && create {
 		// The root itself is the operator's choice (`render --out DIR`
@@ -74,25 +82,29 @@ func (r Root) openDir(p string, create bool) (int, error) {
 		}
 	}
 	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: r.Dir, Err: err}
+		return -1, "", &fs.PathError{Op: "open", Path: r.Dir, Err: err}
 	}
 	comps := components(clean(p))
 	for i, c := range comps {
 		next, err := openSub(fd, c)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(fd, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			err = unix.Mkdirat(fd, c, 0o755)
+			if err == nil && created == "" {
+				created = "/" + strings.Join(comps[:i+1], "/")
+			}
+			if err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = openSub(fd, c)
 			}
 		}
 		if err != nil {
 			err = describe(fd, "/"+strings.Join(comps[:i+1], "/"), c, err)
 			unix.Close(fd)
-			return -1, err
+			return -1, created, err
 		}
 		unix.Close(fd)
 		fd = next
 	}
-	return fd, nil
+	return fd, created, nil
 }
 
 func openSub(dirfd int, name string) (int, error) {
@@ -171,40 +183,20 @@ func split(p string) (dir, base string) {
 }
 
 // WriteFile replaces p atomically with data and mode, creating parent
-// directories (0755) as needed. A directory in the way is removed first:
-// every path syslet writes lies in a tree it owns. A symlink anywhere on
-// the way, or at p itself, is an error naming it.
+// directories (0755) as needed. A directory in the way is removed: every
+// path syslet writes lies in a tree it owns. A symlink anywhere on the
+// way, or at p itself, is an error naming it. It is StageFile, Swap and
+// Release in one go.
 func (r Root) WriteFile(p string, data []byte, mode uint32) error {
-	dir, base := split(p)
-	dfd, err := r.openDir(dir, true)
+	s, err := r.StageFile(p, data, mode)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", clean(p), err)
+		return err
 	}
-	defer unix.Close(dfd)
-	if err := clearFor(dfd, clean(p), base, false); err != nil {
-		return fmt.Errorf("writing %s: %w", clean(p), err)
+	if err := s.Swap(); err != nil {
+		s.Undo()
+		return err
 	}
-	if err := writeAt(dfd, base, data, fs.FileMode(mode)); err != nil {
-		return fmt.Errorf("writing %s: %w", clean(p), err)
-	}
-	return nil
-}
-
-// clearFor makes room for a file (dir=false) or directory (dir=true) named
-// base: a symlink there is refused, an entry of the other type removed.
-func clearFor(dirfd int, hp, base string, dir bool) error {
-	m, err := lstatAt(dirfd, base)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case err != nil:
-		return &fs.PathError{Op: "lstat", Path: hp, Err: err}
-	case m&fs.ModeSymlink != 0:
-		return &SymlinkError{Path: hp}
-	case m.IsDir() == dir:
-		return nil
-	}
-	return removeAllAt(dirfd, base)
+	return s.Release()
 }
 
 // tempName is a short random name: it must fit NAME_MAX whatever the
@@ -215,16 +207,23 @@ func tempName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-func writeAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
-	tmp := tempName(".syslet-")
-	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+// writeTemp creates dirfd/name (which must not exist) with data and mode,
+// and fsyncs it; on any error the file is removed again.
+func writeTemp(dirfd int, name string, data []byte, mode fs.FileMode) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), tmp)
+	f := os.NewFile(uintptr(fd), name)
 	fail := func(err error) error {
 		f.Close()
-		unix.Unlinkat(dirfd, tmp, 0)
+		unix.Unlinkat(dirfd, name, 0)
+		// The temporary name means nothing to the reader; the caller
+		// names the target.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
@@ -239,14 +238,10 @@ func writeAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
-		unix.Unlinkat(dirfd, tmp, 0)
+		unix.Unlinkat(dirfd, name, 0)
 		return err
 	}
-	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
-		unix.Unlinkat(dirfd, tmp, 0)
-		return err
-	}
-	return unix.Fsync(dirfd)
+	return nil
 }
 
 // removeAllAt removes dirfd/name and, for a directory, everything in it,
@@ -291,106 +286,19 @@ func ignoreMissing(err error) error {
 // WriteDir installs files as the next version of the config directory p
 // and switches to it with one rename of the ..data link, so a process
 // reading the directory sees the old set or the new set, never a mix.
-// Per-file links are added or removed after the switch (files with an
-// internal name, such as syslet's digest manifest, get none); old
-// versions are deleted last.
+// Per-file links are added or removed right after the switch (files with
+// an internal name, such as syslet's digest manifest, get none); old
+// versions are deleted last. It is StageDir, Swap and Release in one go.
 func (r Root) WriteDir(p string, files []host.DirFile) error {
-	if err := r.writeDir(clean(p), files); err != nil {
-		return fmt.Errorf("writing config dir %s: %w", clean(p), err)
-	}
-	return nil
-}
-
-func (r Root) writeDir(p string, files []host.DirFile) error {
-	parent, base := split(p)
-	pfd, err := r.openDir(parent, true)
+	s, err := r.StageDir(p, files)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(pfd)
-	if err := clearFor(pfd, p, base, true); err != nil {
+	if err := s.Swap(); err != nil {
+		s.Undo()
 		return err
 	}
-	if err := unix.Mkdirat(pfd, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-		return err
-	}
-	dfd, err := openSub(pfd, base)
-	if err != nil {
-		return describe(pfd, p, base, err)
-	}
-	defer unix.Close(dfd)
-	ents, err := readNames(dfd)
-	if err != nil {
-		return err
-	}
-	next := 1
-	for _, n := range ents {
-		if v, ok := layout.Version(n); ok && v >= next {
-			next = v + 1
-		}
-	}
-	vname := layout.VersionName(next)
-	if err := unix.Mkdirat(dfd, vname, 0o755); err != nil {
-		return err
-	}
-	vfd, err := openSub(dfd, vname)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(vfd)
-	for _, f := range files {
-		if err := writeAt(vfd, f.Name, f.Content, fs.FileMode(f.Mode)); err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
-		}
-	}
-	if err := unix.Fsync(vfd); err != nil {
-		return err
-	}
-	if err := replaceLink(dfd, layout.DataLink, vname); err != nil {
-		return err
-	}
-	want := map[string]bool{}
-	for _, f := range files {
-		if layout.Internal(f.Name) {
-			continue // syslet's own (layout.Digests): in the version only, no link
-		}
-		want[f.Name] = true
-		if err := replaceLink(dfd, f.Name, layout.FileLink(f.Name)); err != nil {
-			return err
-		}
-	}
-	for _, n := range ents {
-		_, isVersion := layout.Version(n)
-		if (isVersion && n != vname) || (!layout.Internal(n) && !want[n]) {
-			if err := removeAllAt(dfd, n); err != nil {
-				return err
-			}
-		}
-	}
-	return unix.Fsync(dfd)
-}
-
-// replaceLink points dirfd/name at target through a temporary link and a
-// rename, so the name never disappears. Whatever was at name (a file, a
-// link) is replaced, never followed.
-func replaceLink(dirfd int, name, target string) error {
-	if cur, err := readlinkAt(dirfd, name); err == nil && cur == target {
-		return nil
-	}
-	if m, err := lstatAt(dirfd, name); err == nil && m.IsDir() {
-		if err := removeAllAt(dirfd, name); err != nil {
-			return err
-		}
-	}
-	tmp := tempName("..tmp-")
-	if err := unix.Symlinkat(target, dirfd, tmp); err != nil {
-		return err
-	}
-	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
-		unix.Unlinkat(dirfd, tmp, 0)
-		return err
-	}
-	return nil
+	return s.Release()
 }
 
 // Remove deletes p (a file, a symlink or a whole directory, never what a

@@ -3,6 +3,7 @@ package systemd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,18 +56,26 @@ func (m *Manager) UnitsLoadedAt(ctx context.Context) (time.Time, error) {
 	return time.UnixMicro(int64(us)), nil
 }
 
-// LastStarted returns when systemd last started each service's main
-// process (zero time: never since boot).
+// LastStarted returns when systemd last began to start each service
+// (zero time: not that systemd can tell): the moment it left "inactive",
+// which a start job passes before its first Exec line runs — so a oneshot
+// that is still running, or that ran and ended, counts as started — or,
+// for a service systemd has unloaded since (an inactive oneshot nothing
+// refers to is collected, its timestamps with it), the last "Starting"
+// message PID 1 wrote for it to the journal. A service with a start job
+// still queued in systemd (waiting for its dependencies) counts as
+// starting now: that job will run it. A run resuming one killed in step 9
+// reads this so that it never runs a oneshot a second time.
 func (m *Manager) LastStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
 	vals, err := m.properties(ctx, names, func(ctx context.Context, name string) (any, error) {
-		p, err := m.conn.GetServicePropertyContext(ctx, name, "ExecMainStartTimestamp")
+		p, err := m.conn.GetUnitPropertyContext(ctx, name, "InactiveExitTimestamp")
 		if err != nil {
 			return nil, err
 		}
 		return p.Value.Value(), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading ExecMainStartTimestamp: %w", err)
+		return nil, fmt.Errorf("reading InactiveExitTimestamp: %w", err)
 	}
 	out := map[string]time.Time{}
 	for n, v := range vals {
@@ -74,6 +83,24 @@ func (m *Manager) LastStarted(ctx context.Context, names []string) (map[string]t
 			out[n] = time.UnixMicro(int64(us))
 		} else {
 			out[n] = time.Time{}
+		}
+	}
+	logged, err := m.startsLogged(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for n, t := range logged {
+		if t.After(out[n]) {
+			out[n] = t
+		}
+	}
+	jobs, err := m.conn.ListJobsContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing systemd's jobs: %w", err)
+	}
+	for _, j := range jobs {
+		if slices.Contains(names, j.Unit) && (j.JobType == "start" || j.JobType == "restart") {
+			out[j.Unit] = time.Now()
 		}
 	}
 	return out, nil

@@ -436,3 +436,43 @@ func TestJobsManyUnits(t *testing.T) {
 		}
 	}
 }
+
+// LastStarted says a oneshot was started from the moment its start job
+// begins — while it still runs, once it ended, and while its job is still
+// queued behind a dependency — so a resumed run never runs it twice; a
+// oneshot never started since boot reads as zero.
+func TestLastStartedCountsRunningAndQueuedStarts(t *testing.T) {
+	m := dial(t)
+	ctx := context.Background()
+	const (
+		gate = "syslet-t-gate.service"
+		once = "syslet-t-once.service"
+	)
+	installUnit(t, m, runtimeUnits, gate, slowUnit)
+	installUnit(t, m, runtimeUnits, once, "[Unit]\nAfter="+gate+"\n"+slowUnit)
+	got, err := m.LastStarted(ctx, []string{once})
+	if err != nil || !got[once].IsZero() {
+		t.Fatalf("never started: %v %v", got, err)
+	}
+	t0 := time.Now()
+	for _, u := range []string{gate, once} {
+		if _, err := m.conn.StartUnitContext(ctx, u, "replace", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := m.LastStarted(ctx, []string{once})
+		if err != nil || got[once].Before(t0.Add(-time.Second)) {
+			t.Errorf("%s: LastStarted = %v %v, want at or after %v", when, got[once], err, t0)
+		}
+	}
+	check("queued behind its dependency")
+	time.Sleep(4 * time.Second) // gate done, once running
+	if st, _ := m.state(ctx, once); st.ActiveState != "activating" {
+		t.Errorf("once is %s, want activating", st.ActiveState)
+	}
+	check("running")
+	time.Sleep(3 * time.Second)
+	check("finished")
+}

@@ -115,3 +115,28 @@ func TestLastLogFailure(t *testing.T) {
 		t.Errorf("err = %v, want the unit and journalctl's stderr", err)
 	}
 }
+
+// startsLogged asks the journal for PID 1's "Starting" lines of the named
+// units only, newest first, and keeps each unit's newest.
+func TestStartsLogged(t *testing.T) {
+	out := `{"UNIT":"seed.service","__REALTIME_TIMESTAMP":"1764600000000000"}
+{"UNIT":"seed.service","__REALTIME_TIMESTAMP":"1764500000000000"}
+{"UNIT":"migrate.service","__REALTIME_TIMESTAMP":"1764400000000000"}
+not json
+`
+	prog, argsFile := fakeJournalctl(t, out, 0)
+	m := &Manager{journalctl: prog}
+	got, err := m.startsLogged(context.Background(), []string{"seed.service", "migrate.service", "never.service"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["seed.service"].UnixMicro() != 1764600000000000 || got["migrate.service"].UnixMicro() != 1764400000000000 {
+		t.Errorf("startsLogged = %v", got)
+	}
+	args, _ := os.ReadFile(argsFile)
+	for _, want := range []string{"_PID=1", "MESSAGE_ID=" + startingMessage, "UNIT=seed.service", "UNIT=never.service", "-r"} {
+		if !strings.Contains(string(args), want+"\n") {
+			t.Errorf("journalctl args lack %q:\n%s", want, args)
+		}
+	}
+}

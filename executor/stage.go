@@ -1,0 +1,253 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/plan"
+)
+
+// The staging and the undo. Before step 2 stops anything, every file write
+// of the plan is staged: its bytes written next to the target and fsynced
+// (Files.StageFile, StageDir, StageLink). A write that cannot be staged — a full
+// disk, a read-only tree — ends the run there, with everything staged
+// removed again: nothing was stopped or replaced. Steps 3 and 4 then only
+// swap (rename) what was staged into place. When the run fails before
+// step 5 — a stop that does not finish, a swap or secret that fails, the
+// journal that cannot be written — it puts back the files it swapped in
+// and starts again what step 2 stopped, so the host keeps serving what it
+// served; from step 5 on what was replaced is released and a failure
+// leaves the host as it is, for the next run (and the health gate's
+// rollback) to finish.
+
+// stage stages every file write among the actions at idx, up to
+// writeWorkers at once. When any cannot be staged, everything staged is
+// removed again, the writes that failed are journalled and reported as
+// failed, and stage returns the first failure, which ends the run.
+func (e *run) stage(p *plan.Plan, idx []int) error {
+	var writes []int
+	for _, i := range idx {
+		if fileWrites[p.Actions[i].Op] {
+			writes = append(writes, i)
+		}
+	}
+	e.staged = make(map[int]Staged, len(writes))
+	if len(writes) == 0 {
+		return nil
+	}
+	var (
+		mu     sync.Mutex
+		failed []Landed
+		wg     sync.WaitGroup
+	)
+	sem := make(chan struct{}, writeWorkers)
+	for _, i := range writes {
+		mu.Lock()
+		quit := len(failed) > 0
+		mu.Unlock()
+		if quit {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t0 := time.Now()
+			s, err := e.stageOne(p.Actions[i])
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, Landed{Index: i, Action: p.Actions[i], Err: err, Took: time.Since(t0)})
+				return
+			}
+			e.staged[i] = s
+		})
+	}
+	wg.Wait()
+	if len(failed) == 0 {
+		return nil
+	}
+	u := &Undo{}
+	for _, s := range e.staged {
+		if err := s.Undo(); err != nil {
+			u.Errors = append(u.Errors, err.Error())
+		}
+		u.Discarded++
+	}
+	e.staged = map[int]Staged{}
+	e.res.Undo = u
+	slices.SortFunc(failed, func(a, b Landed) int { return a.Index - b.Index })
+	e.settled = map[int]bool{}
+	var stopErr error
+	if batch, ok := e.opts.Recorder.(BatchRecorder); ok {
+		for _, l := range failed {
+			e.logLanded(l.Action, l.Err, l.Took)
+		}
+		if err := batch.ActionsLanded(failed); err != nil {
+			stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
+		}
+	} else {
+		for _, l := range failed {
+			if err := e.landed(l.Index, l.Action, l.Err, l.Took); err != nil && stopErr == nil {
+				stopErr = err
+			}
+		}
+	}
+	for _, l := range failed {
+		e.settled[l.Index] = true
+		e.res.Failed = append(e.res.Failed, Failure{Action: l.Action, Error: l.Err.Error()})
+	}
+	if stopErr == nil {
+		stopErr = failed[0].Err
+	}
+	return stopErr
+}
+
+// stageOne stages one file write.
+func (e *run) stageOne(a plan.Action) (Staged, error) {
+	switch a.Op {
+	case plan.OpWriteFile, plan.OpWriteUnit:
+		return e.h.Files.StageFile(a.Target, a.Content, a.Mode)
+	case plan.OpWriteDir:
+		return e.h.Files.StageDir(a.Target, a.Files)
+	case plan.OpLinkUnit:
+		return e.h.Files.StageLink(a.Target, a.Link)
+	}
+	return nil, fmt.Errorf("%s is not a file write", a.Op)
+}
+
+// swap puts the staging of action i in place.
+func (e *run) swap(i int, a plan.Action) error {
+	s := e.staged[i]
+	if s == nil {
+		return fmt.Errorf("%s %s was not staged", a.Op, a.Target)
+	}
+	e.mu.Lock()
+	e.swapped = append(e.swapped, i)
+	e.mu.Unlock()
+	return s.Swap()
+}
+
+// release lets go of what the swaps replaced (and removes anything staged
+// but never swapped): the run is past the point where it would put the
+// host back. Failing to remove a backup only leaves a leftover for the
+// next apply to remove.
+func (e *run) release() {
+	if e.released {
+		return
+	}
+	e.released = true
+	for i, s := range e.staged {
+		if err := s.Release(); err != nil {
+			e.log.Warn().Err(err).Int("action", i).Msg("leaving a temporary file for the next apply to remove")
+		}
+	}
+	e.staged = map[int]Staged{}
+}
+
+// finish settles the staging when the run ends: a run that failed before
+// step 5 (not one interrupted on purpose, which the next run resumes) is
+// undone; any other releases what it staged.
+func (e *run) finish(ctx context.Context, p *plan.Plan, stopErr error) {
+	if stopErr == nil || errors.Is(stopErr, ErrInterrupted) || e.released {
+		e.release()
+		return
+	}
+	e.undo(ctx, p)
+	e.released = true
+}
+
+// undo puts back the files the run swapped in, last first, removes what
+// it staged and did not swap, and starts again the services step 2
+// stopped that were running before the run.
+func (e *run) undo(ctx context.Context, p *plan.Plan) {
+	u := e.res.Undo
+	if u == nil {
+		u = &Undo{}
+	}
+	swapped := map[int]bool{}
+	var put []Landed
+	for k := len(e.swapped) - 1; k >= 0; k-- {
+		i := e.swapped[k]
+		swapped[i] = true
+		if err := e.staged[i].Undo(); err != nil {
+			u.Errors = append(u.Errors, err.Error())
+			continue
+		}
+		if applied := slices.IndexFunc(e.res.Applied, func(a plan.Action) bool { return a.Op == p.Actions[i].Op && a.Target == p.Actions[i].Target }); applied >= 0 {
+			e.res.Applied = slices.Delete(e.res.Applied, applied, applied+1)
+			u.Files = append(u.Files, p.Actions[i])
+			put = append(put, Landed{Index: i, Action: p.Actions[i]})
+		}
+	}
+	for i, s := range e.staged {
+		if swapped[i] {
+			continue
+		}
+		if err := s.Undo(); err != nil {
+			u.Errors = append(u.Errors, err.Error())
+		}
+		u.Discarded++
+	}
+	e.staged = map[int]Staged{}
+	if r, ok := e.opts.Recorder.(UndoRecorder); ok && len(put) > 0 {
+		if err := r.ActionsUndone(put); err != nil {
+			u.Errors = append(u.Errors, fmt.Sprintf("journalling what was put back: %v", err))
+		}
+	}
+	for _, l := range put {
+		e.log.Warn().Int("step", int(l.Action.Step)).Str("op", string(l.Action.Op)).Str("target", l.Action.Target).Msg("put back")
+	}
+	if names := e.stoppedRunning(p); len(names) > 0 {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
+		e.h.Systemd.Jobs(cctx, host.JobStart, names, func(k int, err error) {
+			if err != nil {
+				u.Errors = append(u.Errors, fmt.Sprintf("starting %s again: %v", names[k], err))
+				e.log.Error().Err(err).Str("target", names[k]).Msg("not started again")
+				return
+			}
+			u.Started = append(u.Started, names[k])
+			e.log.Warn().Str("target", names[k]).Msg("started again")
+		})
+		cancel()
+		slices.Sort(u.Started)
+	}
+	if u.Discarded > 0 || len(u.Files) > 0 || len(u.Started) > 0 || len(u.Errors) > 0 {
+		e.res.Undo = u
+	}
+}
+
+// stoppedRunning lists the services the run's stops reached (landed or
+// failed) that were running before the run, in plan order.
+func (e *run) stoppedRunning(p *plan.Plan) []string {
+	before := map[string]string{}
+	for _, u := range p.Units {
+		before[u.Service] = u.State.ActiveState
+	}
+	reached := map[string]bool{}
+	for _, a := range e.res.Applied {
+		if a.Op == plan.OpStop {
+			reached[a.Target] = true
+		}
+	}
+	for _, f := range e.res.Failed {
+		if f.Action.Op == plan.OpStop {
+			reached[f.Action.Target] = true
+		}
+	}
+	var names []string
+	for _, a := range p.Actions {
+		if a.Op != plan.OpStop || !reached[a.Target] || slices.Contains(names, a.Target) {
+			continue
+		}
+		switch before[a.Target] {
+		case "active", "reloading", "activating":
+			names = append(names, a.Target)
+		}
+	}
+	return names
+}
