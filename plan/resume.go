@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"path"
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
@@ -70,11 +69,11 @@ var deletedKind = map[Op]spec.Kind{OpDeleteVolume: spec.Volume, OpDeleteNetwork:
 func installedFor(obs *Observed, fileName string) *installedUnit {
 	p := layout.UnitPath(fileName)
 	f, ok := obs.Files[p]
-	k, name, isUnit := installedUnitName(p)
-	if !ok || !isUnit || f.Mode.IsDir() || f.Link != "" || path.Base(p) != fileName {
+	base, k, isUnit := installedFile(p)
+	if !ok || !isUnit || f.Mode.IsDir() || f.Link != "" || base != fileName {
 		return nil
 	}
-	iu := &installedUnit{path: p, fileName: fileName, name: name, kind: k, data: f.Data, host: f}
+	iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, host: f}
 	if uf, err := unit.Parse(f.Data); err == nil {
 		iu.file, iu.managed = uf, unit.Managed(uf)
 	}

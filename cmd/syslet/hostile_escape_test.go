@@ -104,6 +104,6 @@ func hostileEscapes() []hostileCase {
 			must(e.t, os.WriteFile(p, []byte("[Container]\nImage=busybox\n"), 0o644))
 			must(e.t, os.Symlink("/nowhere", filepath.Join(e.dir, "gone"+esc+".container")))
 			return []string{"adopt", filepath.Join(e.dir, "gone"+esc+".container")}
-		}, code: exitError, want: []string{`gone\x1b[2J.container is a symlink`}, not: raw},
+		}, code: exitInvalid, want: []string{`gone\x1b[2J.container: a link (to /nowhere), not a unit file`}, not: raw},
 	}
 }

@@ -201,7 +201,7 @@ func hostileReads() []hostileCase {
 		hostileCase{name: "adopt a link to a secret outside", setup: func(e *hostEnv) []string {
 			must(e.t, os.Symlink(filepath.Join(e.outside, "secret"), filepath.Join(e.dir, "x.container")))
 			return []string{"adopt", filepath.Join(e.dir, "x.container")}
-		}, code: exitError, want: []string{"syslet adopt: " + notRegular("{dir}/x.container", "a symlink")}, not: []string{"OUTSIDE-SECRET"}},
+		}, code: exitInvalid, want: []string{"syslet adopt: not adopted: {dir}/x.container: a link (to {outside}/secret), not a unit file; only a template's instances may be links"}, not: []string{"OUTSIDE-SECRET"}},
 		hostileCase{name: "adopt a unit past its cap", setup: func(e *hostEnv) []string {
 			p := filepath.Join(e.dir, "big.container")
 			f, err := os.Create(p)

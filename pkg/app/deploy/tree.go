@@ -10,8 +10,9 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// WriteTree writes what a host would get — unit files, config files,
-// config directories in their versioned layout, build contexts — under dir
+// WriteTree writes what a host would get — unit files (a template's
+// instances as links to it) and their drop-ins, config files, config
+// directories in their versioned layout, build contexts — under dir
 // as if it were "/", naming each path on w. It removes nothing already
 // there. Every path is checked before the first write, so a symlink in
 // the way fails with nothing written rather than half-way. The files are
@@ -21,7 +22,12 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	root := fsroot.New(dir)
 	var paths []string
 	for _, u := range out.Units {
-		paths = append(paths, u.Path)
+		if u.Link == "" {
+			paths = append(paths, u.Path)
+		}
+		for _, d := range u.DropIns {
+			paths = append(paths, d.Path)
+		}
 	}
 	for _, f := range out.Files {
 		paths = append(paths, f.Path)
@@ -37,16 +43,32 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	// is most of the time, and the kernel takes them in parallel in
 	// different directories. Each names what it wrote, in order.
 	units, rest := root.NewBatch(), root.NewBatch()
-	var nUnits int
+	var unitLines []string
 	var unitErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for _, u := range out.Units {
-			if unitErr = units.WriteFile(u.Path, u.File.Bytes(), 0o644); unitErr != nil {
-				return
+		unitErr = func() error {
+			for _, u := range out.Units {
+				if u.Link != "" {
+					if err := root.WriteLink(u.Path, u.Link); err != nil {
+						return err
+					}
+					unitLines = append(unitLines, u.Path+" -> "+u.Link)
+				} else {
+					if err := units.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
+						return err
+					}
+					unitLines = append(unitLines, u.Path)
+				}
+				for _, d := range u.DropIns {
+					if err := units.WriteFile(d.Path, d.Content, 0o644); err != nil {
+						return err
+					}
+					unitLines = append(unitLines, d.Path)
+				}
 			}
-			nUnits++
-		}
+			return nil
+		}()
 	})
 	var restLines []string
 	restErr := func() error {
@@ -65,8 +87,8 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		return nil
 	}()
 	wg.Wait()
-	for _, u := range out.Units[:nUnits] {
-		view.Printf(w, "%s\n", u.Path)
+	for _, l := range unitLines {
+		view.Printf(w, "%s\n", l)
 	}
 	for _, l := range restLines {
 		view.Printf(w, "%s\n", l)

@@ -62,6 +62,8 @@ func check(out *render.Output, target unit.Podman, prior report.Report, hint boo
 	units := make([]*checked, 0, len(out.Units))
 	for _, u := range out.Units {
 		c := &checked{Unit: u}
+		// An instance's lines are its template's, gated there, and its own
+		// drop-ins': only those are gated again.
 		gate(&rep, c, target, quiet(u), hint)
 		if c.gated {
 			failed[specKey(u.Spec.Source, u.Spec.Path())] = true
@@ -118,13 +120,32 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 		seen[id] = true
 		return true
 	}
+	lines := c.Lines
+	if c.Instance != "" {
+		lines = nil
+		for _, d := range c.DropIns {
+			lines = append(lines, d.Lines...)
+		}
+	}
 	newer := func(since unit.Podman) string {
 		if !hint {
 			return ""
 		}
 		return fmt.Sprintf(": if the host runs podman %s or later, say so with --podman (syslet validate --podman %s)", since, since)
 	}
-	for _, l := range c.Lines {
+	// A unit type a release does not have is told once, for the unit, by
+	// the release its type section's keys came with.
+	if sec := unit.Sections[path.Ext(c.FileName)]; sec != "" {
+		if since, ok := unit.KeySince(sec, unit.KindKey[sec]); ok && target.Less(since) {
+			c.gated = true
+			if !quiet {
+				rep.Errorf(c.Spec.Source, c.Spec.Path()+".type", spec.RuleNewerPodman,
+					"%s units need podman %s or later; these specs are checked against podman %s%s", path.Ext(c.FileName), since, target, newer(since))
+			}
+			return
+		}
+	}
+	for _, l := range lines {
 		for _, f := range unit.Features {
 			if !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) || !first("feature "+f.What) {
 				continue
@@ -192,7 +213,7 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 	// memory a validation needs.
 	parallel.Run(parallel.Parts(len(units), 256), len(units), func(_, lo, hi int) {
 		for _, c := range units[lo:hi] {
-			if f, err := c.parse(infoKeys); err == nil {
+			if f, err := c.parse(infoKeysOf(c.FileName)); err == nil {
 				c.info = unitInfo(f)
 			}
 		}
@@ -240,7 +261,9 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 			}
 			service, warnings, err := convertOne(c.file, infos)
 			c.err = err
-			if quiet(c.Unit) {
+			if quiet(c.Unit) || c.Link != "" && refused[c.Link] {
+				// An instance its template's problem also breaks: told
+				// once, at the template.
 				c.file = nil
 				return
 			}
@@ -263,16 +286,31 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		// writes the entry too.
 		parallel.Run(parallel.Parts(len(level), 256), len(level), func(_, lo, hi int) {
 			for _, c := range level[lo:hi] {
-				if !c.dup {
+				if !c.dup && c.Link == "" {
 					one(c)
 				}
 			}
 		})
 		for _, c := range level {
-			if c.dup {
+			if c.dup && c.Link == "" {
 				one(c)
 			}
 		}
+		// A template's instances (links to it) after the templates of
+		// their order, so that one whose template the converter refused
+		// is told once, at the template.
+		for _, c := range level {
+			if c.Link == "" && c.err != nil {
+				refused[c.FileName] = true
+			}
+		}
+		parallel.Run(parallel.Parts(len(level), 256), len(level), func(_, lo, hi int) {
+			for _, c := range level[lo:hi] {
+				if c.Link != "" {
+					one(c)
+				}
+			}
+		})
 		// A refusal names the unit it comes from when that one was
 		// refused itself: in an earlier order, or earlier in this one
 		// (as converting them one by one in order would tell).
@@ -280,7 +318,7 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 			if c.err == nil {
 				continue
 			}
-			if !quiet(c.Unit) {
+			if !quiet(c.Unit) && !(c.Link != "" && refused[c.Link]) {
 				because := ""
 				for _, file := range quadletFiles(c.err.Error()) {
 					if file != c.FileName && refused[file] {
@@ -308,15 +346,26 @@ var infoKeys = map[infoKey]bool{
 
 type infoKey struct{ section, key string }
 
+// infoKeysOf is infoKeys for the kinds unitInfo reads only those of, and
+// nil (the whole unit) for the others (pods, images, kubes, artifacts),
+// whose names podman's helpers derive from more keys.
+func infoKeysOf(fileName string) map[infoKey]bool {
+	switch path.Ext(fileName) {
+	case ".container", ".volume", ".network", ".build":
+		return infoKeys
+	}
+	return nil
+}
+
 // parse reads the unit as the generator would from the bytes a host gets
 // (keys newer than the linked converter withheld), or only the lines of
 // only (nil: all of them).
 func (c *checked) parse(only map[infoKey]bool) (*parser.UnitFile, error) {
-	f := c.File
+	f := c.Merged
 	switch {
 	case only != nil:
 		f = &unit.File{}
-		for _, sec := range c.File.Sections {
+		for _, sec := range c.Merged.Sections {
 			for _, e := range sec.Entries {
 				if only[infoKey{sec.Name, e.Key}] {
 					f.Add(sec.Name, e.Key, e.Value)
@@ -360,6 +409,11 @@ func unitInfo(f *parser.UnitFile) *quadlet.UnitInfo {
 		info.ResourceName = quadlet.GetContainerResourceName(f)
 	case ".build":
 		info.ResourceName = quadlet.GetBuiltImageName(f)
+	case ".artifact":
+		info.ServiceName = quadlet.GetArtifactServiceName(f)
+	case ".pod":
+		info.ContainersToStart = []string{}
+		info.ResourceName = quadlet.GetPodResourceName(f)
 	}
 	return info
 }
@@ -382,6 +436,17 @@ func convertOne(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (service
 		return quadlet.ConvertNetwork(f, infos, false)
 	case ".build":
 		return quadlet.ConvertBuild(f, infos, false)
+	case ".pod":
+		return quadlet.ConvertPod(f, infos, false)
+	case ".image":
+		service, err = quadlet.ConvertImage(f, infos, false)
+		return service, nil, err
+	case ".kube":
+		service, err = quadlet.ConvertKube(f, infos, false)
+		return service, nil, err
+	case ".artifact":
+		service, err = quadlet.ConvertArtifact(f, infos, false)
+		return service, nil, err
 	}
 	return nil, nil, fmt.Errorf("syslet does not render %s units", path.Ext(f.Filename))
 }
