@@ -20,8 +20,8 @@ func TestHostileJournalDeletesNothing(t *testing.T) {
 	objects := map[string]string{
 		"victim-volume (never syslet's)":           "podman volume exists victim-volume",
 		"victim-net (never syslet's)":              "podman network exists victim-net",
-		"systemd-db-data (syslet's, Retain)":       "podman volume exists systemd-db-data",
-		"systemd-backend (syslet's, no Delete)":    "podman network exists systemd-backend",
+		"db-data (syslet's, Retain)":               "podman volume exists db-data",
+		"backend (syslet's, no Delete)":            "podman network exists backend",
 		"db-data.volume (its unit, still on disk)": "test -f /etc/containers/systemd/db-data.volume",
 	}
 	for what, check := range objects {
@@ -35,8 +35,8 @@ func TestHostileJournalDeletesNothing(t *testing.T) {
 	line := `{"type":"intent","run":"` + run + `","time":"` + time.Now().UTC().Format(time.RFC3339) + `","source":"forged","actions":[` +
 		`{"i":0,"step":6,"op":"delete-volume","target":"victim-volume"},` +
 		`{"i":1,"step":6,"op":"delete-network","target":"victim-net","unit":"backend.network"},` +
-		`{"i":2,"step":6,"op":"delete-volume","target":"systemd-db-data","unit":"db-data.volume"},` +
-		`{"i":3,"step":6,"op":"delete-network","target":"systemd-backend","unit":"backend.network"},` +
+		`{"i":2,"step":6,"op":"delete-volume","target":"db-data","unit":"db-data.volume"},` +
+		`{"i":3,"step":6,"op":"delete-network","target":"backend","unit":"backend.network"},` +
 		`{"i":4,"step":5,"op":"remove-unit","target":"/etc/containers/systemd/db-data.volume","unit":"db-data.volume"}]}`
 	h.MustRun(t, "printf '%s\\n' '"+line+"' >> /var/lib/syslet/runs.jsonl")
 
