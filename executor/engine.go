@@ -100,7 +100,7 @@ var jobOps = map[plan.Op]host.JobOp{plan.OpStop: host.JobStop, plan.OpReload: ho
 
 // fileWrites are the actions that only write under the managed trees, each
 // to its own path: independent of each other, so they run side by side.
-var fileWrites = map[plan.Op]bool{plan.OpWriteFile: true, plan.OpWriteUnit: true, plan.OpWriteDir: true}
+var fileWrites = map[plan.Op]bool{plan.OpWriteFile: true, plan.OpWriteUnit: true, plan.OpLinkUnit: true, plan.OpWriteDir: true}
 
 // writeWorkers is how many file writes run at once: each waits for its
 // fsyncs, which the disk serves together.
@@ -276,9 +276,12 @@ func (e *run) do(ctx context.Context, i int, a plan.Action) error {
 	switch a.Op {
 	case plan.OpPull:
 		return deadline(ctx, e.opts.PullTimeout, "pulling "+a.Target, func(ctx context.Context) error {
+			if a.Pull != nil {
+				return h.Podman.PullImageWith(ctx, a.Target, *a.Pull, e.opts.Progress)
+			}
 			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
 		})
-	case plan.OpWriteFile, plan.OpWriteUnit, plan.OpWriteDir:
+	case plan.OpWriteFile, plan.OpWriteUnit, plan.OpWriteDir, plan.OpLinkUnit:
 		return e.swap(i, a)
 	case plan.OpCreateSecret:
 		vals, err := e.open(a.Secret)
@@ -291,7 +294,7 @@ func (e *run) do(ctx context.Context, i int, a plan.Action) error {
 		}
 		return h.Podman.CreateSecret(ctx, a.Target, v, a.Labels)
 	case plan.OpRemoveUnit:
-		return h.Files.Remove(a.Target, "")
+		return h.Files.Remove(a.Target, a.Root) // a drop-in's directory goes when it is left empty
 	case plan.OpRemoveFile:
 		return h.Files.Remove(a.Target, a.Root)
 	case plan.OpRemoveSecret:

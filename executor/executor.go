@@ -23,6 +23,9 @@ type Files interface {
 	StageFile(path string, data []byte, mode uint32) (Staged, error)
 	// StageDir does the same for the next version of a config dir.
 	StageDir(path string, files []host.DirFile) (Staged, error)
+	// StageLink does the same for making path a symlink to target, a
+	// name beside it (a template instance's link to its template).
+	StageLink(path, target string) (Staged, error)
 	Remove(path, stop string) error
 }
 
@@ -55,6 +58,9 @@ type Systemd interface {
 // Podman changes podman's image, volume, network and secret stores.
 type Podman interface {
 	PullImage(ctx context.Context, ref string, progress io.Writer) error
+	// PullImageWith pulls as an image unit's service would, with the
+	// unit's settings (plan.Action.Pull).
+	PullImageWith(ctx context.Context, ref string, opts host.PullOptions, progress io.Writer) error
 	RemoveImage(ctx context.Context, ref string) error
 	RemoveVolume(ctx context.Context, name string) error
 	RemoveNetwork(ctx context.Context, name string) error

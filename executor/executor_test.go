@@ -44,18 +44,21 @@ func (f *fake) call(s string) error {
 	return f.fail[s]
 }
 
-// StageFile and StageDir record the staging apart from the host's calls:
-// nothing a reader sees changes until Swap, which records "write PATH"
-// ("writedir PATH"); failing "stage PATH" fails the staging. Undo after a
-// Swap records "put back PATH".
+// StageFile, StageDir and StageLink record the staging apart from the
+// host's calls: nothing a reader sees changes until Swap, which records
+// "write PATH" ("writedir PATH", "link PATH TARGET"); failing "stage PATH"
+// fails the staging. Undo after a Swap records "put back PATH".
 func (f *fake) StageFile(p string, _ []byte, _ uint32) (executor.Staged, error) {
-	return f.stage(p, "write ")
+	return f.stage(p, "write "+p)
 }
 func (f *fake) StageDir(p string, _ []host.DirFile) (executor.Staged, error) {
-	return f.stage(p, "writedir ")
+	return f.stage(p, "writedir "+p)
+}
+func (f *fake) StageLink(p, t string) (executor.Staged, error) {
+	return f.stage(p, "link "+p+" "+t)
 }
 
-func (f *fake) stage(p, verb string) (executor.Staged, error) {
+func (f *fake) stage(p, call string) (executor.Staged, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.staging = append(f.staging, "stage "+p)
@@ -63,7 +66,7 @@ func (f *fake) stage(p, verb string) (executor.Staged, error) {
 	if err := f.fail["stage "+p]; err != nil {
 		return nil, err
 	}
-	return &fakeStaged{f: f, call: verb + p, path: p}, nil
+	return &fakeStaged{f: f, call: call, path: p}, nil
 }
 
 // fakeStaged is one staged write of a fake.
@@ -123,9 +126,12 @@ func (f *fake) LastLog(_ context.Context, n string, _ int) ([]string, error) {
 	return []string{n + ": boom"}, nil
 }
 func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { return f.call("pull " + r) }
-func (f *fake) RemoveImage(_ context.Context, r string) error            { return f.call("rmi " + r) }
-func (f *fake) RemoveVolume(_ context.Context, n string) error           { return f.call("rmvol " + n) }
-func (f *fake) RemoveNetwork(_ context.Context, n string) error          { return f.call("rmnet " + n) }
+func (f *fake) PullImageWith(_ context.Context, r string, _ host.PullOptions, _ io.Writer) error {
+	return f.call("pull-with " + r)
+}
+func (f *fake) RemoveImage(_ context.Context, r string) error   { return f.call("rmi " + r) }
+func (f *fake) RemoveVolume(_ context.Context, n string) error  { return f.call("rmvol " + n) }
+func (f *fake) RemoveNetwork(_ context.Context, n string) error { return f.call("rmnet " + n) }
 func (f *fake) CreateSecret(_ context.Context, n string, d []byte, _ map[string]string) error {
 	return f.call("secret " + n + "=" + string(d))
 }
@@ -205,16 +211,17 @@ func TestWriteFailureStops(t *testing.T) {
 // Every file write is staged before the first stop; the swaps come in
 // their steps; a run that ends well releases each.
 func TestWritesAreStagedBeforeAnyStop(t *testing.T) {
-	p := mk("pull-image img", "stop web.service", "write-file /c/web", "write-config-dir /c/app", "write-unit /u/web", "daemon-reload x", "start web.service")
+	p := mk("pull-image img", "stop web.service", "write-file /c/web", "write-config-dir /c/app", "write-unit /u/web", "link-unit /u/web@2", "daemon-reload x", "start web.service")
+	p.Actions[5].Link = "web@.container" // an instance's link is staged like a file
 	f := &fake{}
 	if _, err := apply(t, p, f); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"pull img", "stage /c/web", "stage /c/app", "stage /u/web", "stop web.service", "write /c/web", "writedir /c/app", "write /u/web",
-		"release /c/web", "release /c/app", "release /u/web", "daemon-reload", "start web.service"}
+	want := []string{"pull img", "stage /c/web", "stage /c/app", "stage /u/web", "stage /u/web@2", "stop web.service", "write /c/web", "writedir /c/app", "write /u/web", "link /u/web@2 web@.container",
+		"release /c/web", "release /c/app", "release /u/web", "release /u/web@2", "daemon-reload", "start web.service"}
 	got := slices.Clone(f.seq)
 	// The stagings, the writes of one step and the releases run in any order.
-	for _, r := range [][2]int{{1, 4}, {5, 7}, {8, 11}} {
+	for _, r := range [][2]int{{1, 5}, {6, 8}, {8, 10}, {10, 14}} {
 		slices.Sort(got[r[0]:r[1]])
 		slices.Sort(want[r[0]:r[1]])
 	}

@@ -14,7 +14,7 @@ import (
 
 // The staging and the undo. Before step 2 stops anything, every file write
 // of the plan is staged: its bytes written next to the target and fsynced
-// (Files.StageFile, StageDir). A write that cannot be staged — a full
+// (Files.StageFile, StageDir, StageLink). A write that cannot be staged — a full
 // disk, a read-only tree — ends the run there, with everything staged
 // removed again: nothing was stopped or replaced. Steps 3 and 4 then only
 // swap (rename) what was staged into place. When the run fails before
@@ -114,6 +114,8 @@ func (e *run) stageOne(a plan.Action) (Staged, error) {
 		return e.h.Files.StageFile(a.Target, a.Content, a.Mode)
 	case plan.OpWriteDir:
 		return e.h.Files.StageDir(a.Target, a.Files)
+	case plan.OpLinkUnit:
+		return e.h.Files.StageLink(a.Target, a.Link)
 	}
 	return nil, fmt.Errorf("%s is not a file write", a.Op)
 }

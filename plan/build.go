@@ -34,6 +34,17 @@ type builder struct {
 	children map[string][]string             // observed paths by parent directory
 	dirFiles map[string]map[string]host.File // config dirs as read, by path (configDir)
 	dropIns  map[string][]byte               // drop-ins this plan writes (content) or removes (nil), relative to the unit dir
+	// held are the units left as they are because they were edited by
+	// hand (a held template holds its instances too); filesChanged the
+	// templates whose config files changed (their instances restart).
+	heldUnits   map[string]bool
+	dirsChanged map[string]bool // templates whose config dirs changed (their instances reload)
+	// The drop-ins of the unit directory as read (dropins.go), and their
+	// names by directory.
+	curDropIns   map[string][]byte
+	curDirs      map[string][]string
+	roots        map[string]string // files roots of desired units → a unit keeping it (stale.go)
+	filesChanged map[string]bool
 }
 
 // Build compares desired and observed state and returns the plan. It is
@@ -41,22 +52,28 @@ type builder struct {
 // are the guardrails' switches (drift.go).
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
-		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{}}
+		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{},
+		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}}
 	// Indexing the desired and observed files and parsing the installed
 	// units touch different parts of the builder: done side by side.
 	var wg sync.WaitGroup
 	wg.Go(b.readInstalled)
 	b.index()
 	wg.Wait()
+	// Resources first, then what runs in order of dependence: a pod
+	// before its containers (which restart with it), containers before
+	// kube units.
 	for _, u := range out.Units {
-		if u.Kind != spec.Container {
+		if !runs(u.Kind) {
 			b.resource(u)
 		}
 	}
 	b.secretChanges()
-	for _, u := range out.Units {
-		if u.Kind == spec.Container {
-			b.container(u)
+	for _, k := range []spec.Kind{spec.Pod, spec.Container, spec.Kube} {
+		for _, u := range out.Units {
+			if u.Kind == k {
+				b.container(u)
+			}
 		}
 	}
 	b.stale()
@@ -86,7 +103,7 @@ func (b *builder) index() {
 		if i := strings.LastIndexByte(p, '/'); i > 0 {
 			b.children[p[:i]] = append(b.children[p[:i]], p)
 		}
-		for _, root := range [...]string{layout.ConfigRoot, layout.BuildRoot} {
+		for _, root := range [...]string{layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot} {
 			if len(p) > len(root)+1 && p[len(root)] == '/' && strings.HasPrefix(p, root) {
 				end := len(p)
 				if i := strings.IndexByte(p[len(root)+1:], '/'); i >= 0 {
@@ -120,13 +137,18 @@ func (b *builder) unwrite(path string) {
 // irreversible are the ops no rollback undoes: what they delete is gone.
 var irreversible = map[Op]bool{OpDeleteVolume: true, OpDeleteNetwork: true, OpDeleteImage: true}
 
+// runs reports whether a kind's service runs something (and is started,
+// restarted and stopped like a container) rather than creating a podman
+// object once.
+func runs(k spec.Kind) bool { return k == spec.Container || k == spec.Pod || k == spec.Kube }
+
 func kindRank(k spec.Kind) int {
 	return slices.Index(spec.Kinds, k)
 }
 
 func newChange(u *render.Unit) UnitChange {
 	return UnitChange{FileName: u.FileName, Path: u.Path, Service: u.Service, Kind: u.Kind, Effect: EffectNone,
-		Source: u.Spec.Source + " " + u.Spec.Path()}
+		Source: u.Spec.Source + " " + u.Spec.Path(), Template: u.Template, Instance: u.Instance}
 }
 
 func (b *builder) pull(ref, owner string) {

@@ -12,7 +12,7 @@ func (p *Plan) Count() Counts {
 		switch u.Effect {
 		case EffectCreate:
 			c.Create++
-		case EffectRestart, EffectRecreate, EffectRebuild, EffectRun, EffectUpdate:
+		case EffectRestart, EffectRecreate, EffectRebuild, EffectPull, EffectRun, EffectUpdate:
 			c.Change++
 		case EffectReload:
 			c.Reload++

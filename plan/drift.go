@@ -120,7 +120,11 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		if b.opts.Written[p][sum.Hex()] {
 			continue // an interrupted run wrote it before recording it
 		}
-		out = append(out, edit{path: p, cur: cur, kind: render.ConfigFile})
+		kind := render.ConfigFile
+		if strings.HasPrefix(p, layout.UnitDir+"/") {
+			kind = render.DropInFile
+		}
+		out = append(out, edit{path: p, cur: cur, kind: kind})
 	}
 	return out
 }
@@ -209,6 +213,7 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	for _, f := range b.ownFiles[u.FileName] {
 		desired[f.Path] = f.Content
 	}
+	maps.Copy(desired, b.desiredDropIns(u))
 	dirs := b.ownDirs[u.FileName]
 	edited := append(b.edits(iu, want, desired), b.dirEdits(iu, dirs)...)
 	if len(edited) == 0 {

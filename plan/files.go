@@ -38,9 +38,9 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 		b.p.Files = append(b.p.Files, fc)
 		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Content: f.Content, Mode: f.Mode, Reason: reason}, rank)
 	}
-	root := layout.ConfigDirOf(u.Name)
-	if u.Kind == spec.Build {
-		root = layout.BuildDirOf(u.Name)
+	root := filesRoot(u.Kind, u.Name)
+	if root == "" {
+		return changed
 	}
 	for _, p := range b.staleUnder(root, u.FileName) {
 		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
@@ -202,4 +202,19 @@ func (b *builder) staleUnder(root, owner string) []string {
 		stale = append(stale, p)
 	}
 	return stale
+}
+
+// filesRoot is the directory holding all of a unit's files, removed whole
+// with the unit: a container's config, a build's context, a kube unit's
+// YAML; "" for the kinds that have none.
+func filesRoot(k spec.Kind, name string) string {
+	switch k {
+	case spec.Container:
+		return layout.ConfigDirOf(name)
+	case spec.Build:
+		return layout.BuildDirOf(name)
+	case spec.Kube:
+		return layout.KubeDirOf(name)
+	}
+	return ""
 }

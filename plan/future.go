@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -26,12 +27,19 @@ func (b *builder) finish() {
 			continue
 		}
 		rel := strings.TrimPrefix(p, layout.UnitDir+"/")
+		data := f.Data
 		if f.Link != "" {
-			continue
+			// A link to a unit file beside it (an instance's to its
+			// template) is what the generator reads as that file.
+			t, ok := b.obs.Files[path.Join(path.Dir(p), f.Link)]
+			if strings.Contains(f.Link, "/") || !ok || t.Link != "" || t.Mode.IsDir() {
+				continue
+			}
+			data = t.Data
 		}
-		b.p.Current[rel] = f.Data
+		b.p.Current[rel] = data
 		if _, ok := b.inst[rel]; !ok {
-			b.p.Future[rel] = f.Data
+			b.p.Future[rel] = data
 		}
 	}
 	for rel, data := range b.dropIns {

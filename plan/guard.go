@@ -81,7 +81,13 @@ func linkRefusals(out *render.Output, obs *Observed) []Refusal {
 		}
 	}
 	for _, u := range out.Units {
+		if f, ok := obs.Files[u.Path]; ok && u.Link != "" && f.Link == u.Link {
+			seen[u.Path] = true // an instance's own link
+		}
 		check(u.Path, u.FileName, false)
+		for _, d := range u.DropIns {
+			check(d.Path, u.FileName, false)
+		}
 	}
 	for _, f := range out.Files {
 		check(f.Path, f.Owner, false)

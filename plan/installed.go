@@ -1,9 +1,11 @@
 package plan
 
 import (
-	"path"
+	"slices"
+	"strings"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -14,7 +16,16 @@ type installedUnit struct {
 	kind                 spec.Kind
 	data                 []byte
 	file                 *unit.File // nil when the file does not parse
-	managed              bool       // carries the [X-Syslet] marker
+	// managed: carries the [X-Syslet] marker; an instance link is
+	// syslet's when its template is and lists it (KeyInstance).
+	managed bool
+	service string // what quadlet names its service (ServiceName= included)
+	// Templates: template is set on NAME@.KIND; an instance is a link
+	// (link: the template's file name it points to) and data is the
+	// template's.
+	template bool
+	instance string
+	link     string
 }
 
 // removalAllowed reads the installed marker; only an explicit "false"
@@ -31,9 +42,21 @@ func (iu *installedUnit) reclaimDelete() bool {
 	return v == string(spec.Delete)
 }
 
-// resourceName is the podman object an installed volume, network or build
-// manages.
+// resourceName is the podman object an installed volume, network, build
+// or image unit manages ("" for the kinds whose object goes with their
+// service: pods, kube units, artifacts, containers).
 func (iu *installedUnit) resourceName() string {
+	switch iu.kind {
+	case spec.Image:
+		if v, ok := iu.file.Last(unit.Image, unit.KeyImageTag); ok && v != "" {
+			return v
+		}
+		v, _ := iu.file.Last(unit.Image, unit.KeyImage)
+		return v
+	case spec.Volume, spec.Network, spec.Build:
+	default:
+		return ""
+	}
 	key := map[spec.Kind]string{spec.Volume: unit.KeyVolumeName, spec.Network: unit.KeyNetworkName, spec.Build: unit.KeyImageTag}[iu.kind]
 	sec := map[spec.Kind]string{spec.Volume: unit.Volume, spec.Network: unit.Network, spec.Build: unit.Build}[iu.kind]
 	if v, ok := iu.file.Last(sec, key); ok {
@@ -48,15 +71,29 @@ func (iu *installedUnit) resourceName() string {
 func (b *builder) readInstalled() {
 	b.installedImages = map[string]bool{}
 	for p, f := range b.obs.Files {
-		k, name, ok := installedUnitName(p)
-		if !ok || f.Mode.IsDir() || f.Link != "" {
+		fileName, k, ok := installedFile(p)
+		if !ok || f.Mode.IsDir() {
 			continue
 		}
-		iu := &installedUnit{path: p, fileName: path.Base(p), name: name, kind: k, data: f.Data}
-		if uf, err := unit.Parse(f.Data); err == nil {
-			iu.file = uf
-			iu.managed = unit.Managed(uf)
+		iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data}
+		tmpl, inst, isTemplate := layout.Template(fileName)
+		switch {
+		case f.Link != "":
+			// Only an instance's link to its template beside it is a unit
+			// syslet reads; other links are not syslet's to judge.
+			t, ok := b.obs.Files[layout.UnitPath(tmpl)]
+			if !isTemplate || inst == "" || f.Link != tmpl || !ok || t.Link != "" || t.Mode.IsDir() {
+				continue
+			}
+			iu.link, iu.instance, iu.data = tmpl, inst, t.Data
+		case isTemplate && inst == "":
+			iu.template = true
 		}
+		if uf, err := unit.Parse(iu.data); err == nil {
+			iu.file = uf
+			iu.managed = unit.Managed(uf) && iu.link == ""
+		}
+		iu.service = unit.ServiceOf(fileName, iu.file)
 		if iu.managed {
 			switch k {
 			case spec.Container:
@@ -67,10 +104,33 @@ func (b *builder) readInstalled() {
 				if tag, ok := iu.file.Last(unit.Build, unit.KeyImageTag); ok {
 					b.installedImages[tag] = true
 				}
+			case spec.Image:
+				if res := iu.resourceName(); res != "" {
+					b.installedImages[res] = true
+				}
 			}
 		}
 		b.inst[iu.fileName] = iu
 	}
+	// An instance link is syslet's when its template is and lists it.
+	for _, iu := range b.inst {
+		if iu.link == "" {
+			continue
+		}
+		if t := b.inst[iu.link]; t != nil && t.managed && slices.Contains(t.file.Lookup(unit.Syslet, unit.KeyInstance), iu.instance) {
+			iu.managed = true
+		}
+	}
+}
+
+// unitBase is the spec name a unit file belongs to: "web" for
+// web.container, web@.container and web@1.container.
+func unitBase(fileName string, k spec.Kind) string {
+	base := strings.TrimSuffix(fileName, k.Ext())
+	if t, _, ok := strings.Cut(base, "@"); ok {
+		return t
+	}
+	return base
 }
 
 // state is the unit's current state. Without a systemd reader the plan
@@ -89,7 +149,7 @@ func (b *builder) state(service string, iu *installedUnit) host.UnitState {
 	}
 	st.LoadState = "loaded"
 	switch iu.kind {
-	case spec.Volume, spec.Network:
+	case spec.Volume, spec.Network, spec.Pod, spec.Kube, spec.Image, spec.Artifact:
 		st.ActiveState = "active"
 	case spec.Container:
 		if t, _ := iu.file.Last(unit.Service, unit.KeyType); t != "oneshot" && len(iu.file.Lookup(unit.Install, unit.KeyWantedBy)) > 0 {

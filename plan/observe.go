@@ -1,10 +1,10 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -81,7 +81,9 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	obs.StoreKnown = src.Store != nil
 	declared := make([]string, 0, len(out.Units))
 	for _, u := range out.Units {
-		declared = append(declared, u.Service)
+		if !u.Template {
+			declared = append(declared, u.Service)
+		}
 	}
 	slices.Sort(declared)
 	declared = slices.Compact(declared)
@@ -96,7 +98,7 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		secretsRead                bool
 	)
 	wg.Go(func() {
-		files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
+		files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot)
 	})
 	if src.Units != nil && len(declared) > 0 {
 		wg.Go(func() {
@@ -146,11 +148,9 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 
 	if src.Units != nil {
 		var installed []string
-		for p := range files {
-			if _, _, ok := installedUnitName(p); ok {
-				if s := layout.Service(path.Base(p)); !declaredHas(declared, s) {
-					installed = append(installed, s)
-				}
+		for _, s := range installedServices(files) {
+			if !declaredHas(declared, s) {
+				installed = append(installed, s)
 			}
 		}
 		if len(installed) > 0 {
@@ -227,9 +227,9 @@ func imagesToCheck(out *render.Output) []string {
 	var refs []string
 	for _, u := range out.Units {
 		switch {
-		case u.Kind == spec.Container && u.Image != "" && u.State != spec.Stopped:
+		case u.Kind == spec.Container && u.Image != "" && u.State != spec.Stopped && !u.Template:
 			refs = append(refs, u.Image)
-		case u.Kind == spec.Build && u.Resource != "":
+		case (u.Kind == spec.Build || u.Kind == spec.Image) && u.Resource != "":
 			refs = append(refs, u.Resource)
 		}
 	}
@@ -237,27 +237,60 @@ func imagesToCheck(out *render.Output) []string {
 	return slices.Compact(refs)
 }
 
-// installedUnitName recognises a top-level unit file of one of the four
-// kinds syslet writes.
-func installedUnitName(p string) (spec.Kind, string, bool) {
+// installedFile recognises a top-level quadlet unit file of the unit
+// directory: its file name and kind.
+func installedFile(p string) (string, spec.Kind, bool) {
 	i := strings.LastIndexByte(p, '/')
 	if i < 0 || p[:i] != layout.UnitDir {
 		return "", "", false
 	}
 	base := p[i+1:]
-	for _, k := range []spec.Kind{spec.Container, spec.Volume, spec.Network, spec.Build} {
-		if name, ok := strings.CutSuffix(base, k.Ext()); ok && name != "" {
-			return k, name, true
-		}
+	k := spec.KindOfFile(base)
+	if k == "" || base == k.Ext() || strings.HasPrefix(base, ".") {
+		return "", "", false
 	}
-	return "", "", false
+	return base, k, true
+}
+
+// installedServices lists the services of the installed units (as
+// quadlet names them: ServiceName= read from the file), without
+// templates, which have none to start or stop, and without links other
+// than an instance's to its template beside it.
+func installedServices(files map[string]host.File) []string {
+	var out []string
+	for p, f := range files {
+		fileName, _, ok := installedFile(p)
+		if !ok || f.Mode.IsDir() {
+			continue
+		}
+		data := f.Data
+		tmpl, inst, isTemplate := layout.Template(fileName)
+		switch {
+		case isTemplate && inst == "" && f.Link == "":
+			continue
+		case f.Link != "":
+			t, ok := files[layout.UnitPath(tmpl)]
+			if !isTemplate || inst == "" || f.Link != tmpl || !ok || t.Link != "" {
+				continue
+			}
+			data = t.Data
+		}
+		svc := layout.Service(fileName)
+		if bytes.Contains(data, []byte(unit.KeyServiceName)) {
+			if uf, err := unit.Parse(data); err == nil {
+				svc = unit.ServiceOf(fileName, uf)
+			}
+		}
+		out = append(out, svc)
+	}
+	return out
 }
 
 // managedBefore reports whether any unit file in the unit directory looks
 // like one syslet wrote.
 func managedBefore(files map[string]host.File) bool {
 	for p, f := range files {
-		if _, _, ok := installedUnitName(p); ok {
+		if _, _, ok := installedFile(p); ok && f.Link == "" {
 			if uf, err := unit.Parse(f.Data); err == nil && unit.Managed(uf) {
 				return true
 			}

@@ -38,7 +38,7 @@ func sortActions(as []Action) {
 
 // opOrder orders the ops that share a step: a unit is removed before the
 // directory of its config files.
-var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpRemoveUnit, OpRemoveFile,
+var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpLinkUnit, OpRemoveUnit, OpRemoveFile,
 	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpStart}
 
 // contentDigest is how an action's content is recorded (the bare

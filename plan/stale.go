@@ -27,15 +27,23 @@ func (b *builder) stale() {
 		if b.desired[n] != nil {
 			continue
 		}
-		service := layout.Service(iu.fileName)
+		service := iu.service
 		b.p.Future[iu.fileName] = iu.data
 		st := b.state(service, iu)
-		uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, State: st, Before: beforeState(st), After: beforeState(st)}
+		uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, State: st, Before: beforeState(st), After: beforeState(st),
+			Template: iu.template, Instance: iu.instance}
+		if iu.template {
+			uc.Before, uc.After = "-", "-"
+		}
 		switch {
 		case !iu.managed:
 			uc.Effect = EffectIgnore
-			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "not managed by syslet (no [X-Syslet] marker): left alone"})
-		case b.heldStale(iu, &uc):
+			msg := "not managed by syslet (no [X-Syslet] marker): left alone"
+			if iu.link != "" {
+				msg = "a link to " + iu.link + " that its marker does not list as syslet's instance: left alone"
+			}
+			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: msg})
+		case iu.link == "" && b.heldStale(iu, &uc):
 		case !iu.removalAllowed():
 			uc.Effect = EffectKeep
 			uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}
@@ -44,22 +52,29 @@ func (b *builder) stale() {
 			delete(b.p.Future, iu.fileName)
 			uc.Effect, uc.After = EffectRemove, "removed"
 			uc.Reasons = []string{"no spec declares it"}
-			uc.Keys = diffKeys(iu.file, &unit.File{})
+			if iu.link != "" {
+				uc.Reasons = []string{"instance " + iu.instance + " of " + iu.link + ": no spec lists it any more"}
+			} else {
+				uc.Keys = diffKeys(iu.file, &unit.File{})
+			}
+			if iu.template {
+				uc.After = "-"
+			}
 			rank := kindRank(iu.kind)
-			if running(st) || st.Failed() {
+			if !iu.template && (running(st) || st.Failed()) {
 				b.add(Action{Op: OpStop, Target: service, Unit: n, Reason: "removed"}, rank)
 			}
-			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: n, Reason: "no spec declares it"}, rank)
-			b.unpinStale(iu, rank)
-			var dir string
-			switch iu.kind {
-			case spec.Container:
-				dir = layout.ConfigDirOf(iu.name)
-			case spec.Build:
-				dir = layout.BuildDirOf(iu.name)
+			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: n, Reason: uc.Reasons[0]}, rank)
+			if iu.link != "" {
+				b.removeRecordedDropIns(b.inst[iu.link], iu.fileName, false, rank)
+			} else {
+				b.removeRecordedDropIns(iu, iu.fileName, true, rank)
 			}
-			if _, ok := b.obs.Files[dir]; ok && dir != "" {
-				b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: n, Reason: "its unit is removed"}, rank)
+			b.unpinStale(iu, rank)
+			if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
+				if _, ok := b.obs.Files[dir]; ok {
+					b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: n, Reason: "its unit is removed"}, rank)
+				}
 			}
 			if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
 				switch keep := b.keepResource(iu, res); {
@@ -67,7 +82,7 @@ func (b *builder) stale() {
 					uc.Reasons = append(uc.Reasons, keep)
 					b.p.Notes = append(b.p.Notes, Note{Unit: n, Message: keep})
 				case iu.reclaimDelete():
-					op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage}[iu.kind]
+					op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage, spec.Image: OpDeleteImage}[iu.kind]
 					b.add(Action{Op: op, Target: res, Unit: n, Reason: "reclaimPolicy Delete"}, rank)
 					uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
 				default:
@@ -79,6 +94,22 @@ func (b *builder) stale() {
 	}
 }
 
+// dirInUse reports whether a desired unit other than fileName keeps dir:
+// a container web and a template web@.container share a config
+// directory's name, and the one that stays keeps it.
+func (b *builder) dirInUse(dir, fileName string) bool {
+	if b.roots == nil {
+		b.roots = map[string]string{}
+		for _, u := range b.out.Units {
+			if r := filesRoot(u.Kind, u.Name); r != "" && u.Link == "" {
+				b.roots[r] = u.FileName
+			}
+		}
+	}
+	owner, ok := b.roots[dir]
+	return ok && owner != fileName
+}
+
 // orphans removes config and build directories that belong to no unit at
 // all, desired or installed (left behind by an interrupted run or an
 // older syslet).
@@ -87,17 +118,21 @@ func (b *builder) orphans() {
 		if !f.Mode.IsDir() {
 			continue
 		}
-		var ext string
+		var kind spec.Kind
 		switch path.Dir(p) {
 		case layout.ConfigRoot:
-			ext = ".container"
+			kind = spec.Container
 		case layout.BuildRoot:
-			ext = ".build"
+			kind = spec.Build
+		case layout.KubeRoot:
+			kind = spec.Kube
 		default:
 			continue
 		}
-		fn := path.Base(p) + ext
-		if b.desired[fn] != nil || b.inst[fn] != nil {
+		// A container's config dir may belong to a template as well.
+		fn := path.Base(p) + kind.Ext()
+		tn := path.Base(p) + "@" + kind.Ext()
+		if b.desired[fn] != nil || b.inst[fn] != nil || b.desired[tn] != nil || b.inst[tn] != nil {
 			continue
 		}
 		b.add(Action{Op: OpRemoveFile, Target: p, Root: path.Dir(p), Reason: "no unit owns it"}, 9)

@@ -62,6 +62,7 @@ const (
 	OpWriteDir      Op = "write-config-dir"
 	OpCreateSecret  Op = "create-secret"
 	OpWriteUnit     Op = "write-unit"
+	OpLinkUnit      Op = "link-unit" // an instance: NAME@INSTANCE.KIND → its template
 	OpRemoveUnit    Op = "remove-unit"
 	OpRemoveFile    Op = "remove-file"
 	OpRemoveSecret  Op = "remove-secret"
@@ -82,6 +83,7 @@ var opStep = map[Op]Step{
 	OpWriteDir:      StepWriteConfig,
 	OpCreateSecret:  StepWriteConfig,
 	OpWriteUnit:     StepWriteUnits,
+	OpLinkUnit:      StepWriteUnits,
 	OpRemoveUnit:    StepPrune,
 	OpRemoveFile:    StepPrune,
 	OpRemoveSecret:  StepPrune,
@@ -110,6 +112,12 @@ type Action struct {
 
 	Content []byte `json:"-"`              // OpWriteFile, OpWriteUnit
 	Mode    uint32 `json:"mode,omitempty"` // OpWriteFile, OpWriteUnit
+	// Link is what an OpLinkUnit's link points to: the template's file
+	// name, beside it.
+	Link string `json:"link,omitempty"`
+	// Pull is how an OpPull of an image unit's image pulls it (the unit's
+	// [Image] settings); nil pulls as podman does by default.
+	Pull *host.PullOptions `json:"pull,omitempty"`
 	// Carried marks an action an earlier, unfinished run planned and that
 	// this plan does again.
 	Carried bool `json:"carried,omitempty"`
@@ -146,6 +154,7 @@ const (
 	EffectRestart  Effect = "restart"
 	EffectRecreate Effect = "recreate" // volume / network removed and created again
 	EffectRebuild  Effect = "rebuild"
+	EffectPull     Effect = "pull"   // an image unit's image pulled again (its containers restart when the unit changed)
 	EffectStart    Effect = "start"  // unchanged, but not running
 	EffectStop     Effect = "stop"   // desiredState stopped, but running
 	EffectRun      Effect = "run"    // a oneshot runs again
@@ -158,10 +167,14 @@ const (
 
 // UnitChange is the plan's verdict on one unit file, desired or installed.
 type UnitChange struct {
-	FileName string         `json:"fileName"`
-	Path     string         `json:"path"`
-	Service  string         `json:"service"`
-	Kind     spec.Kind      `json:"kind"`
+	FileName string    `json:"fileName"`
+	Path     string    `json:"path"`
+	Service  string    `json:"service"`
+	Kind     spec.Kind `json:"kind"`
+	// Template is set on a template (NAME@.container), which has no
+	// service of its own; Instance on each of its instances.
+	Template bool           `json:"template,omitempty"`
+	Instance string         `json:"instance,omitempty"`
 	Effect   Effect         `json:"effect"`
 	Reasons  []string       `json:"reasons,omitempty"`
 	Source   string         `json:"source,omitempty"` // spec that declares it
@@ -260,7 +273,7 @@ var ErrRefused = errors.New("the plan has refusals")
 // is when staging and a daemon-reload are needed.
 func (p *Plan) WritesUnits() bool {
 	for _, a := range p.Actions {
-		if a.Op == OpWriteUnit || a.Op == OpRemoveUnit {
+		if a.Op == OpWriteUnit || a.Op == OpLinkUnit || a.Op == OpRemoveUnit {
 			return true
 		}
 	}

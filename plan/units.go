@@ -11,8 +11,12 @@ import (
 )
 
 // compare classifies a desired unit against its installed file: new,
-// identical, metadata-only, or changed (with the key changes).
+// identical, metadata-only, or changed (with the key changes). The unit
+// is judged with the drop-ins that apply to it merged in (dropins.go).
 func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, changed, meta, ok bool) {
+	if u.Link != "" {
+		return b.compareInstance(u, uc)
+	}
 	iu = b.inst[u.FileName]
 	adopted := iu != nil && !iu.managed && b.takeOver(u, iu, uc)
 	if iu != nil && !iu.managed && !adopted {
@@ -28,6 +32,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		uc.Write = true
 		uc.Keys = diffKeys(&unit.File{}, u.File)
 		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: "new unit"}, kindRank(u.Kind))
+		b.planDropIns(u, nil, uc)
 		return nil, false, false, true
 	}
 	// A unit that means the same as the installed one is left as it is,
@@ -35,17 +40,24 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	// another tool (or an earlier syslet) never cause a write, a restart
 	// or a recreation.
 	if b.held(u, iu, uc, want) {
+		b.heldUnits[u.FileName] = true
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}
-	if bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File)) {
+	dropIns := b.planDropIns(u, iu, uc)
+	sameUnit := bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File))
+	if sameUnit && !dropIns {
 		b.p.Future[u.FileName] = iu.data
 		return iu, false, false, true
 	}
-	uc.Write = true
-	uc.Keys = diffKeys(iu.file, u.File)
+	uc.Write = !sameUnit
+	if sameUnit {
+		b.p.Future[u.FileName] = iu.data
+	}
+	old, neu := b.merged(iu.file, u.FileName, false), b.merged(u.File, u.FileName, true)
+	uc.Keys = diffKeys(old, neu)
 	b.removalDefault(u, iu)
-	meta = adopted || unit.Same(iu.file.WithoutMetadata(), u.File.WithoutMetadata())
+	meta = unit.Same(old.WithoutMetadata(), neu.WithoutMetadata())
 	reason := "unit changed"
 	switch {
 	case meta:
@@ -53,8 +65,66 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	case adoptedBuild(u, uc.Keys):
 		meta, reason = true, "adopted from the earlier syslet"
 	}
-	b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: reason}, kindRank(u.Kind))
+	if !sameUnit {
+		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: reason}, kindRank(u.Kind))
+	}
 	return iu, !meta, meta, true
+}
+
+// compareInstance classifies an instance of a template: its link, its
+// own drop-ins, and what its template (merged with the template's drop-ins
+// and its own) means now and after the apply. A change to the template's
+// metadata alone (its marker lists the instances) is no change to an
+// instance.
+func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installedUnit, changed, meta, ok bool) {
+	iu = b.inst[u.FileName]
+	tmpl := b.desired[u.Link]
+	if b.heldUnits[u.Link] {
+		if iu != nil {
+			b.p.Future[u.FileName] = iu.data
+		}
+		st := b.state(u.Service, iu)
+		uc.State, uc.Before, uc.After = st, beforeState(st), beforeState(st)
+		uc.Effect = EffectDrift
+		uc.Reasons = append(uc.Reasons, "its template "+u.Link+" was edited by hand and is kept as it is; so is this instance")
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
+	switch {
+	case iu == nil || iu.managed:
+	case iu.link == u.Link:
+		uc.Reasons = append(uc.Reasons, "taken over: the link to "+u.Link+" is there already")
+	case iu.file != nil && unit.SameMeaning(iu.file, tmpl.File):
+		uc.Reasons = append(uc.Reasons, "taken over: the unit says what "+u.Link+" says; it becomes a link to it")
+	default:
+		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
+			Message: fmt.Sprintf("%s exists on the host and is not an instance link to %s; syslet will not overwrite it (remove or rename it, or drop the instance)", u.Path, u.Link)})
+		uc.Effect = EffectIgnore
+		b.p.Units = append(b.p.Units, *uc)
+		return iu, false, false, false
+	}
+	b.p.Future[u.FileName] = tmpl.File.Bytes()
+	link := iu == nil || iu.link != u.Link
+	if link {
+		uc.Write = true
+		b.add(Action{Op: OpLinkUnit, Target: u.Path, Link: u.Link, Unit: u.FileName, Reason: "instance " + u.Instance + " of " + u.Link}, kindRank(u.Kind))
+	}
+	var owner *installedUnit
+	if t := b.inst[u.Link]; t != nil {
+		owner = t
+	}
+	dropIns := b.planDropIns(u, owner, uc)
+	if iu == nil {
+		return nil, false, false, true
+	}
+	old, neu := b.merged(iu.file, u.FileName, false), b.merged(tmpl.File, u.FileName, true)
+	oldM, neuM := old.WithoutMetadata(), neu.WithoutMetadata()
+	same := unit.Same(oldM, neuM)
+	if same && !link && !dropIns {
+		return iu, false, false, true
+	}
+	uc.Keys = diffKeys(oldM, neuM)
+	return iu, !same, same, true
 }
 
 // resource plans a volume, network or build unit.
@@ -74,8 +144,11 @@ func (b *builder) resource(u *render.Unit) {
 		uc.Effect = EffectCreate
 		uc.Reasons = append(uc.Reasons, "new "+string(u.Kind))
 		uc.After = "active"
-		if u.Kind == spec.Build {
+		switch u.Kind {
+		case spec.Build:
 			uc.After = "built"
+		case spec.Image:
+			b.pullUnit(u, "new image unit")
 		}
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
 	case changed && u.Kind == spec.Volume && b.opts.Rollback:
@@ -109,6 +182,8 @@ func (b *builder) resource(u *render.Unit) {
 		b.add(Action{Op: op, Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options"}, rank)
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
 		uc.After = "active"
+	case u.Kind == spec.Image || u.Kind == spec.Artifact:
+		b.pulled(u, iu, &uc, changed, meta)
 	case u.Kind == spec.Build && (changed || contextChanged || !b.imagePresent(u.Resource)):
 		uc.Effect = EffectRebuild
 		switch {
@@ -132,6 +207,9 @@ func (b *builder) resource(u *render.Unit) {
 	b.p.Units = append(b.p.Units, uc)
 }
 
+// container plans a unit whose service runs something: a container (a
+// template's instances each on their own; the template, which has no
+// service, only as files), a pod or a kube unit.
 func (b *builder) container(u *render.Unit) {
 	uc := newChange(u)
 	iu, changed, meta, ok := b.compare(u, &uc)
@@ -145,17 +223,50 @@ func (b *builder) container(u *render.Unit) {
 		moves, rest := configMountMoves(u, uc.Keys)
 		uc.Reasons = append(uc.Reasons, moves...)
 		if len(rest) > 0 || len(moves) == 0 {
-			uc.Reasons = append(uc.Reasons, summarizeKeys(rest))
+			what := summarizeKeys(rest)
+			if u.Link != "" {
+				what = u.Link + " (with its drop-ins): " + what
+			}
+			uc.Reasons = append(uc.Reasons, what)
 		}
 	}
 	restart := changed
-	if b.files(u, &uc) {
+	filesChanged := u.Link == "" && b.files(u, &uc)
+	if filesChanged {
 		restart = true
 	}
-	if b.pin(u, &uc) {
+	if !u.Template && b.pin(u, &uc) {
 		restart = true
 	}
 	reload := b.dirs(u, &uc)
+	if u.Template {
+		// The template's own service is never started: its instances
+		// restart or reload for what changed in it.
+		b.filesChanged[u.FileName], b.dirsChanged[u.FileName] = filesChanged, reload
+		uc.Before, uc.After = "-", "-"
+		switch {
+		case iu == nil:
+			uc.Effect = EffectCreate
+			uc.Reasons = append(uc.Reasons, "new template")
+		case restart || reload:
+			uc.Effect = EffectUpdate
+		case meta:
+			uc.Effect = EffectMetadata
+			uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		}
+		b.p.Units = append(b.p.Units, uc)
+		return
+	}
+	if u.Link != "" {
+		if b.filesChanged[u.Link] {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "config files of "+u.Link+" changed")
+		}
+		if b.dirsChanged[u.Link] {
+			reload = true
+			uc.Reasons = append(uc.Reasons, "config dirs of "+u.Link+" changed")
+		}
+	}
 	for _, v := range u.Volumes {
 		if b.recreated[v+".volume"] {
 			restart = true
@@ -172,6 +283,23 @@ func (b *builder) container(u *render.Unit) {
 		restart = true
 		uc.Reasons = append(uc.Reasons, "image rebuilt by "+u.Build+".build")
 	}
+	for _, im := range u.Images {
+		if b.recreated[im+".image"] {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "image unit "+im+".image changed")
+		}
+	}
+	for _, a := range u.Artifacts {
+		if b.recreated[a+".artifact"] {
+			restart = true
+			uc.Reasons = append(uc.Reasons, "artifact "+a+".artifact changed")
+		}
+	}
+	if u.Pod != "" && b.recreated[u.Pod+".pod"] && iu != nil {
+		// The pod's restart stops its containers (they are bound to it).
+		restart = true
+		uc.Reasons = append(uc.Reasons, "pod "+u.Pod+" restarts")
+	}
 	for _, s := range u.Secrets {
 		if b.secrets[s] && iu != nil {
 			restart = true
@@ -180,11 +308,20 @@ func (b *builder) container(u *render.Unit) {
 	}
 	if meta && !restart && !reload {
 		uc.Effect = EffectMetadata
-		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		if len(uc.Keys) > 0 || len(uc.Reasons) == 0 {
+			uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
+		}
 	}
 	create := iu == nil
 	if create {
-		uc.Reasons = append(uc.Reasons, "new container")
+		what := "new " + string(u.Kind)
+		if u.Instance != "" {
+			what = "new instance " + u.Instance + " of " + u.Link
+		}
+		uc.Reasons = append(uc.Reasons, what)
+	}
+	if u.Kind == spec.Pod && !create && restart && running(st) {
+		b.recreated[u.FileName] = true
 	}
 	isRunning := running(st)
 	stop := func(why string) {
@@ -202,7 +339,7 @@ func (b *builder) container(u *render.Unit) {
 		switch {
 		case create:
 			uc.Effect = EffectCreate
-			start("new container")
+			start(uc.Reasons[len(uc.Reasons)-1])
 		case restart && isRunning:
 			uc.Effect = EffectRestart
 			stop("restart: " + strings.Join(uc.Reasons, "; "))

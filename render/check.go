@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
@@ -56,13 +57,37 @@ func Check(o *Output) report.Report {
 		}
 		secrets[s.Name] = s.Spec
 	}
+	names := map[string]*Unit{}
+	for _, u := range o.Units {
+		n := u.Container
+		if u.Kind == spec.Pod {
+			n = "pod " + u.Resource
+		}
+		if n == "" || u.Template {
+			continue // a template's name has %i in it: its instances' are checked
+		}
+		if prev, ok := names[n]; ok && prev.FileName != u.FileName {
+			rep.Errorf(u.Spec.Source, u.Spec.Path()+".name", spec.RuleNameConflict,
+				"%s would create podman %s %q, which %s (%s) creates too", u.FileName, kindWord(u), strings.TrimPrefix(n, "pod "), prev.FileName, prev.Spec.Ref())
+			continue
+		}
+		names[n] = u
+	}
 	for _, u := range o.Units {
 		src := u.Spec.Source
-		for _, r := range u.refs() {
+		// An instance's lines are its template's, checked there, and its
+		// own drop-ins'.
+		lines := u.Lines
+		if u.Instance != "" {
+			lines = nil
+			for _, d := range u.DropIns {
+				lines = append(lines, d.Lines...)
+			}
+		}
+		for _, r := range refsOf(lines) {
 			ext := path.Ext(r.Target)
-			switch ext {
-			case ".image", ".pod", ".kube", ".artifact":
-				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to %s, but syslet does not manage %s units", r.Line.Key, r.Target, ext)
+			if _, inst, ok := layout.Template(r.Target); ok && inst == "" && ext != ".container" {
+				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to the template %s, but syslet templates containers only (podman 5.7 and later instantiate a %s template per container instance)", r.Line.Key, r.Target, ext)
 				continue
 			}
 			if want := refKinds[r.Line.Key]; !slices.Contains(want, ext) {
@@ -86,7 +111,7 @@ func Check(o *Output) report.Report {
 			configMounts[d.Path+".mountPath"] = true
 		}
 		dests := map[string]string{}
-		for _, l := range u.Lines {
+		for _, l := range lines {
 			if l.Section != unit.Container {
 				continue
 			}
@@ -116,13 +141,19 @@ func Check(o *Output) report.Report {
 	return rep
 }
 
+func kindWord(u *Unit) string {
+	if u.Kind == spec.Pod {
+		return "pod"
+	}
+	return "container"
+}
+
 // refKinds lists, per key, the unit types a reference may name (quadlet
 // links other types on these keys either not at all or to something else:
-// Image=x.volume is not an image). .image and .pod are quadlet's but not
-// syslet's, and are reported as unsupported before this is consulted.
+// Image=x.volume is not an image).
 var refKinds = map[string][]string{
 	unit.KeyVolume:  {".volume"},
-	unit.KeyMount:   {".volume", ".image"},
+	unit.KeyMount:   {".volume", ".image", ".artifact"},
 	unit.KeyNetwork: {".network", ".container"}, // x.container: share x's network namespace
 	unit.KeyImage:   {".image", ".build"},
 	unit.KeyPod:     {".pod"},

@@ -1,7 +1,10 @@
 package render
 
 import (
+	"strings"
+
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -20,32 +23,75 @@ type Output struct {
 
 // Unit is one rendered quadlet file and the facts the planner needs about
 // it, derived here once so nothing downstream re-parses unit text.
+//
+// A template spec renders the template (Template set, no service of its
+// own to start) and one Unit per instance: FileName web@1.container, a
+// link to the template's file (Link), File the template's (what the
+// link reads as), DropIns its own, Merged with the template's drop-ins
+// and its own, Service web@1.service, Container web-1.
 type Unit struct {
 	Spec     *spec.Spec `json:"-"`
 	Kind     spec.Kind  `json:"kind"`
 	Name     string     `json:"name"`     // spec name
 	FileName string     `json:"fileName"` // web.container
 	Path     string     `json:"path"`     // /etc/containers/systemd/web.container
-	Service  string     `json:"service"`  // web.service
+	Service  string     `json:"service"`  // web.service (or ServiceName=, .service added)
 	File     *unit.File `json:"-"`
-	Lines    []Line     `json:"-"`
-
+	// Merged is what quadlet converts: File with the unit's drop-ins
+	// (and, for an instance, its template's) merged in, in quadlet's
+	// order. It is File itself when there are none.
+	Merged *unit.File `json:"-"`
+	// Lines are every line that reaches Merged, with its JSON path: the
+	// unit's own, then its drop-ins' (an instance's: its template's lines,
+	// then the drop-ins').
+	Lines   []Line   `json:"-"`
+	DropIns []DropIn `json:"dropIns,omitempty"`
+	// Templates: Template is set on the template (web@.container), which
+	// has no service to start; an instance names its Instance and the
+	// template file it links to (Link).
+	Template bool   `json:"template,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Link     string `json:"link,omitempty"`
 	// Containers.
 	State       spec.State `json:"state,omitempty"`
-	Image       string     `json:"image,omitempty"` // registry image to pull; "" when built locally
-	Build       string     `json:"build,omitempty"` // .build unit name providing the image
+	Container   string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
+	Image       string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
+	Build       string     `json:"build,omitempty"`     // .build unit name providing the image
+	Pod         string     `json:"pod,omitempty"`       // .pod unit the container runs in
+	Images      []string   `json:"images,omitempty"`    // .image units it runs or mounts
+	Artifacts   []string   `json:"artifacts,omitempty"` // .artifact units it mounts
 	Volumes     []string   `json:"volumes,omitempty"`
 	Networks    []string   `json:"networks,omitempty"`
 	Secrets     []string   `json:"secrets,omitempty"`     // podman secret names
 	ConfigFiles []string   `json:"configFiles,omitempty"` // host paths
 	ConfigDirs  []string   `json:"configDirs,omitempty"`  // host paths
-
-	// Volumes, networks and builds: the podman object the unit manages
-	// (VolumeName, NetworkName or ImageTag) and what may happen to it.
+	// Volumes, networks, builds, pods, images and artifacts: the podman
+	// object the unit manages (VolumeName, NetworkName, ImageTag, PodName,
+	// an image unit's ImageTag or Image, Artifact) and what may happen to it.
 	Resource       string      `json:"resource,omitempty"`
 	RemovalAllowed bool        `json:"removalAllowed"`
 	ReclaimPolicy  spec.Policy `json:"reclaimPolicy,omitempty"`
+	// Image units: Pull is how the apply's pull step pulls Image (nil when
+	// the unit uses keys podman's pull API does not take: its service
+	// pulls it when started).
+	Pull *host.PullOptions `json:"pull,omitempty"`
+
+	ownLines int // how many of Lines are the unit's own (or its template's), before drop-ins
 }
+
+// DropIn is one rendered drop-in file of a unit.
+type DropIn struct {
+	Name    string     `json:"name"`  // 10-limits.conf
+	Path    string     `json:"path"`  // /etc/containers/systemd/web.container.d/10-limits.conf
+	Owner   string     `json:"owner"` // the unit file whose drop-in it is: web.container
+	File    *unit.File `json:"-"`
+	Content []byte     `json:"-"`
+	Lines   []Line     `json:"-"`
+}
+
+// Rel is the drop-in's path relative to the unit directory, as staging
+// and the future unit set name it.
+func (d DropIn) Rel() string { return strings.TrimPrefix(d.Path, layout.UnitDir+"/") }
 
 // Line is one rendered Key=Value and the JSON path it came from, so that
 // post-render findings point into the user's spec.
@@ -59,6 +105,10 @@ type FileKind string
 const (
 	ConfigFile  FileKind = "config-file"   // change restarts the container
 	ContextFile FileKind = "build-context" // change rebuilds the image
+	// DropInFile is a unit's drop-in (written with the units, in the
+	// write-units step): a change restarts the unit or is metadata-only,
+	// as a change to the unit's own keys.
+	DropInFile FileKind = "drop-in"
 )
 
 // File is one regular file syslet writes.
@@ -67,7 +117,7 @@ type File struct {
 	Content []byte   `json:"-"`
 	Mode    uint32   `json:"mode"`
 	Kind    FileKind `json:"kind"`
-	Owner   string   `json:"owner"` // unit file name: web.container, app.build
+	Owner   string   `json:"owner"` // unit file name: web.container, app.build, app.kube
 }
 
 // Dir is a config directory: its files are swapped as one version, so the

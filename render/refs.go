@@ -18,9 +18,11 @@ type Ref struct {
 }
 
 // refs lists every reference a unit's lines make, in line order.
-func (u *Unit) refs() []Ref {
+func (u *Unit) refs() []Ref { return refsOf(u.Lines) }
+
+func refsOf(lines []Line) []Ref {
 	var rs []Ref
-	for _, l := range u.Lines {
+	for _, l := range lines {
 		for _, t := range lineRefs(l) {
 			rs = append(rs, Ref{Target: t, Line: l})
 		}
@@ -99,24 +101,35 @@ func SecretNames(value string) []string {
 	return names
 }
 
-// derive fills the container facts the planner uses from the rendered
-// lines, so quadlet semantics are interpreted in one place.
+// derive fills the facts the planner uses from the lines that reach the
+// merged unit (drop-ins included), so quadlet semantics are interpreted
+// in one place.
 func (u *Unit) derive() {
 	for _, r := range u.refs() {
 		base := strings.TrimSuffix(r.Target, path.Ext(r.Target))
-		switch {
-		case strings.HasSuffix(r.Target, ".volume"):
+		switch path.Ext(r.Target) {
+		case ".volume":
 			appendOnce(&u.Volumes, base)
-		case strings.HasSuffix(r.Target, ".network"):
+		case ".network":
 			appendOnce(&u.Networks, base)
-		case strings.HasSuffix(r.Target, ".build") && r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container:
-			u.Build = base
+		case ".build":
+			if r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container {
+				u.Build = base
+			}
+		case ".image":
+			appendOnce(&u.Images, base)
+		case ".artifact":
+			appendOnce(&u.Artifacts, base)
+		case ".pod":
+			if r.Line.Key == unit.KeyPod && r.Line.Section == unit.Container {
+				u.Pod = base
+			}
 		}
 	}
 	if u.Kind != spec.Container {
 		return
 	}
-	if img, ok := u.File.Last(unit.Container, unit.KeyImage); ok && !isQuadletRef(img) {
+	if img, ok := u.Merged.Last(unit.Container, unit.KeyImage); ok && !isQuadletRef(img) {
 		u.Image = img
 	}
 	for _, l := range u.Lines {

@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -44,7 +45,11 @@ func Render(specs []*spec.Spec) *Output {
 		if rank[a.Kind] != rank[b.Kind] {
 			return rank[a.Kind] - rank[b.Kind]
 		}
-		return strings.Compare(a.Name, b.Name)
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		// A template before its instances ("web@." sorts before "web@1.").
+		return strings.Compare(a.FileName, b.FileName)
 	})
 	slices.SortStableFunc(out.Secrets, func(a, b *Secret) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(out.ExternalSecrets, func(a, b *ExternalSecret) int { return strings.Compare(a.Name, b.Name) })
@@ -67,6 +72,14 @@ func (out *Output) add(s *spec.Spec) {
 		out.Units = append(out.Units, resource(s, unit.Network, unit.KeyNetworkName))
 	case spec.Build:
 		out.build(s)
+	case spec.Pod:
+		out.pod(s)
+	case spec.Image:
+		out.image(s)
+	case spec.Kube:
+		out.kube(s)
+	case spec.Artifact:
+		out.artifact(s)
 	case spec.Secret:
 		if s.External {
 			out.ExternalSecrets = append(out.ExternalSecrets, &ExternalSecret{Spec: s, Name: s.Name})
@@ -85,8 +98,8 @@ type builder struct {
 }
 
 func newUnit(s *spec.Spec) (*Unit, *builder) {
-	u := &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.Name + s.Kind.Ext(),
-		File: &unit.File{}}
+	u := &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.FileName(),
+		File: &unit.File{}, Template: s.Template()}
 	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
 	return u, &builder{u: u}
 }
@@ -161,7 +174,8 @@ func (o *Output) container(s *spec.Spec) {
 	}
 	b.user(s, unit.Unit)
 
-	b.add(unit.Container, unit.KeyContainerName, s.Name, origin)
+	u.Container = s.ContainerName()
+	b.add(unit.Container, unit.KeyContainerName, u.Container, origin)
 	b.userExcept(s, unit.Container, unit.KeyContainerName)
 	for _, f := range s.ConfigFiles {
 		host := layout.ConfigPath(s.Name, f.MountPath)
@@ -200,9 +214,30 @@ func (o *Output) container(s *spec.Spec) {
 	}
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
+	var instances []*Unit
+	for _, inst := range s.Instances {
+		b.add(unit.Syslet, unit.KeyInstance, inst.Name, inst.Path)
+		instances = append(instances, &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: layout.Instance(u.FileName, inst.Name),
+			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed,
+			DropIns: dropIns(s, layout.Instance(u.FileName, inst.Name), inst.DropIns)})
+	}
 	u.finish()
-	b.seal(o.filesOf(u.FileName))
+	u.DropIns = dropIns(s, u.FileName, s.DropIns)
+	sealed := slices.Clone(o.filesOf(u.FileName))
+	for _, iu := range append([]*Unit{u}, instances...) {
+		for _, d := range iu.DropIns {
+			sealed = append(sealed, File{Path: d.Path, Content: d.Content})
+		}
+	}
+	b.seal(sealed)
+	u.merge(nil)
 	o.Units = append(o.Units, u)
+	for _, iu := range instances {
+		iu.File, iu.ConfigFiles, iu.ConfigDirs = u.File, u.ConfigFiles, u.ConfigDirs
+		iu.Path, iu.Service = layout.UnitPath(iu.FileName), layout.Service(iu.FileName)
+		iu.merge(u)
+		o.Units = append(o.Units, iu)
+	}
 }
 
 // resource renders a .volume or .network: the podman object's name is
@@ -220,7 +255,7 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
 	u.finish()
-	b.seal(nil)
+	b.sealDropIns(nil)
 	return u
 }
 
@@ -247,15 +282,65 @@ func (o *Output) build(s *spec.Spec) {
 	for _, f := range s.ContextFiles {
 		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
 	}
-	b.seal(o.filesOf(u.FileName))
+	b.sealDropIns(o.filesOf(u.FileName))
 	o.Units = append(o.Units, u)
 }
 
-// finish puts the unit's keys in canonical order and derives the facts the
-// planner reads. Keys are sorted within each section (values of one key
-// keep their order, which can matter), so generators that reorder JSON
-// keys — CUE, jq — produce byte-identical files.
+// finish puts the unit's keys in canonical order and names its service
+// (ServiceName= included). Keys are sorted within each section (values of
+// one key keep their order, which can matter), so generators that reorder
+// JSON keys — CUE, jq — produce byte-identical files.
 func (u *Unit) finish() {
 	u.File.SortKeys()
+	u.Service = unit.ServiceOf(u.FileName, u.File)
+}
+
+// sealDropIns renders the unit's drop-ins, records their digests with
+// those of files in the marker (seal), and derives the planner's facts
+// from the merged unit.
+func (b *builder) sealDropIns(files []File) {
+	u := b.u
+	u.DropIns = dropIns(u.Spec, u.FileName, u.Spec.DropIns)
+	sealed := slices.Clone(files)
+	for _, d := range u.DropIns {
+		sealed = append(sealed, File{Path: d.Path, Content: d.Content})
+	}
+	b.seal(sealed)
+	u.merge(nil)
+}
+
+// merge sets Merged and Lines from the unit's drop-ins (and, for an
+// instance, its template's, which a drop-in of the instance's own of the
+// same name replaces, as quadlet reads the more specific directory
+// first), then derives the facts the planner reads.
+func (u *Unit) merge(template *Unit) {
+	base := u
+	ds := u.DropIns
+	if template != nil {
+		base = template
+		byName := map[string]DropIn{}
+		for _, d := range template.DropIns {
+			byName[d.Name] = d
+		}
+		for _, d := range u.DropIns {
+			byName[d.Name] = d
+		}
+		ds = nil
+		for _, n := range slices.Sorted(maps.Keys(byName)) {
+			ds = append(ds, byName[n])
+		}
+		u.Lines = slices.Clone(template.Lines[:template.ownLines])
+	}
+	u.ownLines = len(u.Lines)
+	if len(ds) == 0 {
+		u.Merged = base.File
+	} else {
+		files := make([]*unit.File, len(ds))
+		for i, d := range ds {
+			files[i] = d.File
+			u.Lines = append(u.Lines, d.Lines...)
+		}
+		u.Merged = unit.Merge(base.File, files...)
+	}
 	u.derive()
 }

@@ -25,7 +25,14 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 func dump(o *render.Output) string {
 	var b strings.Builder
 	for _, u := range o.Units {
-		fmt.Fprintf(&b, "=== %s (%s)\n%s", u.Path, u.Service, u.File.Bytes())
+		if u.Link != "" {
+			fmt.Fprintf(&b, "=== %s -> %s (%s, container %s)\n", u.Path, u.Link, u.Service, u.Container)
+		} else {
+			fmt.Fprintf(&b, "=== %s (%s)\n%s", u.Path, u.Service, u.File.Bytes())
+		}
+		for _, d := range u.DropIns {
+			fmt.Fprintf(&b, "=== %s (drop-in of %s)\n%s", d.Path, d.Owner, d.Content)
+		}
 	}
 	for _, f := range o.Files {
 		fmt.Fprintf(&b, "=== %s (%s %04o %s)\n%s\n", f.Path, f.Kind, f.Mode, f.Owner, f.Content)
@@ -116,6 +123,10 @@ func TestExamples(t *testing.T) {
 	}
 	if len(a.Units) < 8 {
 		t.Fatalf("examples rendered %d units, want the whole stack", len(a.Units))
+	}
+	pod, findings := renderDir(t, filepath.Join(dir, "pod"))
+	if findings != "" || len(pod.Units) != 7 {
+		t.Fatalf("examples/pod: %d units\n%s", len(pod.Units), findings)
 	}
 	for _, u := range a.Units {
 		parsed, err := unit.Parse(u.File.Bytes())

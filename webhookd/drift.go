@@ -79,13 +79,16 @@ func (w *worker) checkDrift() {
 			w.log.Info().Str("commit", applied).Msg("drift: the host is what the applied commit says again")
 		}
 	}
+	w.saveMu.Lock()
 	w.mu.Lock()
 	w.st.Drift = ds
 	p := w.st.persisted
 	w.mu.Unlock()
+	saveErr := w.save(p)
+	w.saveMu.Unlock()
 	w.driftGauges(ds)
-	if err := w.save(p); err != nil {
-		w.log.Error().Err(err).Msg("saving status")
+	if saveErr != nil {
+		w.log.Error().Err(saveErr).Msg("saving status")
 	}
 	if err == nil && w.cfg.Reconcile && len(ds.Units) > 0 {
 		w.log.Warn().Str("commit", applied).Msg("reconcile: deploying the applied commit again, replacing hand edits")

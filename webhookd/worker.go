@@ -212,6 +212,10 @@ type worker struct {
 
 	wake chan struct{}
 
+	// saveMu orders the status file's writes: each takes its snapshot and
+	// writes it under saveMu, so a drift check's save cannot land after a
+	// deploy's and undo its applied commit.
+	saveMu  sync.Mutex
 	mu      sync.Mutex
 	st      RepoStatus
 	pending []push
@@ -360,6 +364,8 @@ func (w *worker) take() []push {
 // saveInFlight saves the status with the deploy now in flight, before it
 // changes anything.
 func (w *worker) saveInFlight(p push) {
+	w.saveMu.Lock()
+	defer w.saveMu.Unlock()
 	w.mu.Lock()
 	if w.st.InFlight != nil {
 		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force = p.commit, p.trigger, p.force
@@ -530,19 +536,21 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	default:
 		a.Result = ResultSuccess
 	}
+	// The outcome is made durable before /status shows it: a restart right
+	// after a reader saw "applied" still knows the commit.
+	w.saveMu.Lock()
 	w.mu.Lock()
-	w.st.State, w.st.Deploying = "idle", ""
-	w.st.InFlight = nil
-	w.st.Last, w.st.LastError = a, a.Error
-	if a.Result == ResultFailed || a.Result == ResultRolledBack {
-		w.st.LastFailure = a
-	}
-	if a.Result == ResultSuccess {
-		at := a.Started.Add(time.Duration(a.Duration * float64(time.Second)))
-		w.st.LastApplied, w.st.LastAppliedAt = a.Commit, &at
-	}
 	p := w.st.persisted
 	w.mu.Unlock()
+	a.record(&p)
+	if err := w.save(p); err != nil {
+		log.Error().Err(err).Msg("saving status")
+	}
+	w.mu.Lock()
+	w.st.State, w.st.Deploying = "idle", ""
+	a.record(&w.st.persisted)
+	w.mu.Unlock()
+	w.saveMu.Unlock()
 
 	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(0)
 	w.m.deploys.WithLabelValues(w.cfg.Name, a.Result).Inc()
@@ -551,9 +559,6 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 	}
 	if a.Result == ResultSuccess {
 		w.m.lastSuccess.WithLabelValues(w.cfg.Name).Set(float64(p.LastAppliedAt.Unix()))
-	}
-	if err := w.save(p); err != nil {
-		log.Error().Err(err).Msg("saving status")
 	}
 	w.tell(a)
 	ev := log.Info()
@@ -567,6 +572,20 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error)
 		Int("pushes", a.Pushes).Float64("seconds", a.Duration).Msg("deploy finished")
 }
 
+// record puts a finished attempt into the persisted status.
+func (a *Attempt) record(p *persisted) {
+	p.InFlight = nil
+	p.Last, p.LastError = a, a.Error
+	if a.Result == ResultFailed || a.Result == ResultRolledBack {
+		p.LastFailure = a
+	}
+	if a.Result == ResultSuccess {
+		at := a.Started.Add(time.Duration(a.Duration * float64(time.Second)))
+		p.LastApplied, p.LastAppliedAt = a.Commit, &at
+	}
+}
+
+// save writes the status file; callers hold saveMu from their snapshot on.
 func (w *worker) save(p persisted) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 func cmdAdopt(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseInterspersed(commandFlags("adopt").FlagSet, args)
 	if err == nil && len(pos) == 0 {
-		err = fmt.Errorf("%w: syslet adopt FILE… (.container, .volume, .network, .build)", errUsage)
+		err = fmt.Errorf("%w: syslet adopt FILE… (quadlet unit files: .container, .volume, .network, .build, .pod, .image, .kube, .artifact)", errUsage)
 	}
 	if err != nil {
 		return usage(stdout, stderr, "adopt", err)

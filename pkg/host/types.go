@@ -117,3 +117,19 @@ type DirFile struct {
 	Content []byte `json:"-"`
 	Mode    uint32 `json:"mode"`
 }
+
+// PullOptions are an image unit's pull settings that podman's pull API
+// takes ([Image] Arch=, OS=, Variant=, AllTags=, TLSVerify=, AuthFile=,
+// Policy=, Retry=, RetryDelay=), so the apply's pull step pulls what the
+// unit's service would.
+type PullOptions struct {
+	Arch       string `json:"arch,omitempty"`
+	OS         string `json:"os,omitempty"`
+	Variant    string `json:"variant,omitempty"`
+	AllTags    bool   `json:"allTags,omitempty"`
+	TLSVerify  *bool  `json:"tlsVerify,omitempty"`
+	AuthFile   string `json:"authFile,omitempty"`
+	Policy     string `json:"policy,omitempty"`
+	Retry      *uint  `json:"retry,omitempty"`
+	RetryDelay string `json:"retryDelay,omitempty"`
+}

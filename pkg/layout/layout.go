@@ -2,6 +2,7 @@ package layout
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -61,19 +62,102 @@ func IsQuadletFile(name string) bool {
 	return false
 }
 
-// Service is the systemd service quadlet generates for a unit file name:
-// x.container → x.service, x.volume → x-volume.service, and so on; x.kube,
-// like x.container, runs as x.service. pkg/load/quadletcheck's tests hold this
-// to podman's own GetUnitServiceName for every type.
+// Service is the systemd service quadlet generates for a unit file name
+// that sets no ServiceName=: x.container → x.service, x.volume →
+// x-volume.service, and so on; x.kube, like x.container, runs as
+// x.service. A template keeps its "@" last: web@.container → web@.service,
+// data@.volume → data-volume@.service (podman 5.7 and later; the specs
+// only template containers and kube units, whose names no release
+// changed). pkg/load/quadletcheck's tests hold this to podman's own
+// GetUnitServiceName for every type.
 func Service(unitFile string) string {
 	ext := path.Ext(unitFile)
 	base := strings.TrimSuffix(unitFile, ext)
+	suffix := ""
 	switch ext {
 	case ".volume", ".network", ".build", ".image", ".pod", ".artifact":
-		return base + "-" + strings.TrimPrefix(ext, ".") + ".service"
+		suffix = "-" + strings.TrimPrefix(ext, ".")
 	}
-	return base + ".service"
+	if t, ok := strings.CutSuffix(base, "@"); ok {
+		return t + suffix + "@.service"
+	}
+	return base + suffix + ".service"
 }
+
+// ServiceNamed is the service of a unit file whose [<Type>] ServiceName=
+// is serviceName: podman takes the name as written, "" means Service's
+// default.
+func ServiceNamed(unitFile, serviceName string) string {
+	if serviceName == "" {
+		return Service(unitFile)
+	}
+	return serviceName + ".service"
+}
+
+// Template splits a unit file name of systemd's template form:
+// "web@1.container" is the instance "1" of the template "web@.container";
+// "web@.container" is the template itself (instance ""). ok is false for
+// a name without "@".
+func Template(unitFile string) (template, instance string, ok bool) {
+	ext := path.Ext(unitFile)
+	base := strings.TrimSuffix(unitFile, ext)
+	prefix, inst, ok := strings.Cut(base, "@")
+	if !ok {
+		return "", "", false
+	}
+	return prefix + "@" + ext, inst, true
+}
+
+// Instance is the unit file name of instance inst of a template
+// ("web@.container", "1" → "web@1.container").
+func Instance(template, inst string) string {
+	ext := path.Ext(template)
+	return strings.TrimSuffix(template, ext) + inst + ext
+}
+
+// DropInPath is the host path of a unit's drop-in file name
+// ("web.container", "10-limits.conf" →
+// /etc/containers/systemd/web.container.d/10-limits.conf).
+func DropInPath(unitFile, name string) string { return path.Join(UnitDir, DropInDir(unitFile), name) }
+
+// DropInDirs are the drop-in directories, relative to UnitDir, whose
+// *.conf files quadlet merges into a unit file, most specific first, as
+// podman's GetUnitDropinPaths lists them (the same in every release
+// syslet supports): the unit's own "web@1.container.d", a template's
+// "web@.container.d" for its instances, the truncated prefixes of a
+// dashed name ("foo-bar.container" reads "foo-.container.d") and the
+// type's "container.d". quadletcheck's tests hold it to podman's.
+func DropInDirs(unitFile string) []string {
+	ext := path.Ext(unitFile)
+	dext := ext + ".d"
+	base := strings.TrimSuffix(unitFile, ext)
+	name, inst, isTemplate := strings.Cut(base, "@")
+	dirs := []string{strings.TrimPrefix(dext, ".")}
+	if parts := strings.Split(name, "-"); len(parts) > 1 {
+		for i := range parts[:len(parts)-1] {
+			p := strings.Join(parts[:i+1], "-") + "-"
+			dirs = append(dirs, p+dext)
+			if isTemplate {
+				dirs = append(dirs, p+"@"+dext)
+			}
+		}
+	}
+	if inst != "" {
+		dirs = append(dirs, name+"@"+dext)
+	}
+	dirs = append(dirs, DropInDir(unitFile))
+	slices.Reverse(dirs)
+	return dirs
+}
+
+// Kube units' YAML files live under KubeRoot, one directory per unit.
+const KubeRoot = "/etc/containers/kube"
+
+// KubeDirOf is a kube unit's directory, removed whole with the unit.
+func KubeDirOf(kube string) string { return path.Join(KubeRoot, kube) }
+
+// KubeYaml is the YAML file a kube unit's Yaml= points at.
+func KubeYaml(kube string) string { return path.Join(KubeRoot, kube, kube+".yaml") }
 
 // DataLink is the link inside a config directory that names the current
 // version; per-file links point through it ("app.conf" → "..data/app.conf"),

@@ -73,5 +73,5 @@ func (d *decoder) build(n *jsontree.Node, s *Spec) {
 	}
 	d.forced(s, unit.Build, unit.KeyFile, "")
 	d.forced(s, unit.Build, unit.KeySetWorkingDirectory, "")
-	d.noServiceName(s)
+	d.serviceName(s)
 }

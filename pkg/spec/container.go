@@ -47,6 +47,26 @@ func (d *decoder) mountPath(n *jsontree.Node, dir bool) string {
 	return ""
 }
 
+// ContainerName is the podman name syslet gives the container: the spec
+// name, or for a template NAME-%i (one per instance, NAME-1 for
+// NAME@1.service).
+func (s *Spec) ContainerName() string {
+	if s.Template() {
+		return s.Name + "-%i"
+	}
+	return s.Name
+}
+
+// isTrue reads a boolean the way quadlet does (LookupBoolean): anything
+// else is false.
+func isTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "on":
+		return true
+	}
+	return false
+}
+
 func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	s.DesiredState = Running
 	if v := n.Get("desiredState"); v != nil {
@@ -108,9 +128,24 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		d.errf(jsontree.Child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")
 	}
 	if s.Name != "" { // a missing name is reported already
-		d.forced(s, unit.Container, unit.KeyContainerName, s.Name)
+		d.forced(s, unit.Container, unit.KeyContainerName, s.ContainerName())
 	}
-	d.noServiceName(s)
+	if pod, ok := s.Last(unit.Container, unit.KeyPod); ok && s.DesiredState == Stopped {
+		// The pod's service starts every container of the pod that does
+		// not say otherwise: a stopped one would be started with it.
+		if v, ok := s.Last(unit.Container, unit.KeyStartWithPod); !ok || isTrue(v.Text) {
+			d.errf(pod.Path, RuleStateConflict, "desiredState \"stopped\" in pod %s needs [Container] StartWithPod=false: the pod starts its containers", pod.Text)
+		}
+	}
+	if di, ok := s.Last(unit.Install, unit.KeyDefaultInstance); ok {
+		switch {
+		case !s.Template():
+			d.errf(di.Path, RuleInstance, "[Install] DefaultInstance= only means something in a template: give the spec instances")
+		case !slices.ContainsFunc(s.Instances, func(i Instance) bool { return i.Name == di.Text }):
+			d.errf(di.Path, RuleInstance, "[Install] DefaultInstance=%s is not one of the spec's instances: syslet starts, stops and removes the instances it lists, so list %q in instances", di.Text, di.Text)
+		}
+	}
+	d.serviceName(s)
 
 	typ, hasType := s.Last(unit.Service, unit.KeyType)
 	restart, hasRestart := s.Last(unit.Service, unit.KeyRestart)

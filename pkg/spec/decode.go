@@ -15,11 +15,24 @@ import (
 // type and name. Anything else is an error: a mistyped field in a deploy
 // spec is a bug, not something to ignore.
 var fields = map[Kind][]string{
-	Container: {"unit", "desiredState", "removalAllowed", "configFiles", "configDirs"},
-	Volume:    {"unit", "removalAllowed", "reclaimPolicy"},
-	Network:   {"unit", "removalAllowed", "reclaimPolicy"},
-	Build:     {"unit", "containerfile", "contextFiles", "reclaimPolicy"},
+	Container: {"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances"},
+	Volume:    {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
+	Network:   {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
+	Build:     {"unit", "containerfile", "contextFiles", "reclaimPolicy", "dropIns"},
 	Secret:    {"ciphertext", "external"},
+	Pod:       {"unit", "removalAllowed", "dropIns"},
+	Image:     {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
+	Kube:      {"unit", "yaml", "removalAllowed", "dropIns"},
+	Artifact:  {"unit", "removalAllowed", "dropIns"},
+}
+
+// kindNames is every kind's type, for messages.
+func kindNames() string {
+	names := make([]string, 0, len(fields))
+	for _, k := range []Kind{Container, Volume, Network, Build, Secret, Pod, Image, Kube, Artifact} {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
 }
 
 type decoder struct {
@@ -31,6 +44,9 @@ type decoder struct {
 	// section that is not an object) is reported once, for what is wrong
 	// with it, and not a second time as missing.
 	refused map[string]bool
+	// later are decodings left to the end of the spec (an instance's
+	// drop-ins), so that what they refuse never reads as the unit's.
+	later []func()
 }
 
 func (d *decoder) errf(path, rule, format string, args ...any) {
@@ -91,7 +107,7 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 	}
 	_, knownKind := fields[s.Kind]
 	if v := n.Get("type"); v != nil && v.Kind == jsontree.String && !knownKind {
-		d.errf(v.Path(), RuleType, "type %q is not one of container, volume, network, build, secret", kind)
+		d.errf(v.Path(), RuleType, "type %q is not one of %s", kind, kindNames())
 	}
 
 	s.Name = d.str(n, "name", true)
@@ -108,7 +124,7 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 	}
 	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
 	for j, k := range n.Keys {
-		if !slices.Contains(allowed, k) {
+		if !slices.Contains(allowed, k) && k != "instances" { // instances on another kind are an error of their own
 			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
 		}
 	}
@@ -121,6 +137,10 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 
 	if v := n.Get("unit"); v != nil {
 		s.Unit = d.unit(v, s.Kind)
+	}
+	// Instances first: what a template may set depends on it.
+	if v := n.Get("instances"); v != nil {
+		d.instances(v, s)
 	}
 	if v := n.Get("removalAllowed"); v != nil {
 		if v.Kind != jsontree.Bool {
@@ -142,7 +162,23 @@ func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
 		d.build(n, s)
 	case Secret:
 		d.secret(n, s)
+	case Pod:
+		d.pod(s)
+	case Image:
+		s.ReclaimPolicy = d.policy(n)
+		d.image(s)
+	case Kube:
+		d.kube(n, s)
+	case Artifact:
+		d.artifact(s)
 	}
+	if v := n.Get("dropIns"); v != nil {
+		s.DropIns = d.dropIns(v, s.Kind)
+	}
+	for _, f := range d.later {
+		f()
+	}
+	d.later = nil
 	return s
 }
 
@@ -256,6 +292,8 @@ func (d *decoder) forcedFor(s *Spec, section, key, want, why string) {
 	}
 	for _, v := range s.Values(section, key) {
 		switch {
+		case want == "" && why != "":
+			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored:%s; remove it", section, key, why)
 		case want == "":
 			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored: syslet sets it to its own build context; remove it", section, key)
 		case v.Text != want:
@@ -265,21 +303,46 @@ func (d *decoder) forcedFor(s *Spec, section, key, want, why string) {
 }
 
 // resource checks the keys syslet sets in a .volume or .network unit: the
-// podman object is named after the spec, and the service after the unit
-// file, because the plan looks both up by the spec name.
+// podman object is named after the spec, because the plan looks it up by
+// the spec name.
 func (d *decoder) resource(s *Spec, section, nameKey string) {
 	if s.Name != "" { // a missing name is reported already
 		d.forced(s, section, nameKey, s.Name)
 	}
-	d.noServiceName(s)
+	d.serviceName(s)
 }
 
-func (d *decoder) noServiceName(s *Spec) {
+// serviceNameRe is a service name systemd accepts without its ".service"
+// (no template "@": a service named by ServiceName= is never one).
+var serviceNameRe = regexp.MustCompile(`^[A-Za-z0-9:_-][A-Za-z0-9:_.-]*$`)
+
+// serviceName checks ServiceName=, which quadlet takes as the service's
+// name as written (every release syslet supports has it, for every type):
+// a name systemd accepts, and never for a template, whose service must
+// stay one (NAME@.service) for its instances to exist.
+func (d *decoder) serviceName(s *Spec) {
 	for _, sec := range s.Unit {
+		if !unit.QuadletSection(sec.Name) || sec.Name == unit.Quadlet {
+			continue
+		}
 		for _, e := range sec.Entries {
-			if e.Key == unit.KeyServiceName && unit.QuadletSection(sec.Name) {
-				d.errf(e.Path, RuleForcedKey, "[%s] ServiceName is not supported: syslet derives the service name from the spec name", sec.Name)
+			if e.Key != unit.KeyServiceName {
+				continue
+			}
+			for _, v := range e.Lines {
+				switch {
+				case s.Template():
+					d.errf(v.Path, RuleServiceName, "[%s] ServiceName cannot name a template's service: its instances run as %s@INSTANCE.service; remove it", sec.Name, s.Name)
+				case strings.HasSuffix(v.Text, ".service"):
+					d.errf(v.Path, RuleServiceName, "[%s] ServiceName=%s: write the name without \".service\" (quadlet adds it)", sec.Name, v.Text)
+				case len(v.Text) > maxServiceName || !serviceNameRe.MatchString(v.Text):
+					d.errf(v.Path, RuleServiceName, "[%s] ServiceName=%s is not a service name systemd accepts: letters, digits, ':', '_', '-' and '.' (not first), at most %d bytes, no '@'", sec.Name, v.Text, maxServiceName)
+				}
 			}
 		}
 	}
 }
+
+// maxServiceName leaves room for ".service" in systemd's 255-byte unit
+// names.
+const maxServiceName = 240

@@ -257,14 +257,14 @@ func formatPage(t *testing.T) docpage.Page {
 		{Title: "COMMON FIELDS", Blocks: []docpage.Block{common}},
 	}
 	secs := typeSections(sp)
-	for _, typ := range []string{"container", "volume", "network", "build", "secret"} {
+	for _, typ := range []string{"container", "volume", "network", "build", "pod", "image", "kube", "artifact", "secret"} {
 		i := secs[typ]
 		path := []string{"$defs", "spec", "allOf", strconv.Itoa(i), "then"}
 		then := sp["allOf"].([]any)[i].(node)["then"].(node)
 		p.Sections = append(p.Sections, docpage.Section{Title: strings.ToUpper(typ) + " SPECS", Blocks: []docpage.Block{docFields(spec.Schema, path, then, d, "")}})
 	}
 	values := docpage.List{}
-	for _, name := range []string{"line", "value", "mapValue", "name", "secretName", "mode", "mountPath"} {
+	for _, name := range []string{"line", "value", "mapValue", "name", "secretName", "mode", "mountPath", "dropInName", "instanceName"} {
 		values = append(values, docpage.Item{Term: name, Text: str(d[name].(node), "description")})
 	}
 	sect := d["section"].(node)["properties"].(node)
@@ -282,7 +282,7 @@ func formatPage(t *testing.T) docpage.Page {
 		rulesList(t),
 	}})
 	var ex []docpage.Block
-	for _, f := range []string{"10-network.json", "50-app.json"} {
+	for _, f := range []string{"10-network.json", "50-app.json", "pod/10-shop-pod.json"} {
 		b, err := os.ReadFile(filepath.Join(examples, f))
 		if err != nil {
 			t.Fatal(err)

@@ -14,10 +14,14 @@ const (
 	RuleFieldType       = "field-type"             // a field has the wrong JSON type
 	RuleRequired        = "required"               // a required field is missing or empty
 	RuleAPIVersion      = "api-version"            // apiVersion is not "v1"
-	RuleType            = "type"                   // type is not one of the five kinds
+	RuleType            = "type"                   // type is not one of the kinds
 	RuleName            = "name"                   // name is not a valid unit / podman name
 	RuleDuplicateName   = "duplicate-name"         // two specs of one type share a name
 	RuleServiceConflict = "service-name-conflict"  // two units would get the same service
+	RuleServiceName     = "service-name"           // a ServiceName= systemd would refuse, or on a template
+	RuleDropIn          = "drop-in"                // a drop-in name that is not NAME.conf, or a key syslet sets in the unit
+	RuleInstance        = "instance"               // an invalid or repeated instance name, instances on a kind that has none, a DefaultInstance not listed
+	RuleNameConflict    = "resource-name-conflict" // two units would create the same podman container or pod
 	RuleControlChar     = "control-character"      // newline, NUL or other control character
 	RuleContinuation    = "line-continuation"      // a value ends in a backslash
 	RuleSection         = "unknown-section"        // a section the unit type does not have
@@ -55,7 +59,7 @@ const (
 	RuleSecretRecipients   = "secret-recipients"           // no age recipient in the sops metadata
 	RuleSecretValueType    = "secret-value-type"           // a value encrypted as int, float or bool
 	RuleSecretExternal     = "secret-external"             // an external secret that also carries a ciphertext
-	RuleUndefinedRef       = "undefined-reference"         // a unit refers to a volume, network or build no spec declares
+	RuleUndefinedRef       = "undefined-reference"         // a unit refers to a volume, network, build, pod, image or artifact no spec declares
 	RuleUnsupportedRef     = "unsupported-reference"       // a reference to a quadlet type syslet does not manage
 	RuleUndefinedSecret    = "undefined-secret"            // Secret= names a secret no spec declares
 	RuleDuplicateDest      = "duplicate-mount-destination" // two mounts of a container at one destination

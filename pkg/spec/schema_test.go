@@ -75,7 +75,7 @@ func schemaAccepts(sch *jsonschema.Schema, data []byte) error {
 func TestSchemaAgreesWithValidate(t *testing.T) {
 	sch := compileSchema(t)
 	var files []string
-	for _, pattern := range []string{"../../examples/*.json", "../../examples/demo-previous/*.json",
+	for _, pattern := range []string{"../../examples/*.json", "../../examples/demo-previous/*.json", "../../examples/pod/*.json",
 		"../../cmd/syslet/testdata/earlier/specs/*.json", "../../cmd/syslet/testdata/invalid/*.json"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {

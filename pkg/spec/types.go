@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 )
@@ -15,21 +16,44 @@ const (
 	Network   Kind = "network"
 	Build     Kind = "build"
 	Secret    Kind = "secret"
+	Pod       Kind = "pod"
+	Image     Kind = "image"
+	Kube      Kind = "kube"
+	Artifact  Kind = "artifact"
 )
 
 // Kinds lists every kind in the order syslet handles them when one order is
-// needed (resources before the containers that use them).
-var Kinds = []Kind{Network, Volume, Secret, Build, Container}
+// needed (resources before the units that use them: images and artifacts
+// before the builds and containers that run or mount them, a pod before
+// its containers, containers before a kube unit that may join them).
+var Kinds = []Kind{Network, Volume, Secret, Image, Artifact, Build, Pod, Container, Kube}
 
 // Ext is the quadlet file extension of a kind ("" for secrets, which have
 // no unit file).
 func (k Kind) Ext() string {
 	switch k {
-	case Container, Volume, Network, Build:
+	case Container, Volume, Network, Build, Pod, Image, Kube, Artifact:
 		return "." + string(k)
 	}
 	return ""
 }
+
+// KindOfFile is the kind of a quadlet unit file name ("web@1.container" →
+// container), "" for anything else.
+func KindOfFile(fileName string) Kind {
+	for _, k := range Kinds {
+		if e := k.Ext(); e != "" && len(fileName) > len(e) && strings.HasSuffix(fileName, e) {
+			return k
+		}
+	}
+	return ""
+}
+
+// Templates reports whether specs of kind k may be templates with
+// instances: containers, whose service and resource names no podman
+// release derives differently for a template (quadlet names a template
+// volume's, network's or pod's service differently from 5.7 on).
+func (k Kind) Templates() bool { return k == Container }
 
 // State is a container's desiredState.
 type State string
@@ -92,6 +116,47 @@ type Spec struct {
 	// name is the spec name itself, it has no ciphertext, and syslet only
 	// checks that it exists.
 	External bool `json:"external,omitempty"`
+
+	// DropIns are the unit's drop-in files (NAME.conf in the unit's .d
+	// directory), in name order.
+	DropIns []DropIn `json:"dropIns,omitempty"`
+	// Instances, set on a container, make the spec a template
+	// (NAME@.container) and name the instances syslet enables, starts and
+	// stops (NAME@INSTANCE.container, a link to the template).
+	Instances []Instance `json:"instances,omitempty"`
+	// Yaml is a kube unit's YAML document: a file syslet writes and the
+	// unit's Yaml= points at.
+	Yaml string `json:"yaml,omitempty"`
+}
+
+// Template reports whether the spec is a template with instances.
+func (s *Spec) Template() bool { return s.Instances != nil }
+
+// FileName is the spec's unit file name: "web.container", for a template
+// "web@.container" ("" for secrets).
+func (s *Spec) FileName() string {
+	if s.Kind.Ext() == "" {
+		return ""
+	}
+	if s.Template() {
+		return s.Name + "@" + s.Kind.Ext()
+	}
+	return s.Name + s.Kind.Ext()
+}
+
+// DropIn is one drop-in file of a unit: sections as in unit.
+type DropIn struct {
+	Name string    `json:"name"`
+	Unit []Section `json:"unit"`
+	Path string    `json:"-"` // JSON path of the drop-in
+}
+
+// Instance is one instance of a template spec, with drop-ins of its own
+// (NAME@INSTANCE.container.d/).
+type Instance struct {
+	Name    string   `json:"name"`
+	DropIns []DropIn `json:"dropIns,omitempty"`
+	Path    string   `json:"-"`
 }
 
 // Path returns the JSON path of the spec itself inside its source, "[i]".

@@ -18,6 +18,10 @@ var sections = map[Kind][]string{
 	Volume:    {unit.Unit, unit.Volume, unit.Service, unit.Install, unit.Quadlet},
 	Network:   {unit.Unit, unit.Network, unit.Service, unit.Install, unit.Quadlet},
 	Build:     {unit.Unit, unit.Build, unit.Service, unit.Install, unit.Quadlet},
+	Pod:       {unit.Unit, unit.Pod, unit.Service, unit.Install, unit.Quadlet},
+	Image:     {unit.Unit, unit.Image, unit.Service, unit.Install, unit.Quadlet},
+	Kube:      {unit.Unit, unit.Kube, unit.Service, unit.Install, unit.Quadlet},
+	Artifact:  {unit.Unit, unit.Artifact, unit.Service, unit.Install, unit.Quadlet},
 }
 
 // reservedSections are syslet's marker and the X- names quadlet uses for

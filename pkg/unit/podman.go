@@ -50,7 +50,9 @@ func ParsePodman(s string) (Podman, error) {
 // main branch, and checked against the release notes: 5.5 added Memory,
 // ReloadCmd, ReloadSignal (#22036), Retry and RetryDelay (#25109) and
 // NetworkDeleteOnStop (#23678); 5.6 InterfaceName; 5.7 HttpProxy, BuildArg
-// and IgnoreFile; 5.8 AppArmor. [Volume] UID and GID (commit 9727a43f5a,
+// and IgnoreFile; 5.8 AppArmor. For the other types: 5.5 added [Image]
+// Retry, RetryDelay and [Pod] HostName; 5.6 [Image] Policy and [Pod]
+// ExitPolicy, Label; 5.7 [Pod] StopTimeout and the .artifact type. [Volume] UID and GID (commit 9727a43f5a,
 // "Added setting UID and GID for volumes in quadlet") are on podman's main
 // branch, 6.0.0-dev, and in no 5.x release.
 //
@@ -65,13 +67,22 @@ var quadletKeys = []struct {
 	{Podman{5, 4}, Volume, "ContainersConfModule Copy Device Driver GlobalArgs Group Image Label Options PodmanArgs ServiceName Type User VolumeName"},
 	{Podman{5, 4}, Network, "ContainersConfModule DNS DisableDNS Driver Gateway GlobalArgs IPAMDriver IPRange IPv6 Internal Label NetworkName Options PodmanArgs ServiceName Subnet"},
 	{Podman{5, 4}, Build, "Annotation Arch AuthFile ContainersConfModule DNS DNSOption DNSSearch Environment File ForceRM GlobalArgs GroupAdd ImageTag Label Network PodmanArgs Pull Secret ServiceName SetWorkingDirectory TLSVerify Target Variant Volume"},
+	{Podman{5, 4}, Pod, "AddHost ContainersConfModule DNS DNSOption DNSSearch GIDMap GlobalArgs IP IP6 Network NetworkAlias PodName PodmanArgs PublishPort RemapGid RemapUid RemapUidSize RemapUsers ServiceName ShmSize SubGIDMap SubUIDMap UIDMap UserNS Volume"},
+	{Podman{5, 4}, Image, "AllTags Arch AuthFile CertDir ContainersConfModule Creds DecryptionKey GlobalArgs Image ImageTag OS PodmanArgs ServiceName TLSVerify Variant"},
+	{Podman{5, 4}, Kube, "AutoUpdate ConfigMap ContainersConfModule ExitCodePropagation GlobalArgs KubeDownForce LogDriver LogOpt Network PodmanArgs PublishPort RemapGid RemapUid RemapUidSize RemapUsers ServiceName SetWorkingDirectory UserNS Yaml"},
 	{Podman{5, 4}, Quadlet, "DefaultDependencies"},
 	{Podman{5, 5}, Container, "Memory ReloadCmd ReloadSignal Retry RetryDelay"},
 	{Podman{5, 5}, Network, "NetworkDeleteOnStop"},
 	{Podman{5, 5}, Build, "Retry RetryDelay"},
+	{Podman{5, 5}, Image, "Retry RetryDelay"},
+	{Podman{5, 5}, Pod, "HostName"},
+	{Podman{5, 6}, Image, "Policy"},
+	{Podman{5, 6}, Pod, "ExitPolicy Label"},
 	{Podman{5, 6}, Network, "InterfaceName"},
 	{Podman{5, 7}, Container, "HttpProxy"},
 	{Podman{5, 7}, Build, "BuildArg IgnoreFile"},
+	{Podman{5, 7}, Pod, "StopTimeout"},
+	{Podman{5, 7}, Artifact, "Artifact AuthFile CertDir ContainersConfModule Creds DecryptionKey GlobalArgs PodmanArgs Quiet Retry RetryDelay ServiceName TLSVerify"},
 	{Podman{5, 8}, Container, "AppArmor"},
 	{Podman{6, 0}, Volume, "UID GID"},
 }

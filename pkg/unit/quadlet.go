@@ -1,5 +1,12 @@
 package unit
 
+import (
+	"path"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
+)
+
 // Section names syslet renders or reads.
 const (
 	Unit      = "Unit"
@@ -9,6 +16,10 @@ const (
 	Volume    = "Volume"
 	Network   = "Network"
 	Build     = "Build"
+	Pod       = "Pod"
+	Image     = "Image"
+	Kube      = "Kube"
+	Artifact  = "Artifact"
 	Quadlet   = "Quadlet"
 	// Syslet is the marker section: its presence says the file is syslet's.
 	// systemd ignores X- sections and quadlet passes them through untouched.
@@ -33,6 +44,11 @@ const (
 	KeyNetwork             = "Network"
 	KeySecret              = "Secret"
 	KeyPod                 = "Pod"
+	KeyPodName             = "PodName"
+	KeyStartWithPod        = "StartWithPod"
+	KeyYaml                = "Yaml"
+	KeyArtifact            = "Artifact"
+	KeyDefaultInstance     = "DefaultInstance"
 	KeyNotify              = "Notify"
 	KeyHealthCmd           = "HealthCmd"
 	KeyRestart             = "Restart"
@@ -43,6 +59,10 @@ const (
 	KeyWantedBy            = "WantedBy"
 	KeyRemovalAllowed      = "RemovalAllowed"
 	KeyReclaimPolicy       = "ReclaimPolicy"
+	// KeyInstance lists, in a template's marker, each instance syslet
+	// enabled (a link web@1.container → web@.container carries no marker
+	// of its own): only those are syslet's to stop and remove.
+	KeyInstance = "Instance"
 	// KeyDigest is the sha256 of the unit file as syslet wrote it, without
 	// the Digest= line itself; KeyFileDigest ("sha256:<hex> <path>") is the
 	// sha256 of one config or build-context file syslet wrote for the
@@ -55,4 +75,52 @@ const (
 func QuadletSection(section string) bool {
 	_, ok := KeysSince[section]
 	return ok
+}
+
+// Sections lists, per quadlet unit file extension, the section its
+// converter reads (".container" → Container).
+var Sections = map[string]string{
+	".container": Container, ".volume": Volume, ".network": Network, ".build": Build,
+	".pod": Pod, ".image": Image, ".kube": Kube, ".artifact": Artifact,
+}
+
+// KindKey is, per type section, a key every release that has the type
+// knows: the key table's release for it is the type's own (an artifact's,
+// podman 5.7).
+var KindKey = map[string]string{Container: KeyImage, Volume: KeyVolumeName, Network: KeyNetworkName, Build: KeyImageTag,
+	Pod: KeyPodName, Image: KeyImage, Kube: KeyYaml, Artifact: KeyArtifact}
+
+// ServiceOf is the systemd service quadlet generates for the unit file
+// fileName with content f: its type section's ServiceName= (the last
+// one, as quadlet reads it), else layout's default.
+func ServiceOf(fileName string, f *File) string {
+	name := ""
+	if f != nil {
+		if sec, ok := Sections[path.Ext(fileName)]; ok {
+			name, _ = f.Last(sec, KeyServiceName)
+			name = strings.Trim(name, `"`)
+		}
+	}
+	return layout.ServiceNamed(fileName, name)
+}
+
+// Merge is what quadlet converts: the unit with its drop-ins merged in, in
+// the order given (quadlet's is by file name), every drop-in's lines
+// appended to the section of the same name.
+func Merge(base *File, dropIns ...*File) *File {
+	g := &File{}
+	add := func(f *File) {
+		if f == nil {
+			return
+		}
+		for _, s := range f.Sections {
+			ns := g.Ensure(s.Name)
+			ns.Entries = append(ns.Entries, s.Entries...)
+		}
+	}
+	add(base)
+	for _, d := range dropIns {
+		add(d)
+	}
+	return g
 }

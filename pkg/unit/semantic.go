@@ -28,6 +28,8 @@ var wordLists = map[string][]string{
 var setKeys = map[string][]string{
 	Container: {"Volume", "Mount", "Tmpfs", "PublishPort", "ExposeHostPort", "AddCapability", "DropCapability", "AddDevice", "AddHost", "Secret", "Mask", "Unmask", "Network", "NetworkAlias", "GroupAdd", "Ulimit"},
 	Build:     {"Volume", "Secret", "Network", "GroupAdd"},
+	Pod:       {"Volume", "PublishPort", "Network", "NetworkAlias", "AddHost"},
+	Kube:      {"PublishPort", "Network"},
 }
 
 // assignKeys take NAME=value (or NAME value) items. Their order matters

@@ -18,11 +18,18 @@ import (
 )
 
 // File is one unit file to adopt. For a .build, Context holds the files of
-// its build directory (path relative to it → content and mode).
+// its build directory (path relative to it → content and mode); for a
+// .kube, Yaml its YAML file. DropIns are the *.conf files of the unit's
+// own drop-in directory (NAME.KIND.d), by name. An instance of a
+// template given as a link (web@1.container → web@.container) has Link
+// set and no Data of its own.
 type File struct {
 	Path    string
 	Data    []byte
+	Link    string
 	Context map[string]ContextFile
+	DropIns map[string][]byte
+	Yaml    []byte
 }
 
 // ContextFile is one file of a build directory.
@@ -49,13 +56,36 @@ type Result struct {
 }
 
 // Convert adopts every file. Files that cannot be read as a quadlet unit
-// of the four kinds are listed in Failed and left out of Specs.
+// are listed in Failed and left out of Specs. A template's instances (its
+// links, or copies of it) become the template spec's instances.
 func Convert(files []File) Result {
 	var res Result
 	var specs []obj
 	secrets := map[string]bool{}
+	instances := map[string][]File{} // template file name → its instances
+	templates := map[string]bool{}
 	for _, f := range files {
-		o, notes, err := convert(f)
+		if tmpl, inst, ok := layout.Template(path.Base(f.Path)); ok && inst == "" {
+			templates[tmpl] = true
+		}
+	}
+	var units []File
+	for _, f := range files {
+		base := path.Base(f.Path)
+		tmpl, inst, ok := layout.Template(base)
+		switch {
+		case ok && inst != "" && templates[tmpl]:
+			instances[tmpl] = append(instances[tmpl], f)
+		case ok && inst != "":
+			res.Failed = append(res.Failed, fmt.Sprintf("%s: an instance of %s, which is not among the files adopted (adopt the template with its instances)", f.Path, tmpl))
+		case f.Link != "":
+			res.Failed = append(res.Failed, fmt.Sprintf("%s: a link (to %s), not a unit file; only a template's instances may be links", f.Path, f.Link))
+		default:
+			units = append(units, f)
+		}
+	}
+	for _, f := range units {
+		o, notes, err := convert(f, instances[path.Base(f.Path)])
 		if err != nil {
 			res.Failed = append(res.Failed, fmt.Sprintf("%s: %v", f.Path, err))
 			continue
@@ -92,15 +122,19 @@ func Convert(files []File) Result {
 	return res
 }
 
-func convert(f File) (obj, []string, error) {
+func convert(f File, instances []File) (obj, []string, error) {
 	base := path.Base(f.Path)
-	ext := path.Ext(base)
-	name := strings.TrimSuffix(base, ext)
-	kind := spec.Kind(strings.TrimPrefix(ext, "."))
-	switch kind {
-	case spec.Container, spec.Volume, spec.Network, spec.Build:
-	default:
-		return nil, nil, fmt.Errorf("not a .container, .volume, .network or .build file")
+	kind := spec.KindOfFile(base)
+	if kind == "" {
+		return nil, nil, fmt.Errorf("not a quadlet unit file (%s)", strings.Join(layout.Exts, ", "))
+	}
+	name := strings.TrimSuffix(base, kind.Ext())
+	tmpl, _, isTemplate := layout.Template(base)
+	if isTemplate {
+		name = strings.TrimSuffix(name, "@")
+		if kind != spec.Container {
+			return nil, nil, fmt.Errorf("a template of a %s unit; syslet templates containers only", kind)
+		}
 	}
 	uf, err := unit.Parse(f.Data)
 	if err != nil {
@@ -117,20 +151,25 @@ func convert(f File) (obj, []string, error) {
 		policy = v
 	}
 	drop := map[string]bool{unit.Syslet: true}
-	forced := func(section, key string) {
+	forcedTo := func(section, key, want string) {
 		v, ok := uf.Last(section, key)
 		switch {
 		case !ok:
-			notes = append(notes, fmt.Sprintf("[%s] %s= is not set; syslet sets %s=%s, so the first apply changes the podman object's name (a new, empty one for a volume)", section, key, key, name))
-		case v != name:
-			notes = append(notes, fmt.Sprintf("[%s] %s=%s differs from the unit name; syslet sets %s=%s", section, key, v, key, name))
+			notes = append(notes, fmt.Sprintf("[%s] %s= is not set; syslet sets %s=%s, so the first apply changes the podman object's name (a new, empty one for a volume)", section, key, key, want))
+		case v != want:
+			notes = append(notes, fmt.Sprintf("[%s] %s=%s differs from the unit name; syslet sets %s=%s", section, key, v, key, want))
 		}
 		drop[section+"."+key] = true
 	}
+	forced := func(section, key string) { forcedTo(section, key, name) }
 	var extra obj
 	switch kind {
 	case spec.Container:
-		forced(unit.Container, unit.KeyContainerName)
+		if isTemplate {
+			forcedTo(unit.Container, unit.KeyContainerName, name+"-%i")
+		} else {
+			forced(unit.Container, unit.KeyContainerName)
+		}
 		state := "running"
 		if t, _ := uf.Last(unit.Service, unit.KeyType); t == "oneshot" {
 			state = "oneshot"
@@ -156,6 +195,47 @@ func convert(f File) (obj, []string, error) {
 					k.section, k.key, v, k.key, k.want, k.section, k.key, v, k.reset, path.Base(f.Path), strings.ToLower(k.key)))
 			}
 		}
+		if removal == "false" {
+			extra = append(extra, kv{"removalAllowed", false})
+		}
+		if isTemplate {
+			var insts []any
+			for _, i := range instances {
+				_, inst, _ := layout.Template(path.Base(i.Path))
+				n, d := instance(i, inst, tmpl, uf)
+				notes = append(notes, n...)
+				if len(d) == 0 {
+					insts = append(insts, inst)
+				} else {
+					insts = append(insts, obj{{"name", inst}, {"dropIns", d}})
+				}
+			}
+			if insts == nil {
+				insts = []any{}
+				notes = append(notes, "a template without instances: syslet enables none (list them in instances)")
+			}
+			extra = append(extra, kv{"instances", insts})
+		}
+	case spec.Pod:
+		forced(unit.Pod, unit.KeyPodName)
+		if removal == "false" {
+			extra = append(extra, kv{"removalAllowed", false})
+		}
+	case spec.Image:
+		extra = policies(removal, policy)
+	case spec.Artifact:
+		if removal == "false" {
+			extra = append(extra, kv{"removalAllowed", false})
+		}
+	case spec.Kube:
+		drop[unit.Kube+"."+unit.KeyYaml] = true
+		if y, _ := uf.Last(unit.Kube, unit.KeyYaml); y != layout.KubeYaml(name) {
+			notes = append(notes, fmt.Sprintf("[Kube] Yaml=%s: syslet writes the YAML to %s and points Yaml= there, so the first apply restarts the unit", y, layout.KubeYaml(name)))
+		}
+		if f.Yaml == nil {
+			notes = append(notes, "the YAML file was not read; fill in the yaml field")
+		}
+		extra = append(extra, kv{"yaml", string(f.Yaml)})
 		if removal == "false" {
 			extra = append(extra, kv{"removalAllowed", false})
 		}
@@ -196,7 +276,54 @@ func convert(f File) (obj, []string, error) {
 	}
 	o = append(o, extra...)
 	o = append(o, kv{"unit", u})
+	if d := dropIns(f.DropIns); len(d) > 0 {
+		o = append(o, kv{"dropIns", d})
+	}
 	return o, notes, nil
+}
+
+// instance adopts one instance of a template: its drop-ins, and a note
+// when it is a copy that says something else than the template (the
+// first apply makes it a link to it).
+func instance(f File, inst, tmpl string, tf *unit.File) ([]string, obj) {
+	var notes []string
+	if f.Link == "" {
+		if uf, err := unit.Parse(f.Data); err != nil || !unit.SameMeaning(uf, tf) {
+			notes = append(notes, fmt.Sprintf("instance %s (%s) is a file that differs from %s; syslet makes it a link to the template, so the first apply restarts it (put what differs in a drop-in of the instance)", inst, f.Path, tmpl))
+		}
+	} else if f.Link != tmpl {
+		notes = append(notes, fmt.Sprintf("instance %s links to %s, not %s; the first apply relinks it", inst, f.Link, tmpl))
+	}
+	return notes, dropIns(f.DropIns)
+}
+
+// dropIns is a unit's drop-in directory as the spec's dropIns object, in
+// name order (the pin a rollback writes is syslet's own, never adopted).
+func dropIns(files map[string][]byte) obj {
+	var o obj
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if n == layout.PinFile {
+			continue
+		}
+		uf, err := unit.Parse(files[n])
+		if err != nil {
+			continue
+		}
+		var secs obj
+		for _, s := range uf.Sections {
+			var keys obj
+			for _, e := range s.Entries {
+				keys = keys.add(e.Key, e.Value)
+			}
+			if len(keys) > 0 {
+				secs = append(secs, kv{s.Name, keys})
+			}
+		}
+		if len(secs) > 0 {
+			o = append(o, kv{n, secs})
+		}
+	}
+	return o
 }
 
 // usedSecrets lists the podman secrets a .container file's Secret= lines
@@ -287,6 +414,14 @@ func check(files []File, stream []byte) []string {
 		if u == nil {
 			continue
 		}
+		for _, d := range u.DropIns {
+			if df, err := unit.Parse(f.DropIns[d.Name]); err != nil || !unit.SameMeaning(df, d.File) {
+				notes = append(notes, d.Path+": the drop-in syslet renders from the adopted spec differs in meaning, so the first apply restarts the unit")
+			}
+		}
+		if u.Link != "" {
+			continue // an instance: its template is compared
+		}
 		uf, err := unit.Parse(f.Data)
 		if err != nil || unit.SameMeaning(uf, u.File) {
 			continue
@@ -338,6 +473,27 @@ func (o obj) write(b *bytes.Buffer, ind string) {
 		switch v := e.v.(type) {
 		case obj:
 			v.write(b, ind+"  ")
+		case []any:
+			// Names inline; with an object among them, one item a line.
+			lines := slices.ContainsFunc(v, func(x any) bool { _, ok := x.(obj); return ok })
+			b.WriteString("[")
+			for j, x := range v {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				if lines {
+					b.WriteString("\n" + ind + "    ")
+				}
+				if xo, ok := x.(obj); ok {
+					xo.write(b, ind+"    ")
+				} else {
+					writeJSON(b, x)
+				}
+			}
+			if lines {
+				b.WriteString("\n" + ind + "  ")
+			}
+			b.WriteString("]")
 		case []obj:
 			b.WriteString("[")
 			for j, x := range v {

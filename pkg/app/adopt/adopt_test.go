@@ -80,18 +80,19 @@ func TestAdoptSaysWhatTheFirstApplyChanges(t *testing.T) {
 		{Path: "/etc/containers/systemd/plain.container", Data: []byte("[Container]\nImage=busybox\nExec=sleep 1\n")},
 		{Path: "/etc/containers/systemd/v.volume", Data: []byte("[Volume]\n")},
 		{Path: "/etc/containers/systemd/x.pod", Data: []byte("[Pod]\n")},
+		{Path: "/etc/containers/systemd/x.timer", Data: []byte("[Timer]\n")},
 		// A running container's Restart= and WantedBy= are syslet's.
 		{Path: "/etc/containers/systemd/edge.container", Data: []byte("[Container]\nContainerName=edge\nImage=busybox\n[Service]\nRestart=on-failure\n[Install]\nWantedBy=multi-user.target\n")},
 	})
 	all := strings.Join(res.Notes, "\n")
-	for _, want := range []string{"ContainerName= is not set", "VolumeName= is not set", "differs in meaning",
+	for _, want := range []string{"ContainerName= is not set", "VolumeName= is not set", "PodName= is not set", "differs in meaning",
 		"[Service] Restart=on-failure cannot be kept in the spec", "edge.container.d/restart.conf",
 		"[Install] WantedBy=multi-user.target after an empty WantedBy= in a drop-in"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("notes lack %q:\n%s", want, all)
 		}
 	}
-	if len(res.Failed) != 1 || !strings.Contains(res.Failed[0], "x.pod") {
+	if len(res.Failed) != 1 || !strings.Contains(res.Failed[0], "x.timer") {
 		t.Errorf("failed: %q", res.Failed)
 	}
 }
@@ -168,5 +169,46 @@ func TestAdoptDeclaresUsedSecretsExternal(t *testing.T) {
 	}
 	if !slices.Equal(res.ExternalSecrets, []string{"alpha", "beta", "zeta"}) {
 		t.Errorf("external secrets %q", res.ExternalSecrets)
+	}
+}
+
+// TestAdoptPodsTemplatesDropIns: a pod with two containers, one with a
+// drop-in, and a template with two instance links and drop-ins of its own
+// and of one instance (testdata/pods, the set the integration test starts
+// by hand) are adopted with nothing left to change: every unit and drop-in
+// renders back to what the files say, and the instances are the
+// template's.
+func TestAdoptPodsTemplatesDropIns(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/pods/*")
+	files, err := adopt.Read(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := adopt.Convert(files)
+	if len(res.Failed) > 0 || len(res.Notes) > 0 {
+		t.Fatalf("failed %q notes %q\n%s", res.Failed, res.Notes, res.Specs)
+	}
+	set := load.Bytes("adopted.json", res.Specs)
+	if set.Report.HasErrors() {
+		t.Fatalf("adopted specs invalid:\n%s\n%s", set.Report.String(), res.Specs)
+	}
+	got := map[string]string{}
+	for _, u := range set.Out.Units {
+		got[u.FileName] = u.Link
+		for _, d := range u.DropIns {
+			got[d.Rel()] = u.FileName
+		}
+	}
+	want := map[string]string{"shop.pod": "", "web.container": "", "side.container": "", "work@.container": "",
+		"work@1.container": "work@.container", "work@2.container": "work@.container",
+		"web.container.d/10-env.conf": "web.container", "work@.container.d/10-role.conf": "work@.container",
+		"work@2.container.d/20-shard.conf": "work@2.container"}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s: rendered %v (%q), want %q", k, ok, g, v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("rendered %v", got)
 	}
 }

@@ -1,10 +1,12 @@
-// Package adopt turns hand-written quadlet files (.container, .volume,
-// .network, .build) into spec format v1, so a host that already runs
-// quadlets can be handed to syslet without a restart.
+// Package adopt turns hand-written quadlet files (every type: .container,
+// .volume, .network, .build, .pod, .image, .kube, .artifact; a template
+// with its instance links; each unit's own drop-in directory) into spec
+// format v1, so a host that already runs quadlets can be handed to syslet
+// without a restart.
 //
-// Read (read.go) reads the unit files and build contexts from the host,
-// without following links; Convert (adopt.go) is pure: it returns the
-// specs as ordered JSON — with one external secret spec for each podman
+// Read (read.go) reads the unit files, drop-ins, build contexts and kube
+// YAML files from the host, following no link but an instance's; Convert
+// (adopt.go) is pure: it returns the specs as ordered JSON — with one external secret spec for each podman
 // secret a container's Secret= names, since those were made by hand too —
 // and, per file, every way the units syslet would render differ in
 // meaning from the files (a forced ContainerName=, a default

@@ -9,27 +9,79 @@ import (
 
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// Read reads the hand-written quadlet files at paths, and for each .build
-// file its context directory, into what Convert takes. It only reads.
+// Read reads the hand-written quadlet files at paths — unit files, a
+// template's instances (links to it, or copies), drop-in directories —
+// and for each unit its own drop-in directory (NAME.KIND.d/*.conf), a
+// .build's context directory and a .kube's YAML file, into what Convert
+// takes. A drop-in directory given on its own is read with its unit. It
+// only reads, and follows no link but an instance's.
 func Read(paths []string) ([]File, error) {
 	var files []File
+	seen := map[string]bool{}
 	for _, p := range paths {
-		data, err := readUnit(p)
+		fi, err := os.Lstat(p)
 		if err != nil {
 			return nil, err
 		}
-		f := File{Path: p, Data: data}
-		if strings.HasSuffix(p, ".build") {
-			if f.Context, err = readContext(p, data); err != nil {
+		if fi.IsDir() {
+			// A unit's drop-in directory is read with the unit, which must be
+			// among the paths; any other directory (podman's users/, say,
+			// which a glob of the unit directory gives) holds no unit.
+			if strings.HasSuffix(p, ".d") && spec.KindOfFile(strings.TrimSuffix(filepath.Base(p), ".d")) != "" &&
+				!contains(paths, strings.TrimSuffix(filepath.Clean(p), ".d")) {
+				return nil, fmt.Errorf("%s is the drop-in directory of %s, which is not among the files to adopt", p, strings.TrimSuffix(filepath.Base(p), ".d"))
+			}
+			continue
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		f := File{Path: p}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			t, err := os.Readlink(p)
+			if err != nil {
+				return nil, err
+			}
+			f.Link = t
+			if !strings.Contains(t, "/") {
+				// An instance's link to its template beside it reads as the template.
+				if f.Data, err = readUnit(filepath.Join(filepath.Dir(p), t)); err != nil {
+					return nil, err
+				}
+			}
+		} else if f.Data, err = readUnit(p); err != nil {
+			return nil, err
+		}
+		if f.DropIns, err = readDropIns(p + ".d"); err != nil {
+			return nil, err
+		}
+		switch spec.KindOfFile(filepath.Base(p)) {
+		case spec.Build:
+			if f.Context, err = readContext(p, f.Data); err != nil {
+				return nil, err
+			}
+		case spec.Kube:
+			if f.Yaml, err = readYaml(p, f.Data); err != nil {
 				return nil, err
 			}
 		}
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+func contains(paths []string, p string) bool {
+	for _, q := range paths {
+		if filepath.Clean(q) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // readUnit reads a unit file: a regular file of bounded size.
@@ -42,6 +94,61 @@ func readUnit(p string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular unit file", p)
 	}
 	return os.ReadFile(p)
+}
+
+// readDropIns reads a unit's own drop-in directory: its regular *.conf
+// files (nil when there is none).
+func readDropIns(dir string) (map[string][]byte, error) {
+	fi, err := os.Lstat(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a drop-in directory", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".conf") {
+			continue
+		}
+		data, err := readUnit(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = data
+	}
+	return out, nil
+}
+
+// readYaml reads the YAML file a .kube's Yaml= names (relative to the
+// unit's directory, as quadlet resolves it).
+func readYaml(p string, data []byte) ([]byte, error) {
+	uf, err := unit.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	y, ok := uf.Last(unit.Kube, unit.KeyYaml)
+	if !ok {
+		return nil, nil
+	}
+	if !path.IsAbs(y) {
+		y = filepath.Join(filepath.Dir(p), y)
+	}
+	fi, err := os.Stat(y)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > fsroot.MaxFileSize {
+		return nil, fmt.Errorf("%s is not a regular file", y)
+	}
+	return os.ReadFile(y)
 }
 
 // readContext reads the build directory of a .build file — its

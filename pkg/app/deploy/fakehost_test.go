@@ -345,6 +345,10 @@ func (p fakePodman) PullImage(_ context.Context, ref string, _ io.Writer) error 
 	return nil
 }
 
+func (p fakePodman) PullImageWith(ctx context.Context, ref string, _ host.PullOptions, w io.Writer) error {
+	return p.PullImage(ctx, ref, w)
+}
+
 func (p fakePodman) RemoveImage(_ context.Context, ref string) error {
 	return p.call("rmi " + ref)
 }

@@ -156,8 +156,10 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 		return "", nil
 	}
 	var changed []string
+	seen := map[string]bool{}
 	for _, a := range p.Actions {
-		if a.Op == plan.OpWriteUnit {
+		if (a.Op == plan.OpWriteUnit || a.Op == plan.OpLinkUnit) && !seen[a.Unit] {
+			seen[a.Unit] = true
 			changed = append(changed, a.Unit)
 		}
 	}
@@ -233,6 +235,14 @@ func (f stagingFiles) StageFile(p string, data []byte, mode uint32) (executor.St
 
 func (f stagingFiles) StageDir(p string, files []host.DirFile) (executor.Staged, error) {
 	s, err := f.Root.StageDir(p, files)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (f stagingFiles) StageLink(p, target string) (executor.Staged, error) {
+	s, err := f.Root.StageLink(p, target)
 	if err != nil {
 		return nil, err
 	}

@@ -200,7 +200,7 @@ func containerImages(l *load.Set, cs map[string]host.Container) map[string]gener
 		if u.Kind != spec.Container {
 			continue
 		}
-		if c, ok := cs[u.Name]; ok && c.ImageID != "" { // syslet names the container after its spec
+		if c, ok := cs[u.Container]; ok && c.ImageID != "" && !u.Template { // syslet names the container (NAME, NAME-INSTANCE)
 			out[u.FileName] = generation.Image{ID: c.ImageID, Name: c.Image}
 		}
 	}

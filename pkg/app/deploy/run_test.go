@@ -172,7 +172,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		finding string // in the findings on stderr
 	}{
 		{"container without image", "", `{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{}}}`, "[Container] Image is required"},
-		{"unknown type", "", `{"apiVersion":"v1","type":"pod","name":"p","unit":{}}`, `type "pod" is not one of`},
+		{"unknown type", "", `{"apiVersion":"v1","type":"deployment","name":"p","unit":{}}`, `type "deployment" is not one of`},
 		{"not JSON", "", `{"apiVersion":`, "invalid JSON: line 1"},
 		{"empty stdin", "-", "", "stdin: holds no JSON value"},
 		{"blank stdin", "-", " \n\t\n", "stdin: holds no JSON value"},

@@ -8,8 +8,9 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// WriteTree writes what a host would get — unit files, config files,
-// config directories in their versioned layout, build contexts — under dir
+// WriteTree writes what a host would get — unit files (a template's
+// instances as links to it) and their drop-ins, config files, config
+// directories in their versioned layout, build contexts — under dir
 // as if it were "/", naming each path on w. It removes nothing already
 // there. Every path is checked before the first write, so a symlink in
 // the way fails with nothing written rather than half-way.
@@ -17,7 +18,12 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	root := fsroot.New(dir)
 	var paths []string
 	for _, u := range out.Units {
-		paths = append(paths, u.Path)
+		if u.Link == "" {
+			paths = append(paths, u.Path)
+		}
+		for _, d := range u.DropIns {
+			paths = append(paths, d.Path)
+		}
 	}
 	for _, f := range out.Files {
 		paths = append(paths, f.Path)
@@ -29,10 +35,23 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
 	for _, u := range out.Units {
-		if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
-			return err
+		if u.Link != "" {
+			if err := root.WriteLink(u.Path, u.Link); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, u.Path+" -> "+u.Link)
+		} else {
+			if err := root.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, u.Path)
 		}
-		fmt.Fprintln(w, u.Path)
+		for _, d := range u.DropIns {
+			if err := root.WriteFile(d.Path, d.Content, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, d.Path)
+		}
 	}
 	for _, f := range out.Files {
 		if err := root.WriteFile(f.Path, f.Content, f.Mode); err != nil {

@@ -77,29 +77,60 @@ func Gated(res *executor.Result, out *render.Output, more ...string) []Unit {
 	return of(out, append(services, more...))
 }
 
-// of lists the containers of out among services.
+// of lists the containers of out among services: each container's (a
+// template's instances each on its own), and for a pod's service the
+// containers it starts.
 func of(out *render.Output, services []string) []Unit {
 	byService := map[string]*render.Unit{}
+	members := map[string][]string{} // pod service → its containers' services
+	pods := map[string]string{}      // pod unit name → its service
 	for _, u := range out.Units {
-		if u.Kind == spec.Container {
-			byService[u.Service] = u
+		if u.Kind == spec.Pod {
+			pods[u.Name] = u.Service
 		}
+	}
+	for _, u := range out.Units {
+		if u.Kind == spec.Container && !u.Template {
+			byService[u.Service] = u
+			if svc, ok := pods[u.Pod]; ok && startsWithPod(u) {
+				members[svc] = append(members[svc], u.Service)
+			}
+		}
+	}
+	var all []string
+	for _, s := range services {
+		all = append(all, s)
+		all = append(all, members[s]...)
 	}
 	var units []Unit
 	seen := map[string]bool{}
-	for _, s := range services {
+	for _, s := range all {
 		u := byService[s]
-		if u == nil || seen[u.Service] {
+		if u == nil || seen[u.Service] || u.State == spec.Stopped {
 			continue
 		}
 		seen[u.Service] = true
-		_, hc := u.File.Last(unit.Container, unit.KeyHealthCmd)
-		notify, _ := u.File.Last(unit.Container, unit.KeyNotify)
-		units = append(units, Unit{service: u.Service, container: u.Name, oneshot: u.State == spec.Oneshot,
+		_, hc := u.Merged.Last(unit.Container, unit.KeyHealthCmd)
+		notify, _ := u.Merged.Last(unit.Container, unit.KeyNotify)
+		units = append(units, Unit{service: u.Service, container: u.Container, oneshot: u.State == spec.Oneshot,
 			health: hc && notify != "healthy"})
 	}
 	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.service, b.service) })
 	return units
+}
+
+// startsWithPod reports whether a container's pod starts it
+// ([Container] StartWithPod=, true unless it says otherwise).
+func startsWithPod(u *render.Unit) bool {
+	v, ok := u.Merged.Last(unit.Container, unit.KeyStartWithPod)
+	if !ok {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "on":
+		return true
+	}
+	return false
 }
 
 // Run waits for the units to be up within startTimeout and then soaks

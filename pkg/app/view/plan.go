@@ -190,6 +190,12 @@ func describe(a plan.Action) string {
 		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, n)
 	case plan.OpWriteFile, plan.OpWriteUnit:
 		return fmt.Sprintf("%s (%04o)", a.Target, a.Mode)
+	case plan.OpLinkUnit:
+		return a.Target + " -> " + a.Link
+	case plan.OpPull:
+		if a.Pull != nil {
+			return a.Target + " (as " + a.Unit + " pulls it)"
+		}
 	case plan.OpCreateSecret:
 		return "secret " + a.Target + " = (secret)"
 	case plan.OpRemoveSecret:

@@ -221,3 +221,83 @@ func TestStageDirChangesNothingUntilSwap(t *testing.T) {
 		})
 	}
 }
+
+// An instance's link is staged like a file: nothing a reader sees changes
+// until Swap, Undo puts back what was there (another link, a hand-written
+// file), Release leaves the link alone.
+func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
+	const dir = "/etc/containers/systemd"
+	p := dir + "/web@2.container"
+	for _, tc := range []struct {
+		name   string
+		before func(r Root)
+	}{
+		{"new link", func(Root) {}},
+		{"link replaced", func(r Root) { os.Symlink("old@.container", r.Path(p)) }},
+		{"hand-written instance replaced", func(r Root) { r.WriteFile(p, []byte("[Container]\nImage=x\n"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(t.TempDir())
+			os.MkdirAll(r.Path(dir), 0o755)
+			tc.before(r)
+			tree := r.Path(dir)
+			before := snapshotTree(t, tree)
+			for _, end := range []string{"discard", "undo", "release"} {
+				s, err := r.StageLink(p, "web@.container")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if end == "discard" {
+					if err := s.Undo(); err != nil {
+						t.Fatal(err)
+					}
+					if got := snapshotTree(t, tree); got != before {
+						t.Errorf("a discarded staging left the tree changed:\n%s\nwant\n%s", got, before)
+					}
+					continue
+				}
+				if err := s.Swap(); err != nil {
+					t.Fatal(err)
+				}
+				if l, err := os.Readlink(r.Path(p)); err != nil || l != "web@.container" {
+					t.Fatalf("after Swap: %q %v", l, err)
+				}
+				if end == "undo" {
+					if err := s.Undo(); err != nil {
+						t.Fatal(err)
+					}
+					if got := snapshotTree(t, tree); got != before {
+						t.Errorf("Undo did not put the tree back:\n%s\nwant\n%s", got, before)
+					}
+					continue
+				}
+				if err := s.Release(); err != nil {
+					t.Fatal(err)
+				}
+				if l, err := os.Readlink(r.Path(p)); err != nil || l != "web@.container" {
+					t.Fatalf("after Release: %q %v", l, err)
+				}
+				if l := leftovers(t, tree); len(l) != 0 {
+					t.Errorf("temporary names left: %v", l)
+				}
+			}
+		})
+	}
+}
+
+func TestStageLinkRefuses(t *testing.T) {
+	r := New(t.TempDir())
+	os.MkdirAll(r.Path("/etc/containers/systemd/web@1.container"), 0o755)
+	for _, tc := range []struct{ path, target, want string }{
+		{"/etc/containers/systemd/web@1.container", "web@.container", "directory"},
+		{"/etc/containers/systemd/web@2.container", "../web@.container", "a name beside it"},
+		{"/etc/containers/systemd/web@2.container", "", "a name beside it"},
+	} {
+		if _, err := r.StageLink(tc.path, tc.target); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("StageLink(%s, %q) = %v, want an error saying %q", tc.path, tc.target, err, tc.want)
+		}
+	}
+	if l := leftovers(t, r.Path("/etc")); len(l) != 0 {
+		t.Errorf("temporary names left: %v", l)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // DefaultGenerator is where Debian and Fedora install podman's generator.
@@ -141,6 +142,7 @@ func (s Stager) prune() {
 
 func (s Stager) check(ctx context.Context, tmp string, future, before map[string][]byte, verify []string) (warnings []string, err error) {
 	gen := filepath.Join(tmp, "generated")
+	verify = withInstances(verify, future)
 	names := scope(future, before, verify)
 	warnings, problems, err := s.generate(ctx, within(future, names), filepath.Join(tmp, "units"), gen)
 	if err != nil {
@@ -170,11 +172,21 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 	}
 	var services []string
 	for _, n := range verify {
-		svc := filepath.Join(gen, layout.Service(n))
+		if _, inst, ok := layout.Template(n); ok && inst == "" {
+			continue // its service is a template: verified through its instances
+		}
+		name := layout.Service(n)
+		if uf, err := unit.Parse(future[n]); err == nil {
+			name = unit.ServiceOf(n, uf) // ServiceName=
+		}
+		svc := filepath.Join(gen, name)
 		if _, err := os.Stat(svc); err != nil {
 			return warnings, &Error{Tool: "quadlet", Output: []string{fmt.Sprintf("%s: no service was generated", n)}}
 		}
 		services = append(services, svc)
+	}
+	if len(services) == 0 {
+		return warnings, nil // a template with no instances: the generator judged it
 	}
 	// --recursive-errors=no: the units named are checked, and their
 	// dependencies loaded and reported on, without verify walking the
@@ -278,6 +290,36 @@ func clean(out, tmp string) []string {
 	return msgs
 }
 
+// withInstances adds to verify the instances in future of each template
+// it names (a template's service is one only through them), once each, in
+// order.
+func withInstances(verify []string, future map[string][]byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, n := range verify {
+		add(n)
+		if _, inst, ok := layout.Template(n); ok && inst == "" {
+			var insts []string
+			for m := range future {
+				if t, i, ok := layout.Template(m); ok && i != "" && t == n && !strings.Contains(m, "/") {
+					insts = append(insts, m)
+				}
+			}
+			slices.Sort(insts)
+			for _, m := range insts {
+				add(m)
+			}
+		}
+	}
+	return out
+}
+
 // scope names the unit files the generator must see to judge the units in
 // verify: those units; every unit whose conversion may change with them,
 // that is, each unit referring (directly or through others) to one of them
@@ -293,11 +335,16 @@ func scope(future, before map[string][]byte, verify []string) map[string]bool {
 		}
 		return in
 	}
-	// dependents[x]: the units of future that name x.
+	// dependents[x]: the units of future that name x (a drop-in's
+	// references are those of the units it applies to).
 	dependents := map[string][]string{}
 	for n, data := range future {
+		owners := []string{n}
+		if dir, _, ok := strings.Cut(n, "/"); ok {
+			owners = appliesTo(dir, future)
+		}
 		for _, r := range refsIn(data, n, future, before) {
-			dependents[r] = append(dependents[r], n)
+			dependents[r] = append(dependents[r], owners...)
 		}
 	}
 	queue := slices.Clone(verify)
@@ -319,9 +366,16 @@ func scope(future, before map[string][]byte, verify []string) map[string]bool {
 }
 
 // within is the part of units that names lists, with everything those
-// units refer to, transitively: what the generator needs to convert them.
+// units refer to, transitively, and the drop-ins of each (every directory
+// quadlet reads for it): what the generator needs to convert them.
 func within(units map[string][]byte, names map[string]bool) map[string][]byte {
 	out := map[string][]byte{}
+	byDir := map[string][]string{}
+	for n := range units {
+		if dir, _, ok := strings.Cut(n, "/"); ok {
+			byDir[dir] = append(byDir[dir], n)
+		}
+	}
 	var queue []string
 	for n := range names {
 		queue = append(queue, n)
@@ -335,6 +389,23 @@ func within(units map[string][]byte, names map[string]bool) map[string][]byte {
 		}
 		out[n] = data
 		queue = append(queue, refsIn(data, n, units, nil)...)
+		if !strings.Contains(n, "/") {
+			for _, dir := range layout.DropInDirs(n) {
+				queue = append(queue, byDir[dir]...)
+			}
+		}
+	}
+	return out
+}
+
+// appliesTo lists the unit files of units that quadlet merges the
+// drop-ins of dir ("web.container.d") into.
+func appliesTo(dir string, units map[string][]byte) []string {
+	var out []string
+	for n := range units {
+		if !strings.Contains(n, "/") && slices.Contains(layout.DropInDirs(n), dir) {
+			out = append(out, n)
+		}
 	}
 	return out
 }

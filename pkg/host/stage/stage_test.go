@@ -200,3 +200,40 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestTemplatesAndDropIns: a template written alone is verified through
+// its instances, and a drop-in that breaks a unit breaks its staging
+// (the generator sees each unit with the drop-ins that apply to it, and
+// the scope follows a drop-in's references).
+func TestTemplatesAndDropIns(t *testing.T) {
+	s := Stager{Generator: generator(t), Dir: t.TempDir()}
+	tmpl := []byte("[Container]\nImage=docker.io/library/busybox:1.37\nContainerName=w-%i\n[X-Syslet]\nInstance=1\n")
+	future := map[string][]byte{
+		"w@.container":  tmpl,
+		"w@1.container": tmpl,
+		"net.network":   []byte("[Network]\nNetworkName=net\n"),
+	}
+	if _, err := s.Check(context.Background(), future, nil, []string{"w@.container"}); err != nil {
+		t.Fatalf("a template and its instance: %v", err)
+	}
+	if got := withInstances([]string{"w@.container"}, future); !slices.Equal(got, []string{"w@.container", "w@1.container"}) {
+		t.Errorf("verified: %q", got)
+	}
+	broken := maps.Clone(future)
+	broken["w@1.container.d/10-bad.conf"] = []byte("[Container]\nBogus=1\n")
+	_, err := s.Check(context.Background(), broken, future, []string{"w@.container"})
+	if err == nil || !strings.Contains(err.Error(), "Bogus") {
+		t.Errorf("a drop-in with an unknown key: got %v", err)
+	}
+	// A drop-in names a network: both are staged with the unit.
+	within := within(map[string][]byte{
+		"w@1.container":             tmpl,
+		"w@1.container.d/net.conf":  []byte("[Container]\nNetwork=net.network\n"),
+		"net.network":               []byte("[Network]\n"),
+		"other.container":           tmpl,
+		"container.d/10-every.conf": []byte("[Container]\nLabel=a=b\n"),
+	}, map[string]bool{"w@1.container": true})
+	if got := slices.Sorted(maps.Keys(within)); !slices.Equal(got, []string{"container.d/10-every.conf", "net.network", "w@1.container", "w@1.container.d/net.conf"}) {
+		t.Errorf("staged with w@1.container: %q", got)
+	}
+}

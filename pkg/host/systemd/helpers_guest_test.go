@@ -8,6 +8,7 @@ package systemd
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/syslet/syslet/pkg/host"
 )
@@ -64,6 +65,21 @@ func (m *Manager) MainPID(ctx context.Context, name string) (uint32, error) {
 		return 0, fmt.Errorf("reading MainPID of unit %q: unexpected type %s", name, p.Value.Signature())
 	}
 	return pid, nil
+}
+
+// monotonic reads one of a unit's ...TimestampMonotonic properties (µs
+// since boot).
+func (m *Manager) monotonic(t *testing.T, name, prop string) uint64 {
+	t.Helper()
+	p, err := m.conn.GetUnitPropertyContext(context.Background(), name, prop)
+	if err != nil {
+		t.Fatalf("reading %s of unit %q: %v", prop, name, err)
+	}
+	v, ok := p.Value.Value().(uint64)
+	if !ok || v == 0 {
+		t.Fatalf("%s of unit %q: %v", prop, name, p.Value)
+	}
+	return v
 }
 
 // job queues one job in mode "replace" and waits for its result (Restart,

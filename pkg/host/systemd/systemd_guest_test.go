@@ -378,8 +378,14 @@ func TestJobsBatch(t *testing.T) {
 			t.Errorf("%s: %v", n, err)
 		}
 	}
-	if slices.Index(order, "syslet-t-b-after.service") < slices.Index(order, "syslet-t-b-slow.service") {
-		t.Errorf("the unit ordered after the slow one landed before it: %q", order)
+	// systemd's own clock says whether the ordered unit waited: it left
+	// inactive only once the slow one was up. (The order of the callbacks
+	// cannot say it: two jobs ending a few microseconds apart reach Jobs
+	// through two goroutines, in either order.)
+	slowUp := m.monotonic(t, "syslet-t-b-slow.service", "ActiveEnterTimestampMonotonic")
+	afterBegan := m.monotonic(t, "syslet-t-b-after.service", "InactiveExitTimestampMonotonic")
+	if afterBegan < slowUp {
+		t.Errorf("the unit ordered after the slow one began %dµs before the slow one was up", slowUp-afterBegan)
 	}
 	// Four 2 s units one after another would take 8 s.
 	if took > 6*time.Second {

@@ -28,10 +28,19 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 	switch c.Kind {
 	case spec.Container:
 		resource = quadlet.GetContainerResourceName(c.file)
-		if resource != c.Name {
-			differ("the container name", c.Name, resource)
+		if resource == "" {
+			// The converter only resolves %N; the name with other specifiers
+			// is passed to podman as written (systemd fills them in).
+			resource, _ = c.file.Lookup(quadlet.ContainerGroup, quadlet.KeyContainerName)
 		}
-	case spec.Volume, spec.Network, spec.Build:
+		if c.Instance != "" {
+			// systemd fills in %i when the instance's service runs.
+			resource = strings.ReplaceAll(resource, "%i", c.Instance)
+		}
+		if resource != c.Container {
+			differ("the container name", c.Container, resource)
+		}
+	case spec.Volume, spec.Network, spec.Build, spec.Pod, spec.Image, spec.Artifact:
 		resource = c.info.ResourceName
 		if resource != c.Resource {
 			differ("the "+string(c.Kind)+" name", c.Resource, resource)
@@ -41,11 +50,12 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 		return
 	}
 	// The units a container requires, by kind, as the converter wrote them
-	// into its service: Requires=NAME-volume.service and so on (byService
-	// maps a service back to its quadlet file).
-	var volumes, networks []string
-	build := ""
-	for _, req := range c.service.LookupAllStrv(quadlet.UnitGroup, "Requires") {
+	// into its service: Requires=NAME-volume.service, BindsTo= its pod's
+	// service and so on (byService maps a service back to its quadlet file).
+	var volumes, networks, images, artifacts []string
+	build, pod := "", ""
+	reqs := append(c.service.LookupAllStrv(quadlet.UnitGroup, "Requires"), c.service.LookupAllStrv(quadlet.UnitGroup, "BindsTo")...)
+	for _, req := range reqs {
 		file, ok := byService[req]
 		if !ok {
 			continue
@@ -58,6 +68,12 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 			networks = appendOnce(networks, base)
 		case ".build":
 			build = base
+		case ".image":
+			images = appendOnce(images, base)
+		case ".artifact":
+			artifacts = appendOnce(artifacts, base)
+		case ".pod":
+			pod = base
 		}
 	}
 	if !sameSet(volumes, c.Volumes) {
@@ -66,8 +82,17 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 	if !sameSet(networks, c.Networks) {
 		differ("the networks it requires", strings.Join(c.Networks, " "), strings.Join(networks, " "))
 	}
+	if !sameSet(images, c.Images) {
+		differ("the image units it requires", strings.Join(c.Images, " "), strings.Join(images, " "))
+	}
+	if !sameSet(artifacts, c.Artifacts) {
+		differ("the artifacts it requires", strings.Join(c.Artifacts, " "), strings.Join(artifacts, " "))
+	}
 	if build != c.Build {
 		differ("the build it requires", c.Build, build)
+	}
+	if pod != c.Pod {
+		differ("the pod it runs in", c.Pod, pod)
 	}
 }
 

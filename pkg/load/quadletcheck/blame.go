@@ -1,6 +1,7 @@
 package quadletcheck
 
 import (
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,6 +33,10 @@ var culprits = []culprit{
 	{regexp.MustCompile(`^GidMap set without RemapUsers|GID mapping$`), "", []string{"RemapGid"}},
 	{regexp.MustCompile(`^unsupported RemapUsers option|^RemapUsers=`), "", []string{"RemapUsers"}},
 	{regexp.MustCompile(`^the Image And Rootfs keys conflict`), "", []string{"Rootfs", "Image"}},
+	{regexp.MustCompile(`^no Image key specified`), "", []string{"Image"}},
+	{regexp.MustCompile(`^no Artifact key specified`), "", []string{"Artifact"}},
+	{regexp.MustCompile(`^SetWorkingDirectory=yaml`), "", []string{"SetWorkingDirectory"}},
+	{regexp.MustCompile(`^RemapUsers=manual is not supported`), "", []string{"RemapUsers"}},
 	{regexp.MustCompile(`^requested Quadlet image`), "", []string{"Image"}},
 	{regexp.MustCompile(`^requested Quadlet unit|^cannot get the resource name of|^extra options are not supported when joining`), "", []string{"Network"}},
 	{regexp.MustCompile(`^requested Quadlet source|^source cannot be empty|^source parameter does not include a value`), "", []string{"Volume", "Mount"}},
@@ -47,19 +52,7 @@ var culprits = []culprit{
 var unsupportedKey = regexp.MustCompile(`^unsupported key '([^']+)' in group '([^']+)'`)
 
 // quadletSection is the section a unit type's converter reads.
-func quadletSection(u *render.Unit) string {
-	switch path := u.FileName; {
-	case strings.HasSuffix(path, ".container"):
-		return unit.Container
-	case strings.HasSuffix(path, ".volume"):
-		return unit.Volume
-	case strings.HasSuffix(path, ".network"):
-		return unit.Network
-	case strings.HasSuffix(path, ".build"):
-		return unit.Build
-	}
-	return ""
-}
+func quadletSection(u *render.Unit) string { return unit.Sections[path.Ext(u.FileName)] }
 
 // blame returns the JSON path a converter message is about: the line of the
 // key it names (and, where several lines have that key, the one whose value

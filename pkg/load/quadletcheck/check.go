@@ -61,6 +61,8 @@ func check(out *render.Output, target unit.Podman, prior report.Report, hint boo
 	units := make([]*checked, 0, len(out.Units))
 	for _, u := range out.Units {
 		c := &checked{Unit: u}
+		// An instance's lines are its template's, gated there, and its own
+		// drop-ins': only those are gated again.
 		gate(&rep, c, target, quiet(u), hint)
 		if c.gated {
 			failed[specKey(u.Spec.Source, u.Spec.Path())] = true
@@ -102,13 +104,32 @@ func specKey(source, jsonPath string) string {
 // that the default release here predates.
 func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) {
 	seen := map[string]bool{}
+	lines := c.Lines
+	if c.Instance != "" {
+		lines = nil
+		for _, d := range c.DropIns {
+			lines = append(lines, d.Lines...)
+		}
+	}
 	newer := func(since unit.Podman) string {
 		if !hint {
 			return ""
 		}
 		return fmt.Sprintf(": if the host runs podman %s or later, say so with --podman (syslet validate --podman %s)", since, since)
 	}
-	for _, l := range c.Lines {
+	// A unit type a release does not have is told once, for the unit, by
+	// the release its type section's keys came with.
+	if sec := unit.Sections[path.Ext(c.FileName)]; sec != "" {
+		if since, ok := unit.KeySince(sec, unit.KindKey[sec]); ok && target.Less(since) {
+			c.gated = true
+			if !quiet {
+				rep.Errorf(c.Spec.Source, c.Spec.Path()+".type", spec.RuleNewerPodman,
+					"%s units need podman %s or later; these specs are checked against podman %s%s", path.Ext(c.FileName), since, target, newer(since))
+			}
+			return
+		}
+	}
+	for _, l := range lines {
 		for _, f := range unit.Features {
 			id := "feature " + f.What
 			if seen[id] || !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) {
@@ -172,7 +193,7 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 	// Parse every unit from the bytes a host would get.
 	infos := map[string]*quadlet.UnitInfo{}
 	for _, c := range units {
-		f := c.File
+		f := c.Merged
 		if len(c.withheld) > 0 {
 			f = f.Without(c.withheld...)
 		}
@@ -207,7 +228,9 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		if err != nil {
 			refused[c.FileName] = true
 		}
-		if quiet(c.Unit) {
+		if quiet(c.Unit) || c.Link != "" && refused[c.Link] {
+			// An instance its template's problem also breaks: told once,
+			// at the template.
 			continue
 		}
 		for _, w := range splitJoined(warnings) {
@@ -253,6 +276,11 @@ func unitInfo(f *parser.UnitFile) *quadlet.UnitInfo {
 		info.ResourceName = quadlet.GetContainerResourceName(f)
 	case ".build":
 		info.ResourceName = quadlet.GetBuiltImageName(f)
+	case ".artifact":
+		info.ServiceName = quadlet.GetArtifactServiceName(f)
+	case ".pod":
+		info.ContainersToStart = []string{}
+		info.ResourceName = quadlet.GetPodResourceName(f)
 	}
 	return info
 }
@@ -275,6 +303,17 @@ func convertOne(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (service
 		return quadlet.ConvertNetwork(f, infos, false)
 	case ".build":
 		return quadlet.ConvertBuild(f, infos, false)
+	case ".pod":
+		return quadlet.ConvertPod(f, infos, false)
+	case ".image":
+		service, err = quadlet.ConvertImage(f, infos, false)
+		return service, nil, err
+	case ".kube":
+		service, err = quadlet.ConvertKube(f, infos, false)
+		return service, nil, err
+	case ".artifact":
+		service, err = quadlet.ConvertArtifact(f, infos, false)
+		return service, nil, err
 	}
 	return nil, nil, fmt.Errorf("syslet does not render %s units", path.Ext(f.Filename))
 }

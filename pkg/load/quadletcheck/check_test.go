@@ -3,6 +3,7 @@ package quadletcheck_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,15 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 	 {"apiVersion":"v1","type":"network","name":"net.work-1","unit":{}},
 	 {"apiVersion":"v1","type":"volume","name":"data_1","unit":{}},
 	 {"apiVersion":"v1","type":"build","name":"app","containerfile":"FROM scratch\n","unit":{"Build":{"ImageTag":["localhost/app:1","localhost/app:latest"]}}},
-	 {"apiVersion":"v1","type":"container","name":"web.v2","unit":{"Container":{"Image":"app.build","Volume":{"data_1.volume":"/data"},"Network":"net.work-1.network"}}}
+	 {"apiVersion":"v1","type":"container","name":"web.v2","unit":{"Container":{"Image":"app.build","Volume":{"data_1.volume":"/data"},"Network":"net.work-1.network"}}},
+	 {"apiVersion":"v1","type":"pod","name":"shop","unit":{"Pod":{"Network":"net.work-1.network"}}},
+	 {"apiVersion":"v1","type":"image","name":"base","unit":{"Image":{"Image":"docker.io/library/busybox:1.37","ImageTag":"localhost/base:1"}}},
+	 {"apiVersion":"v1","type":"kube","name":"play","yaml":"kind: Pod\n","unit":{"Kube":{"Network":"net.work-1.network"}}},
+	 {"apiVersion":"v1","type":"container","name":"side","unit":{"Container":{"Image":"base.image","Pod":"shop.pod"}},
+	  "dropIns":{"10-vol.conf":{"Container":{"Volume":"data_1.volume:/data"}}}},
+	 {"apiVersion":"v1","type":"container","name":"api","unit":{"Container":{"Image":"base.image","ServiceName":"shop-api"}}},
+	 {"apiVersion":"v1","type":"container","name":"job","unit":{"Container":{"Image":"base.image"}},
+	  "instances":["1",{"name":"b.2","dropIns":{"10-net.conf":{"Container":{"Network":"net.work-1.network"}}}}]}
 	]`)
 	if rep.HasErrors() {
 		t.Fatal(rep.String())
@@ -42,28 +51,43 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 		kinds[u.Kind] = true
 		f := parser.NewUnitFile()
 		f.Filename = u.FileName
-		if err := f.Parse(string(u.File.Bytes())); err != nil {
+		if err := f.Parse(string(u.Merged.Bytes())); err != nil {
 			t.Fatal(err)
 		}
 		name, err := quadlet.GetUnitServiceName(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name+".service" != u.Service || layout.Service(u.FileName) != u.Service {
+		if name+".service" != u.Service || unit.ServiceOf(u.FileName, u.File) != u.Service {
 			t.Errorf("%s: render says %s, quadlet %s.service", u.FileName, u.Service, name)
 		}
 	}
-	if len(kinds) != 4 {
-		t.Fatalf("rendered kinds %v, want all four", kinds)
+	if len(kinds) != 7 {
+		t.Fatalf("rendered kinds %v, want all seven of podman 5.4", kinds)
 	}
 	// layout.Service, the one place syslet names services, for every file
 	// type quadlet generates from.
 	for _, ext := range layout.Exts {
-		f := parser.NewUnitFile()
-		f.Filename = "app.v1_x" + ext
-		name, err := quadlet.GetUnitServiceName(f)
-		if err != nil || name+".service" != layout.Service(f.Filename) {
-			t.Errorf("%s: layout says %s, quadlet %s.service (%v)", f.Filename, layout.Service(f.Filename), name, err)
+		for _, base := range []string{"app.v1_x", "web@", "web@1", "a-b@c.d"} {
+			f := parser.NewUnitFile()
+			f.Filename = base + ext
+			name, err := quadlet.GetUnitServiceName(f)
+			if err != nil || name+".service" != layout.Service(f.Filename) {
+				t.Errorf("%s: layout says %s, quadlet %s.service (%v)", f.Filename, layout.Service(f.Filename), name, err)
+			}
+			// ServiceName= wins, as quadlet reads it.
+			if sec, ok := unit.Sections[ext]; ok && base == "app.v1_x" {
+				uf := &unit.File{}
+				uf.Add(sec, unit.KeyServiceName, "custom")
+				f.Add(sec, unit.KeyServiceName, "custom")
+				if name, _ := quadlet.GetUnitServiceName(f); name+".service" != unit.ServiceOf(f.Filename, uf) {
+					t.Errorf("%s with ServiceName=custom: syslet says %s, quadlet %s.service", f.Filename, unit.ServiceOf(f.Filename, uf), name)
+				}
+			}
+			// The drop-in directories quadlet merges, in its order.
+			if got, want := layout.DropInDirs(f.Filename), f.GetUnitDropinPaths(); !slices.Equal(got, want) {
+				t.Errorf("%s: drop-in dirs %q, quadlet reads %q", f.Filename, got, want)
+			}
 		}
 	}
 	// Check compares names, resources and dependencies with the converter

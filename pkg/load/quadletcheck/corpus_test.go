@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/load/quadletcheck"
 	"github.com/syslet/syslet/pkg/report"
@@ -31,6 +32,9 @@ type corpusFile struct {
 	rejectPath string      // "## reject": path of the converter's finding
 	sysletRule string      // "## syslet-rejects": rule syslet refuses it with
 	sysletPath string
+	// instanceOf is set on an instance of a template of the corpus
+	// (template@instance.container): it is part of the template's spec.
+	instanceOf string
 }
 
 func readCorpus(t testing.TB) []corpusFile {
@@ -41,9 +45,8 @@ func readCorpus(t testing.TB) []corpusFile {
 	}
 	var out []corpusFile
 	for _, e := range ents {
-		ext := filepath.Ext(e.Name())
-		kind := spec.Kind(strings.TrimPrefix(ext, "."))
-		if kind.Ext() == "" || kind == spec.Secret {
+		kind := spec.KindOfFile(e.Name())
+		if kind == "" || e.IsDir() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(corpusDir, e.Name()))
@@ -72,31 +75,76 @@ func readCorpus(t testing.TB) []corpusFile {
 		}
 		out = append(out, f)
 	}
+	for i, f := range out {
+		if tmpl, inst, ok := layout.Template(f.name); ok && inst != "" && slices.ContainsFunc(out, func(g corpusFile) bool { return g.name == tmpl }) {
+			out[i].instanceOf = tmpl
+		}
+	}
 	return out
 }
 
 // toSpec turns a quadlet file into the v1 spec a user would write for it:
 // sections and keys in order, a repeated key as a list, and the keys syslet
-// sets itself (the resource name, a build's File and context) left to it.
-func toSpec(t testing.TB, f corpusFile) []byte {
+// sets itself (the resource name, a build's File and context, a kube unit's
+// Yaml) left to it. Its drop-in directory (FILE.d/*.conf) becomes dropIns;
+// a template (NAME@.KIND) gets the corpus's instances of it (with their
+// own drop-ins) and its DefaultInstance= as instances.
+func toSpec(t testing.TB, f corpusFile, all []corpusFile) []byte {
 	t.Helper()
 	uf, err := unit.Parse(f.data)
 	if err != nil {
 		t.Fatalf("%s: %v", f.name, err)
 	}
 	name := strings.TrimSuffix(f.name, filepath.Ext(f.name))
-	drop := map[string]bool{"Container.ContainerName": true, "Volume.VolumeName": true, "Network.NetworkName": true,
-		"Build.File": true, "Build.SetWorkingDirectory": true}
+	template := strings.HasSuffix(name, "@")
+	name = strings.TrimSuffix(name, "@")
 	var b bytes.Buffer
 	js := func(v any) string { s, _ := json.Marshal(v); return string(s) }
 	fmt.Fprintf(&b, `{"apiVersion":"v1","type":%s,"name":%s`, js(string(f.kind)), js(name))
-	if f.kind == spec.Build {
+	switch f.kind {
+	case spec.Build:
 		fmt.Fprintf(&b, `,"containerfile":"FROM docker.io/library/busybox:1.37\n"`)
+	case spec.Kube:
+		fmt.Fprintf(&b, `,"yaml":"apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n"`, name)
 	}
-	if v, ok := uf.Last(unit.Service, unit.KeyType); ok && v == "oneshot" {
+	if v, ok := uf.Last(unit.Service, unit.KeyType); ok && v == "oneshot" && f.kind == spec.Container {
 		b.WriteString(`,"desiredState":"oneshot"`)
 	}
-	b.WriteString(`,"unit":{`)
+	if template {
+		var insts []string
+		for _, g := range all {
+			if g.instanceOf != f.name {
+				continue
+			}
+			_, inst, _ := layout.Template(g.name)
+			if d := dropInsJSON(t, g.name); d != "" {
+				insts = append(insts, fmt.Sprintf(`{"name":%s,"dropIns":%s}`, js(inst), d))
+			} else {
+				insts = append(insts, js(inst))
+			}
+		}
+		if di, ok := uf.Last(unit.Install, unit.KeyDefaultInstance); ok && !slices.Contains(insts, js(di)) {
+			insts = append(insts, js(di))
+		}
+		b.WriteString(`,"instances":[` + strings.Join(insts, ",") + `]`)
+	}
+	b.WriteString(`,"unit":` + sectionsJSON(uf))
+	if d := dropInsJSON(t, f.name); d != "" {
+		b.WriteString(`,"dropIns":` + d)
+	}
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+// syslet sets these keys itself: a corpus file's spec leaves them out.
+var corpusDrop = map[string]bool{"Container.ContainerName": true, "Volume.VolumeName": true, "Network.NetworkName": true,
+	"Build.File": true, "Build.SetWorkingDirectory": true, "Pod.PodName": true, "Kube.Yaml": true}
+
+// sectionsJSON is a unit file as a spec's unit object.
+func sectionsJSON(uf *unit.File) string {
+	var b bytes.Buffer
+	js := func(v any) string { s, _ := json.Marshal(v); return string(s) }
+	b.WriteString("{")
 	for i, sec := range uf.Sections {
 		if i > 0 {
 			b.WriteByte(',')
@@ -105,7 +153,7 @@ func toSpec(t testing.TB, f corpusFile) []byte {
 		var keys []string
 		vals := map[string][]string{}
 		for _, e := range sec.Entries {
-			if drop[sec.Name+"."+e.Key] {
+			if corpusDrop[sec.Name+"."+e.Key] {
 				continue
 			}
 			if _, ok := vals[e.Key]; !ok {
@@ -125,8 +173,32 @@ func toSpec(t testing.TB, f corpusFile) []byte {
 		}
 		b.WriteByte('}')
 	}
-	b.WriteString("}}")
-	return b.Bytes()
+	b.WriteString("}")
+	return b.String()
+}
+
+// dropInsJSON is a corpus file's drop-in directory as a dropIns object,
+// "" when it has none.
+func dropInsJSON(t testing.TB, fileName string) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(corpusDir, fileName+".d", "*.conf"))
+	if len(paths) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uf, err := unit.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		n, _ := json.Marshal(filepath.Base(p))
+		parts = append(parts, string(n)+":"+sectionsJSON(uf))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // validate runs what `syslet validate --podman p` runs over the corpus as
@@ -153,7 +225,9 @@ func corpusSources(t testing.TB, files []corpusFile) []spec.Source {
 	}
 	srcs := []spec.Source{{Name: "secrets.json", Data: secrets}}
 	for _, f := range files {
-		srcs = append(srcs, spec.Source{Name: f.name, Data: toSpec(t, f)})
+		if f.instanceOf == "" {
+			srcs = append(srcs, spec.Source{Name: f.name, Data: toSpec(t, f, files)})
+		}
 	}
 	return srcs
 }
@@ -274,7 +348,7 @@ func TestCorpusCoversKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, sec := range []string{unit.Container, unit.Volume, unit.Network, unit.Build, unit.Quadlet} {
+	for _, sec := range []string{unit.Container, unit.Volume, unit.Network, unit.Build, unit.Pod, unit.Image, unit.Kube, unit.Artifact, unit.Quadlet} {
 		for _, k := range quadletKeys(sec, unit.Podman{Major: 99}) {
 			if !used[sec+"."+k] {
 				since, _ := unit.KeySince(sec, k)

@@ -1,0 +1,78 @@
+package fsroot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/syslet/syslet/pkg/layout"
+)
+
+// StageLink stages making p a symlink to target (a name in p's own
+// directory: an instance's link to its template) like StageFile stages a
+// file: the new link is made next to p under a temporary name, what is at
+// p (a link, or a regular file: a hand-written instance taken over) is
+// kept for Undo as a hard link, and the directory is fsynced; Swap renames
+// the link over p. A directory at p is refused, and no symlink on the way
+// to p is followed.
+func (r Root) StageLink(p, target string) (*StagedFile, error) {
+	hp := clean(p)
+	if target == "" || strings.Contains(target, "/") {
+		return nil, fmt.Errorf("linking %s: the target %q must be a name beside it", hp, target)
+	}
+	dir, base := split(hp)
+	s := &StagedFile{r: r, hp: hp, dir: dir, base: base}
+	dfd, created, err := r.openDirCreated(dir, true)
+	s.created = created
+	if err != nil {
+		s.removeCreated()
+		return nil, fmt.Errorf("linking %s: %w", hp, err)
+	}
+	defer unix.Close(dfd)
+	fail := func(err error) (*StagedFile, error) {
+		s.discard(dfd)
+		s.removeCreated()
+		return nil, fmt.Errorf("linking %s: %w", hp, err)
+	}
+	m, err := lstatAt(dfd, base)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return fail(&fs.PathError{Op: "lstat", Path: hp, Err: err})
+	case m.IsDir():
+		return fail(errors.New("a directory is in the way"))
+	default:
+		// linkat without AT_SYMLINK_FOLLOW links a symlink itself.
+		bak := tempName(layout.BackupPrefix)
+		if err := unix.Linkat(dfd, base, dfd, bak, 0); err != nil {
+			return fail(err)
+		}
+		s.bak = bak
+	}
+	tmp := tempName(layout.TempPrefix)
+	if err := unix.Symlinkat(target, dfd, tmp); err != nil {
+		return fail(err)
+	}
+	s.tmp = tmp
+	if err := unix.Fsync(dfd); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// WriteLink makes p a symlink to target atomically: StageLink, Swap and
+// Release in one go.
+func (r Root) WriteLink(p, target string) error {
+	s, err := r.StageLink(p, target)
+	if err != nil {
+		return err
+	}
+	if err := s.Swap(); err != nil {
+		s.Undo()
+		return err
+	}
+	return s.Release()
+}
