@@ -31,8 +31,12 @@ const (
 	historyCommits = 1000
 	historyBlob    = 56 << 10 // bytes per commit: 1,000 × 56 KiB ≈ 57 MB of history
 	historyFiles   = 20
-	// noChangePushes is how many deliveries the fetch is measured after.
+	// noChangePushes is how many deliveries the fetch is measured after
+	// (BENCH_PUSHES overrides it, for a short trial of the benchmark).
 	noChangePushes = 500
+	// deliveries is how many deliveries webhookd's footprint is measured
+	// after (BENCH_DELIVERIES overrides it).
+	deliveries = 10000
 )
 
 // historyStream is a git fast-import stream of the history, on top of
@@ -152,8 +156,10 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 	// 500 deliveries that change nothing the specs hold: each a fetch, a
 	// checkout and a converged apply; webhookd's own durations show
 	// whether the fetch grows with what it fetched before.
+	pushes := envInt("BENCH_PUSHES", noChangePushes)
+	ends := min(50, pushes/2) // the first and last deliveries compared
 	var durs sample
-	for i := range noChangePushes {
+	for i := range pushes {
 		must(t, h.WriteFile(whWork+"/assets/counter", []byte(strconv.Itoa(i)), 0o644))
 		c := w.commit(fmt.Sprintf("counter %d", i))
 		h.MustRun(t, deliver(c))
@@ -161,11 +167,11 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 		durs = append(durs, time.Duration(w.status().Last.DurationSeconds*float64(time.Second)))
 	}
 	packs := strings.TrimSpace(h.MustRun(t, "ls "+whCheckout+"/.git/objects/pack/*.pack | wc -l"))
-	t.Logf("webhookd's clone after %d pushes: %s packs", noChangePushes, packs)
-	tb.add(row{section: "push", work: fmt.Sprintf("a delivery that changes no spec: pushes 451–500 against 1–50 (webhookd's clone then holds %s packs)", packs),
-		floor: durs[:50], other: durs[len(durs)-50:], peer: "webhookd", goal: 1.2})
+	t.Logf("webhookd's clone after %d pushes: %s packs", pushes, packs)
+	tb.add(row{section: "push", work: fmt.Sprintf("a delivery that changes no spec: pushes %d–%d against 1–%d (webhookd's clone then holds %s packs)", pushes-ends+1, pushes, ends, packs),
+		floor: durs[:ends], other: durs[len(durs)-ends:], peer: "webhookd", goal: 1.2})
 	f, s = alternate(t, "push to serving, incremental, after 500 pushes", runs, incFloor, incTool)
-	tb.add(row{section: "push", work: fmt.Sprintf("push → serving, incremental fetch after %d pushes", noChangePushes), floor: f, other: s, peer: "webhookd", goal: 1.2})
+	tb.add(row{section: "push", work: fmt.Sprintf("push → serving, incremental fetch after %d pushes", pushes), floor: f, other: s, peer: "webhookd", goal: 1.2})
 }
 
 // benchFleet times `syslet push` of one change to one host against the
@@ -277,29 +283,30 @@ func benchSysletRSS(t *testing.T, tb *table) {
 	b := newBench(t, map[string]specgen.Options{"s200": benchSpecs(200)})
 	must(t, b.h.WriteFile("/root/bench/r20000.json", specgen.Generate(specgen.Sized(20000)), 0o644))
 	b.must("syslet --soak 0 /root/bench/s200.json >/dev/null")
-	peak := func(cmd string) (string, string) {
+	// peak is the maximum resident set of one run of cmd, in KiB, and the
+	// run's wall time as busybox prints it ("0m 0.63s").
+	peak := func(cmd string) (int, string) {
 		out := b.must("busybox time -v " + cmd + " 2>&1 >/dev/null | sed -n 's/^\\s*Maximum resident set size (kbytes): //p; s/^\\s*Elapsed (wall clock) time (h:mm:ss or m:ss): //p'")
-		f := strings.Fields(out)
-		if len(f) != 2 {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 2 {
 			t.Fatalf("busybox time -v %s: %q", cmd, out)
 		}
-		kb, err := strconv.Atoi(f[1])
+		kb, err := strconv.Atoi(strings.TrimSpace(lines[1]))
 		must(t, err)
-		return fmt.Sprintf("%.1f MB", float64(kb)/1024), f[0]
+		return kb, strings.TrimSpace(lines[0])
 	}
 	for _, c := range []struct{ work, cmd string }{
 		{"`syslet` peak RSS, converged apply of 200", "syslet /root/bench/s200.json"},
 		{"`syslet` peak RSS, `--diff` of 20,000 resources (" + strconv.Itoa(specgen.Sized(20000).Containers) + " containers and their volumes and networks, none deployed)", "syslet --diff /root/bench/r20000.json"},
 	} {
-		var best string
-		var took string
+		best, took := 0, ""
 		for range 3 {
-			rss, wall := peak(c.cmd)
-			if best == "" || rss < best {
-				best, took = rss, wall
+			kb, wall := peak(c.cmd)
+			if best == 0 || kb < best {
+				best, took = kb, wall
 			}
 		}
-		tb.add(row{section: "footprint", work: c.work, value: best + " (best of 3; the run took " + took + ")", peer: "syslet"})
+		tb.add(row{section: "footprint", work: c.work, value: fmt.Sprintf("%.1f MB (best of 3; the run took %s)", mb(best), took), peer: "syslet"})
 	}
 }
 
@@ -344,28 +351,35 @@ func benchWebhookdFootprint(t *testing.T, tb *table) {
 		row{section: "footprint", work: fmt.Sprintf("webhookd idle for %s: CPU, wakeups", idle), value: fmt.Sprintf("%.2f s CPU, %d voluntary context switches", cpu, p1.wakeups-p0.wakeups), peer: "webhookd",
 			verdict: verdict(cpu <= 0.05, "~0 CPU, no polling")})
 
-	// 10,000 deliveries of the applied commit, 16 at a time: each one
-	// checked, queued and coalesced into the deploys between them.
+	// 10,000 (BENCH_DELIVERIES) deliveries of the applied commit, 16 at a
+	// time: each one checked, queued and coalesced into the deploys between
+	// them. 16 curls each send their share one after the other (curl's own
+	// --parallel aborts every transfer once one of them fails).
 	body, headers := w.request(whDelivery{forge: "github", ref: "refs/heads/main", after: c, id: "x"})
 	must(t, h.WriteFile("/tmp/wh-body.json", body, 0o644))
-	var cfg strings.Builder
-	for i := range 10000 {
-		fmt.Fprintf(&cfg, "url = %q\nrequest = \"POST\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\nheader = \"Content-Type: application/json\"\ndata-binary = \"@/tmp/wh-body.json\"\n", whURL+"/hooks/infra")
+	const clients = 16
+	cfg := make([]strings.Builder, clients)
+	n := envInt("BENCH_DELIVERIES", deliveries)
+	for i := range n {
+		b := &cfg[i%clients]
+		fmt.Fprintf(b, "url = %q\nrequest = \"POST\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code} %%{errormsg}\\n\"\nheader = \"Content-Type: application/json\"\ndata-binary = \"@/tmp/wh-body.json\"\n", whURL+"/hooks/infra")
 		for _, hd := range headers {
 			if strings.HasPrefix(hd, "X-GitHub-Delivery:") {
 				hd = fmt.Sprintf("X-GitHub-Delivery: bench-%d", i)
 			}
-			fmt.Fprintf(&cfg, "header = %q\n", hd)
+			fmt.Fprintf(b, "header = %q\n", hd)
 		}
-		cfg.WriteString("next\n")
+		b.WriteString("next\n")
 	}
-	must(t, h.WriteFile("/tmp/wh-curl.cfg", []byte(cfg.String()), 0o644))
-	codes := h.MustRun(t, "curl -s --parallel --parallel-max 16 -K /tmp/wh-curl.cfg | sort | uniq -c")
-	t.Logf("10,000 deliveries: %s", codes)
+	for i := range cfg {
+		must(t, h.WriteFile(fmt.Sprintf("/tmp/wh-curl-%d.cfg", i), []byte(cfg[i].String()), 0o644))
+	}
+	codes := h.MustRun(t, fmt.Sprintf("for i in $(seq 0 %d); do curl -s -K /tmp/wh-curl-$i.cfg > /tmp/wh-codes-$i & done; wait; cat /tmp/wh-codes-* | sort | uniq -c", clients-1))
+	t.Logf("%d deliveries: %s", n, codes)
 	w.waitStatus("idle after the deliveries", func(s whStatus) bool { return s.State == "idle" && s.Queued == "" })
 	time.Sleep(30 * time.Second)
 	p2 := read()
-	tb.add(row{section: "footprint", work: "webhookd after 10,000 deliveries (30 s later): RSS, goroutines", peer: "webhookd",
+	tb.add(row{section: "footprint", work: fmt.Sprintf("webhookd after %d deliveries (30 s later): RSS, goroutines", n), peer: "webhookd",
 		value:   fmt.Sprintf("%.1f MB (idle %.1f MB), %v goroutines (idle %v); replies %s", mb(p2.rssKB), mb(p1.rssKB), p2.goroutines, p1.goroutines, strings.Join(strings.Fields(codes), " ")),
 		verdict: verdict(float64(p2.rssKB) <= 1.2*float64(p1.rssKB) && p2.goroutines <= p1.goroutines, "RSS within 20 % of idle, goroutines back")})
 }

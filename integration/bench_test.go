@@ -251,19 +251,24 @@ func (tb *table) add(r ...row) {
 // number of runs per measurement (default 9, after a warm-up run of each
 // side), BENCH_ANSIBLE_RUNS the same for Ansible (default BENCH_RUNS).
 // The sections that time syslet against its floors run one after the
-// other; Ansible and webhookd's ten-minute idle window run beside each
-// other after them.
+// other; Ansible (the longest section) and webhookd's ten-minute idle
+// window run beside them, each on its own host. Every ratio is taken
+// between runs made alternately on one host, so what runs beside it loads
+// both of its sides alike.
 func TestBenchmark(t *testing.T) {
 	runs := envInt("BENCH_RUNS", 9)
 	aruns := envInt("BENCH_ANSIBLE_RUNS", runs)
 	tb := &table{}
 	start := time.Now()
 	load0 := loadAvg()
-	t.Run("syslet", func(t *testing.T) { benchSyslet(t, runs, tb) })
-	t.Run("push", func(t *testing.T) { benchPushToServing(t, runs, tb) })
-	t.Run("fleet", func(t *testing.T) { benchFleet(t, runs, tb) })
-	t.Run("rss", func(t *testing.T) { benchSysletRSS(t, tb) })
-	t.Run("busy", func(t *testing.T) {
+	t.Run("all", func(t *testing.T) {
+		t.Run("hosts", func(t *testing.T) {
+			t.Parallel()
+			t.Run("syslet", func(t *testing.T) { benchSyslet(t, runs, tb) })
+			t.Run("push", func(t *testing.T) { benchPushToServing(t, runs, tb) })
+			t.Run("fleet", func(t *testing.T) { benchFleet(t, runs, tb) })
+			t.Run("rss", func(t *testing.T) { benchSysletRSS(t, tb) })
+		})
 		t.Run("ansible", func(t *testing.T) { t.Parallel(); benchAnsible(t, aruns, tb) })
 		t.Run("webhookd", func(t *testing.T) { t.Parallel(); benchWebhookdFootprint(t, tb) })
 	})
