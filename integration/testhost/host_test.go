@@ -71,10 +71,12 @@ func TestTarRoundTrip(t *testing.T) {
 	// a single file is one entry, written to the destination path itself
 	ffi, err := os.Stat(filepath.Join(src, "x.sh"))
 	must(err)
-	pr, pw = io.Pipe()
-	go func() { pw.CloseWithError(writeTar(pw, filepath.Join(src, "x.sh"), ffi, "run.sh")) }()
+	// A pipe of its own: the first writer's goroutine may still be about to
+	// close its pipe, and reassigning pw would have it close this one.
+	pr2, pw2 := io.Pipe()
+	go func() { pw2.CloseWithError(writeTar(pw2, filepath.Join(src, "x.sh"), ffi, "run.sh")) }()
 	one := filepath.Join(t.TempDir(), "sub", "copy.sh")
-	must(readTar(pr, one, false))
+	must(readTar(pr2, one, false))
 	if got, err := os.ReadFile(one); err != nil || string(got) != "#!/bin/sh\n" {
 		t.Errorf("single file: %q %v", got, err)
 	}
