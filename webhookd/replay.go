@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/syslet/syslet/pkg/bounded"
 )
@@ -195,24 +192,7 @@ func (s *seenSet) compact() error {
 // webhookd's own state, so never through a symlink planted at its name and
 // never blocking on a FIFO; only a regular file will do.
 func openState(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		return nil, &bounded.NotRegularError{Path: p, Mode: fs.ModeSymlink}
-	case errors.Is(err, syscall.EISDIR):
-		return nil, &bounded.NotRegularError{Path: p, Mode: fs.ModeDir}
-	case err != nil:
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &bounded.NotRegularError{Path: p, Mode: fi.Mode()}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return bounded.OpenState(p, os.O_APPEND, 0o600)
 }
 
 // close releases the file.

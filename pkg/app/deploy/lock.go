@@ -146,24 +146,7 @@ var lockKind = bounded.Kind{What: "the apply lock"}
 // holder: never through a symlink, never blocking on a FIFO, and only a
 // regular file.
 func openLock(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o644)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		return nil, &bounded.NotRegularError{Path: p, Mode: fs.ModeSymlink}
-	case errors.Is(err, syscall.EISDIR):
-		return nil, &bounded.NotRegularError{Path: p, Mode: fs.ModeDir}
-	case err != nil:
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &bounded.NotRegularError{Path: p, Mode: fi.Mode()}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return bounded.OpenState(p, 0, 0o644)
 }
 
 // openLockDir opens the lock's directory for its flock: only a directory,

@@ -151,7 +151,7 @@ func fstat(fd int) (fs.FileMode, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, err
 	}
-	return fileMode(st.Mode), nil
+	return bounded.FileMode(st.Mode), nil
 }
 
 // walk records everything inside the open directory dirfd (host path hp).
@@ -315,7 +315,7 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, l Limits, isUnit 
 		return host.File{}, describe(dirfd, hp, name, errors.Unwrap(err))
 	}
 	defer unix.Close(fd)
-	f := host.File{Mode: fileMode(st.Mode), ModTime: time.Unix(st.Mtim.Unix())}
+	f := host.File{Mode: bounded.FileMode(st.Mode), ModTime: time.Unix(st.Mtim.Unix())}
 	if isUnit || l.KeepFile == 0 || st.Size <= l.KeepFile {
 		k := unitKind
 		if !isUnit {
