@@ -23,21 +23,12 @@ func (r Root) StageLink(p, target string) (*StagedFile, error) {
 	if target == "" || strings.Contains(target, "/") {
 		return nil, fmt.Errorf("linking %s: the target %q must be a name beside it", hp, target)
 	}
-	dir, base := split(hp)
-	s := &StagedFile{r: r, hp: hp, dir: dir, base: base}
-	dfd, created, err := r.openDirCreated(dir, true)
-	s.created = created
+	s, dfd, fail, err := r.beginStage(hp, "linking")
 	if err != nil {
-		s.removeCreated()
-		return nil, fmt.Errorf("linking %s: %w", hp, err)
+		return nil, err
 	}
 	defer unix.Close(dfd)
-	fail := func(err error) (*StagedFile, error) {
-		s.discard(dfd)
-		s.removeCreated()
-		return nil, fmt.Errorf("linking %s: %w", hp, err)
-	}
-	m, err := lstatAt(dfd, base)
+	m, err := lstatAt(dfd, s.base)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 	case err != nil:
@@ -45,12 +36,9 @@ func (r Root) StageLink(p, target string) (*StagedFile, error) {
 	case m.IsDir():
 		return fail(errors.New("a directory is in the way"))
 	default:
-		// linkat without AT_SYMLINK_FOLLOW links a symlink itself.
-		bak := tempName(layout.BackupPrefix)
-		if err := unix.Linkat(dfd, base, dfd, bak, 0); err != nil {
+		if err := s.keepOld(dfd); err != nil {
 			return fail(err)
 		}
-		s.bak = bak
 	}
 	tmp := tempName(layout.TempPrefix)
 	if err := unix.Symlinkat(target, dfd, tmp); err != nil {

@@ -48,26 +48,49 @@ const (
 	settled            // released, undone or discarded: nothing more to do
 )
 
+// beginStage starts staging hp as one file: its directory opened, the
+// directories it had to make recorded (removed again if the staging
+// fails). fail removes whatever the staging made and wraps err as
+// "<verb> hp: err". The caller closes dfd.
+func (r Root) beginStage(hp, verb string) (s *StagedFile, dfd int, fail func(error) (*StagedFile, error), err error) {
+	dir, base := split(hp)
+	s = &StagedFile{r: r, hp: hp, dir: dir, base: base}
+	dfd, created, err := r.openDirCreated(dir, true)
+	s.created = created
+	if err != nil {
+		s.removeCreated()
+		return nil, -1, nil, fmt.Errorf("%s %s: %w", verb, hp, err)
+	}
+	fail = func(err error) (*StagedFile, error) {
+		s.discard(dfd)
+		s.removeCreated()
+		return nil, fmt.Errorf("%s %s: %w", verb, hp, err)
+	}
+	return s, dfd, fail, nil
+}
+
+// keepOld keeps what is at the staged name (a file, or a symlink itself:
+// linkat without AT_SYMLINK_FOLLOW) as a hard link, for Undo.
+func (s *StagedFile) keepOld(dfd int) error {
+	bak := tempName(layout.BackupPrefix)
+	if err := unix.Linkat(dfd, s.base, dfd, bak, 0); err != nil {
+		return err
+	}
+	s.bak = bak
+	return nil
+}
+
 // StageFile writes data with mode next to p and fsyncs it, creating p's
 // parent directories (0755) as needed; nothing at p changes. A symlink on
 // the way or at p is an error naming it, as for WriteFile.
 func (r Root) StageFile(p string, data []byte, mode uint32) (*StagedFile, error) {
 	hp := clean(p)
-	dir, base := split(hp)
-	s := &StagedFile{r: r, hp: hp, dir: dir, base: base}
-	dfd, created, err := r.openDirCreated(dir, true)
-	s.created = created
+	s, dfd, fail, err := r.beginStage(hp, "writing")
 	if err != nil {
-		s.removeCreated()
-		return nil, fmt.Errorf("writing %s: %w", hp, err)
+		return nil, err
 	}
 	defer unix.Close(dfd)
-	fail := func(err error) (*StagedFile, error) {
-		s.discard(dfd)
-		s.removeCreated()
-		return nil, fmt.Errorf("writing %s: %w", hp, err)
-	}
-	m, err := lstatAt(dfd, base)
+	m, err := lstatAt(dfd, s.base)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 	case err != nil:
@@ -77,11 +100,9 @@ func (r Root) StageFile(p string, data []byte, mode uint32) (*StagedFile, error)
 	case m.IsDir():
 		s.aside = tempName(layout.BackupPrefix)
 	default:
-		bak := tempName(layout.BackupPrefix)
-		if err := unix.Linkat(dfd, base, dfd, bak, 0); err != nil {
+		if err := s.keepOld(dfd); err != nil {
 			return fail(err)
 		}
-		s.bak = bak
 	}
 	tmp, err := stageAt(dfd, data, fs.FileMode(mode))
 	if err != nil {
