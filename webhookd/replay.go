@@ -169,14 +169,7 @@ func (s *seenSet) compact() error {
 		b.WriteString(hex.EncodeToString(k[:]))
 		b.WriteByte('\n')
 	}
-	tmp := s.file + ".new"
-	if err := writeSynced(tmp, b.Bytes()); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, s.file); err != nil {
-		return err
-	}
-	if err := syncDir(filepath.Dir(s.file)); err != nil {
+	if err := bounded.WriteState(s.file, b.Bytes(), 0o600); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(s.file, os.O_RDWR|os.O_APPEND, 0o600)
@@ -203,31 +196,4 @@ func (s *seenSet) close() {
 		s.f.Close()
 		s.f = nil
 	}
-}
-
-// writeSynced writes data to a new file p (0600) and fsyncs it.
-func writeSynced(p string, data []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncDir fsyncs a directory, so a rename in it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -606,16 +606,8 @@ func (w *worker) save(p persisted) error {
 	if err := os.MkdirAll(filepath.Dir(w.statusFile), 0o700); err != nil {
 		return err
 	}
-	// Written, fsynced and renamed into place, the directory fsynced: a
-	// crash or power cut leaves the old status or the new one.
-	tmp := w.statusFile + ".tmp"
-	if err := writeSynced(tmp, append(b, '\n')); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, w.statusFile); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(w.statusFile))
+	// A crash or power cut leaves the old status or the new one.
+	return bounded.WriteState(w.statusFile, append(b, '\n'), 0o600)
 }
 
 func resultOf(err error) string {

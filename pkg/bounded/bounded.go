@@ -183,31 +183,6 @@ func Open(path string, k Kind) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// OpenState opens (creating, with perm) a file syslet keeps its own state
-// in for writing: never through a symlink planted at its name, never
-// blocking on a FIFO, and only a regular file will do. flag adds to
-// O_RDWR|O_CREATE (os.O_APPEND, say).
-func OpenState(p string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, &NotRegularError{Path: p, Mode: fs.ModeSymlink}
-	case errors.Is(err, unix.EISDIR):
-		return nil, &NotRegularError{Path: p, Mode: fs.ModeDir}
-	case err != nil:
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &NotRegularError{Path: p, Mode: fi.Mode()}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
 // ReadFile reads the regular file at path, at most k.Max bytes.
 func ReadFile(path string, k Kind) ([]byte, error) {
 	fd, st, err := OpenAt(unix.AT_FDCWD, path, path, k)

@@ -13,6 +13,10 @@
 // Lines (the journal) are bounded one by one, and an over-long line is
 // skipped without being held (FileLines).
 //
+// syslet's own state files are opened for writing with OpenState (the
+// same refusals) and replaced with WriteState (a new file fsynced, renamed
+// over the old one, the directory fsynced).
+//
 // Beneath resolves a name inside a directory following symlinks only as
 // long as they stay inside it: a spec directory (or webhookd's checkout)
 // never reads through a link that leaves it.

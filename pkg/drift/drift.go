@@ -113,7 +113,10 @@ func Update(root string, change func(*State)) (warn string, err error) {
 	if err != nil {
 		return warn, err
 	}
-	return warn, writeAtomic(path, append(b, '\n'), 0o600)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return warn, err
+	}
+	return warn, bounded.WriteState(path, append(b, '\n'), 0o600)
 }
 
 // Record takes a check's differing units into the state and returns the
@@ -208,34 +211,8 @@ func WriteTextfile(path string, c Check) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, b, 0o644)
-}
-
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return bounded.WriteState(path, b, 0o644)
 }

@@ -100,45 +100,10 @@ func (s *Store) Record(g Generation) error {
 	if err := os.Chmod(s.dir, 0o700); err != nil {
 		return fmt.Errorf("generations: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(s.dir, fileName(g)), data); err != nil {
+	if err := bounded.WriteState(filepath.Join(s.dir, fileName(g)), data, 0o600); err != nil {
 		return fmt.Errorf("recording generation %s: %w", g.Run, err)
 	}
 	return s.prune()
-}
-
-// writeAtomic writes data to p through a temporary file in the same
-// directory: a crash leaves the old file or the new one, never half.
-func writeAtomic(p string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+filepath.Base(p)+"-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(p))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // entries lists the generation files, oldest first, with their sizes.

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
@@ -198,31 +198,7 @@ func (s *SavedPlan) WriteFile(path string) error {
 	if err := s.Encode(&b); err != nil {
 		return err
 	}
-	return writeFile0600(path, b.Bytes())
-}
-
-// writeFile0600 writes data to path atomically, readable by its owner only.
-func writeFile0600(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
-		return fmt.Errorf("writing the saved plan: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
+	if err := bounded.WriteState(path, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("writing the saved plan %s: %w", path, err)
 	}
 	return nil
