@@ -531,9 +531,12 @@ func TestDriftCheckInWebhookd(t *testing.T) {
 		t.Fatal("push refused")
 	}
 	w.waitStatus("applied", func(s whStatus) bool { return s.LastApplied == applied })
+	// The metrics first: webhookd sets a check's /status before its gauges,
+	// so a gauge read first is never newer than the /status read after it.
 	driftOf := func() (units, checked float64, doc string) {
-		doc = w.MustRun(t, "curl -sSf "+whURL+"/status")
-		return w.metric(`webhookd_drift_units{kind="drift",repo="infra"}`), w.metric(`webhookd_drift_last_check_timestamp_seconds{repo="infra"}`), doc
+		units = w.metric(`webhookd_drift_units{kind="drift",repo="infra"}`)
+		checked = w.metric(`webhookd_drift_last_check_timestamp_seconds{repo="infra"}`)
+		return units, checked, w.MustRun(t, "curl -sSf "+whURL+"/status")
 	}
 	// A clean host first: every check finds nothing.
 	deadline := time.Now().Add(3 * interval)
