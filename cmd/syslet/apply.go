@@ -50,7 +50,7 @@ func (o *applyOptions) define(f *flags) {
 	f.Duration(&r.StopTimeout, "stop-timeout", d.StopTimeout, "give one stop at most `D`")
 	f.Duration(&r.ReloadTimeout, "reload-timeout", d.ReloadTimeout, "give the daemon-reload at most `D`")
 	f.Duration(&r.DialTimeout, "dial-timeout", d.DialTimeout, "give connecting to systemd at most `D`")
-	f.Duration(&r.ReadTimeout, "read-timeout", d.ReadTimeout, "give reading the host's state to plan at most `D`")
+	f.Duration(&r.ReadTimeout, "read-timeout", d.ReadTimeout, "give reading the host's state to plan, and each read of the health gate, at most `D`")
 	f.String(&o.podman, "podman", "", "with --root: check the units against podman `VERSION` (default 5.4); on a host, syslet asks the host's podman for its version")
 	f.Bool(&r.AllowRemovals, "allow-removals", false, "allow a plan that removes all managed units, or more than half of them when there are more than four (refused otherwise)")
 	f.Bool(&r.Force, "force", false, "overwrite managed files that were edited by hand (drift)")

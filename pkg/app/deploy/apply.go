@@ -192,7 +192,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	}
 
 	// The health gate: what the run started must come up and stay up.
-	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(res, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(res, l.Out, r.pendingGate...), gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout}, req.Stop)
 	r.scrubGate(g)
 	r.lastGate = g
 	if rs == nil {
@@ -375,7 +375,7 @@ func (r *runner) judgeEarlier(ctx context.Context, l *load.Set, runID string, p 
 	if err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrJournal, err)
 	}
-	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(nil, l.Out, r.pendingGate...), req.StartTimeout, req.Soak, req.Stop)
+	g := gate.Run(ctx, gateHost{r.h.live}, gate.Gated(nil, l.Out, r.pendingGate...), gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout}, req.Stop)
 	r.scrubGate(g)
 	r.lastGate, out.Gate = g, g
 	view.Gate(r.human, g)

@@ -73,7 +73,7 @@ type Request struct {
 	// ReloadTimeout bounds the daemon-reload.
 	ReloadTimeout time.Duration
 	// ReadTimeout bounds reading the host's state for the plan (files,
-	// unit states, podman's stores).
+	// unit states, podman's stores), and each read of the health gate.
 	ReadTimeout time.Duration
 
 	// MaxInput bounds the spec input's total size (0: spec.DefaultMaxInput).

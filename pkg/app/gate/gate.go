@@ -133,10 +133,22 @@ func startsWithPod(u *render.Unit) bool {
 	return false
 }
 
-// Run waits for the units to be up within startTimeout and then soaks
-// them for soak; stop ends it early (interrupted). A unit that fails ends
+// Limits bound one gate: how long units have to come up, how long they
+// must then stay up, and how long any one read of the host may take.
+type Limits struct {
+	Start, Soak time.Duration
+	// Read bounds each read of systemd, podman or the journal: a system bus
+	// that stops answering fails the gate (naming the deadline) instead of
+	// holding the run without end. Zero: no deadline of its own.
+	Read time.Duration
+}
+
+// Run waits for the units to be up within lim.Start and then soaks them
+// for lim.Soak; stop ends it early (interrupted). A unit that fails ends
 // the gate at once: no need to wait out the window to roll back.
-func Run(ctx context.Context, live Host, units []Unit, startTimeout, soak time.Duration, stop <-chan struct{}) *Report {
+func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan struct{}) *Report {
+	startTimeout, soak := lim.Start, lim.Soak
+	live := deadlineHost{reader, lim.Read}
 	start := time.Now()
 	g := &Report{Soak: soak}
 	for _, u := range units {
@@ -294,6 +306,41 @@ func healthYet(ctx context.Context, live Host, u Unit) (why string, healthy bool
 		return "its health check reports unhealthy", false
 	}
 	return "", st == "healthy" || st == ""
+}
+
+// deadlineHost gives each read of the host its own deadline, and names it
+// in the error when the read runs out of time.
+type deadlineHost struct {
+	Host
+	read time.Duration
+}
+
+func (d deadlineHost) bound(ctx context.Context, f func(context.Context) error) error {
+	if d.read <= 0 {
+		return f(ctx)
+	}
+	rctx, cancel := context.WithTimeout(ctx, d.read)
+	defer cancel()
+	err := f(rctx)
+	if err != nil && rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		return fmt.Errorf("the read did not finish within %s: %w", d.read, err)
+	}
+	return err
+}
+
+func (d deadlineHost) Health(ctx context.Context, names []string) (h map[string]host.UnitHealth, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { h, err = d.Host.Health(ctx, names); return err })
+	return h, err
+}
+
+func (d deadlineHost) LastLog(ctx context.Context, name string, n int) (lines []string, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { lines, err = d.Host.LastLog(ctx, name, n); return err })
+	return lines, err
+}
+
+func (d deadlineHost) ContainerHealth(ctx context.Context, name string) (st string, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { st, err = d.Host.ContainerHealth(ctx, name); return err })
+	return st, err
 }
 
 // exitStatus is the main process's exit status; a signal counts as one.

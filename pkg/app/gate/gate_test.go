@@ -1,0 +1,59 @@
+package gate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syslet/syslet/pkg/host"
+)
+
+// frozenHost is a system bus that stops answering: every read waits for
+// its context.
+type frozenHost struct{}
+
+func (frozenHost) Health(ctx context.Context, _ []string) (map[string]host.UnitHealth, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (frozenHost) LastLog(ctx context.Context, _ string, _ int) ([]string, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (frozenHost) ContainerHealth(ctx context.Context, _ string) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// A gate whose reads hang fails within its read deadline and names it,
+// instead of holding the run as long as the bus stays frozen.
+func TestRunReadDeadline(t *testing.T) {
+	units := []Unit{{service: "web.service", container: "web"}}
+	t0 := time.Now()
+	g := Run(context.Background(), frozenHost{}, units, Limits{Start: time.Minute, Soak: time.Minute, Read: 50 * time.Millisecond}, nil)
+	took := time.Since(t0)
+	if g.Passed() || len(g.Failures) != 1 {
+		t.Fatalf("want one failure, got %+v", g)
+	}
+	if r := g.Failures[0].Reason; !strings.Contains(r, "could not be read") || !strings.Contains(r, "within 50ms") {
+		t.Errorf("the reason must name the read deadline: %q", r)
+	}
+	// One read of the state and one of the log, each bounded; far from the
+	// minute of the start window.
+	if took > 10*time.Second {
+		t.Errorf("the gate took %s", took)
+	}
+}
+
+// The caller's own end is not reported as the read deadline.
+func TestRunReadDeadlineNotTheCallers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	g := Run(ctx, frozenHost{}, []Unit{{service: "web.service"}}, Limits{Start: time.Minute, Read: 200 * time.Millisecond}, nil)
+	if len(g.Failures) != 1 || strings.Contains(g.Failures[0].Reason, "within 200ms") {
+		t.Errorf("got %+v", g)
+	}
+}
