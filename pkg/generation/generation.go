@@ -168,13 +168,21 @@ func (s *Store) List() ([]*Generation, error) {
 	return out, nil
 }
 
-// Latest returns the newest generation; nil when there is none.
+// Latest returns the newest generation that can be read (as List skips a
+// torn file, so does Latest); nil when there is none. It reads from the
+// newest down and stops at the first: a converged run asks for it on
+// every apply, and decoding every kept input for one was ~3 % of its CPU.
 func (s *Store) Latest() (*Generation, error) {
-	gens, err := s.List()
-	if err != nil || len(gens) == 0 {
+	ents, err := s.entries()
+	if err != nil {
 		return nil, err
 	}
-	return gens[len(gens)-1], nil
+	for i := len(ents) - 1; i >= 0; i-- {
+		if g, err := s.read(ents[i].Name()); err == nil {
+			return g, nil
+		}
+	}
+	return nil, nil
 }
 
 // Find returns the generation of run (a unique prefix of at least 8

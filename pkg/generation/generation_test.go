@@ -103,3 +103,29 @@ func TestHostileFiles(t *testing.T) {
 		t.Errorf("a run id with a path was accepted")
 	}
 }
+
+// TestLatestSkipsATornNewest: Latest reads from the newest down, and a
+// newest file that does not decode (torn by a crash, edited by hand) gives
+// way to the one before it, as List skips it.
+func TestLatestSkipsATornNewest(t *testing.T) {
+	root := t.TempDir()
+	s := Open(root)
+	for _, r := range []string{"20261201T100000Z-aaaaaa", "20261201T110000Z-bbbbbb"} {
+		if err := s.Record(gen(r, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "var/lib/syslet/generations", "*-20261201T110000Z-bbbbbb.json"))
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte(`{"run":"20261201T110000Z-bb`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.Latest(); err != nil || g == nil || g.Run != "20261201T100000Z-aaaaaa" {
+		t.Errorf("Latest = %+v, %v", g, err)
+	}
+	if g, err := Open(t.TempDir()).Latest(); g != nil || err != nil {
+		t.Errorf("Latest of an empty store = %+v, %v", g, err)
+	}
+}
