@@ -1,10 +1,12 @@
 package fsroot
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Root is a directory standing in for "/".
@@ -438,8 +441,8 @@ func (d *dirCache) close() {
 
 // Batch writes many files and config dirs under the root, each as
 // WriteFile and WriteDir do (never through a symlink; a file that exists
-// is replaced atomically) but without syncing each: Close syncs the root's
-// filesystem once. It is for `syslet render --out`, which writes a whole
+// is replaced atomically, by a rename) but without syncing each: Close
+// syncs the root's filesystem once. It is for `syslet render --out`, which writes a whole
 // host's tree for inspection, where a sync per file (two, with its
 // directory's) cost minutes for a hundred thousand units. A new file is
 // created in place (O_EXCL, so nothing is ever overwritten that way); an
@@ -459,15 +462,57 @@ func (b *Batch) WriteFile(p string, data []byte, mode uint32) error {
 	if err == nil {
 		err = createAt(fd, base, data, fs.FileMode(mode))
 		if errors.Is(err, unix.EEXIST) {
-			// Something is there already (a tree rendered before):
-			// replaced as an apply replaces it, staged and synced.
-			return b.r.WriteFile(p, data, mode)
+			err = b.replace(fd, p, base, data, mode)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", clean(p), err)
 	}
 	return nil
+}
+
+// replace deals with a file that is there already (a tree rendered
+// before): left alone when it holds data with mode already, else swapped
+// for data by a temporary file renamed over it, atomic, synced with the
+// rest at Close. Anything else in the way (a directory, a symlink) is
+// handled as an apply handles it, staged and synced, or named as an error.
+func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || !bounded.FileMode(st.Mode).IsRegular() {
+		return b.r.WriteFile(p, data, mode)
+	}
+	if st.Size == int64(len(data)) && uint32(st.Mode)&0o7777 == mode&0o7777 && holds(dirfd, base, data) {
+		return nil
+	}
+	tmp := tempName(layout.TempPrefix)
+	if err := createAt(dirfd, tmp, data, fs.FileMode(mode)); err != nil {
+		return err
+	}
+	// rename(2) replaces the name itself: a link planted since the check
+	// is replaced, never followed.
+	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	return nil
+}
+
+// holds reports whether the regular file dirfd/name holds exactly data:
+// opened without following a link and without blocking (a FIFO swapped in
+// since the caller's check), read no further than len(data)+1 bytes.
+func holds(dirfd int, name string, data []byte) bool {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	got := make([]byte, len(data)+1)
+	n, _ := io.ReadFull(f, got)
+	return n == len(data) && bytes.Equal(got[:n], data)
 }
 
 // createAt writes a new file dirfd/name: EEXIST when something is there.
