@@ -165,7 +165,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		t.Logf("exit %d after %s:\n%s\n%s", r.Code, took.Round(time.Millisecond), r.Stdout, r.Stderr)
 		if r.OK() {
 			t.Errorf("the run passed its gate although the bus froze during it (it took %s)", took)
-		} else if !strings.Contains(r.Stdout, "could not be read: the read did not finish within 4s") {
+		} else if !strings.Contains(r.Stdout, "the gated units' state could not be read: the read did not finish within 4s") {
 			t.Errorf("the gate's failure must name its read deadline:\n%s", r)
 		}
 		// Far sooner than the 20 s soak window plus the 15 s freeze.
@@ -190,14 +190,14 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		must(t, err)
 		writeFaultSpecs(t, h, "/root/pod1", faultSpecs(ref, "pod1\n", nil, nil))
 		h.MustRun(t, "systemctl stop podman.socket podman.service")
-		inv, _ := serving(t, h)
+		inv, was := serving(t, h)
 		before := contents(t, h, "/etc/containers")
 		r, took := bounded(t, h, 60*time.Second, "", "--read-timeout", "5s", "/root/pod1")
 		t.Logf("exit %d after %s: %s", r.Code, took.Round(time.Millisecond), r.Stderr)
 		if r.OK() || !strings.Contains(r.Stderr, "podman.socket") {
 			t.Errorf("want a failure naming podman's API socket:\n%s", r)
 		}
-		if i, s := serving(t, h); i != inv || s != "bus2" {
+		if i, s := serving(t, h); i != inv || s != was {
 			t.Errorf("web was touched: %s → %s, serves %q", inv, i, s)
 		}
 		if after := contents(t, h, "/etc/containers"); after != before {

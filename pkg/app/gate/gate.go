@@ -184,7 +184,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 	for len(pending) > 0 {
 		health, err := live.Health(ctx, services(pending))
 		if err != nil {
-			fail(pending[0], "its state could not be read: "+err.Error())
+			fail(pending[0], "the gated units' state could not be read: "+err.Error())
 			return g
 		}
 		var still []Unit
@@ -225,7 +225,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 		last := !time.Now().Before(end)
 		health, err := live.Health(ctx, services(soaking))
 		if err != nil {
-			fail(soaking[0], "its state could not be read: "+err.Error())
+			fail(soaking[0], "the gated units' state could not be read: "+err.Error())
 			return g
 		}
 		for _, u := range soaking {
