@@ -158,9 +158,11 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 		// Every change has landed and web serves the new page; the bus
 		// freezes while the health gate soaks. The gate's reads have a
 		// deadline of their own, so the run ends naming it instead of
-		// waiting as long as the bus stays frozen.
+		// waiting as long as the bus stays frozen. Each probe has its own
+		// 1 s limit: while web restarts, a connection to its published
+		// port can hang (CI once saw the freeze never come).
 		writeFaultSpecs(t, h, "/root/bus3", faultSpecs("localhost:5000/busybox:latest", "bus3\n", nil, map[string]string{"Environment": "V=bus3"}))
-		freeze := fmt.Sprintf("(for i in $(seq 6000); do [ \"$(curl -sf http://127.0.0.1:8080/)\" = bus3 ] && break; sleep 0.01; done; kill -STOP %[1]s; sleep 15; kill -CONT %[1]s) >/dev/null 2>&1 </dev/null & freezer=$!; trap 'kill $freezer 2>/dev/null; kill -CONT %[1]s' EXIT;", dbus)
+		freeze := fmt.Sprintf("(for i in $(seq 6000); do [ \"$(curl -sf --max-time 1 http://127.0.0.1:8080/)\" = bus3 ] && break; sleep 0.01; done; kill -STOP %[1]s; sleep 15; kill -CONT %[1]s) >/dev/null 2>&1 </dev/null & freezer=$!; trap 'kill $freezer 2>/dev/null; kill -CONT %[1]s' EXIT;", dbus)
 		r, took := bounded(t, h, 90*time.Second, freeze, "--read-timeout", "4s", "--soak", "20s", "--dial-timeout", "4s", "--stop-timeout", "4s", "--reload-timeout", "4s", "--timeout", "4s", "/root/bus3")
 		t.Logf("exit %d after %s:\n%s\n%s", r.Code, took.Round(time.Millisecond), r.Stdout, r.Stderr)
 		if r.OK() {
