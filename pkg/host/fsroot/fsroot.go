@@ -442,9 +442,9 @@ func (d *dirCache) close() {
 // Batch writes many files and config dirs under the root, each as
 // WriteFile and WriteDir do (never through a symlink; a file that exists
 // is replaced atomically, by a rename) but without syncing each: Close
-// syncs the root's filesystem once. It is for `syslet render --out`, which writes a whole
-// host's tree for inspection, where a sync per file (two, with its
-// directory's) cost minutes for a hundred thousand units. A new file is
+// syncs the root's filesystem once. It is for `syslet render --out`,
+// which writes a whole host's tree for inspection, where a sync per file
+// (two, with its directory's) cost minutes for a hundred thousand units. A new file is
 // created in place (O_EXCL, so nothing is ever overwritten that way); an
 // apply writes through WriteFile and WriteDir.
 type Batch struct {
