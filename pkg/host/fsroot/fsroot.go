@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -477,11 +476,17 @@ func (b *Batch) WriteFile(p string, data []byte, mode uint32) error {
 // rest at Close. Anything else in the way (a directory, a symlink) is
 // handled as an apply handles it, staged and synced, or named as an error.
 func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) error {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || !bounded.FileMode(st.Mode).IsRegular() {
+	fd, st, err := bounded.OpenAt(dirfd, base, p, bounded.Kind{What: "a file"})
+	if err != nil {
 		return b.r.WriteFile(p, data, mode)
 	}
-	if st.Size == int64(len(data)) && uint32(st.Mode)&0o7777 == mode&0o7777 && holds(dirfd, base, data) {
+	same := st.Size == int64(len(data)) && st.Mode&0o7777 == mode&0o7777
+	if same {
+		got, err := bounded.ReadFD(fd, p, st.Size, bounded.Kind{What: "a file", Max: st.Size})
+		same = err == nil && bytes.Equal(got, data)
+	}
+	unix.Close(fd)
+	if same {
 		return nil
 	}
 	tmp := tempName(layout.TempPrefix)
@@ -495,24 +500,6 @@ func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) err
 		return err
 	}
 	return nil
-}
-
-// holds reports whether the regular file dirfd/name holds exactly data:
-// opened without following a link and without blocking (a FIFO swapped in
-// since the caller's check), read no further than len(data)+1 bytes.
-func holds(dirfd int, name string, data []byte) bool {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	got := make([]byte, len(data)+1)
-	n, _ := io.ReadFull(f, got)
-	return n == len(data) && bytes.Equal(got[:n], data)
 }
 
 // createAt writes a new file dirfd/name: EEXIST when something is there.
