@@ -56,6 +56,15 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}}
 	// Indexing the desired and observed files and parsing the installed
 	// units touch different parts of the builder: done side by side.
+	// Each desired unit gets one entry (stale ones a few more): sized
+	// once, not grown by doubling through a hundred thousand of them.
+	b.p.Units = make([]UnitChange, 0, len(out.Units))
+	// The desired units come first: reading an installed unit that is
+	// byte for byte what is rendered reuses the rendered one.
+	b.desired = make(map[string]*render.Unit, len(out.Units))
+	for _, u := range out.Units {
+		b.desired[u.FileName] = u
+	}
 	var wg sync.WaitGroup
 	wg.Go(b.readInstalled)
 	b.index()
@@ -85,10 +94,6 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 }
 
 func (b *builder) index() {
-	b.desired = map[string]*render.Unit{}
-	for _, u := range b.out.Units {
-		b.desired[u.FileName] = u
-	}
 	b.ownFiles, b.ownDirs = map[string][]render.File{}, map[string][]render.Dir{}
 	for _, f := range b.out.Files {
 		b.ownFiles[f.Owner] = append(b.ownFiles[f.Owner], f)

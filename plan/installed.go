@@ -90,7 +90,13 @@ func (b *builder) readInstalled() {
 		case isTemplate && inst == "":
 			iu.template = true
 		}
-		if uf, err := unit.Parse(iu.data); err == nil {
+		// A unit installed as rendered (the common case) is not parsed
+		// again: the rendered file is what the host's one reads as.
+		var known *unit.File
+		if d := b.desired[fileName]; d != nil && d.Link == "" && f.Link == "" {
+			known = d.File
+		}
+		if uf, err := unit.ParseKnown(iu.data, known); err == nil {
 			iu.file = uf
 			iu.managed = unit.Managed(uf) && iu.link == ""
 		}

@@ -111,14 +111,7 @@ func (f *File) Last(section, key string) (string, bool) {
 func (f *File) Bytes() []byte {
 	// Sized first: a unit is written once into exactly its length, not
 	// grown by doubling (this runs for every unit of every plan).
-	n := 0
-	for _, s := range f.Sections {
-		n += len(s.Name) + 4
-		for _, e := range s.Entries {
-			n += len(e.Key) + len(e.Value) + 2
-		}
-	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, f.size())
 	for i, s := range f.Sections {
 		if i > 0 {
 			b = append(b, '\n')
@@ -134,6 +127,21 @@ func (f *File) Bytes() []byte {
 		}
 	}
 	return b
+}
+
+// size is the length of f.Bytes().
+func (f *File) size() int {
+	n := 0
+	for i, s := range f.Sections {
+		if i > 0 {
+			n++ // the blank line between sections
+		}
+		n += len(s.Name) + 3
+		for _, e := range s.Entries {
+			n += len(e.Key) + len(e.Value) + 2
+		}
+	}
+	return n
 }
 
 // Without returns a copy of f with the named sections removed and, when
@@ -239,6 +247,45 @@ func Parse(data []byte) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// ParseKnown is Parse for data expected to be known's own bytes: a unit
+// syslet rendered, read back from the host. When data is exactly
+// known.Bytes() and known reads back as itself (ReadsBack), known is
+// returned, not a parsed copy: a host holding a hundred thousand unchanged
+// units then costs no second copy of each, nor the time to parse it.
+// Anything else is parsed as Parse does. The caller must treat the result
+// as read-only, as it may be known itself.
+func ParseKnown(data []byte, known *File) (*File, error) {
+	if known != nil && len(data) == known.size() && known.ReadsBack() && bytes.Equal(data, known.Bytes()) {
+		return known, nil
+	}
+	return Parse(data)
+}
+
+// ReadsBack reports whether Parse(f.Bytes()) gives f again, entry for
+// entry: every section name and key written once and plainly, and no
+// value that Parse would trim, continue onto the next line or split.
+func (f *File) ReadsBack() bool {
+	plain := func(s string) bool {
+		return s != "" && strings.TrimSpace(s) == s && !strings.ContainsAny(s, "\n\r")
+	}
+	names := make(map[string]bool, len(f.Sections))
+	for _, s := range f.Sections {
+		if !plain(s.Name) || names[s.Name] {
+			return false
+		}
+		names[s.Name] = true
+		for _, e := range s.Entries {
+			if !plain(e.Key) || strings.ContainsAny(e.Key, "=") || strings.ContainsAny(e.Key[:1], "#;[") {
+				return false
+			}
+			if e.Value != "" && (strings.TrimSpace(e.Value) != e.Value || strings.ContainsAny(e.Value, "\n\r") || strings.HasSuffix(e.Value, "\\")) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Managed reports whether a unit file is syslet's: it carries the
