@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sync"
@@ -87,13 +88,20 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		return nil
 	}()
 	wg.Wait()
+	// A line per path, a hundred thousand of them for a big set: one
+	// write of the lot, not a system call each.
+	bw := bufio.NewWriterSize(w, 64<<10)
 	for _, l := range unitLines {
-		view.Printf(w, "%s\n", l)
+		view.Printf(bw, "%s\n", l)
 	}
 	for _, l := range restLines {
-		view.Printf(w, "%s\n", l)
+		view.Printf(bw, "%s\n", l)
 	}
-	for _, err := range []error{unitErr, restErr, units.Close(), rest.Close()} {
+	listed := bw.Flush()
+	if listed != nil {
+		listed = fmt.Errorf("listing what was written: %w", listed)
+	}
+	for _, err := range []error{unitErr, restErr, units.Close(), rest.Close(), listed} {
 		if err != nil {
 			return err
 		}
