@@ -230,6 +230,12 @@ func hostileReads() []hostileCase {
 			}
 			return []string{"adopt", e.write("app.build", "[Build]\nImageTag=localhost/app:v1\nSetWorkingDirectory="+ctx+"\n")}
 		}, code: exitError, want: []string{"syslet adopt: {dir}/ctx: larger than 16 MiB of content in total, the cap of a build context"}},
+		hostileCase{name: "adopt a build whose context is the whole filesystem", setup: func(e *hostEnv) []string {
+			return []string{"adopt", e.write("app.build", "[Build]\nImageTag=localhost/app:v1\nSetWorkingDirectory=/\n")}
+		}, code: exitError, want: []string{"syslet adopt: {dir}/app.build: SetWorkingDirectory=/ makes the whole filesystem the build context; adopt reads a context only from a directory of its own"}},
+		hostileCase{name: "adopt a build whose context is in /proc", setup: func(e *hostEnv) []string {
+			return []string{"adopt", e.write("app.build", "[Build]\nImageTag=localhost/app:v1\nSetWorkingDirectory=/proc/self/../1\n")}
+		}, code: exitError, want: []string{"syslet adopt: {dir}/app.build: SetWorkingDirectory=/proc/1 is in /proc, a filesystem the kernel makes up, not a build context"}},
 	)
 	return cases
 }

@@ -166,6 +166,9 @@ func readContext(p string, data []byte) (map[string]ContextFile, error) {
 	if !path.IsAbs(dir) {
 		dir = layout.BuildDirOf(strings.TrimSuffix(filepath.Base(p), ".build"))
 	}
+	if err := contextDirAllowed(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
 	tree, err := fsroot.New("/").ReadTreeWithin(contextLimits, dir)
 	if err != nil {
 		return nil, err
@@ -178,4 +181,22 @@ func readContext(p string, data []byte) (map[string]ContextFile, error) {
 		out[strings.TrimPrefix(fp, dir+"/")] = ContextFile{Data: f.Data, Mode: uint32(f.Mode.Perm())}
 	}
 	return out, nil
+}
+
+// contextDirAllowed refuses a build context that is the whole filesystem
+// or lies in one of the kernel's pseudo filesystems: podman would send
+// all of it to the build, and adopt would copy it into a spec. Read
+// anyway, it ends at the bound of a context (contextLimits) or at the
+// first file only the kernel may read, which says less about the cause.
+func contextDirAllowed(dir string) error {
+	dir = path.Clean(dir)
+	if dir == "/" {
+		return fmt.Errorf("SetWorkingDirectory=/ makes the whole filesystem the build context; adopt reads a context only from a directory of its own (move the Containerfile and what it copies into one, and name it)")
+	}
+	for _, pseudo := range []string{"/proc", "/sys", "/dev"} {
+		if dir == pseudo || strings.HasPrefix(dir, pseudo+"/") {
+			return fmt.Errorf("SetWorkingDirectory=%s is in %s, a filesystem the kernel makes up, not a build context; adopt reads a context only from a directory of its own", dir, pseudo)
+		}
+	}
+	return nil
 }
