@@ -1,6 +1,7 @@
 package unit
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -36,6 +37,21 @@ func TestParseKnown(t *testing.T) {
 		{name: "key Parse reads as a comment", known: file(sec("Container", "#A", "c"))},
 		{name: "key Parse reads as a header", known: file(sec("Container", "[A]", "c"))},
 		{name: "section twice (Parse merges)", known: file(sec("A", "k", "1"), sec("B", "k", "2"), sec("A", "k", "3"))},
+		{name: "section twice among many (Parse merges)", known: func() *File {
+			f := &File{}
+			for i := range indexFrom + 4 {
+				f.Add(fmt.Sprintf("X-S%d", i), "k", "v")
+			}
+			f.Sections = append(f.Sections, sec("X-S3", "k", "w"))
+			return f
+		}()},
+		{name: "many sections", known: func() *File {
+			f := &File{}
+			for i := range indexFrom + 4 {
+				f.Add(fmt.Sprintf("X-S%d", i), "k", "v")
+			}
+			return f
+		}(), reuse: true},
 		{name: "section name Parse trims", known: file(sec(" A", "k", "1"))},
 		{name: "newline in a value", known: file(sec("A", "k", "1\nk=2"))},
 	}

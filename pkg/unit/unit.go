@@ -270,12 +270,22 @@ func (f *File) ReadsBack() bool {
 	plain := func(s string) bool {
 		return s != "" && strings.TrimSpace(s) == s && !strings.ContainsAny(s, "\n\r")
 	}
-	names := make(map[string]bool, len(f.Sections))
-	for _, s := range f.Sections {
-		if !plain(s.Name) || names[s.Name] {
+	var names map[string]bool // past indexFrom sections; a scan below that
+	if len(f.Sections) >= indexFrom {
+		names = make(map[string]bool, len(f.Sections))
+	}
+	for i, s := range f.Sections {
+		if !plain(s.Name) {
 			return false
 		}
-		names[s.Name] = true
+		if names != nil {
+			if names[s.Name] {
+				return false
+			}
+			names[s.Name] = true
+		} else if slices.ContainsFunc(f.Sections[:i], func(o *Section) bool { return o.Name == s.Name }) {
+			return false
+		}
 		for _, e := range s.Entries {
 			if !plain(e.Key) || strings.ContainsAny(e.Key, "=") || strings.ContainsAny(e.Key[:1], "#;[") {
 				return false
