@@ -53,7 +53,7 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		}
 		if out.Gate != nil {
 			for _, f := range out.Gate.Failures {
-				rep.Failing = append(rep.Failing, f.Service+": "+f.Reason)
+				rep.Failing = append(rep.Failing, f.Subject()+": "+f.Reason)
 			}
 		}
 		if out.Plan != nil {

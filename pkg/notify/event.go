@@ -84,7 +84,8 @@ type Plan struct {
 	Actions   int `json:"actions"`
 }
 
-// Unit is one unit that failed.
+// Unit is one unit that failed. Unit is empty for a failure that names no
+// unit (the health gate could not read the units' state at all).
 type Unit struct {
 	Unit   string   `json:"unit"`
 	Reason string   `json:"reason"`

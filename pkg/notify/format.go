@@ -116,7 +116,11 @@ func lines(ev *Event) []string {
 	if len(ev.Failing) > 0 {
 		add("failing:")
 		for _, u := range ev.Failing {
-			add("  %s: %s", u.Unit, u.Reason)
+			if u.Unit == "" {
+				add("  %s", u.Reason)
+			} else {
+				add("  %s: %s", u.Unit, u.Reason)
+			}
 			for _, l := range u.Log {
 				add("    | %s", l)
 			}

@@ -558,3 +558,14 @@ func TestRefusalHidesCredentials(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestFailingWithoutAUnit: a failure that names no unit (the health gate
+// could not read the units' state) is told as it is, not as ": reason".
+func TestFailingWithoutAUnit(t *testing.T) {
+	ev := testEvent()
+	ev.Failing = []Unit{{Reason: "the gated units' state could not be read: the read did not finish within 4s"}}
+	got := strings.Join(lines(&ev), "\n")
+	if !strings.Contains(got, "failing:\n  the gated units' state could not be read: the read did not finish within 4s") || strings.Contains(got, "  : ") {
+		t.Errorf("lines:\n%s", got)
+	}
+}

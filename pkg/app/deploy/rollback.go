@@ -92,13 +92,17 @@ func (r *runner) afterFailedGate(ctx context.Context, failed string, res *execut
 	// into its report.
 	failedRun := *out
 	err = r.pass(ctx, l, rep.Run, false, &restore{gen: gen, of: failed})
+	// A rollback that ended before its first action (the host could not
+	// be read, staging or a refusal stopped it) changed nothing: the host
+	// is as the failed run left it, which the operator needs to know.
+	untouched := out.Result == failedRun.Result || out.Result == nil || len(out.Result.Applied)+len(out.Result.Failed) == 0
 	rep.Gate, r.lastGate = r.lastGate, nil
 	if out.Plan != failedRun.Plan && out.Plan != nil {
 		rep.Plan = view.PlanSummary(out.Plan)
 		rep.NotRestored = append(rep.NotRestored, notRestored(out.Plan)...)
 	}
 	out.Plan, out.Digest, out.Result, out.RunID, out.Gate = failedRun.Plan, failedRun.Digest, failedRun.Result, failedRun.RunID, failedRun.Gate
-	view.RollbackSummary(r.human, view.Rollback{Failed: failed, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err})
+	view.RollbackSummary(r.human, view.Rollback{Failed: failed, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
 	if err != nil {
 		rep.Error = err.Error()
 		out.Summary = "rollback failed: " + why + "; " + err.Error()
@@ -236,6 +240,10 @@ func notRestored(p *plan.Plan) []string {
 func failures(g *gate.Report) string {
 	var parts []string
 	for _, f := range g.Failures {
+		if f.Service == "" {
+			parts = append(parts, f.Reason) // the gate's own
+			continue
+		}
 		parts = append(parts, f.Service+" "+f.Reason)
 	}
 	return strings.Join(parts, "; ")

@@ -280,3 +280,37 @@ func TestStoppedGateIsJudgedNext(t *testing.T) {
 		t.Errorf("journal: %s", last.Result())
 	}
 }
+
+// TestRollbackThatChangedNothingSaysSo: the rollback after a failed gate
+// stops before its first action (here its staging fails); the summary
+// says the host is as the failed run left it, not merely that the
+// rollback "did not restore a working host".
+func TestRollbackThatChangedNothingSaysSo(t *testing.T) {
+	h := newHost(t)
+	h.apply(t, writeSpecs(t, good))
+	h.crashOn["web.service"] = "web:2"
+	stages := 0
+	h.before = func(call string) {
+		if call != "stage" {
+			return
+		}
+		if stages++; stages == 2 { // the bad run's staging passes; the rollback's fails
+			h.mu.Lock()
+			h.fail["stage"] = errors.New("the generator refused the unit set")
+			h.mu.Unlock()
+		}
+	}
+	req := h.request(writeSpecs(t, bad))
+	req.Soak = 300 * 1e6
+	r := h.run(t, req)
+	if !errors.Is(r.err, ErrRollbackFailed) {
+		t.Fatalf("err = %v, want a failed rollback\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	want := "ROLLBACK FAILED: run " + r.out.RunID + " failed its health gate (web.service "
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "changed nothing, so the host is as run "+r.out.RunID+" left it: ") {
+		t.Errorf("stdout lacks the untouched rollback's line:\n%s", r.stdout)
+	}
+	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:2") {
+		t.Errorf("the failed run's unit was not left in place")
+	}
+}

@@ -45,11 +45,22 @@ type Report struct {
 func (g *Report) Passed() bool { return g == nil || (len(g.Failures) == 0 && !g.Interrupted) }
 
 // Failure is one unit that did not pass the gate: why, in systemd's
-// terms, and its last journal lines.
+// terms, and its last journal lines. A failure with no Service is the
+// gate's own: it could not read the units' state at all (systemd did not
+// answer within the read deadline), so no unit is to blame and no unit's
+// log says why.
 type Failure struct {
 	Service string   `json:"service"`
 	Reason  string   `json:"reason"`
 	Log     []string `json:"log,omitempty"`
+}
+
+// Subject names what failed: the unit, or the health gate itself.
+func (f Failure) Subject() string {
+	if f.Service == "" {
+		return "health gate"
+	}
+	return f.Service
 }
 
 // Unit is one service the gate watches.
@@ -162,6 +173,12 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, 15)
 		g.Failures = append(g.Failures, f)
 	}
+	// The state of the units could not be read: the gate cannot judge
+	// them, which fails it, but names none of them (nor reads a log over
+	// the bus that just did not answer).
+	unread := func(err error) {
+		g.Failures = append(g.Failures, Failure{Reason: "the gated units' state could not be read: " + err.Error()})
+	}
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -184,7 +201,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 	for len(pending) > 0 {
 		health, err := live.Health(ctx, services(pending))
 		if err != nil {
-			fail(pending[0], "the gated units' state could not be read: "+err.Error())
+			unread(err)
 			return g
 		}
 		var still []Unit
@@ -225,7 +242,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 		last := !time.Now().Before(end)
 		health, err := live.Health(ctx, services(soaking))
 		if err != nil {
-			fail(soaking[0], "the gated units' state could not be read: "+err.Error())
+			unread(err)
 			return g
 		}
 		for _, u := range soaking {

@@ -41,8 +41,13 @@ func TestRunReadDeadline(t *testing.T) {
 	if r := g.Failures[0].Reason; !strings.Contains(r, "could not be read") || !strings.Contains(r, "within 50ms") {
 		t.Errorf("the reason must name the read deadline: %q", r)
 	}
-	// One read of the state and one of the log, each bounded; far from the
-	// minute of the start window.
+	// The failure is the gate's: web.service is not to blame for a bus
+	// that does not answer, and has no log read for it.
+	if f := g.Failures[0]; f.Service != "" || f.Subject() != "health gate" || f.Log != nil {
+		t.Errorf("a read failure must name no unit and carry no unit's log: %+v", f)
+	}
+	// One read of the state, bounded; far from the minute of the start
+	// window.
 	if took > 10*time.Second {
 		t.Errorf("the gate took %s", took)
 	}

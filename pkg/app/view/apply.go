@@ -127,6 +127,10 @@ func Gate(w io.Writer, g *gate.Report) {
 	default:
 		fmt.Fprintf(w, "Health gate FAILED after %s:\n", g.Took.Round(time.Millisecond))
 		for _, f := range g.Failures {
+			if f.Service == "" {
+				fmt.Fprintf(w, "  %s\n", redact.Escape(f.Reason)) // the gate's own: no unit to name
+				continue
+			}
 			fmt.Fprintf(w, "  %s: %s\n", redact.Escape(f.Service), redact.Escape(f.Reason))
 			for _, l := range f.Log {
 				fmt.Fprintf(w, "      | %s\n", redact.Escape(l))
@@ -149,12 +153,18 @@ type Rollback struct {
 	Failed, Run, Generation, Why string
 	NotRestored                  []string
 	Err                          error
+	// Untouched: the failed rollback ended before its first action, so
+	// the host is as the failed run left it.
+	Untouched bool
 }
 
 // RollbackSummary is the last word of a run whose gate failed and that
 // was rolled back.
 func RollbackSummary(w io.Writer, r Rollback) {
-	if r.Err != nil {
+	if r.Err != nil && r.Untouched {
+		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) changed nothing, so the host is as run %s left it: %s\n",
+			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Generation), redact.Escape(r.Run), redact.Escape(r.Failed), redact.Escape(r.Err.Error()))
+	} else if r.Err != nil {
 		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) did not restore a working host: %s\n",
 			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Generation), redact.Escape(r.Run), redact.Escape(r.Err.Error()))
 	} else {
