@@ -47,8 +47,10 @@ func Normalize(f *File) *File {
 		return g
 	}
 	for _, s := range f.Sections {
-		byKey := map[string][]string{}
-		var keys []string
+		// Sized for the section's entries: a hostile unit's section can
+		// hold a hundred thousand, grown by rehashing and doubling else.
+		byKey := make(map[string][]string, len(s.Entries))
+		keys := make([]string, 0, len(s.Entries))
 		for _, e := range s.Entries {
 			if _, ok := byKey[e.Key]; !ok {
 				keys = append(keys, e.Key)
@@ -59,7 +61,7 @@ func Normalize(f *File) *File {
 			continue
 		}
 		slices.Sort(keys)
-		ns := &Section{Name: s.Name}
+		ns := &Section{Name: s.Name, Entries: make([]Entry, 0, len(s.Entries))}
 		for _, k := range keys {
 			vs := byKey[k]
 			switch {
