@@ -54,17 +54,20 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{},
 		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}}
-	// Indexing the desired and observed files and parsing the installed
-	// units touch different parts of the builder: done side by side.
 	// Each desired unit gets one entry (stale ones a few more): sized
-	// once, not grown by doubling through a hundred thousand of them.
-	b.p.Units = make([]UnitChange, 0, len(out.Units))
+	// once, not grown by doubling through a hundred thousand of them. A
+	// plan of no units keeps a nil list (its JSON "units": null).
+	if len(out.Units) > 0 {
+		b.p.Units = make([]UnitChange, 0, len(out.Units))
+	}
 	// The desired units come first: reading an installed unit that is
 	// byte for byte what is rendered reuses the rendered one.
 	b.desired = make(map[string]*render.Unit, len(out.Units))
 	for _, u := range out.Units {
 		b.desired[u.FileName] = u
 	}
+	// Indexing the desired and observed files and parsing the installed
+	// units touch different parts of the builder: done side by side.
 	var wg sync.WaitGroup
 	wg.Go(b.readInstalled)
 	b.index()

@@ -287,7 +287,7 @@ func (f *File) ReadsBack() bool {
 			return false
 		}
 		for _, e := range s.Entries {
-			if !plain(e.Key) || strings.ContainsAny(e.Key, "=") || strings.ContainsAny(e.Key[:1], "#;[") {
+			if !plain(e.Key) || strings.Contains(e.Key, "=") || strings.ContainsAny(e.Key[:1], "#;[") {
 				return false
 			}
 			if e.Value != "" && (strings.TrimSpace(e.Value) != e.Value || strings.ContainsAny(e.Value, "\n\r") || strings.HasSuffix(e.Value, "\\")) {
