@@ -6,10 +6,7 @@
 // Batches: the stops of step 2, the reloads of step 8 and the starts of
 // step 9 each go to systemd at once (Systemd.Jobs) — systemd orders them by
 // the units' After=/Requires= — and each unit lands, with its own result,
-// as its job ends; the deadline of a batch counts from its queueing. Image
-// builds among the starts go first, as a batch of their own, and the rest
-// once they are done: podman's storage is not safe for a build beside
-// other podman commands (buildsFirst). The
+// as its job ends; the deadline of a batch counts from its queueing. The
 // file writes of a step (each to its own path) run side by side, up to
 // eight at once.
 //
