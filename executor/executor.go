@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -276,21 +275,8 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			for end < len(idx) && p.Actions[idx[end]].Op == a.Op {
 				end++
 			}
-			for _, part := range buildsFirst(p, idx[n:end]) {
-				if stopErr == nil {
-					stopErr = e.interrupted(ctx)
-				}
-				if stopErr != nil {
-					for _, j := range part {
-						if !e.settled[j] {
-							res.NotReached = append(res.NotReached, p.Actions[j])
-						}
-					}
-					continue
-				}
-				if err := e.jobs(ctx, p, part, op); err != nil {
-					stopErr = err
-				}
+			if err := e.jobs(ctx, p, idx[n:end], op); err != nil && stopErr == nil {
+				stopErr = err
 			}
 			n = end - 1
 			continue
@@ -327,30 +313,4 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, fmt.Errorf("%w: %w", ErrFailed, stopErr)
 	}
 	return res, nil
-}
-
-// buildsFirst splits a batch of starts (indexes into the plan, in plan
-// order) into the image builds and then the rest, each its own batch: a
-// build runs alone. Podman's storage is not safe for a build beside other
-// podman commands on the same host: a volume or network created, or a
-// container started, while a build mounts its working container can
-// delete that container's layer under it (the build then fails with
-// "layer not known"; upstream: buildah#5674, podman#23671), which a first
-// deploy starting everything at once met on fresh test hosts. A container
-// built from the image waits for its build in systemd anyway. Any other
-// batch is returned whole.
-func buildsFirst(p *plan.Plan, batch []int) [][]int {
-	var builds, rest []int
-	for _, i := range batch {
-		a := p.Actions[i]
-		if a.Op == plan.OpStart && path.Ext(a.Unit) == ".build" {
-			builds = append(builds, i)
-		} else {
-			rest = append(rest, i)
-		}
-	}
-	if len(builds) == 0 || len(rest) == 0 {
-		return [][]int{batch}
-	}
-	return [][]int{builds, rest}
 }

@@ -555,35 +555,6 @@ func TestJobsOfAStepAreQueuedTogether(t *testing.T) {
 	}
 }
 
-// TestBuildsStartAlone: the starts of a step go to systemd as two
-// batches when there are builds among them, the builds first: podman's
-// storage is not safe for a build beside other podman commands.
-func TestBuildsStartAlone(t *testing.T) {
-	p := mk("stop a.service", "start net-network.service", "start app-build.service", "start app.service", "start web.service", "start base-build.service")
-	for i, u := range []string{"a.container", "net.network", "app.build", "app.container", "web.container", "base.build"} {
-		p.Actions[i].Unit = u
-	}
-	f := &fake{fail: map[string]error{"start app-build.service": &host.JobError{Unit: "app-build.service", Op: "start", Result: "failed"}}}
-	res, err := apply(t, p, f)
-	if !errors.Is(err, executor.ErrFailed) {
-		t.Fatalf("err %v", err)
-	}
-	want := []string{"stop a.service", "start app-build.service base-build.service", "start net-network.service app.service web.service"}
-	if !slices.Equal(f.batches, want) {
-		t.Errorf("batches\n got %q\nwant %q", f.batches, want)
-	}
-	// A failed build does not keep the others from starting: they are as
-	// independent of it as before (systemd fails what requires it).
-	if len(res.Applied) != 5 || len(res.Failed) != 1 || len(res.NotReached) != 0 {
-		t.Errorf("applied %d, failed %d, not reached %d", len(res.Applied), len(res.Failed), len(res.NotReached))
-	}
-	// Without a build, one batch as before.
-	f = &fake{}
-	if _, err := apply(t, mk("start a.service", "start b.service"), f); err != nil || !slices.Equal(f.batches, []string{"start a.service b.service"}) {
-		t.Errorf("batches %q, err %v", f.batches, err)
-	}
-}
-
 // reverseSystemd lands a batch's jobs last to first, failing those named.
 type reverseSystemd struct {
 	*fake
