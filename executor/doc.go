@@ -15,7 +15,10 @@
 // batch, and writes already in flight beside it, finish), everything after
 // it is reported as not reached and nothing more changes. Reload and start
 // act on independent units, so a failure there is recorded and the other
-// units of the batch are still reloaded or started. Either way Apply returns a Result
+// units of the batch are still reloaded or started. An image build whose
+// start failed is tried once more after its batch, alone but for what
+// failed because it requires the build (buildRetry: podman's storage is
+// not safe for a build beside other podman commands). Either way Apply returns a Result
 // that lists what was applied, what failed and what was not reached, and
 // a non-nil error.
 //

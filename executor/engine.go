@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -214,7 +215,7 @@ func (e *run) logLanded(a plan.Action, err error, took time.Duration) {
 // order; failed starts and reloads carry the unit's last log lines. It
 // returns what stops the run: a journal failure, or a failed stop (the
 // steps after it need the units down).
-func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.JobOp) error {
+func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.JobOp) (map[int]error, error) {
 	timeout := e.opts.StartTimeout
 	if op == host.JobStop {
 		timeout = e.opts.StopTimeout
@@ -236,12 +237,14 @@ func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.Job
 			stopErr = jerr
 		}
 	})
+	failed := map[int]error{}
 	for k, i := range indexes {
 		a := p.Actions[i]
 		if errs[k] == nil {
 			e.res.Applied = append(e.res.Applied, a)
 			continue
 		}
+		failed[i] = errs[k]
 		f := Failure{Action: a, Error: errs[k].Error()}
 		if op != host.JobStop {
 			f.Log, _ = e.h.Systemd.LastLog(context.WithoutCancel(ctx), a.Target, e.opts.LogLines)
@@ -250,7 +253,66 @@ func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.Job
 		}
 		e.res.Failed = append(e.res.Failed, f)
 	}
-	return stopErr
+	return failed, stopErr
+}
+
+// buildRetry picks, of a start batch's failures (by action index), what
+// is tried once more: each image build that failed, with the starts that
+// failed only because they require it (their job's result "dependency").
+// Nothing when no build failed.
+//
+// Podman's storage is not safe for a build beside other podman commands:
+// a volume or network created, or a container started, while the build
+// mounts its working container can delete that container and its layer
+// under it ("unmounting build container: layer not known", "identifier is
+// not a container"; upstream buildah#5674, podman#23671). A first deploy
+// starts everything at once and so met it on fresh hosts. Tried again
+// alone, once the batch is over, the build has nothing beside it. A
+// build that fails for its own reasons fails again, and is reported as
+// the second try failed.
+func buildRetry(p *plan.Plan, failed map[int]error) []int {
+	var builds, dependents []int
+	for i, err := range failed {
+		a := p.Actions[i]
+		var je *host.JobError
+		switch {
+		case !errors.As(err, &je):
+			// A deadline or a lost bus: another try would only wait as long.
+		case path.Ext(a.Unit) == ".build" && je.Result == "failed":
+			builds = append(builds, i)
+		case je.Result == "dependency":
+			dependents = append(dependents, i)
+		}
+	}
+	if len(builds) == 0 {
+		return nil
+	}
+	again := append(builds, dependents...)
+	slices.Sort(again)
+	return again
+}
+
+// retryBuilds starts again the builds (and their dependents) of a batch
+// that failed, as one batch of their own: systemd runs each build before
+// what requires it. What lands replaces the first try in the result; the
+// journal holds both tries, the last one counting.
+func (e *run) retryBuilds(ctx context.Context, p *plan.Plan, again []int) error {
+	retried := map[string]bool{}
+	for _, i := range again {
+		retried[p.Actions[i].Target] = true
+	}
+	e.log.Warn().Strs("units", targets(p, again)).Msg("an image build failed beside other podman commands; trying it once more, alone")
+	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool { return f.Action.Op == plan.OpStart && retried[f.Action.Target] })
+	_, err := e.jobs(ctx, p, again, host.JobStart)
+	return err
+}
+
+func targets(p *plan.Plan, indexes []int) []string {
+	out := make([]string, len(indexes))
+	for k, i := range indexes {
+		out[k] = p.Actions[i].Target
+	}
+	return out
 }
 
 // jobError words a unit's job error: a stop of a unit systemd has not

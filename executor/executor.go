@@ -275,8 +275,14 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			for end < len(idx) && p.Actions[idx[end]].Op == a.Op {
 				end++
 			}
-			if err := e.jobs(ctx, p, idx[n:end], op); err != nil && stopErr == nil {
+			failed, err := e.jobs(ctx, p, idx[n:end], op)
+			if err != nil && stopErr == nil {
 				stopErr = err
+			}
+			if again := buildRetry(p, failed); op == host.JobStart && len(again) > 0 && stopErr == nil {
+				if stopErr = e.interrupted(ctx); stopErr == nil {
+					stopErr = e.retryBuilds(ctx, p, again)
+				}
 			}
 			n = end - 1
 			continue

@@ -555,6 +555,72 @@ func TestJobsOfAStepAreQueuedTogether(t *testing.T) {
 	}
 }
 
+// onceFailing fails a build's start (and, as systemd does, the starts
+// that require it) in its first batch only: podman's storage race.
+type onceFailing struct {
+	*fake
+	build, dependent string
+	tries            int
+}
+
+func (o *onceFailing) Jobs(ctx context.Context, op host.JobOp, names []string, landed func(int, error)) {
+	o.batches = append(o.batches, string(op)+" "+strings.Join(names, " "))
+	first := o.tries == 0
+	o.tries++
+	for i, n := range names {
+		switch {
+		case first && n == o.build:
+			landed(i, &host.JobError{Unit: n, Op: "start", Result: "failed"})
+		case first && n == o.dependent:
+			landed(i, &host.JobError{Unit: n, Op: "start", Result: "dependency"})
+		default:
+			landed(i, o.call(string(op)+" "+n))
+		}
+	}
+}
+
+// TestFailedBuildIsTriedOnceMoreAlone: a build that failed in the batch of
+// every start is started once more after it, with what failed because it
+// requires the build, in a batch of their own; the result holds the
+// second try, the journal both.
+func TestFailedBuildIsTriedOnceMoreAlone(t *testing.T) {
+	p := mk("start net-network.service", "start app-build.service", "start app.service", "start web.service")
+	for i, u := range []string{"net.network", "app.build", "app.container", "web.container"} {
+		p.Actions[i].Unit = u
+	}
+	o := &onceFailing{fake: &fake{}, build: "app-build.service", dependent: "app.service"}
+	r := &rec{}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake},
+		executor.Options{Log: zerolog.Nop(), Recorder: r})
+	if err != nil {
+		t.Fatalf("err %v", err)
+	}
+	want := []string{"start net-network.service app-build.service app.service web.service", "start app-build.service app.service"}
+	if !slices.Equal(o.batches, want) {
+		t.Errorf("batches\n got %q\nwant %q", o.batches, want)
+	}
+	if len(res.Applied) != 4 || len(res.Failed) != 0 {
+		t.Errorf("applied %d, failed %+v", len(res.Applied), res.Failed)
+	}
+	journal := []string{"step 9", "0 start net-network.service ok", "1 start app-build.service failed", "2 start app.service failed", "3 start web.service ok",
+		"1 start app-build.service ok", "2 start app.service ok"}
+	if !slices.Equal(r.lines, journal) {
+		t.Errorf("journal\n got %q\nwant %q", r.lines, journal)
+	}
+
+	// A build that fails again is reported once, as its second try; one
+	// that is not a build is never tried again.
+	o = &onceFailing{fake: &fake{fail: map[string]error{"start app-build.service": &host.JobError{Unit: "app-build.service", Op: "start", Result: "failed"}}}, build: "app-build.service"}
+	res, err = executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	if !errors.Is(err, executor.ErrFailed) || len(res.Failed) != 1 || res.Failed[0].Action.Target != "app-build.service" || len(o.batches) != 2 {
+		t.Errorf("err %v, failed %+v, batches %q", err, res.Failed, o.batches)
+	}
+	f := &fake{fail: map[string]error{"start web.service": &host.JobError{Unit: "web.service", Op: "start", Result: "failed"}}}
+	if _, err := apply(t, p, f); !errors.Is(err, executor.ErrFailed) || len(f.batches) != 1 {
+		t.Errorf("a failed container start was tried again: batches %q, err %v", f.batches, err)
+	}
+}
+
 // reverseSystemd lands a batch's jobs last to first, failing those named.
 type reverseSystemd struct {
 	*fake
