@@ -301,7 +301,7 @@ func (e *run) retryBuilds(ctx context.Context, p *plan.Plan, again []int) error 
 	for _, i := range again {
 		retried[p.Actions[i].Target] = true
 	}
-	e.log.Warn().Strs("units", targets(p, again)).Msg("an image build failed beside other podman commands; trying it once more, alone")
+	e.log.Warn().Strs("units", targets(p, again)).Msg("an image build failed; trying it once more, alone (a build beside other podman commands can lose its working container)")
 	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool { return f.Action.Op == plan.OpStart && retried[f.Action.Target] })
 	_, err := e.jobs(ctx, p, again, host.JobStart)
 	return err
