@@ -213,8 +213,9 @@ func (e *run) logLanded(a plan.Action, err error, took time.Duration) {
 // as one batch: queued together, each journalled as its job lands, under
 // one deadline counted from the queueing. The result lists them in plan
 // order; failed starts and reloads carry the unit's last log lines. It
-// returns what stops the run: a journal failure, or a failed stop (the
-// steps after it need the units down).
+// returns each failed action's error by its index, and what stops the
+// run: a journal failure, or a failed stop (the steps after it need the
+// units down).
 func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.JobOp) (map[int]error, error) {
 	timeout := e.opts.StartTimeout
 	if op == host.JobStop {
