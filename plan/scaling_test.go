@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +20,12 @@ import (
 // below: linear work doubles (about: a map outgrowing the caches adds a
 // little), anything quadratic quadruples.
 const maxLinear = 2.2
+
+// maxSorted bounds it for a pass that sorts what it counts, as the
+// semantic comparison of two units sorts each section's keys: n log n
+// doubles to 2.14 at these counts before any cache is outgrown. It is
+// the pipeline's bound (maxDoubling), and still far from quadratic.
+const maxSorted = 2.5
 
 // TestEveryCountScalesLinearly doubles, one at a time, each count hostile
 // input can grow inside every limit — a unit's keys, its sections, a
@@ -155,9 +162,11 @@ func TestEveryCountScalesLinearly(t *testing.T) {
 			return func() { j.Runs() }
 		}},
 	}
+	// The passes that sort what they count, bound by maxSorted.
+	sorted := map[string]float64{"managed unit keys": maxSorted}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkLinear(t, c.n, c.run(c.n), c.run(2*c.n))
+			checkLinear(t, c.n, cmp.Or(sorted[c.name], maxLinear), c.run(c.n), c.run(2*c.n))
 		})
 	}
 }
@@ -166,10 +175,10 @@ func specContainer(name, container string) string {
 	return `{"apiVersion":"v1","type":"container","name":"` + name + `","unit":{"Container":{` + container + `}}}` + "\n"
 }
 
-// checkLinear passes once any of ten rounds doubles at most maxLinear: a
+// checkLinear passes once any of ten rounds doubles at most max: a
 // busy machine slows one side of a round or the other, by chance, but
 // never makes quadratic work (4×) look linear.
-func checkLinear(t *testing.T, n int, small, big func()) {
+func checkLinear(t *testing.T, n int, max float64, small, big func()) {
 	t.Helper()
 	var ts, tb time.Duration
 	for round := range 10 {
@@ -177,11 +186,11 @@ func checkLinear(t *testing.T, n int, small, big func()) {
 		tb = bestOf(5, big)
 		ratio := float64(tb) / float64(ts)
 		t.Logf("round %d: n=%d %s, 2n=%d %s, ratio %.2f", round, n, ts, 2*n, tb, ratio)
-		if ratio <= maxLinear {
+		if ratio <= max {
 			return
 		}
 	}
-	t.Errorf("doubling the count multiplied the CPU time by %.2f (> %.1f): a pass is worse than linear", float64(tb)/float64(ts), maxLinear)
+	t.Errorf("doubling the count multiplied the CPU time by %.2f (> %.1f): a pass is worse than linear", float64(tb)/float64(ts), max)
 }
 
 // TestJournalReadIsBounded: a journal file far past its bounds (a sparse
