@@ -223,10 +223,7 @@ func (e *run) jobs(ctx context.Context, p *plan.Plan, indexes []int, op host.Job
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	names := make([]string, len(indexes))
-	for k, i := range indexes {
-		names[k] = p.Actions[i].Target
-	}
+	names := targets(p, indexes)
 	errs := make([]error, len(indexes))
 	var stopErr error
 	t0 := time.Now()

@@ -279,9 +279,11 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			if err != nil && stopErr == nil {
 				stopErr = err
 			}
-			if again := buildRetry(p, failed); op == host.JobStart && len(again) > 0 && stopErr == nil {
-				if stopErr = e.interrupted(ctx); stopErr == nil {
-					stopErr = e.retryBuilds(ctx, p, again)
+			if op == host.JobStart && stopErr == nil {
+				if again := buildRetry(p, failed); len(again) > 0 {
+					if stopErr = e.interrupted(ctx); stopErr == nil {
+						stopErr = e.retryBuilds(ctx, p, again)
+					}
 				}
 			}
 			n = end - 1

@@ -26,7 +26,14 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}
-	want := u.File.Bytes()
+	// An installed unit read as the rendered File itself (unit.ParseKnown)
+	// holds exactly its bytes: no second serialization.
+	var want []byte
+	if iu != nil && iu.file == u.File {
+		want = iu.data
+	} else {
+		want = u.File.Bytes()
+	}
 	b.p.Future[u.FileName] = want
 	if iu == nil {
 		uc.Write = true
