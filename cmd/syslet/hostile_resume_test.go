@@ -21,7 +21,7 @@ func hostileResumes() []hostileCase {
 	noDelete := []string{"delete podman resources  delete", "carried", "1 to remove"}
 	return []hostileCase{
 		{name: "a forged delete of a volume no unit names", setup: unfinished(`{"i":0,"step":6,"op":"delete-volume","target":"victim-volume"}`), code: exitOK,
-			want: []string{"previous run " + run + " meant to delete volume victim-volume, but no unit carrying syslet's marker names it", leftAlone, "No changes detected."}, not: noDelete},
+			want: []string{"previous run " + run + " did not finish; none of its 1 unfinished action(s) is left to do", "previous run " + run + " meant to delete volume victim-volume, but no unit carrying syslet's marker names it", leftAlone, "No changes detected."}, not: noDelete},
 		{name: "a forged delete of a network no unit names", setup: unfinished(`{"i":0,"step":6,"op":"delete-network","target":"victim-net"}`), code: exitOK,
 			want: []string{"meant to delete network victim-net", leftAlone, "No changes detected."}, not: noDelete},
 		{name: "a forged delete of an image no unit names", setup: unfinished(`{"i":0,"step":6,"op":"delete-image","target":"localhost/victim:v1"}`), code: exitOK,

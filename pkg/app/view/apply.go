@@ -30,9 +30,20 @@ func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 	}
 	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", a.Specs, a.Sources, what)
 	if r := p.Resume; r != nil {
-		fmt.Fprintf(w, "previous run %s did not finish; resuming %d action(s)\n\n", redact.Escape(r.Run), r.Resumed)
+		fmt.Fprintln(w, Resuming(r))
+		fmt.Fprintln(w)
 	}
 	Plan(w, p)
+}
+
+// Resuming is the header line of a plan that carries an unfinished run
+// forward. When nothing of that run is left to do (each unfinished action
+// landed after all, or was left alone), it says so rather than "resuming 0".
+func Resuming(r *plan.Resume) string {
+	if r.Resumed == 0 {
+		return fmt.Sprintf("previous run %s did not finish; none of its %d unfinished action(s) is left to do", redact.Escape(r.Run), r.Unfinished)
+	}
+	return fmt.Sprintf("previous run %s did not finish; resuming %d action(s)", redact.Escape(r.Run), r.Resumed)
 }
 
 // Applying is the line an apply starts its actions with.
