@@ -97,11 +97,17 @@ type builder struct {
 	u *Unit
 }
 
-func newUnit(s *spec.Spec) (*Unit, *builder) {
+// addsOther is about how many lines syslet adds to a unit of a kind
+// other than volume and network, besides those per file and drop-in.
+const addsOther = 6
+
+func newUnit(s *spec.Spec, adds int) (*Unit, *builder) {
 	// The lines a unit gets are about known up front: the spec's own, a
-	// mount and a digest per file, and the few syslet adds; sized once
-	// rather than grown by doubling, for every unit of a big set.
-	n := 6 + 2*(len(s.ConfigFiles)+len(s.ConfigDirs)+len(s.ContextFiles))
+	// mount and a digest per file, a digest per drop-in, and the few
+	// syslet adds (adds); sized once rather than grown by doubling, and
+	// exactly for the resources a big set is mostly made of, as every
+	// spare line is 64 bytes held for the whole run.
+	n := adds + len(s.DropIns) + 2*(len(s.ConfigFiles)+len(s.ConfigDirs)+len(s.ContextFiles))
 	for _, sec := range s.Unit {
 		for _, e := range sec.Entries {
 			n += len(e.Lines)
@@ -179,7 +185,7 @@ func (b *builder) marker(removal *bool, policy spec.Policy) {
 }
 
 func (o *Output) container(s *spec.Spec) {
-	u, b := newUnit(s)
+	u, b := newUnit(s, addsOther)
 	u.State = s.DesiredState
 	u.RemovalAllowed = s.RemovalAllowed
 	origin := s.Path()
@@ -258,7 +264,7 @@ func (o *Output) container(s *spec.Spec) {
 // resource renders a .volume or .network: the podman object's name is
 // forced to the spec name, so it never becomes "systemd-<name>".
 func resource(s *spec.Spec, section, nameKey string) *Unit {
-	u, b := newUnit(s)
+	u, b := newUnit(s, 4) // the name key, two marker keys, the digest
 	u.Resource = s.Name
 	u.RemovalAllowed = s.RemovalAllowed
 	u.ReclaimPolicy = s.ReclaimPolicy
@@ -275,7 +281,7 @@ func resource(s *spec.Spec, section, nameKey string) *Unit {
 }
 
 func (o *Output) build(s *spec.Spec) {
-	u, b := newUnit(s)
+	u, b := newUnit(s, addsOther)
 	u.ReclaimPolicy = s.ReclaimPolicy
 	u.RemovalAllowed = true
 	dir := layout.BuildDirOf(s.Name)

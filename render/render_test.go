@@ -177,3 +177,17 @@ func TestSecretLineWords(t *testing.T) {
 		t.Errorf("secrets the container uses: %q", got)
 	}
 }
+
+// A volume's or network's lines are sized exactly: a big set is mostly
+// such units, and a spare line is 64 bytes held for the whole run.
+func TestResourceLinesAreSizedExactly(t *testing.T) {
+	specs := []*spec.Spec{
+		{Kind: spec.Volume, Name: "data", RemovalAllowed: true, ReclaimPolicy: spec.Delete},
+		{Kind: spec.Network, Name: "net", RemovalAllowed: true, ReclaimPolicy: spec.Delete},
+	}
+	for _, u := range render.Render(specs).Units {
+		if len(u.Lines) != cap(u.Lines) {
+			t.Errorf("%s: %d lines in room for %d", u.FileName, len(u.Lines), cap(u.Lines))
+		}
+	}
+}
