@@ -159,7 +159,8 @@ func (h *planHost) journalRuns() []*runlog.RunInfo {
 	return runs
 }
 
-// TestSavedPlanAppliedExactly: saved, then applied — the run journal's
+// TestSavedPlanAppliedExactly: saved, an apply that changes nothing in
+// between, then applied — the run journal's
 // intent holds exactly the file's actions in the file's order, each of
 // them landed, and the host shows the change (web runs v2 with its new
 // secret value and config file; api was not restarted).
@@ -177,6 +178,14 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	show := syslet(h.Host, "show", planFile)
 	if !show.OK() || !strings.Contains(show.Stdout, "Saved plan "+planFile+": made ") || !strings.Contains(show.Stdout, s.Summary) {
 		t.Errorf("syslet show:\n%s", show)
+	}
+	// An apply in between that changes nothing (the host runs what its
+	// specs say; the journal records "no-changes") leaves the plan holding.
+	if r := syslet(h.Host, planBase); !r.OK() || !strings.Contains(r.Stdout, "No changes") {
+		t.Fatalf("the converged apply between:\n%s", r)
+	}
+	if runs := h.journalRuns(); runs[len(runs)-1].Result() != runlog.ResultNoChanges {
+		t.Fatalf("the converged apply is journalled as %s", runs[len(runs)-1].Result())
 	}
 	if r := syslet(h.Host, "--diff", "--plan", planFile, planChanged); !r.OK() || !strings.Contains(r.Stdout, "still holds") {
 		t.Errorf("syslet --diff --plan:\n%s", r)
@@ -224,9 +233,9 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 
 // TestSavedPlanRefusedWhenStale: between saving and applying, each of a
 // hand edit, a stopped container, a replaced secret, a removed image,
-// another apply and another input refuses the plan with exit 1, naming
-// the change, and the host is as it was (its files, InvocationIDs, podman's
-// stores). An edited plan file is refused too.
+// another apply that changed the host and another input refuses the plan
+// with exit 1, naming the change, and the host is as it was (its files,
+// InvocationIDs, podman's stores). An edited plan file is refused too.
 func TestSavedPlanRefusedWhenStale(t *testing.T) {
 	t.Parallel()
 	h := newPlanHost(t)
@@ -248,8 +257,10 @@ func TestSavedPlanRefusedWhenStale(t *testing.T) {
 		{name: "container stopped", change: "systemctl stop api.service", restore: "syslet " + planBase,
 			// A stopped quadlet container ends failed (exit 143), or inactive.
 			want: []string{"unit api.service: active/running → "}},
-		{name: "another apply ran", change: "syslet " + planBase,
-			want: []string{"another run since the plan was made: the journal's last run is "}},
+		// Someone applied the change without the plan. (An apply that
+		// changes nothing leaves a plan holding: TestSavedPlanAppliedExactly.)
+		{name: "another apply ran", change: "syslet " + planChanged, restore: "syslet " + planBase,
+			want: []string{"another run since the plan was made: the journal's last run is ", " (ok), it was "}},
 		{name: "input changed", change: "cp -a " + planChanged + " /root/other && sed -i 's/sleep 100000/sleep 100001/' /root/other/30-api.json", specs: "/root/other",
 			want: []string{"the input: its digest is "}},
 	} {

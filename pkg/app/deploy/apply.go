@@ -37,9 +37,11 @@ type runner struct {
 	pendingGate []string
 	// release is the podman release the run's input was checked against;
 	// state the host state its plan was derived from, kept when a saved
-	// plan is written or checked (saved.go).
+	// plan is written or checked (saved.go), and runs the journal's recent
+	// runs read with it.
 	release unit.Podman
 	state   *SavedState
+	runs    []*runlog.RunInfo
 }
 
 // restore is a rollback: the generation it applies again and the run it

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -251,7 +252,30 @@ func (r *runner) observed(obs *plan.Observed, runs []*runlog.RunInfo) {
 	if last := lastChange(runs); last != nil {
 		st.LastRun = &RunStamp{Run: last.ID(), Result: last.Result()}
 	}
-	r.state = st
+	r.state, r.runs = st, runs
+}
+
+// quietSince reports whether every run of the journal after the one stamp
+// names changed nothing on the host: each ended with no changes (an apply
+// that found the host as its specs say) or was refused. A saved plan then
+// still holds, as far as the journal goes: the host state is checked item
+// by item anyway, and the plan made again must have the saved digest. It
+// is false when that run is not among the recent runs read, or no longer
+// reads as it did (a run in progress that ended since).
+func quietSince(runs []*runlog.RunInfo, stamp *RunStamp) bool {
+	from := 0
+	if stamp != nil {
+		from = slices.IndexFunc(runs, func(ri *runlog.RunInfo) bool { return ri.ID() == stamp.Run }) + 1
+		if from == 0 || runs[from-1].Result() != stamp.Result {
+			return false
+		}
+	}
+	for _, ri := range runs[from:] {
+		if res := ri.Result(); res != runlog.ResultNoChanges && res != runlog.ResultRefused {
+			return false
+		}
+	}
+	return true
 }
 
 // save writes the plan of a --diff as a saved plan, when asked to.
@@ -297,7 +321,7 @@ func (r *runner) checkSaved(runID string, l *load.Set, p *plan.Plan, rs *restore
 	if r.state == nil {
 		return errors.New("internal error: the host state was not read for the saved plan's check; nothing was changed")
 	}
-	changes := staleness(s, r.state, hostname(), req.Root, l.Digest(), r.release.String())
+	changes := staleness(s, r.state, quietSince(r.runs, s.State.LastRun), hostname(), req.Root, l.Digest(), r.release.String())
 	if len(changes) == 0 && p.Digest() != s.PlanDigest {
 		// Nothing it was derived from changed, yet the plan differs: this
 		// syslet plans otherwise (another version, another option).
@@ -324,8 +348,9 @@ func (r *runner) checkSaved(runID string, l *load.Set, p *plan.Plan, rs *restore
 
 // staleness lists what differs between what the saved plan was made from
 // and now: the host it was made on, the input, the podman release, the
-// journal's last run, then the host's state item by item.
-func staleness(s *SavedPlan, now *SavedState, host, root, input, podman string) []string {
+// journal's last run (unless every run since changed nothing: quiet), then
+// the host's state item by item.
+func staleness(s *SavedPlan, now *SavedState, quiet bool, host, root, input, podman string) []string {
 	var out []string
 	if s.Host != host {
 		out = append(out, fmt.Sprintf("the host: the plan was made on %q, this is %q", s.Host, host))
@@ -340,7 +365,7 @@ func staleness(s *SavedPlan, now *SavedState, host, root, input, podman string) 
 	if s.Podman != podman {
 		out = append(out, fmt.Sprintf("podman: the units were checked against podman %s, now against %s", s.Podman, podman))
 	}
-	if (s.State.LastRun == nil) != (now.LastRun == nil) || s.State.LastRun != nil && *s.State.LastRun != *now.LastRun {
+	if !quiet && ((s.State.LastRun == nil) != (now.LastRun == nil) || s.State.LastRun != nil && *s.State.LastRun != *now.LastRun) {
 		out = append(out, fmt.Sprintf("another run since the plan was made: the journal's last run is %s, it was %s", now.LastRun, s.State.LastRun))
 	}
 	return append(out, s.State.Changes(now.Fingerprint, sameInput)...)

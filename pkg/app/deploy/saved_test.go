@@ -23,6 +23,7 @@ import (
 type savedHost struct {
 	*fakeHost
 	specs string // the changed specs the plan is made from
+	base  string // the specs the host was set up with (applying them changes nothing)
 }
 
 // privateConf is the content of web's config file (0600 in the change):
@@ -38,11 +39,12 @@ func newSavedHost(t *testing.T) *savedHost {
 		return stack + strings.Replace(secretStack(t, sopsEncrypt(t, shopDoc(password), recipient)),
 			`"name":"web","unit":{"Container":{"Image":"registry.example/web:1"`, `"name":"shop","unit":{"Container":{"Image":"registry.example/shop:1"`, 1)
 	}
-	h.apply(t, writeSpecs(t, withSecret(dbPassword)))
+	base := writeSpecs(t, withSecret(dbPassword))
+	h.apply(t, base)
 	changed := strings.Replace(withSecret("r0tated-pa55"), "registry.example/web:1", "registry.example/web:2", 1)
 	changed = strings.Replace(changed, `"content":"a=1\n"}`, `"content":"password=pl4n-file-secret\n","mode":"0600"}`, 1)
 	h.reset()
-	return &savedHost{fakeHost: h, specs: writeSpecs(t, changed)}
+	return &savedHost{fakeHost: h, specs: writeSpecs(t, changed), base: base}
 }
 
 // save runs `syslet --diff --out FILE` and returns the file's path.
@@ -485,7 +487,7 @@ func TestStalenessNamesEachChange(t *testing.T) {
 				s.State.LastRun = nil
 				c.want = "the journal's last run is x (ok), it was none"
 			}
-			got := staleness(&s, c.now, c.host, c.root, c.input, c.podman)
+			got := staleness(&s, c.now, false, c.host, c.root, c.input, c.podman)
 			switch {
 			case c.want == "" && len(got) != 0:
 				t.Errorf("changes %q; want none", got)
@@ -493,5 +495,63 @@ func TestStalenessNamesEachChange(t *testing.T) {
 				t.Errorf("changes %q; want one with %q", got, c.want)
 			}
 		})
+	}
+}
+
+// An apply that changed nothing since the plan was made (the host as its
+// specs say: the journal records "no changes") leaves the plan holding:
+// it applies, exactly its actions.
+func TestSavedPlanHoldsAfterARunThatChangedNothing(t *testing.T) {
+	h := newSavedHost(t)
+	file, _ := h.save(t)
+	h.reset()
+	if r := h.run(t, h.request(h.base)); r.err != nil || !strings.Contains(r.stdout, "No changes") || len(h.changes()) != 0 {
+		t.Fatalf("the converged apply: %v, changes %q\n%s", r.err, h.changes(), r.stdout)
+	}
+	h.reset()
+	r := h.applySaved(t, file, h.specs, false)
+	if r.err != nil {
+		t.Fatalf("the saved plan after a run that changed nothing: %v\n%s", r.err, r.stderr)
+	}
+	if !slices.Contains(h.Calls(), "pull registry.example/web:2") || !slices.Contains(h.Calls(), "start web.service") {
+		t.Errorf("the saved plan did not run its actions: %q", h.Calls())
+	}
+	// Applied, it is spent as before.
+	h.reset()
+	if r := h.applySaved(t, file, h.specs, false); !errors.Is(r.err, ErrStale) || len(h.Calls()) != 0 {
+		t.Errorf("a saved plan applied twice: err %v, calls %q", r.err, h.Calls())
+	}
+}
+
+// quietSince: only runs that changed nothing (or were refused) after the
+// saved one, which must still read as it was saved.
+func TestQuietSince(t *testing.T) {
+	run := func(id, result string) *runlog.RunInfo {
+		ri := &runlog.RunInfo{Intent: runlog.Record{Type: runlog.TypeIntent, Run: id}}
+		if result != "" {
+			ri.End = &runlog.Record{Type: runlog.TypeEnd, Run: id, Result: result}
+		}
+		return ri
+	}
+	stamp := &RunStamp{Run: "r2", Result: runlog.ResultOK}
+	for _, c := range []struct {
+		name  string
+		runs  []*runlog.RunInfo
+		stamp *RunStamp
+		want  bool
+	}{
+		{"none since", []*runlog.RunInfo{run("r1", runlog.ResultOK), run("r2", runlog.ResultOK)}, stamp, true},
+		{"no changes and refused since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultNoChanges), run("r4", runlog.ResultRefused)}, stamp, true},
+		{"a change since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultNoChanges), run("r4", runlog.ResultOK)}, stamp, false},
+		{"a failed run since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultFailed)}, stamp, false},
+		{"one in progress since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", "")}, stamp, false},
+		{"the saved run reads otherwise now", []*runlog.RunInfo{run("r2", runlog.ResultInterrupted)}, stamp, false},
+		{"the saved run is not among them", []*runlog.RunInfo{run("r3", runlog.ResultNoChanges)}, stamp, false},
+		{"no run when saved, a quiet one since", []*runlog.RunInfo{run("r1", runlog.ResultNoChanges)}, nil, true},
+		{"no run when saved, a change since", []*runlog.RunInfo{run("r1", runlog.ResultOK)}, nil, false},
+	} {
+		if got := quietSince(c.runs, c.stamp); got != c.want {
+			t.Errorf("%s: quietSince = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
