@@ -21,11 +21,7 @@ func TestDriftReconcileInWebhookd(t *testing.T) {
 	const interval = 5 * time.Second
 	w.writeNotifyConfig("github", rcvURL+"/github", "auto", fmt.Sprintf("    drift: {interval: %s, reconcile: true}", interval))
 	w.writeSpec("localhost:5000/web:v2", "reconcile", "")
-	applied := w.commit("web v2")
-	if code, _ := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: applied}); code != 202 {
-		t.Fatal("push refused")
-	}
-	w.waitStatus("applied", func(s whStatus) bool { return s.LastApplied == applied })
+	applied := w.deploy("web v2")
 	unitFile := "/etc/containers/systemd/web.container"
 	rendered := w.MustRun(t, "sha256sum "+unitFile)
 

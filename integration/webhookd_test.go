@@ -130,6 +130,18 @@ func (w *whHost) writeSpec(image, rev, execStartPre string) {
 	must(w.t, w.WriteFile(whWork+"/"+w.specDir+"/web.json", b, 0o644))
 }
 
+// deploy commits the work clone, delivers GitHub's push of it, and waits
+// until webhookd has applied it; it returns the commit.
+func (w *whHost) deploy(msg string) string {
+	w.t.Helper()
+	commit := w.commit(msg)
+	if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: commit}); code != 202 {
+		w.t.Fatalf("push refused: %d %s", code, reply)
+	}
+	w.waitStatus("applied", func(s whStatus) bool { return s.LastApplied == commit })
+	return commit
+}
+
 // commit commits the work clone and pushes it to the bare repo's main.
 func (w *whHost) commit(msg string) string {
 	w.t.Helper()
