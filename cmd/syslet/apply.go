@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -276,9 +277,11 @@ func confirm(in io.Reader, w io.Writer) bool {
 }
 
 // testPauseEnv names the step after which an apply pauses until it is
-// signalled or killed: "N", or "rollback:N" to pause only in the rollback
-// after a failed health gate. Only the integration tests set it: they kill
-// syslet there to prove the next run resumes exactly.
+// signalled or killed, or the marker file it writes is removed (then it
+// goes on with the next step): "N", or "rollback:N" to pause only in the
+// rollback after a failed health gate. Only the integration tests set it:
+// they kill syslet there to prove the next run resumes exactly, or change
+// the host under it to prove what a failure in the next step puts back.
 const testPauseEnv = "SYSLET_TEST_PAUSE_AFTER_STEP"
 
 func testPause(stop <-chan struct{}, stderr io.Writer) func(step int, pass string) {
@@ -295,10 +298,22 @@ func testPause(stop <-chan struct{}, stderr io.Writer) func(step int, pass strin
 			return
 		}
 		fmt.Fprintf(stderr, "syslet: test pause after step %d of the %s (pid %d)\n", n, pass, os.Getpid())
-		_ = os.WriteFile(layout.TestPauseFile(n), []byte(strconv.Itoa(os.Getpid())), 0o644)
-		select {
-		case <-stop:
-		case <-time.After(10 * time.Minute):
+		marker := layout.TestPauseFile(n)
+		_ = os.WriteFile(marker, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		deadline := time.After(10 * time.Minute)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-deadline:
+				return
+			case <-tick.C:
+				if _, err := os.Lstat(marker); errors.Is(err, fs.ErrNotExist) {
+					return
+				}
+			}
 		}
 	}
 }
