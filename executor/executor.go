@@ -185,6 +185,9 @@ type Undo struct {
 	Files []plan.Action `json:"files,omitempty"`
 	// Started are the services stopped by step 2 and started again.
 	Started []string `json:"started,omitempty"`
+	// Kept are the podman secrets step 3 had created or replaced: they
+	// keep their new value (podman keeps no old one to put back).
+	Kept []string `json:"kept,omitempty"`
 	// Errors say what could not be put back or started again.
 	Errors []string `json:"errors,omitempty"`
 }

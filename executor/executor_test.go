@@ -692,3 +692,20 @@ func TestFailedStopEndsTheRunAfterItsBatch(t *testing.T) {
 		t.Errorf("applied %d failed %+v not reached %d", len(res.Applied), res.Failed, len(res.NotReached))
 	}
 }
+
+// A secret step 3 created stays when the run fails in step 4 and puts the
+// rest back: podman keeps no old value to restore, and Undo says so.
+func TestPutBackKeepsTheSecretsItCreated(t *testing.T) {
+	s := &render.Secret{Name: "db", Keys: []string{"password"}}
+	p := mk("write-unit /u/a")
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Secret: s, Key: "password"})
+	f := &fake{fail: map[string]error{"write /u/a": errors.New("rename: device or resource busy")}}
+	h := executor.Host{Files: f, Systemd: f, Podman: f, Secrets: decrypter{"password": []byte("s3cret")}}
+	res, err := executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.Nop()})
+	if !errors.Is(err, executor.ErrFailed) || !slices.Contains(f.calls, "secret db-password=s3cret") {
+		t.Fatalf("err %v calls %q", err, f.calls)
+	}
+	if res.Undo == nil || !slices.Equal(res.Undo.Kept, []string{"db-password"}) {
+		t.Errorf("undo %+v, want the secret kept", res.Undo)
+	}
+}

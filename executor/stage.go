@@ -216,7 +216,12 @@ func (e *run) undo(ctx context.Context, p *plan.Plan) {
 		cancel()
 		slices.Sort(u.Started)
 	}
-	if u.Discarded > 0 || len(u.Files) > 0 || len(u.Started) > 0 || len(u.Errors) > 0 {
+	for _, a := range e.res.Applied {
+		if a.Op == plan.OpCreateSecret {
+			u.Kept = append(u.Kept, a.Target)
+		}
+	}
+	if u.Discarded > 0 || len(u.Files) > 0 || len(u.Started) > 0 || len(u.Errors) > 0 || len(u.Kept) > 0 {
 		e.res.Undo = u
 	}
 }

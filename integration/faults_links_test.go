@@ -18,29 +18,41 @@ import (
 )
 
 // linkSpecs are two container templates, web and worker, with the given
-// instances, and a container side whose config file holds conf.
-func linkSpecs(web, worker []string, conf string) string {
+// instances, and a container side whose config file holds conf; with a
+// secret spec's JSON, side also mounts its podman secret db-password.
+func linkSpecs(web, worker []string, conf string, secret []byte) string {
 	tmpl := func(name string, instances []string) string {
 		b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": name, "instances": instances,
 			"unit": map[string]any{"Container": map[string]any{"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep infinity"}}})
 		return string(b)
 	}
+	container := map[string]any{"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep infinity"}
+	if secret != nil {
+		container["Secret"] = "db-password"
+	}
 	side, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "side",
 		"configFiles": []map[string]string{{"mountPath": "/etc/side.conf", "content": conf}},
-		"unit":        map[string]any{"Container": map[string]any{"Image": "localhost:5000/busybox:latest", "RunInit": "true", "Exec": "sleep infinity"}}})
-	return tmpl("web", web) + "\n" + tmpl("worker", worker) + "\n" + string(side) + "\n"
+		"unit":        map[string]any{"Container": container}})
+	out := tmpl("web", web) + "\n" + tmpl("worker", worker) + "\n" + string(side) + "\n"
+	if secret != nil {
+		out += string(secret) + "\n"
+	}
+	return out
 }
 
 func TestFaultLinkSwapFailsAndIsPutBack(t *testing.T) {
 	t.Parallel()
 	h := startWithSyslet(t)
 	h.MustRun(t, "systemctl enable --now podman.socket")
-	writeFaultSpecs(t, h, "/root/links1", linkSpecs([]string{"1"}, []string{"1"}, "v1\n"))
+	writeFaultSpecs(t, h, "/root/links1", linkSpecs([]string{"1"}, []string{"1"}, "v1\n", nil))
 	apply(t, h, "/root/links1")
 	// The change: an instance more of each template (two new links, web@2
-	// swapped before worker@3), and side's config file (a stop in step 2, a
-	// write in step 3, so the apply can pause after staging).
-	writeFaultSpecs(t, h, "/root/links2", linkSpecs([]string{"1", "2"}, []string{"1", "3"}, "v2\n"))
+	// swapped before worker@3), side's config file and a podman secret for
+	// it (a stop in step 2, a write and a secret in step 3, so the apply
+	// can pause after staging).
+	recipient := strings.TrimSpace(h.MustRun(t, "syslet host-key"))
+	secret := secretSpec(t, "db", sopsEncryptFor(t, "password: "+randomValue("link-test")+"\n", recipient))
+	writeFaultSpecs(t, h, "/root/links2", linkSpecs([]string{"1", "2"}, []string{"1", "3"}, "v2\n", secret))
 	d := syslet(h, "--diff", "/root/links2")
 	for _, want := range []string{"web@2.container", "worker@3.container", "side.service"} {
 		if !strings.Contains(d.Stdout, want) {
@@ -66,7 +78,8 @@ func TestFaultLinkSwapFailsAndIsPutBack(t *testing.T) {
 	// web@2's link is sent to be swapped before worker@3's (the step's
 	// writes go out in plan order), so it was swapped in, and put back.
 	for _, want := range []string{"failed error=\"writing /etc/containers/systemd/worker@3.container: no such file or directory\"",
-		"applied op=link-unit", "put back op=link-unit", "target=/etc/containers/systemd/web@2.container", "Put the host back as it was"} {
+		"applied op=link-unit", "put back op=link-unit", "target=/etc/containers/systemd/web@2.container",
+		"Put the host back as it was but for its podman secrets", "keep their new value (db-password)", "Re-run syslet once the cause is fixed"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the run's output lacks %q", want)
 		}
@@ -96,6 +109,11 @@ func TestFaultLinkSwapFailsAndIsPutBack(t *testing.T) {
 	if got := strings.TrimSpace(h.MustRun(t, "podman exec side cat /etc/side.conf")); got != "v1" {
 		t.Errorf("side reads %q after the put-back, want v1", got)
 	}
+	// The secret step 3 created stays, as the summary said; side runs on
+	// its old unit, without it.
+	if !h.Run("podman secret exists db-password").OK() || h.Run("podman exec side test -e /run/secrets/db-password").OK() {
+		t.Error("want the podman secret kept and side running on its old unit, without it")
+	}
 	runs := history(t, h)
 	if last := runs[len(runs)-1]; last.Result != runlog.ResultFailed {
 		t.Errorf("the journal's last run is %s, want failed: %+v", last.Result, last)
@@ -112,13 +130,13 @@ func TestFaultLinkSwapFailsAndIsPutBack(t *testing.T) {
 	for _, u := range []string{"web@2.service", "worker@3.service"} {
 		waitActive(t, h, u)
 	}
-	if got := strings.TrimSpace(h.MustRun(t, "podman exec side cat /etc/side.conf")); got != "v2" {
-		t.Errorf("side reads %q after the next run, want v2", got)
+	if got := strings.TrimSpace(h.MustRun(t, "podman exec side sh -c 'cat /etc/side.conf; test -s /run/secrets/db-password && echo secret'")); got != "v2\nsecret" {
+		t.Errorf("side reads %q after the next run, want v2 and its secret", got)
 	}
 	if d := syslet(h, "--diff", "--detailed-exitcode", "/root/links2"); d.Code != 0 {
 		t.Errorf("a plan after converging is not empty:\n%s", d)
 	}
 	recordFault(t, faultRow{Fault: "step 4: an instance link's swap fails after another instance's link was swapped in", Tries: 1, Survived: 1,
-		DataLost: "none: the new link removed again, side's config file put back and side started again",
+		DataLost: "none: the new link removed again, side's config file put back and side started again; the secret it created kept, as the summary says",
 		NextRun:  fmt.Sprintf("this run: %s; next run: %s", firstLine(log, "Put the host back"), nextRun(next.Stdout))})
 }

@@ -77,7 +77,12 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 			names = append(names, fmt.Sprintf("%s %s", a.Op, redact.Escape(a.Target)))
 		}
 		fmt.Fprintf(w, "  not reached: %s\n", strings.Join(names, ", "))
-		fmt.Fprintln(w, "  Re-run syslet to resume: what was applied stays in place, the rest is planned again (see `syslet history`).")
+		if u := r.Undo; u != nil && len(u.Errors) == 0 {
+			// Put back: nothing the run wrote stays in place to resume.
+			fmt.Fprintln(w, "  Re-run syslet once the cause is fixed: the host runs what it ran before this run, so the next run plans the change again (see `syslet history`).")
+		} else {
+			fmt.Fprintln(w, "  Re-run syslet to resume: what was applied stays in place, the rest is planned again (see `syslet history`).")
+		}
 	}
 }
 
@@ -101,7 +106,7 @@ func ResultLine(r *executor.Result) string {
 // UndoLine says what a run that failed before step 5 did to leave the host
 // as it found it.
 func UndoLine(u *executor.Undo) string {
-	if len(u.Files) == 0 && len(u.Started) == 0 && len(u.Errors) == 0 {
+	if len(u.Files) == 0 && len(u.Started) == 0 && len(u.Errors) == 0 && len(u.Kept) == 0 {
 		return fmt.Sprintf("Nothing was stopped or replaced: every file is staged before anything stops, and the %d staged file(s) were removed again; the host runs what it ran before.", u.Discarded)
 	}
 	var did []string
@@ -118,8 +123,14 @@ func UndoLine(u *executor.Undo) string {
 	if len(u.Errors) > 0 {
 		s = "Tried to put the host back as it was"
 	}
+	if len(u.Kept) > 0 {
+		s += " but for its podman secrets"
+	}
 	if len(did) > 0 {
 		s += ": " + strings.Join(did, ", ")
+	}
+	if len(u.Kept) > 0 {
+		s += "; the podman secret(s) step 3 had created or replaced keep their new value (" + redact.Escape(strings.Join(u.Kept, ", ")) + ")"
 	}
 	return s + "; nothing was daemon-reloaded, so systemd runs the unit files it ran before."
 }
