@@ -121,6 +121,9 @@ func TestFaultLinkSwapFailsAndIsPutBack(t *testing.T) {
 
 	// One plain run converges: both links in place, their instances up.
 	next := apply(t, h, "/root/links2")
+	if want := "previous run " + runs[len(runs)-1].Run + " failed and put the host back; this plan makes its change again"; !strings.Contains(next.Stdout, want) {
+		t.Errorf("the next run's header lacks %q:\n%s", want, next.Stdout)
+	}
 	for _, l := range []string{"web@2.container web@.container", "worker@3.container worker@.container"} {
 		f := strings.Fields(l)
 		if got := strings.TrimSpace(h.MustRun(t, "readlink /etc/containers/systemd/"+f[0])); got != f[1] {

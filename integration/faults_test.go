@@ -114,7 +114,7 @@ func nextRun(out string) string {
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
 		switch {
-		case strings.Contains(l, "did not finish;"), strings.HasPrefix(l, "Summary"),
+		case strings.Contains(l, "did not finish;"), strings.Contains(l, "failed and put the host back;"), strings.HasPrefix(l, "Summary"),
 			strings.HasPrefix(l, "No changes"), strings.HasPrefix(l, "Health gate"), strings.HasPrefix(l, "ROLLED BACK"),
 			strings.Contains(l, "temporary file(s) an interrupted run left"):
 			keep = append(keep, l)

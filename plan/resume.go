@@ -21,6 +21,8 @@ type Unfinished struct {
 	// images the units of the last good generation managed, by unit file
 	// (KnownResources). The journal alone never is.
 	Managed map[string]Managed `json:"-"`
+	// PutBack: that run failed before step 5 and put the host back.
+	PutBack bool `json:"putBack,omitempty"`
 }
 
 // Managed is a podman object a unit syslet rendered manages: its kind (the
@@ -50,6 +52,9 @@ type Resume struct {
 	Unfinished int    `json:"unfinished"` // actions of that run that never landed
 	Resumed    int    `json:"resumed"`    // of those, the ones this plan does
 	Carried    int    `json:"carried"`    // of those, the ones only the journal showed
+	// PutBack: that run failed before step 5 and put the host back, so
+	// this plan makes its change again rather than finishing it.
+	PutBack bool `json:"putBack,omitempty"`
 }
 
 // carried lists the ops whose need cannot be read back from the host's
@@ -194,7 +199,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 		}
 	}
 	sortActions(p.Actions)
-	r := &Resume{Run: u.Run, Unfinished: len(u.Actions), Carried: n}
+	r := &Resume{Run: u.Run, Unfinished: len(u.Actions), Carried: n, PutBack: u.PutBack}
 	for _, a := range u.Actions {
 		if has[a.Op][a.Target] {
 			r.Resumed++

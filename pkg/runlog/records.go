@@ -78,4 +78,7 @@ type Record struct {
 	Applied    int `json:"applied,omitempty"`
 	Failed     int `json:"failed,omitempty"`
 	NotReached int `json:"notReached,omitempty"`
+	// PutBack: the run failed before step 5 and put back everything it
+	// had swapped in and stopped (podman secrets aside, which stay).
+	PutBack bool `json:"putBack,omitempty"`
 }

@@ -290,6 +290,7 @@ func (r *runner) end(run *runlog.Run, res *executor.Result, result string, g *ga
 		rec.Error = "health gate: " + failures(g)
 	} else if res != nil && res.Undo != nil {
 		rec.Error = view.UndoLine(res.Undo)
+		rec.PutBack = len(res.Undo.Errors) == 0
 	}
 	if err := run.End(rec); err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrJournal, err)

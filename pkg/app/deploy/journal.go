@@ -65,7 +65,7 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 	if last == nil || !last.LeftWorkUndone() {
 		return nil
 	}
-	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time}
+	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time, PutBack: last.End != nil && last.End.PutBack}
 	for _, a := range last.Unfinished() {
 		u.Actions = append(u.Actions, plan.Action{Step: plan.Step(a.Step), Op: plan.Op(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest})
 	}

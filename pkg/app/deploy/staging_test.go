@@ -58,13 +58,16 @@ func TestStagingFailureStopsNothing(t *testing.T) {
 		t.Errorf("outcome summary %q", r.out.Summary)
 	}
 	ri := h.last(t)
-	if ri.Result() != runlog.ResultFailed || !strings.Contains(ri.End.Error, "Nothing was stopped or replaced") {
+	if ri.Result() != runlog.ResultFailed || !strings.Contains(ri.End.Error, "Nothing was stopped or replaced") || !ri.End.PutBack {
 		t.Errorf("journal end %+v", ri.End)
 	}
 
-	// The cause gone, one plain run converges and the next plans nothing.
+	// The cause gone, one plain run converges (and says it makes the change
+	// again, not that it finishes it) and the next plans nothing.
 	must(t, os.Remove(blocker))
-	h.apply(t, writeSpecs(t, changed))
+	if r := h.apply(t, writeSpecs(t, changed)); !strings.Contains(r.stdout, "previous run "+ri.ID()+" failed and put the host back; ") {
+		t.Errorf("the run after a put-back:\n%s", r.stdout)
+	}
 	if got := h.file(t, "/etc/containers/config/web/srv/extra/big.txt"); got != "big\n" {
 		t.Errorf("big.txt = %q", got)
 	}

@@ -38,12 +38,20 @@ func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 
 // Resuming is the header line of a plan that carries an unfinished run
 // forward. When nothing of that run is left to do (each unfinished action
-// landed after all, or was left alone), it says so rather than "resuming 0".
+// landed after all, or was left alone), it says so rather than "resuming 0";
+// after a run that put the host back, this plan makes its change again.
 func Resuming(r *plan.Resume) string {
-	if r.Resumed == 0 {
-		return fmt.Sprintf("previous run %s did not finish; none of its %d unfinished action(s) is left to do", redact.Escape(r.Run), r.Unfinished)
+	what := "did not finish"
+	if r.PutBack {
+		what = "failed and put the host back"
 	}
-	return fmt.Sprintf("previous run %s did not finish; resuming %d action(s)", redact.Escape(r.Run), r.Resumed)
+	switch {
+	case r.Resumed == 0:
+		return fmt.Sprintf("previous run %s %s; none of its %d unfinished action(s) is left to do", redact.Escape(r.Run), what, r.Unfinished)
+	case r.PutBack:
+		return fmt.Sprintf("previous run %s %s; this plan makes its change again (%d of its action(s))", redact.Escape(r.Run), what, r.Resumed)
+	}
+	return fmt.Sprintf("previous run %s %s; resuming %d action(s)", redact.Escape(r.Run), what, r.Resumed)
 }
 
 // Applying is the line an apply starts its actions with.

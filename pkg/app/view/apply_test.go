@@ -18,6 +18,8 @@ func TestResumingSaysWhatIsLeftToDo(t *testing.T) {
 		{plan.Resume{Run: "r1", Unfinished: 3, Resumed: 2}, "previous run r1 did not finish; resuming 2 action(s)"},
 		{plan.Resume{Run: "r1", Unfinished: 1, Resumed: 0}, "previous run r1 did not finish; none of its 1 unfinished action(s) is left to do"},
 		{plan.Resume{Run: "r\x1b[2J", Unfinished: 1, Resumed: 1}, `previous run r\x1b[2J did not finish; resuming 1 action(s)`},
+		{plan.Resume{Run: "r1", Unfinished: 4, Resumed: 4, PutBack: true}, "previous run r1 failed and put the host back; this plan makes its change again (4 of its action(s))"},
+		{plan.Resume{Run: "r1", Unfinished: 4, Resumed: 0, PutBack: true}, "previous run r1 failed and put the host back; none of its 4 unfinished action(s) is left to do"},
 	} {
 		if got := Resuming(&tc.r); got != tc.want {
 			t.Errorf("Resuming(%+v) = %q, want %q", tc.r, got, tc.want)
