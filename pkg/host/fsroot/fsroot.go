@@ -443,9 +443,11 @@ func (d *dirCache) close() {
 // is replaced atomically, by a rename) but without syncing each: Close
 // syncs the root's filesystem once. It is for `syslet render --out`,
 // which writes a whole host's tree for inspection, where a sync per file
-// (two, with its directory's) cost minutes for a hundred thousand units. A new file is
-// created in place (O_EXCL, so nothing is ever overwritten that way); an
-// apply writes through WriteFile and WriteDir.
+// (two, with its directory's) cost minutes for a hundred thousand units.
+// A new file or config dir is created in place (O_EXCL and mkdir, so
+// nothing is ever overwritten that way), and one that already holds what
+// it would get is left alone; an apply writes through WriteFile and
+// WriteDir.
 type Batch struct {
 	r    Root
 	dirs *dirCache
@@ -476,16 +478,10 @@ func (b *Batch) WriteFile(p string, data []byte, mode uint32) error {
 // rest at Close. Anything else in the way (a directory, a symlink) is
 // handled as an apply handles it, staged and synced, or named as an error.
 func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) error {
-	fd, st, err := bounded.OpenAt(dirfd, base, p, bounded.Kind{What: "a file"})
-	if err != nil {
+	same, regular := holds(dirfd, base, p, data, mode)
+	if !regular {
 		return b.r.WriteFile(p, data, mode)
 	}
-	same := st.Size == int64(len(data)) && st.Mode&0o7777 == mode&0o7777
-	if same {
-		got, err := bounded.ReadFD(fd, p, st.Size, bounded.Kind{What: "a file", Max: st.Size})
-		same = err == nil && bytes.Equal(got, data)
-	}
-	unix.Close(fd)
 	if same {
 		return nil
 	}
@@ -500,6 +496,22 @@ func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) err
 		return err
 	}
 	return nil
+}
+
+// holds reports whether dirfd/name is a regular file (no link followed,
+// no FIFO blocked on) holding exactly data with mode, and whether it is a
+// regular file at all.
+func holds(dirfd int, name, p string, data []byte, mode uint32) (same, regular bool) {
+	fd, st, err := bounded.OpenAt(dirfd, name, p, bounded.Kind{What: "a file"})
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(fd)
+	if st.Size != int64(len(data)) || st.Mode&0o7777 != mode&0o7777 {
+		return false, true
+	}
+	got, err := bounded.ReadFD(fd, p, st.Size, bounded.Kind{What: "a file", Max: st.Size})
+	return err == nil && bytes.Equal(got, data), true
 }
 
 // createAt writes a new file dirfd/name: EEXIST when something is there.
@@ -523,12 +535,6 @@ func createAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
 		}
 	}
 	return err
-}
-
-// WriteDir is Root.WriteDir: a config dir is staged and switched as an
-// apply does it (they are few beside the units).
-func (b *Batch) WriteDir(p string, files []host.DirFile) error {
-	return b.r.WriteDir(p, files)
 }
 
 // Close syncs what the batch wrote: the filesystem of the root, once.
