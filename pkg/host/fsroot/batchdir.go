@@ -3,7 +3,6 @@ package fsroot
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -52,31 +51,10 @@ func buildDir(dirfd int, name string, files []host.DirFile) error {
 	}
 	defer unix.Close(dfd)
 	vname := layout.VersionName(1)
-	if err := unix.Mkdirat(dfd, vname, 0o755); err != nil {
+	if err := writeVersion(dfd, vname, files, false); err != nil {
 		return err
 	}
-	vfd, err := openSub(dfd, vname)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(vfd)
-	for _, f := range files {
-		if err := createAt(vfd, f.Name, f.Content, fs.FileMode(f.Mode)); err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
-		}
-	}
-	if err := unix.Symlinkat(vname, dfd, layout.DataLink); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if layout.Internal(f.Name) {
-			continue
-		}
-		if err := unix.Symlinkat(layout.FileLink(f.Name), dfd, f.Name); err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
-		}
-	}
-	return nil
+	return linkVersion(dfd, vname, files)
 }
 
 // dirHolds reports whether the config dir dirfd/name is exactly files:

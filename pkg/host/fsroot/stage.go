@@ -351,9 +351,18 @@ func (s *StagedDir) stageWhole(pfd int, files []host.DirFile) error {
 	}
 	defer unix.Close(dfd)
 	vname := layout.VersionName(1)
-	if err := writeVersion(dfd, vname, files); err != nil {
+	if err := writeVersion(dfd, vname, files, true); err != nil {
 		return err
 	}
+	if err := linkVersion(dfd, vname, files); err != nil {
+		return err
+	}
+	return unix.Fsync(dfd)
+}
+
+// linkVersion points a new config dir's ..data at its version vname and
+// gives each file but syslet's own its link through ..data.
+func linkVersion(dfd int, vname string, files []host.DirFile) error {
 	if err := unix.Symlinkat(vname, dfd, layout.DataLink); err != nil {
 		return err
 	}
@@ -365,7 +374,7 @@ func (s *StagedDir) stageWhole(pfd int, files []host.DirFile) error {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
-	return unix.Fsync(dfd)
+	return nil
 }
 
 // stageInPlace stages the next version inside the existing config dir.
@@ -386,7 +395,7 @@ func (s *StagedDir) stageInPlace(pfd int, files []host.DirFile) error {
 		}
 	}
 	s.version = layout.VersionName(next)
-	if err := writeVersion(dfd, s.version, files); err != nil {
+	if err := writeVersion(dfd, s.version, files, true); err != nil {
 		return err
 	}
 	s.newData = tempName(layout.DirTempPrefix)
@@ -454,8 +463,10 @@ func keep(dirfd int, name string, l *stagedLink) error {
 	return nil
 }
 
-// writeVersion writes files into a new version directory vname of dirfd.
-func writeVersion(dirfd int, vname string, files []host.DirFile) error {
+// writeVersion writes files into the new version directory vname of the
+// config dir dirfd. Synced (an apply's staging), each file and the
+// version are fsynced; a batch syncs once at its end instead.
+func writeVersion(dirfd int, vname string, files []host.DirFile, synced bool) error {
 	if err := unix.Mkdirat(dirfd, vname, 0o755); err != nil {
 		return err
 	}
@@ -464,10 +475,17 @@ func writeVersion(dirfd int, vname string, files []host.DirFile) error {
 		return err
 	}
 	defer unix.Close(vfd)
+	write := createAt
+	if synced {
+		write = writeTemp
+	}
 	for _, f := range files {
-		if err := writeTemp(vfd, f.Name, f.Content, fs.FileMode(f.Mode)); err != nil {
+		if err := write(vfd, f.Name, f.Content, fs.FileMode(f.Mode)); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
+	}
+	if !synced {
+		return nil
 	}
 	return unix.Fsync(vfd)
 }
