@@ -39,7 +39,7 @@ func TestDriftReconcileInWebhookd(t *testing.T) {
 
 	// Within an interval and a deploy the reconcile has put it back.
 	st := w.waitStatus("a reconcile deploy", func(s whStatus) bool {
-		return s.Last != nil && strings.HasPrefix(w.lastTrigger(), "reconcile") && s.State == "idle"
+		return s.Last != nil && strings.HasPrefix(s.Last.Trigger, "reconcile") && s.State == "idle"
 	})
 	took := time.Since(t0)
 	if st.Last.Result != "success" || st.LastApplied != applied {

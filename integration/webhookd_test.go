@@ -233,11 +233,11 @@ type whStatus struct {
 	LastApplied string
 	LastError   string
 	Last        *struct {
-		Commit, Result, Stage, Summary, RunID, Error string
-		Pushes                                       int
-		DurationSeconds                              float64
-		FailingUnits                                 []string
-		RolledBackTo                                 string
+		Commit, Result, Stage, Summary, RunID, Error, Trigger string
+		Pushes                                                int
+		DurationSeconds                                       float64
+		FailingUnits                                          []string
+		RolledBackTo                                          string
 	}
 }
 

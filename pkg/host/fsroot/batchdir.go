@@ -42,10 +42,7 @@ func (b *Batch) WriteDir(p string, files []host.DirFile) error {
 // buildDir makes dirfd/name a new config dir holding files as its first
 // version, without syncing: the layout Root.WriteDir gives a new one.
 func buildDir(dirfd int, name string, files []host.DirFile) error {
-	if err := unix.Mkdirat(dirfd, name, 0o755); err != nil {
-		return err
-	}
-	dfd, err := openSub(dirfd, name)
+	dfd, err := mkdirSub(dirfd, name)
 	if err != nil {
 		return err
 	}
@@ -90,11 +87,16 @@ func dirHolds(dirfd int, name, hp string, files []host.DirFile) bool {
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.Name
+	}
+	if !sameNames(vfd, names) {
+		return false
+	}
+	for _, f := range files {
 		if same, _ := holds(vfd, f.Name, hp+"/"+f.Name, f.Content, f.Mode); !same {
 			return false
 		}
 	}
-	return sameNames(vfd, names)
+	return true
 }
 
 // sameNames reports whether the directory holds exactly names.

@@ -463,14 +463,20 @@ func keep(dirfd int, name string, l *stagedLink) error {
 	return nil
 }
 
+// mkdirSub makes the new directory dirfd/name (0755) and opens it, never
+// through a symlink planted in its place.
+func mkdirSub(dirfd int, name string) (int, error) {
+	if err := unix.Mkdirat(dirfd, name, 0o755); err != nil {
+		return -1, err
+	}
+	return openSub(dirfd, name)
+}
+
 // writeVersion writes files into the new version directory vname of the
 // config dir dirfd. Synced (an apply's staging), each file and the
 // version are fsynced; a batch syncs once at its end instead.
 func writeVersion(dirfd int, vname string, files []host.DirFile, synced bool) error {
-	if err := unix.Mkdirat(dirfd, vname, 0o755); err != nil {
-		return err
-	}
-	vfd, err := openSub(dirfd, vname)
+	vfd, err := mkdirSub(dirfd, vname)
 	if err != nil {
 		return err
 	}
