@@ -24,8 +24,8 @@ const maxLinear = 2.2
 // maxSorted bounds it for a pass that sorts what it counts, as the
 // semantic comparison of two units sorts each section's keys: n log n
 // doubles to 2.14 at these counts before any cache is outgrown. It is
-// the pipeline's bound (maxDoubling), and still far from quadratic.
-const maxSorted = 2.5
+// the pipeline's bound, and still far from quadratic.
+const maxSorted = maxDoubling
 
 // TestEveryCountScalesLinearly doubles, one at a time, each count hostile
 // input can grow inside every limit — a unit's keys, its sections, a
