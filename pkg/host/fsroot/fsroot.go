@@ -347,13 +347,18 @@ func (r Root) Exists(p string) bool {
 // so `syslet render --out` fails before writing instead of half-way.
 func (r Root) Check(paths ...string) error {
 	var errs []error
-	seen := map[string]bool{}
+	// seen: checked already; absent: not there, nor anything below it (a
+	// fresh tree's hundred thousand files are not looked for one by one).
+	seen, absent := map[string]bool{}, map[string]bool{}
 	d := r.dirs(false)
 	defer d.close()
 	for _, p := range paths {
 		comps := components(clean(p))
 		for i := range comps {
 			hp := "/" + strings.Join(comps[:i+1], "/")
+			if absent[hp] {
+				break
+			}
 			if seen[hp] {
 				continue
 			}
@@ -361,10 +366,12 @@ func (r Root) Check(paths ...string) error {
 			parent, base := split(hp)
 			pfd, err := d.open(parent)
 			if err != nil {
+				absent[parent] = true
 				break // reported for the parent already, or missing
 			}
 			m, err := lstatAt(pfd, base)
 			if err != nil {
+				absent[hp] = true
 				break // missing: nothing below it exists either
 			}
 			if m&fs.ModeSymlink != 0 {
@@ -520,12 +527,14 @@ func createAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), name)
-	_, err = f.Write(data)
+	// The descriptor is used as is, not as an *os.File: a render writes a
+	// hundred thousand of these, and os.NewFile costs a system call and a
+	// finalizer each.
+	err = writeAll(fd, data)
 	if err == nil {
-		err = f.Chmod(mode.Perm())
+		err = unix.Fchmod(fd, uint32(mode.Perm()))
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -535,6 +544,21 @@ func createAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
 		}
 	}
 	return err
+}
+
+// writeAll writes data to fd, as many writes as it takes.
+func writeAll(fd int, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // Close syncs what the batch wrote: the filesystem of the root, once.
