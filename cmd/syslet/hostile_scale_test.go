@@ -74,11 +74,36 @@ func hostileScale() []hostileCase {
 			})+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Volume":[`+list(30000, func(i int) string { return fmt.Sprintf(`"v%d.volume:/m%d"`, i, i) })+`]}}}`)}
 		}, code: exitOK, want: []string{"30001 spec(s) from 1 source(s) are valid"}},
 		{name: "render --out of 20,000 specs", setup: func(e *hostEnv) []string {
-			out := e.write("many.json", many(20000, func(i int) string {
-				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
-			}))
+			out := e.write("many.json", volumes(20000))
 			must(e.t, os.RemoveAll(e.root))
 			return []string{"render", out, "--out", e.root}
 		}, writes: true, code: exitOK, want: []string{"rendered 20000 units, 0 files, 0 config dirs under {root}"}},
+		// The acceptance's own scale, for its figures only (figuresBin).
+		{name: "validate of 100,000 specs", figures: true, setup: func(e *hostEnv) []string {
+			return []string{"validate", e.write("many.json", volumes(100000))}
+		}, code: exitOK, want: []string{"100000 spec(s) from 1 source(s) are valid"}},
+		{name: "render --out of 106,888 specs", figures: true, setup: func(e *hostEnv) []string {
+			out := e.write("many.json", volumes(106888))
+			must(e.t, os.RemoveAll(e.root))
+			return []string{"render", out, "--out", e.root}
+		}, writes: true, code: exitOK, want: []string{"rendered 106888 units, 0 files, 0 config dirs under {root}"}},
+		{name: "--diff --root of 106,888 specs rendered there", figures: true, setup: func(e *hostEnv) []string {
+			out := e.write("many.json", volumes(106888))
+			must(e.t, os.RemoveAll(e.root))
+			if code, o, errOut := runCLI(e.t, "render", out, "--out", e.root); code != exitOK {
+				e.t.Fatalf("render: %d\n%s%s", code, o, errOut)
+			}
+			return []string{"--diff", "--root", e.root, out}
+		}, code: exitOK, want: []string{"No changes detected."}},
 	}
+}
+
+// volumes is n volume specs, one a line (NDJSON): the shape of the
+// largest spec sets, as many resources as fit the input bound.
+func volumes(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
+	}
+	return b.String()
 }

@@ -54,7 +54,17 @@ type hostileCase struct {
 	writes bool
 	// env is set for the run (t.Setenv: the case runs alone).
 	env map[string]string
+	// figures marks a case too big for every test run (a hundred
+	// thousand specs): it runs only when the figures are taken
+	// (figuresBin), as its wall time and peak RSS are what it is for.
+	figures bool
 }
+
+// figuresBin is the built syslet that go tool task figures:hostile runs
+// every case with, instead of in this process, so that each case's wall
+// time and peak RSS are those of the real program (its collector policy
+// included); figuresOut is the file each case's figures are added to.
+var figuresBin, figuresOut = os.Getenv("SYSLET_FIGURES_BIN"), os.Getenv("SYSLET_FIGURES_OUT")
 
 func runHostile(t *testing.T, cases []hostileCase) {
 	t.Helper()
@@ -62,9 +72,16 @@ func runHostile(t *testing.T, cases []hostileCase) {
 		t.Fatal("no cases")
 	}
 	for _, tc := range cases {
+		if tc.figures && figuresBin == "" {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			e := newHostEnv(t)
 			args := tc.setup(e)
+			guard := 30 * time.Second
+			if figuresBin != "" {
+				guard = 3 * time.Minute // a hundred thousand files on a slow disk
+			}
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
@@ -72,17 +89,25 @@ func runHostile(t *testing.T, cases []hostileCase) {
 			done := make(chan struct{})
 			var code int
 			var out, errOut string
+			var rss int64 // KB, of the built binary (figuresBin)
 			t0 := time.Now()
 			go func() {
 				defer close(done)
+				if figuresBin != "" {
+					code, out, errOut, rss = runBinary(t, figuresBin, tc.env, args...)
+					return
+				}
 				code, out, errOut = runCLI(t, args...)
 			}()
 			select {
 			case <-done:
-			case <-time.After(30 * time.Second):
+			case <-time.After(guard):
 				t.Fatalf("syslet %v hangs", args)
 			}
 			took := time.Since(t0)
+			if figuresBin != "" {
+				recordFigures(t, took, rss, code)
+			}
 			all := out + errOut
 			r := strings.NewReplacer("{root}", e.root, "{dir}", e.dir, "{outside}", e.outside)
 			if code != tc.code {

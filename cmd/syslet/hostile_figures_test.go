@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The figures of the hostile suite (issue 22's acceptance: every case
+// under 5 s and 300 MB of peak RSS): go tool task figures:hostile builds
+// syslet and runs every case with it (figuresBin), each as its own
+// process, and integration/bench/hostile-figures.sh prints the table of
+// what each took.
+
+// runBinary runs the built syslet as a person would: its own process,
+// no input on stdin, the case's environment on top of this one's. rss
+// is its peak resident set in KB, as /usr/bin/time -v tells it (the
+// acceptance's own measure). The wait status this process could read
+// itself would not do: a child forked from a test process that has grown
+// large inherits that process's high-water mark.
+func runBinary(t *testing.T, bin string, env map[string]string, args ...string) (code int, stdout, stderr string, rss int64) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "time")
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", report, bin}, args...)...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("running %s under /usr/bin/time (Debian's package time): %v", bin, err)
+	}
+	b, err := os.ReadFile(report)
+	must(t, err)
+	// "Command exited with non-zero status N" comes first when it did.
+	lines := strings.Fields(string(b))
+	rss, err = strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	must(t, err)
+	return code, out.String(), errOut.String(), rss
+}
+
+// recordFigures adds one line for the case to figuresOut: its test name,
+// seconds, peak RSS in MB, exit code (tab-separated).
+func recordFigures(t *testing.T, took time.Duration, rssKB int64, code int) {
+	t.Helper()
+	t.Logf("figures: %.2f s, %d MB peak RSS", took.Seconds(), rssKB>>10)
+	if figuresOut == "" {
+		return
+	}
+	f, err := os.OpenFile(figuresOut, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	must(t, err)
+	defer f.Close()
+	name := strings.ReplaceAll(t.Name(), "\t", " ")
+	_, err = fmt.Fprintf(f, "%s\t%.2f\t%d\t%d\n", name, took.Seconds(), rssKB>>10, code)
+	must(t, err)
+}
