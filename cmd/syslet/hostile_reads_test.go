@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,11 +53,7 @@ func hostileReads() []hostileCase {
 		{"journal is a FIFO", "a FIFO", fifo(journal), jr},
 		{"rotated journal is a FIFO", "a FIFO", fifo(journal + ".1"), jr + ".1"},
 		{"journal is a directory", "a directory", func(e *hostEnv) { must(e.t, os.Mkdir(e.at(journal), 0o700)) }, jr},
-		{"journal is a socket", "a socket", func(e *hostEnv) {
-			l, err := net.Listen("unix", e.at(journal))
-			must(e.t, err)
-			e.t.Cleanup(func() { l.Close() })
-		}, jr},
+		{"journal is a socket", "a socket", func(e *hostEnv) { e.socket(journal) }, jr},
 	} {
 		cases = append(cases,
 			hostileCase{name: c.name + ": history", setup: history(c.plant), code: exitError,
@@ -126,9 +121,7 @@ func hostileReads() []hostileCase {
 		hostileCase{name: "a FIFO where a config file was", setup: diff(fifo("/etc/containers/config/web/etc/app.conf")),
 			code: exitOK, want: []string{"(not a regular file: a FIFO, mode 0644 → mode 0644, 2 bytes, sha256 "}},
 		hostileCase{name: "a socket in a config dir", setup: diff(func(e *hostEnv) {
-			l, err := net.Listen("unix", e.at("/etc/containers/config/web/etc/app.d/s.conf"))
-			must(e.t, err)
-			e.t.Cleanup(func() { l.Close() })
+			e.socket("/etc/containers/config/web/etc/app.d/s.conf")
 		}), code: exitOK, want: []string{"drift: edited by hand since syslet wrote it (/etc/containers/config/web/etc/app.d/s.conf)", "(not a regular file: a socket, mode 0755)"}},
 	)
 	// Generations, which rollback reads.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -183,6 +184,22 @@ func (e *hostEnv) sparse(hostPath string, size int64) {
 	must(e.t, err)
 	must(e.t, f.Truncate(size))
 	f.Close()
+}
+
+// socket binds a unix socket at a host path under the root, through its
+// directory's descriptor (/proc/self/fd/N/NAME): the whole path may be
+// longer than a socket address holds (108 bytes) when TMPDIR is. The
+// socket file is not unlinked on close, as that name would then be
+// resolved through a descriptor closed and perhaps reused by then.
+func (e *hostEnv) socket(hostPath string) {
+	p := e.at(hostPath)
+	d, err := os.Open(filepath.Dir(p))
+	must(e.t, err)
+	defer d.Close()
+	l, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(p)))
+	must(e.t, err)
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	e.t.Cleanup(func() { l.Close() })
 }
 
 // journal writes the run journal's lines.

@@ -5,17 +5,24 @@
 # binary, each as its own process (cmd/syslet/hostile_figures_test.go),
 # plus the cases kept for the figures alone (100,000 and 106,888 specs),
 # and prints one table, slowest first. The cases' trees are made under
-# TMPDIR: the render cases' time is mostly the filesystem's (TMPDIR=/dev/shm
-# takes the disk out of it). Peak RSS is /usr/bin/time's (Debian's package time).
+# TMPDIR: the render cases' time is mostly the filesystem's, and TMPFS=1
+# takes the disk out of it (root: a tmpfs mounted for the run, outside /dev,
+# which adopt refuses as a build context). Peak RSS is /usr/bin/time's
+# (Debian's package time).
 #   usage: hostile-figures.sh BIN [go test -run PATTERN]
 set -euo pipefail
 bin=$(realpath "$1")
 pattern=${2:-TestHostile}
 cd "$(dirname "$0")/../.."
-figures=$(mktemp) log=$(mktemp)
-trap 'rm -f "$figures" "$log"' EXIT
+figures=$(mktemp) log=$(mktemp) mnt=
+trap 'rm -f "$figures" "$log"; [[ -z $mnt ]] || { umount "$mnt" && rmdir "$mnt"; }' EXIT
+if [[ ${TMPFS:-} == 1 ]]; then
+	mnt=$(mktemp -d /tmp/hf.XXXXXX) # short: the cases bind unix sockets (108 bytes)
+	mount -t tmpfs -o size=8g tmpfs "$mnt"
+	export TMPDIR=$mnt
+fi
 if ! SYSLET_FIGURES_BIN=$bin SYSLET_FIGURES_OUT=$figures go test -count=1 -timeout 60m -v -run "$pattern" ./cmd/syslet >"$log" 2>&1; then
-	grep -E -- '^\s*(--- FAIL|FAIL|panic)|_test.go:[0-9]+:' "$log" | grep -v 'figures:' | head -40
+	grep -E -- '^\s*(--- FAIL|FAIL|panic)|_test.go:[0-9]+:' "$log" | grep -v -E 'figures: |: took [0-9]' | head -40
 	echo "hostile-figures: the suite failed (above); its figures follow" >&2
 	failed=1
 fi
