@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/generation"
@@ -16,10 +18,12 @@ import (
 type historyOptions struct {
 	output, root string
 	limit        int
+	specs        bool
 }
 
 func (o *historyOptions) define(f *flags) {
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
+	f.Bool(&o.specs, "specs", false, "print the specs RUN applied, as its kept generation holds them (without RUN: the newest generation's, the last run that ended ok)")
 	f.String(&o.root, "root", "/", "read the journal under `DIR` as if it were /")
 	f.Int(&o.limit, "n", 20, "show the last `N` runs (0: all)")
 }
@@ -36,6 +40,9 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	if err == nil && *output != "text" && *output != "json" {
 		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, *output)
 	}
+	if err == nil && o.specs && *output != "text" {
+		err = fmt.Errorf("%w: --specs prints the spec stream itself, --output does not apply", errUsage)
+	}
 	if err != nil {
 		return usage(stdout, stderr, "history", err)
 	}
@@ -43,6 +50,9 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		view.Error(stderr, "syslet history", err)
 		return exitUsage
+	}
+	if o.specs {
+		return printSpecs(generation.Open(abs), pos, stdout, stderr)
 	}
 	runs, err := runlog.Open(abs).Runs()
 	if err != nil {
@@ -77,6 +87,50 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	}
 	view.History(stdout, runs, kept)
 	return exitOK
+}
+
+// printSpecs writes the spec stream a kept generation holds, byte for
+// byte as the run applied it: what syslet validate, --diff --stdin or a
+// diff against the config repository can be given.
+func printSpecs(store *generation.Store, pos []string, stdout, stderr io.Writer) int {
+	var g *generation.Generation
+	var err error
+	if len(pos) == 1 {
+		if g, err = store.Find(pos[0]); err != nil {
+			err = fmt.Errorf("%w: a generation is kept of each run that ended ok, the last --keep-generations of them (marked * in syslet history)", err)
+		}
+	} else if g, err = store.Latest(); err == nil && g == nil {
+		err = errors.New("no generation is kept yet: one is made by each run that ends ok")
+	}
+	if err == nil {
+		err = printable(g)
+	}
+	if err != nil {
+		view.Error(stderr, "syslet history", err)
+		return exitError
+	}
+	if _, err := stdout.Write(g.Input); err != nil {
+		view.Error(stderr, "syslet history", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// printable refuses a stream no validated spec input can be — invalid
+// UTF-8, or a control character outside JSON's whitespace — as printing
+// it would hand the terminal whatever was put in the file since.
+func printable(g *generation.Generation) error {
+	bad := !utf8.Valid(g.Input)
+	for _, c := range g.Input {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			bad = true
+			break
+		}
+	}
+	if bad {
+		return fmt.Errorf("generation of run %s: its input is not a spec stream syslet wrote (invalid UTF-8 or control characters); not printed", g.Run)
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) int {
