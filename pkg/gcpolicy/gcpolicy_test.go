@@ -19,9 +19,14 @@ func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != BaseLimit {
 		t.Errorf("memory limit %d, want %d", got, BaseLimit)
 	}
-	// The limit follows what the run works on, up to MemoryLimit.
-	Expect(16 << 20)
-	if got, want := debug.SetMemoryLimit(-1), int64(BaseLimit+PerByte*(16<<20)); got != want {
+	// Little input keeps BaseLimit; more raises the limit with it, up to
+	// MemoryLimit.
+	Expect(2 << 20)
+	if got := debug.SetMemoryLimit(-1); got != BaseLimit {
+		t.Errorf("after 2 MiB of input: limit %d, want %d", got, BaseLimit)
+	}
+	Expect(14 << 20)
+	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)*Headroom/100); got != want || got <= BaseLimit {
 		t.Errorf("after 16 MiB of input: limit %d, want %d", got, want)
 	}
 	Expect(1 << 30)
