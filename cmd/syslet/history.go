@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/syslet/syslet/pkg/app/view"
@@ -103,7 +104,7 @@ func printSpecs(store *generation.Store, pos []string, stdout, stderr io.Writer)
 		err = errors.New("no generation is kept yet: one is made by each run that ends ok")
 	}
 	if err == nil {
-		err = printable(g)
+		err = printable(g, stdout)
 	}
 	if err != nil {
 		view.Error(stderr, "syslet history", err)
@@ -116,19 +117,23 @@ func printSpecs(store *generation.Store, pos []string, stdout, stderr io.Writer)
 	return exitOK
 }
 
-// printable refuses a stream no validated spec input can be — invalid
-// UTF-8, or a control character outside JSON's whitespace — as printing
-// it would hand the terminal whatever was put in the file since.
-func printable(g *generation.Generation) error {
+// printable refuses, when stdout is a terminal, a stream holding what no
+// terminal should be handed: invalid UTF-8, or a control character (C0,
+// DEL or C1) other than JSON's whitespace. Spec content may hold DEL or
+// C1 inside a JSON string, and a generation file may have been written
+// by anyone since; redirected, the stream is written as it is.
+func printable(g *generation.Generation, stdout io.Writer) error {
+	if !view.IsTerminal(stdout) {
+		return nil
+	}
 	bad := !utf8.Valid(g.Input)
-	for _, c := range g.Input {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-			bad = true
+	for _, r := range string(g.Input) {
+		if bad = bad || unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'; bad {
 			break
 		}
 	}
 	if bad {
-		return fmt.Errorf("generation of run %s: its input is not a spec stream syslet wrote (invalid UTF-8 or control characters); not printed", g.Run)
+		return fmt.Errorf("generation of run %s: its input holds control characters or invalid UTF-8, not printed to a terminal; redirect it to a file", g.Run)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ func TestHistorySpecs(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	must(t, store.Record(generation.Generation{Run: "20261201T100000Z-aaaaaa", Time: t0, Input: []byte(older)}))
 	must(t, store.Record(generation.Generation{Run: "20261201T110000Z-bbbbbb", Time: t0.Add(time.Hour), Input: []byte(newer)}))
+	must(t, store.Record(generation.Generation{Run: "20261201T113000Z-eeeeee", Time: t0.Add(90 * time.Minute), Input: []byte("{\"a\":\"\u009b2J\"}\n")}))
 	must(t, store.Record(generation.Generation{Run: "20261201T120000Z-cccccc", Time: t0.Add(2 * time.Hour), Input: []byte("{\"a\":\"\x1b[2J\"}\n")}))
 
 	for _, tc := range []struct {
@@ -27,10 +30,11 @@ func TestHistorySpecs(t *testing.T) {
 		out, err string
 	}{
 		{"a run by its id", []string{"20261201T100000Z-aaaaaa"}, exitOK, older, ""},
-		{"a run by a prefix", []string{"20261201T11"}, exitOK, newer, ""},
+		{"a run by a prefix", []string{"20261201T110"}, exitOK, newer, ""},
 		{"a prefix naming two", []string{"20261201T1"}, exitError, "", `syslet history: "20261201T1" names more than one generation: a generation is kept of each run that ended ok, the last --keep-generations of them (marked * in syslet history)`},
 		{"a run without one", []string{"20261130T000000Z-dddddd"}, exitError, "", `syslet history: no generation of run "20261130T000000Z-dddddd" is kept: a generation is kept`},
-		{"a forged stream is not printed", []string{"20261201T12"}, exitError, "", "syslet history: generation of run 20261201T120000Z-cccccc: its input is not a spec stream syslet wrote (invalid UTF-8 or control characters); not printed"},
+		{"redirected, a C1 control character is written as it is", []string{"20261201T113"}, exitOK, "{\"a\":\"\u009b2J\"}\n", ""},
+		{"redirected, an ESC too", []string{"20261201T12"}, exitOK, "{\"a\":\"\x1b[2J\"}\n", ""},
 		{"json does not apply", []string{"--output", "json"}, exitUsage, "", "--specs prints the spec stream itself, --output does not apply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,11 +45,31 @@ func TestHistorySpecs(t *testing.T) {
 		})
 	}
 
-	// Without RUN: the newest generation that can be printed is not
-	// looked past — the newest is what the host got last.
-	if code, _, errOut := runCLI(t, "history", "--root", root, "--specs"); code != exitError || !strings.Contains(errOut, "20261201T120000Z-cccccc") {
-		t.Errorf("the newest (forged): exit %d, %s", code, errOut)
+	// To a terminal (a character device: /dev/null will do), a stream
+	// holding control characters is not written; the newest such is not
+	// looked past, as the newest is what the host got last.
+	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	must(t, err)
+	defer tty.Close()
+	for _, tc := range []struct {
+		args []string
+		run  string
+	}{
+		{[]string{"20261201T113"}, "20261201T113000Z-eeeeee"},
+		{[]string{"20261201T12"}, "20261201T120000Z-cccccc"},
+		{nil, "20261201T120000Z-cccccc"},
+	} {
+		var errOut bytes.Buffer
+		code := run(append([]string{"history", "--root", root, "--specs"}, tc.args...), strings.NewReader(""), tty, &errOut)
+		if want := "syslet history: generation of run " + tc.run + ": its input holds control characters or invalid UTF-8, not printed to a terminal; redirect it to a file"; code != exitError || !strings.Contains(errOut.String(), want) {
+			t.Errorf("%v to a terminal: exit %d, %q; want %d, %q", tc.args, code, errOut.String(), exitError, want)
+		}
 	}
+	var errOut bytes.Buffer
+	if code := run([]string{"history", "--root", root, "--specs", "20261201T10"}, strings.NewReader(""), tty, &errOut); code != exitOK {
+		t.Errorf("a plain stream to a terminal: exit %d, %s", code, errOut.String())
+	}
+
 	if code, out, _ := runCLI(t, "history", "--root", t.TempDir(), "--specs"); code != exitError || out != "" {
 		t.Errorf("no generation: exit %d, stdout %q", code, out)
 	}
