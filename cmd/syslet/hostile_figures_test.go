@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,32 +24,41 @@ import (
 // acceptance's own measure). The wait status this process could read
 // itself would not do: a child forked from a test process that has grown
 // large inherits that process's high-water mark.
-func runBinary(t *testing.T, bin string, env map[string]string, args ...string) (code int, stdout, stderr string, rss int64) {
-	t.Helper()
-	report := filepath.Join(t.TempDir(), "time")
-	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", report, bin}, args...)...)
+func runBinary(bin string, env map[string]string, args ...string) (code int, stdout, stderr string, rss int64, err error) {
+	report, err := os.CreateTemp("", "syslet-time-")
+	if err != nil {
+		return 0, "", "", 0, err
+	}
+	report.Close()
+	defer os.Remove(report.Name())
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", report.Name(), bin}, args...)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
 	var exit *exec.ExitError
-	switch {
+	switch err := cmd.Run(); {
 	case err == nil:
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	default:
-		t.Fatalf("running %s under /usr/bin/time (Debian's package time): %v", bin, err)
+		return 0, "", "", 0, fmt.Errorf("running %s under /usr/bin/time (Debian's package time): %w", bin, err)
 	}
-	b, err := os.ReadFile(report)
-	must(t, err)
+	b, err := os.ReadFile(report.Name())
+	if err != nil {
+		return 0, "", "", 0, err
+	}
 	// "Command exited with non-zero status N" comes first when it did.
-	lines := strings.Fields(string(b))
-	rss, err = strconv.ParseInt(lines[len(lines)-1], 10, 64)
-	must(t, err)
-	return code, out.String(), errOut.String(), rss
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0, "", "", 0, fmt.Errorf("/usr/bin/time wrote no figure")
+	}
+	if rss, err = strconv.ParseInt(fields[len(fields)-1], 10, 64); err != nil {
+		return 0, "", "", 0, fmt.Errorf("/usr/bin/time's figure: %w", err)
+	}
+	return code, out.String(), errOut.String(), rss, nil
 }
 
 // recordFigures adds one line for the case to figuresOut: its test name,

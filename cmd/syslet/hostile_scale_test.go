@@ -98,8 +98,8 @@ func hostileScale() []hostileCase {
 	}
 }
 
-// volumes is n volume specs, one a line (NDJSON): the shape of the
-// largest spec sets, as many resources as fit the input bound.
+// volumes is n volume specs, one a line (NDJSON): the smallest spec
+// there is, the shape of the largest sets.
 func volumes(n int) string {
 	var b strings.Builder
 	for i := range n {

@@ -91,11 +91,12 @@ func runHostile(t *testing.T, cases []hostileCase) {
 			var code int
 			var out, errOut string
 			var rss int64 // KB, of the built binary (figuresBin)
+			var runErr error
 			t0 := time.Now()
 			go func() {
 				defer close(done)
 				if figuresBin != "" {
-					code, out, errOut, rss = runBinary(t, figuresBin, tc.env, args...)
+					code, out, errOut, rss, runErr = runBinary(figuresBin, tc.env, args...)
 					return
 				}
 				code, out, errOut = runCLI(t, args...)
@@ -106,6 +107,9 @@ func runHostile(t *testing.T, cases []hostileCase) {
 				t.Fatalf("syslet %v hangs", args)
 			}
 			took := time.Since(t0)
+			if runErr != nil {
+				t.Fatal(runErr)
+			}
 			if figuresBin != "" {
 				recordFigures(t, took, rss, code)
 			}
