@@ -6,11 +6,10 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/runlog"
 )
 
@@ -118,22 +117,19 @@ func printSpecs(store *generation.Store, pos []string, stdout, stderr io.Writer)
 }
 
 // printable refuses, when stdout is a terminal, a stream holding what no
-// terminal should be handed: invalid UTF-8, or a control character (C0,
-// DEL or C1) other than JSON's whitespace. Spec content may hold DEL or
-// C1 inside a JSON string, and a generation file may have been written
-// by anyone since; redirected, the stream is written as it is.
+// terminal should be handed: what a diff escapes in a line of content
+// (redact.Line: invalid UTF-8, C0 but the tab, DEL, C1, line and
+// paragraph separators), a CRLF line ending aside. Spec content may hold
+// some of them inside a JSON string, and a generation file may have been
+// written by anyone since; redirected, the stream is written as it is.
 func printable(g *generation.Generation, stdout io.Writer) error {
 	if !view.IsTerminal(stdout) {
 		return nil
 	}
-	bad := !utf8.Valid(g.Input)
-	for _, r := range string(g.Input) {
-		if bad = bad || unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'; bad {
-			break
+	for _, l := range strings.Split(string(g.Input), "\n") {
+		if l = strings.TrimSuffix(l, "\r"); redact.Line(l) != l {
+			return fmt.Errorf("generation of run %s: its input holds control characters or invalid UTF-8, not printed to a terminal; redirect it to a file", g.Run)
 		}
-	}
-	if bad {
-		return fmt.Errorf("generation of run %s: its input holds control characters or invalid UTF-8, not printed to a terminal; redirect it to a file", g.Run)
 	}
 	return nil
 }

@@ -69,9 +69,7 @@ func hostileScale() []hostileCase {
 			})+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Secret":[`+list(50000, func(i int) string { return fmt.Sprintf(`"e%d"`, i) })+`]}}}`)}
 		}, code: exitOK, want: []string{"50001 spec(s) from 1 source(s) are valid"}},
 		{name: "30,000 Volume= references", setup: func(e *hostEnv) []string {
-			return []string{"validate", e.write("v.json", many(30000, func(i int) string {
-				return fmt.Sprintf(`{"apiVersion":"v1","type":"volume","name":"v%d","unit":{}}`+"\n", i)
-			})+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Volume":[`+list(30000, func(i int) string { return fmt.Sprintf(`"v%d.volume:/m%d"`, i, i) })+`]}}}`)}
+			return []string{"validate", e.write("v.json", volumes(30000)+`{"apiVersion":"v1","type":"container","name":"web","unit":{"Container":{"Image":"busybox","Volume":[`+list(30000, func(i int) string { return fmt.Sprintf(`"v%d.volume:/m%d"`, i, i) })+`]}}}`)}
 		}, code: exitOK, want: []string{"30001 spec(s) from 1 source(s) are valid"}},
 		{name: "render --out of 20,000 specs", setup: func(e *hostEnv) []string {
 			out := e.write("many.json", volumes(20000))
