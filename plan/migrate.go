@@ -50,7 +50,7 @@ func adoptedBuild(u *render.Unit, keys []KeyChange) bool {
 // options), and returns a reason for each plus the key changes left over.
 func configMountMoves(u *render.Unit, keys []KeyChange) (moves []string, rest []KeyChange) {
 	own := func(src string) bool {
-		return slices.Contains(u.ConfigFiles, src) || slices.Contains(u.ConfigDirs, src)
+		return slices.Contains(u.Used().ConfigFiles, src) || slices.Contains(u.Used().ConfigDirs, src)
 	}
 	type mount struct{ src, dst string }
 	split := func(v string) (mount, bool) {
@@ -82,7 +82,7 @@ func configMountMoves(u *render.Unit, keys []KeyChange) (moves []string, rest []
 			}
 			used[i], used[j] = true, true
 			what := "config file"
-			if slices.Contains(u.ConfigDirs, nm.src) {
+			if slices.Contains(u.Used().ConfigDirs, nm.src) {
 				what = "config dir"
 			}
 			dst, _, _ := strings.Cut(nm.dst, ":")

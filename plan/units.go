@@ -274,13 +274,13 @@ func (b *builder) container(u *render.Unit) {
 			uc.Reasons = append(uc.Reasons, "config dirs of "+u.Link+" changed")
 		}
 	}
-	for _, v := range u.Volumes {
+	for _, v := range u.Used().Volumes {
 		if b.recreated[v+".volume"] {
 			restart = true
 			uc.Reasons = append(uc.Reasons, "volume "+v+" recreated")
 		}
 	}
-	for _, n := range u.Networks {
+	for _, n := range u.Used().Networks {
 		if b.recreated[n+".network"] {
 			restart = true
 			uc.Reasons = append(uc.Reasons, "network "+n+" recreated")
@@ -290,13 +290,13 @@ func (b *builder) container(u *render.Unit) {
 		restart = true
 		uc.Reasons = append(uc.Reasons, "image rebuilt by "+u.Build+".build")
 	}
-	for _, im := range u.Images {
+	for _, im := range u.Used().Images {
 		if b.recreated[im+".image"] {
 			restart = true
 			uc.Reasons = append(uc.Reasons, "image unit "+im+".image changed")
 		}
 	}
-	for _, a := range u.Artifacts {
+	for _, a := range u.Used().Artifacts {
 		if b.recreated[a+".artifact"] {
 			restart = true
 			uc.Reasons = append(uc.Reasons, "artifact "+a+".artifact changed")
@@ -307,7 +307,7 @@ func (b *builder) container(u *render.Unit) {
 		restart = true
 		uc.Reasons = append(uc.Reasons, "pod "+u.Pod+" restarts")
 	}
-	for _, s := range u.Secrets {
+	for _, s := range u.Used().Secrets {
 		if b.secrets[s] && iu != nil {
 			restart = true
 			uc.Reasons = append(uc.Reasons, "secret "+s+" changed")

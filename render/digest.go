@@ -22,11 +22,10 @@ func Digest(data []byte) string { return digest.Of(data).Tagged() }
 // bytes digested. A later plan compares both with what is on disk to
 // tell a hand edit from syslet's own output (plan's drift check).
 func (b *builder) seal(files []File) {
-	origin := b.u.Spec.Path()
 	for _, f := range files {
-		b.add(unit.Syslet, unit.KeyFileDigest, Digest(f.Content)+" "+f.Path, origin)
+		b.mark(unit.KeyFileDigest, Digest(f.Content)+" "+f.Path)
 	}
-	b.add(unit.Syslet, unit.KeyDigest, Digest(b.u.File.Bytes()), origin)
+	b.mark(unit.KeyDigest, Digest(b.u.File.Bytes()))
 }
 
 // filesOf returns the files of the unit being rendered. They are the

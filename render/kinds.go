@@ -110,7 +110,7 @@ func (o *Output) kube(s *spec.Spec) {
 	b.rest(s, unit.Unit, unit.Kube, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
 	u.finish()
-	u.ConfigFiles = []string{layout.KubeYaml(s.Name)}
+	u.uses().ConfigFiles = []string{layout.KubeYaml(s.Name)}
 	o.Files = append(o.Files, File{Path: layout.KubeYaml(s.Name), Content: []byte(s.Yaml), Mode: spec.DefaultMode, Kind: ConfigFile, Owner: u.FileName})
 	b.sealDropIns(o.filesOf(u.FileName))
 	o.Units = append(o.Units, u)

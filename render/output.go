@@ -41,7 +41,8 @@ type Unit struct {
 	// (and, for an instance, its template's) merged in, in quadlet's
 	// order. It is File itself when there are none.
 	Merged *unit.File `json:"-"`
-	// Lines are every line that reaches Merged, with its JSON path: the
+	// Lines are every line that reaches Merged, with its JSON path, but
+	// for syslet's marker (its [X-Syslet] keys other than Instance=): the
 	// unit's own, then its drop-ins' (an instance's: its template's lines,
 	// then the drop-ins').
 	Lines   []Line   `json:"-"`
@@ -53,18 +54,14 @@ type Unit struct {
 	Instance string `json:"instance,omitempty"`
 	Link     string `json:"link,omitempty"`
 	// Containers.
-	State       spec.State `json:"state,omitempty"`
-	Container   string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
-	Image       string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
-	Build       string     `json:"build,omitempty"`     // .build unit name providing the image
-	Pod         string     `json:"pod,omitempty"`       // .pod unit the container runs in
-	Images      []string   `json:"images,omitempty"`    // .image units it runs or mounts
-	Artifacts   []string   `json:"artifacts,omitempty"` // .artifact units it mounts
-	Volumes     []string   `json:"volumes,omitempty"`
-	Networks    []string   `json:"networks,omitempty"`
-	Secrets     []string   `json:"secrets,omitempty"`     // podman secret names
-	ConfigFiles []string   `json:"configFiles,omitempty"` // host paths
-	ConfigDirs  []string   `json:"configDirs,omitempty"`  // host paths
+	State     spec.State `json:"state,omitempty"`
+	Container string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
+	Image     string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
+	Build     string     `json:"build,omitempty"`     // .build unit name providing the image
+	Pod       string     `json:"pod,omitempty"`       // .pod unit the container runs in
+	// Uses are what the unit refers to and mounts; nil for a unit that
+	// refers to nothing. Read them through Used, which never is.
+	*Uses
 	// Volumes, networks, builds, pods, images and artifacts: the podman
 	// object the unit manages (VolumeName, NetworkName, ImageTag, PodName,
 	// an image unit's ImageTag or Image, Artifact) and what may happen to it.
@@ -77,6 +74,36 @@ type Unit struct {
 	Pull *host.PullOptions `json:"pull,omitempty"`
 
 	ownLines int // how many of Lines are the unit's own (or its template's), before drop-ins
+}
+
+// Uses are what a unit refers to and mounts. They are kept apart from
+// Unit because most units of a big set (volumes, networks) refer to
+// nothing, and seven empty lists are 168 bytes held per unit for the whole
+// run.
+type Uses struct {
+	Images      []string `json:"images,omitempty"`    // .image units it runs or mounts
+	Artifacts   []string `json:"artifacts,omitempty"` // .artifact units it mounts
+	Volumes     []string `json:"volumes,omitempty"`
+	Networks    []string `json:"networks,omitempty"`
+	Secrets     []string `json:"secrets,omitempty"`     // podman secret names
+	ConfigFiles []string `json:"configFiles,omitempty"` // host paths
+	ConfigDirs  []string `json:"configDirs,omitempty"`  // host paths
+}
+
+// Used is what the unit refers to and mounts (empty lists when nothing).
+func (u *Unit) Used() Uses {
+	if u.Uses == nil {
+		return Uses{}
+	}
+	return *u.Uses
+}
+
+// uses is the unit's Uses to fill in, made on the first thing it uses.
+func (u *Unit) uses() *Uses {
+	if u.Uses == nil {
+		u.Uses = &Uses{}
+	}
+	return u.Uses
 }
 
 // DropIn is one rendered drop-in file of a unit.

@@ -106,8 +106,11 @@ func SecretNames(value string) []string {
 func (u *Unit) derive() {
 	// One set for all the lists: a unit may name tens of thousands of
 	// volumes or secrets, and each is added once, in line order.
-	seen := map[string]bool{}
+	var seen map[string]bool // made on the first reference: most units have none
 	appendOnce := func(s *[]string, kind, v string) {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
 		if !seen[kind+"\x00"+v] {
 			seen[kind+"\x00"+v] = true
 			*s = append(*s, v)
@@ -117,17 +120,17 @@ func (u *Unit) derive() {
 		base := strings.TrimSuffix(r.Target, path.Ext(r.Target))
 		switch path.Ext(r.Target) {
 		case ".volume":
-			appendOnce(&u.Volumes, "v", base)
+			appendOnce(&u.uses().Volumes, "v", base)
 		case ".network":
-			appendOnce(&u.Networks, "n", base)
+			appendOnce(&u.uses().Networks, "n", base)
 		case ".build":
 			if r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container {
 				u.Build = base
 			}
 		case ".image":
-			appendOnce(&u.Images, "i", base)
+			appendOnce(&u.uses().Images, "i", base)
 		case ".artifact":
-			appendOnce(&u.Artifacts, "a", base)
+			appendOnce(&u.uses().Artifacts, "a", base)
 		case ".pod":
 			if r.Line.Key == unit.KeyPod && r.Line.Section == unit.Container {
 				u.Pod = base
@@ -143,7 +146,7 @@ func (u *Unit) derive() {
 	for _, l := range u.Lines {
 		if l.Section == unit.Container && l.Key == unit.KeySecret {
 			for _, n := range SecretNames(l.Value) {
-				appendOnce(&u.Secrets, "s", n)
+				appendOnce(&u.uses().Secrets, "s", n)
 			}
 		}
 	}

@@ -98,16 +98,17 @@ type builder struct {
 }
 
 // addsOther is about how many lines syslet adds to a unit of a kind
-// other than volume and network, besides those per file and drop-in.
-const addsOther = 6
+// other than volume and network (a description, a name, the keys a
+// desired state forces), besides the mounts of its files.
+const addsOther = 4
 
 func newUnit(s *spec.Spec, adds int) (*Unit, *builder) {
 	// The lines a unit gets are about known up front: the spec's own, a
-	// mount and a digest per file, a digest per drop-in, and the few
-	// syslet adds (adds); sized once rather than grown by doubling, and
-	// exactly for the resources a big set is mostly made of, as every
-	// spare line is 64 bytes held for the whole run.
-	n := adds + len(s.DropIns) + 2*(len(s.ConfigFiles)+len(s.ConfigDirs)+len(s.ContextFiles))
+	// mount per config file and dir, and the few syslet adds (adds);
+	// sized once rather than grown by doubling, and exactly for the
+	// resources a big set is mostly made of, as every spare line is 64
+	// bytes held for the whole run.
+	n := adds + len(s.ConfigFiles) + len(s.ConfigDirs)
 	for _, sec := range s.Unit {
 		for _, e := range sec.Entries {
 			n += len(e.Lines)
@@ -122,6 +123,15 @@ func newUnit(s *spec.Spec, adds int) (*Unit, *builder) {
 func (b *builder) add(section, key, value, origin string) {
 	b.u.Lines = append(b.u.Lines, Line{section, key, value, origin})
 	b.u.File.Add(section, key, value)
+}
+
+// mark adds a line of syslet's own marker to the file only, not to Lines:
+// its values come from syslet, not from a line of the spec a finding could
+// point at, and no check reads them there (the marker is no quadlet
+// section). A volume's three marker lines were three quarters of its
+// Lines, held for the whole run.
+func (b *builder) mark(key, value string) {
+	b.u.File.Add(unit.Syslet, key, value)
 }
 
 // user copies the user's entries of one section.
@@ -175,12 +185,11 @@ func (b *builder) rest(s *spec.Spec, done ...string) {
 }
 
 func (b *builder) marker(removal *bool, policy spec.Policy) {
-	origin := b.u.Spec.Path()
 	if removal != nil {
-		b.add(unit.Syslet, unit.KeyRemovalAllowed, strconv.FormatBool(*removal), origin)
+		b.mark(unit.KeyRemovalAllowed, strconv.FormatBool(*removal))
 	}
 	if policy != "" {
-		b.add(unit.Syslet, unit.KeyReclaimPolicy, string(policy), origin)
+		b.mark(unit.KeyReclaimPolicy, string(policy))
 	}
 }
 
@@ -201,13 +210,13 @@ func (o *Output) container(s *spec.Spec) {
 	for _, f := range s.ConfigFiles {
 		host := layout.ConfigPath(s.Name, f.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
-		u.ConfigFiles = append(u.ConfigFiles, host)
+		u.uses().ConfigFiles = append(u.uses().ConfigFiles, host)
 		o.Files = append(o.Files, File{Path: host, Content: []byte(f.Content), Mode: f.Mode, Kind: ConfigFile, Owner: u.FileName})
 	}
 	for _, d := range s.ConfigDirs {
 		host := layout.ConfigPath(s.Name, d.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+d.MountPath+":ro,Z", d.Path+".mountPath")
-		u.ConfigDirs = append(u.ConfigDirs, host)
+		u.uses().ConfigDirs = append(u.uses().ConfigDirs, host)
 		dir := Dir{Path: host, Owner: u.FileName}
 		for _, f := range d.Files {
 			dir.Files = append(dir.Files, DirFile{Name: f.Name, Content: []byte(f.Content), Mode: f.Mode})
@@ -254,7 +263,10 @@ func (o *Output) container(s *spec.Spec) {
 	u.merge(nil)
 	o.Units = append(o.Units, u)
 	for _, iu := range instances {
-		iu.File, iu.ConfigFiles, iu.ConfigDirs = u.File, u.ConfigFiles, u.ConfigDirs
+		iu.File = u.File
+		if used := u.Used(); used.ConfigFiles != nil || used.ConfigDirs != nil {
+			iu.Uses = &Uses{ConfigFiles: used.ConfigFiles, ConfigDirs: used.ConfigDirs}
+		}
 		iu.Path, iu.Service = layout.UnitPath(iu.FileName), layout.Service(iu.FileName)
 		iu.merge(u)
 		o.Units = append(o.Units, iu)
@@ -264,7 +276,7 @@ func (o *Output) container(s *spec.Spec) {
 // resource renders a .volume or .network: the podman object's name is
 // forced to the spec name, so it never becomes "systemd-<name>".
 func resource(s *spec.Spec, section, nameKey string) *Unit {
-	u, b := newUnit(s, 4) // the name key, two marker keys, the digest
+	u, b := newUnit(s, 1) // the name key
 	u.Resource = s.Name
 	u.RemovalAllowed = s.RemovalAllowed
 	u.ReclaimPolicy = s.ReclaimPolicy

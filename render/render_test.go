@@ -173,7 +173,7 @@ func TestSecretLineWords(t *testing.T) {
 	if len(rep.Findings) != 1 || rep.Findings[0].Rule != spec.RuleUndefinedSecret || !strings.Contains(rep.Findings[0].Message, `"b"`) {
 		t.Fatalf("want one undefined-secret finding for b:\n%s", rep.String())
 	}
-	if got := out.Units[0].Secrets; len(got) != 2 || got[0] != "a" || got[1] != "b" {
+	if got := out.Units[0].Used().Secrets; len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Errorf("secrets the container uses: %q", got)
 	}
 }

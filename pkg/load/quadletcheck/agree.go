@@ -76,17 +76,17 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 			pod = base
 		}
 	}
-	if !sameSet(volumes, c.Volumes) {
-		differ("the volumes it requires", strings.Join(c.Volumes, " "), strings.Join(volumes, " "))
+	if !sameSet(volumes, c.Used().Volumes) {
+		differ("the volumes it requires", strings.Join(c.Used().Volumes, " "), strings.Join(volumes, " "))
 	}
-	if !sameSet(networks, c.Networks) {
-		differ("the networks it requires", strings.Join(c.Networks, " "), strings.Join(networks, " "))
+	if !sameSet(networks, c.Used().Networks) {
+		differ("the networks it requires", strings.Join(c.Used().Networks, " "), strings.Join(networks, " "))
 	}
-	if !sameSet(images, c.Images) {
-		differ("the image units it requires", strings.Join(c.Images, " "), strings.Join(images, " "))
+	if !sameSet(images, c.Used().Images) {
+		differ("the image units it requires", strings.Join(c.Used().Images, " "), strings.Join(images, " "))
 	}
-	if !sameSet(artifacts, c.Artifacts) {
-		differ("the artifacts it requires", strings.Join(c.Artifacts, " "), strings.Join(artifacts, " "))
+	if !sameSet(artifacts, c.Used().Artifacts) {
+		differ("the artifacts it requires", strings.Join(c.Used().Artifacts, " "), strings.Join(artifacts, " "))
 	}
 	if build != c.Build {
 		differ("the build it requires", c.Build, build)
