@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/containers/podman/v5/pkg/systemd/parser"
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 
-	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 )
 
@@ -16,22 +16,24 @@ import (
 // to start, which volume to delete, which containers to restart when a
 // network is recreated); the host runs the converter's. Any difference is
 // a syslet bug, reported so that nothing is deployed while it stands.
-func agree(rep *report.Report, c *checked, byService map[string]string) {
+// file is the unit as the generator parses it, service what the converter
+// made of it.
+func agree(c *checked, file, service *parser.UnitFile, byService map[string]string) {
 	differ := func(what, syslet, quadlet string) {
-		rep.Errorf(c.Spec.Source, c.Spec.Path(), spec.RuleDisagreement,
+		c.more().rep.Errorf(c.Spec.Source, c.Spec.Path(), spec.RuleDisagreement,
 			"%s: syslet derives %s %q but podman's quadlet derives %q; this is a syslet bug, please report it", c.FileName, what, syslet, quadlet)
 	}
-	if c.service.Filename != c.Service {
-		differ("the service", c.Service, c.service.Filename)
+	if service.Filename != c.Service {
+		differ("the service", c.Service, service.Filename)
 	}
 	var resource string
 	switch c.Kind {
 	case spec.Container:
-		resource = quadlet.GetContainerResourceName(c.file)
+		resource = quadlet.GetContainerResourceName(file)
 		if resource == "" {
 			// The converter only resolves %N; the name with other specifiers
 			// is passed to podman as written (systemd fills them in).
-			resource, _ = c.file.Lookup(quadlet.ContainerGroup, quadlet.KeyContainerName)
+			resource, _ = file.Lookup(quadlet.ContainerGroup, quadlet.KeyContainerName)
 		}
 		if c.Instance != "" {
 			// systemd fills in %i when the instance's service runs.
@@ -54,7 +56,7 @@ func agree(rep *report.Report, c *checked, byService map[string]string) {
 	// service and so on (byService maps a service back to its quadlet file).
 	var volumes, networks, images, artifacts []string
 	build, pod := "", ""
-	reqs := append(c.service.LookupAllStrv(quadlet.UnitGroup, "Requires"), c.service.LookupAllStrv(quadlet.UnitGroup, "BindsTo")...)
+	reqs := append(service.LookupAllStrv(quadlet.UnitGroup, "Requires"), service.LookupAllStrv(quadlet.UnitGroup, "BindsTo")...)
 	for _, req := range reqs {
 		file, ok := byService[req]
 		if !ok {

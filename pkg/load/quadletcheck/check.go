@@ -74,17 +74,38 @@ func check(out *render.Output, target unit.Podman, prior report.Report, hint boo
 	return rep
 }
 
-// checked is one rendered unit on its way through the converter.
+// checked is one rendered unit on its way through the converter. It is
+// held for every unit of the set while they are converted, so what only
+// a few units have is behind a pointer (odd) that the rest leave nil.
 type checked struct {
 	*render.Unit
-	gated    bool              // uses a key or feature the target podman lacks
-	withheld []string          // "Section.Key" newer than the linked converter
-	file     *parser.UnitFile  // parsed as the generator parses it (until converted)
-	service  *parser.UnitFile  // the converter's output (while compared)
-	info     *quadlet.UnitInfo // this unit's entry in unitsInfoMap
-	err      error             // the converter's refusal
-	dup      bool              // shares info with an earlier unit of its file name
-	rep      report.Report     // the unit's findings, merged in unit order
+	info  *quadlet.UnitInfo // this unit's entry in unitsInfoMap
+	odd   *oddities         // nil while the unit has none
+	gated bool              // uses a key or feature the target podman lacks
+	dup   bool              // shares info with an earlier unit of its file name
+}
+
+// oddities are what a unit has to tell or hold back.
+type oddities struct {
+	withheld []string      // "Section.Key" newer than the linked converter
+	err      error         // the converter's refusal
+	rep      report.Report // the unit's findings, merged in unit order
+}
+
+// more is the unit's oddities, made on the first.
+func (c *checked) more() *oddities {
+	if c.odd == nil {
+		c.odd = &oddities{}
+	}
+	return c.odd
+}
+
+// err is the converter's refusal of the unit (nil: converted, or not yet).
+func (c *checked) err() error {
+	if c.odd == nil {
+		return nil
+	}
+	return c.odd.err
 }
 
 // specKey identifies a spec by its source and index ("[3]" of
@@ -175,7 +196,7 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 					"[%s] %s needs podman %s or later; these specs are checked against podman %s%s", l.Section, l.Key, since, target, newer(since))
 			}
 		default:
-			c.withheld = append(c.withheld, l.Section+"."+l.Key)
+			c.more().withheld = append(c.more().withheld, l.Section+"."+l.Key)
 		}
 	}
 }
@@ -233,9 +254,18 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		c.dup = c.info != nil && infos[c.FileName] != c.info
 		c.info = infos[c.FileName]
 	}
+	// Podman's name for a unit's service is almost always the one render
+	// gave it: that string is kept, not podman's copy of it.
 	byService := make(map[string]string, len(infos))
-	for file, info := range infos {
-		byService[info.ServiceFileName()] = file
+	for _, c := range units {
+		if c.info == nil || c.dup {
+			continue
+		}
+		name := c.info.ServiceFileName()
+		if name == c.Service {
+			name = c.Service
+		}
+		byService[name] = c.FileName
 	}
 	// The generator converts volumes and networks before the containers
 	// that use their names (kindOrder). Units of one order only read the
@@ -251,35 +281,36 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 			hi++
 		}
 		level := order[lo:hi]
+		// The unit parsed as the generator parses it, and the converter's
+		// output, live only while the unit is converted and compared.
 		one := func(c *checked) {
-			var err error
-			if c.file, err = c.parse(nil); err != nil {
+			file, err := c.parse(nil)
+			if err != nil {
 				if !quiet(c.Unit) {
-					c.rep.Errorf(c.Spec.Source, c.Spec.Path()+".unit", spec.RuleQuadlet, "podman's quadlet parser rejects %s: %v", c.FileName, err)
+					c.more().rep.Errorf(c.Spec.Source, c.Spec.Path()+".unit", spec.RuleQuadlet, "podman's quadlet parser rejects %s: %v", c.FileName, err)
 				}
 				return
 			}
-			service, warnings, err := convertOne(c.file, infos)
-			c.err = err
+			service, warnings, err := convertOne(file, infos)
+			if err != nil {
+				c.more().err = err
+			}
 			if quiet(c.Unit) || c.Link != "" && refused[c.Link] {
 				// An instance its template's problem also breaks: told
 				// once, at the template.
-				c.file = nil
 				return
 			}
 			for _, w := range splitJoined(warnings) {
-				c.rep.Warnf(c.Spec.Source, blame(c.Unit, w), spec.RuleQuadletWarning, "podman's quadlet converter warns about %s: %s", c.FileName, w)
+				c.more().rep.Warnf(c.Spec.Source, blame(c.Unit, w), spec.RuleQuadletWarning, "podman's quadlet converter warns about %s: %s", c.FileName, w)
 			}
 			for _, k := range quadlet.UnsupportedServiceKeys {
 				if l, ok := lineOf(c.Unit, unit.Service, k); ok {
-					c.rep.Warnf(c.Spec.Source, l.Origin, spec.RuleQuadletWarning, "quadlet warns: using key %s in the Service group is not supported - use at your own risk", k)
+					c.more().rep.Warnf(c.Spec.Source, l.Origin, spec.RuleQuadletWarning, "quadlet warns: using key %s in the Service group is not supported - use at your own risk", k)
 				}
 			}
 			if err == nil {
-				c.service = service
-				agree(&c.rep, c, byService)
+				agree(c, file, service, byService)
 			}
-			c.file, c.service = nil, nil
 		}
 		// A unit sharing its entry with another of its name (a duplicate)
 		// is converted after the others, on its own: its conversion
@@ -300,7 +331,7 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		// their order, so that one whose template the converter refused
 		// is told once, at the template.
 		for _, c := range level {
-			if c.Link == "" && c.err != nil {
+			if c.Link == "" && c.err() != nil {
 				refused[c.FileName] = true
 			}
 		}
@@ -315,24 +346,27 @@ func convert(rep *report.Report, units []*checked, quiet func(*render.Unit) bool
 		// refused itself: in an earlier order, or earlier in this one
 		// (as converting them one by one in order would tell).
 		for _, c := range level {
-			if c.err == nil {
+			err := c.err()
+			if err == nil {
 				continue
 			}
 			if !quiet(c.Unit) && !(c.Link != "" && refused[c.Link]) {
 				because := ""
-				for _, file := range quadletFiles(c.err.Error()) {
+				for _, file := range quadletFiles(err.Error()) {
 					if file != c.FileName && refused[file] {
 						because = " (" + file + " itself fails to convert; fix that first)"
 					}
 				}
-				c.rep.Errorf(c.Spec.Source, blame(c.Unit, c.err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v%s", c.FileName, c.err, because)
+				c.more().rep.Errorf(c.Spec.Source, blame(c.Unit, err.Error()), spec.RuleQuadlet, "podman's quadlet converter rejects %s: %v%s", c.FileName, err, because)
 			}
 			refused[c.FileName] = true
 		}
 		lo = hi
 	}
 	for _, c := range units {
-		rep.Merge(c.rep)
+		if c.odd != nil {
+			rep.Merge(c.odd.rep)
+		}
 	}
 }
 
@@ -372,8 +406,8 @@ func (c *checked) parse(only map[infoKey]bool) (*parser.UnitFile, error) {
 				}
 			}
 		}
-	case len(c.withheld) > 0:
-		f = f.Without(c.withheld...)
+	case c.odd != nil && len(c.odd.withheld) > 0:
+		f = f.Without(c.odd.withheld...)
 	}
 	pf := parser.NewUnitFile()
 	pf.Filename = c.FileName
