@@ -19,6 +19,8 @@ type Output struct {
 	// not manage; they are kept apart from Secrets so that nothing that
 	// decrypts, creates or removes secrets ever sees them.
 	ExternalSecrets []*ExternalSecret `json:"externalSecrets,omitempty"`
+
+	slab *slab // while rendering: where units come from
 }
 
 // Unit is one rendered quadlet file and the facts the planner needs about

@@ -83,14 +83,14 @@ func (d *decoder) missing(s *Spec, section string, keys ...string) bool {
 	return true
 }
 
-// spec decodes one stream item. It returns nil only when the item is not
+// spec decodes one stream item into s. It returns nil only when the item is not
 // an object at all.
-func (d *decoder) spec(n *jsontree.Node, i int) *Spec {
+func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 	if n.Kind != jsontree.Object {
 		d.errf(n.Path(), RuleNotObject, "a spec must be a JSON object, got %s", n.Kind)
 		return nil
 	}
-	s := &Spec{Source: d.source, Index: i, RemovalAllowed: true}
+	*s = Spec{Source: d.source, Index: i, RemovalAllowed: true}
 
 	s.APIVersion = d.str(n, "apiVersion", true)
 	if v := n.Get("apiVersion"); v != nil && v.Kind == jsontree.String && s.APIVersion != "v1" {

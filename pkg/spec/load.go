@@ -211,9 +211,13 @@ func Decode(src Source) ([]*Spec, report.Report) {
 	parts := parallel.Parts(len(nodes), 64)
 	partSpecs, partReps := make([][]*Spec, parts), make([]report.Report, parts)
 	parallel.Run(parts, len(nodes), func(part, lo, hi int) {
+		// A range's specs are one array: they live until the run ends,
+		// and allocated one by one among the decoding's garbage they left
+		// pages of the heap half empty.
+		slab := make([]Spec, hi-lo)
 		for i := lo; i < hi; i++ {
 			d := &decoder{source: src.Name, rep: &partReps[part]}
-			if s := d.spec(nodes[i], i); s != nil {
+			if s := d.spec(nodes[i], i, &slab[i-lo]); s != nil {
 				partSpecs[part] = append(partSpecs[part], s)
 			}
 		}

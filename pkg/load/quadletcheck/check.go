@@ -406,6 +406,14 @@ func (c *checked) parse(only map[infoKey]bool) (*parser.UnitFile, error) {
 				}
 			}
 		}
+		if len(f.Sections) == 0 {
+			// None of the lines (as for almost every volume and network):
+			// what podman's parser makes of an empty file, without
+			// writing and parsing one.
+			pf := parser.NewUnitFile()
+			pf.Filename, pf.Path = c.FileName, c.Path
+			return pf, nil
+		}
 	case c.odd != nil && len(c.odd.withheld) > 0:
 		f = f.Without(c.odd.withheld...)
 	}
