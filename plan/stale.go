@@ -11,22 +11,26 @@ import (
 
 // stale plans installed units that no spec declares any more.
 func (b *builder) stale() {
-	names := make([]string, 0, len(b.inst))
-	for n := range b.inst {
-		names = append(names, n)
+	// Only the units no spec declares are sorted (usually none of a big
+	// set): sorting every installed unit, by lookups in b.inst, was a
+	// tenth of planning against 106,888 of them.
+	var gone []*installedUnit
+	for n, iu := range b.inst {
+		if b.desired[n] == nil {
+			gone = append(gone, iu)
+		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, c := b.inst[names[i]], b.inst[names[j]]
+	sort.Slice(gone, func(i, j int) bool {
+		a, c := gone[i], gone[j]
 		if a.kind != c.kind {
 			return kindRank(a.kind) > kindRank(c.kind)
 		}
-		return a.name < c.name
-	})
-	for _, n := range names {
-		iu := b.inst[n]
-		if b.desired[n] != nil {
-			continue
+		if a.name != c.name {
+			return a.name < c.name
 		}
+		return a.fileName < c.fileName // a template and its instances
+	})
+	for _, iu := range gone {
 		service := iu.service
 		b.p.Future[iu.fileName] = iu.data
 		st := b.state(service, iu)
@@ -62,9 +66,9 @@ func (b *builder) stale() {
 			}
 			rank := kindRank(iu.kind)
 			if !iu.template && (running(st) || st.Failed()) {
-				b.add(Action{Op: OpStop, Target: service, Unit: n, Reason: "removed"}, rank)
+				b.add(Action{Op: OpStop, Target: service, Unit: iu.fileName, Reason: "removed"}, rank)
 			}
-			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: n, Reason: uc.Reasons[0]}, rank)
+			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: iu.fileName, Reason: uc.Reasons[0]}, rank)
 			if iu.link != "" {
 				b.removeRecordedDropIns(b.inst[iu.link], iu.fileName, false, rank)
 			} else {
@@ -73,17 +77,17 @@ func (b *builder) stale() {
 			b.unpinStale(iu, rank)
 			if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
 				if _, ok := b.obs.Files[dir]; ok {
-					b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: n, Reason: "its unit is removed"}, rank)
+					b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: iu.fileName, Reason: "its unit is removed"}, rank)
 				}
 			}
 			if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
 				switch keep := b.keepResource(iu, res); {
 				case keep != "":
 					uc.Reasons = append(uc.Reasons, keep)
-					b.p.Notes = append(b.p.Notes, Note{Unit: n, Message: keep})
+					b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
 				case iu.reclaimDelete():
 					op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage, spec.Image: OpDeleteImage}[iu.kind]
-					b.add(Action{Op: op, Target: res, Unit: n, Reason: "reclaimPolicy Delete"}, rank)
+					b.add(Action{Op: op, Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
 					uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
 				default:
 					uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
