@@ -9,7 +9,7 @@
 // (BENCHMARKS.md). A soft memory limit keeps that growth to what the run
 // works on: it starts low (BaseLimit), so a run over little input whose
 // host holds something hostile in shape stays small, and grows with the
-// spec input and host files the run reads (Expect), so a hundred thousand
+// spec input and host files the run reads (Expect, ExpectHost), so a hundred thousand
 // specs get the room they need. The daemon (webhookd) keeps Go's defaults:
 // it lives long and runs many applies.
 //

@@ -26,8 +26,12 @@ func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
 		t.Errorf("after 2 MiB of input: limit %d, want %d", got, BaseLimit)
 	}
 	Expect(14 << 20)
-	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)*Headroom/100); got != want || got <= BaseLimit {
+	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)+Slack); got != want || got <= BaseLimit {
 		t.Errorf("after 16 MiB of input: limit %d, want %d", got, want)
+	}
+	ExpectHost(8 << 20)
+	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)+PerHostByte*(8<<20)+Slack); got != want {
+		t.Errorf("after 16 MiB of input and 8 MiB of host files: limit %d, want %d", got, want)
 	}
 	Expect(1 << 30)
 	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {

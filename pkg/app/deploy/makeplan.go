@@ -5,8 +5,6 @@ import (
 	"slices"
 
 	"github.com/syslet/syslet/pkg/app/view"
-	"github.com/syslet/syslet/pkg/gcpolicy"
-	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
@@ -30,7 +28,6 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	if err != nil {
 		return nil, err
 	}
-	gcpolicy.Expect(treeSize(obs.Files))
 	runs, err := j.runs, j.err
 	if err != nil {
 		return nil, err
@@ -98,14 +95,4 @@ func (r *runner) managedBefore(u *plan.Unfinished) map[string]plan.Managed {
 		return nil
 	}
 	return plan.KnownResources(load.Bytes("generation "+gen.Run, gen.Input).Out)
-}
-
-// treeSize is about what the host's files weigh in memory: their content
-// and an entry each.
-func treeSize(files map[string]host.File) int64 {
-	n := int64(len(files)) * 256
-	for p, f := range files {
-		n += int64(len(p) + len(f.Data) + len(f.Link))
-	}
-	return n
 }

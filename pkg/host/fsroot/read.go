@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -198,7 +199,7 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 			return &fs.PathError{Op: "lstat", Path: p, Err: err}
 		}
 		if !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
-			out[p] = host.File{Mode: m}
+			record(out, p, host.File{Mode: m})
 			return nil
 		}
 		t = m.Type()
@@ -212,7 +213,7 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 		if err != nil {
 			return &fs.PathError{Op: "readlink", Path: p, Err: err}
 		}
-		out[p] = host.File{Mode: fs.ModeSymlink | 0o777, Link: l}
+		record(out, p, host.File{Mode: fs.ModeSymlink | 0o777, Link: l})
 	case t.IsDir():
 		cfd, err := openSub(dirfd, n)
 		if errors.Is(err, unix.ENOENT) {
@@ -226,7 +227,7 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 		if err != nil {
 			return &fs.PathError{Op: "stat", Path: p, Err: err}
 		}
-		out[p] = host.File{Mode: m}
+		record(out, p, host.File{Mode: m})
 		return walk(cfd, p, out, b, l)
 	default:
 		f, err := readFileAt(dirfd, n, p, b, l, hp == layout.UnitDir)
@@ -236,10 +237,27 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 		if err != nil {
 			return err
 		}
-		out[p] = f
+		record(out, p, f)
 	}
 	return nil
 }
+
+// record keeps what was read at p, and tells the CLI's collector what it
+// weighs in memory (gcpolicy.ExpectHost) as the tree is read, not after:
+// a run reads the host while it still checks its specs, and a limit that
+// learns of a hundred thousand installed units only once they are all
+// read has the collector running without end meanwhile.
+func record(out map[string]host.File, p string, f host.File) {
+	out[p] = f
+	// Its content and path, and about 256 bytes of map entry and
+	// bookkeeping; told a MiB at a time.
+	if n := read.Add(int64(256 + len(p) + len(f.Data) + len(f.Link))); n >= 1<<20 && read.CompareAndSwap(n, 0) {
+		gcpolicy.ExpectHost(n)
+	}
+}
+
+// read is what record was given and has not yet told the collector.
+var read atomic.Int64
 
 // readEntries lists a directory with the entry types the filesystem
 // reports (no stat per entry), through a duplicate of dirfd so the
