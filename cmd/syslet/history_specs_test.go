@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/generation"
 )
@@ -45,12 +49,10 @@ func TestHistorySpecs(t *testing.T) {
 		})
 	}
 
-	// To a terminal (a character device: /dev/null will do), a stream
-	// holding control characters is not written; the newest such is not
-	// looked past, as the newest is what the host got last.
-	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	must(t, err)
-	defer tty.Close()
+	// To a terminal, a stream holding control characters is not written;
+	// the newest such is not looked past, as the newest is what the host
+	// got last. /dev/null is no terminal, though a character device.
+	tty := openTerminal(t)
 	for _, tc := range []struct {
 		args []string
 		run  string
@@ -70,10 +72,35 @@ func TestHistorySpecs(t *testing.T) {
 		t.Errorf("a plain stream to a terminal: exit %d, %s", code, errOut.String())
 	}
 
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	must(t, err)
+	defer null.Close()
+	errOut.Reset()
+	if code := run([]string{"history", "--root", root, "--specs", "20261201T113"}, strings.NewReader(""), null, &errOut); code != exitOK {
+		t.Errorf("to /dev/null: exit %d, %s", code, errOut.String())
+	}
+
 	if code, out, _ := runCLI(t, "history", "--root", t.TempDir(), "--specs"); code != exitError || out != "" {
 		t.Errorf("no generation: exit %d, stdout %q", code, out)
 	}
 	if _, _, errOut := runCLI(t, "history", "--root", t.TempDir(), "--specs"); !strings.Contains(errOut, "syslet history: no generation is kept yet: one is made by each run that ends ok") {
 		t.Errorf("no generation: %s", errOut)
 	}
+}
+
+// openTerminal is the far end of a new pseudo-terminal, as a person's
+// shell would hand syslet; what is written to it is read and dropped.
+func openTerminal(t *testing.T) *os.File {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	must(t, err)
+	t.Cleanup(func() { ptmx.Close() })
+	must(t, unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	must(t, err)
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	must(t, err)
+	t.Cleanup(func() { tty.Close() })
+	go io.Copy(io.Discard, ptmx)
+	return tty
 }
