@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/render"
 )
 
@@ -40,37 +42,24 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
 	// Unit files (one directory) and the rest (a directory per container
-	// or build) are written side by side: creating files and directories
-	// is most of the time, and the kernel takes them in parallel in
-	// different directories. Each names what it wrote, in order.
-	units, rest := root.NewBatch(), root.NewBatch()
-	var unitLines []string
-	var unitErr error
+	// or build) are written side by side, and the unit files themselves
+	// in as many shards as there are CPUs, each a batch of its own:
+	// creating files is most of the time, and the kernel writes them in
+	// parallel (even in one directory, whose lock it holds only to add
+	// the name). Each shard names what it wrote, and the shards are listed
+	// in order.
+	shards := parallel.Parts(len(out.Units), 1024)
+	unitLines := make([][]string, shards)
+	unitErrs := make([]error, shards)
+	batches := make([]*fsroot.Batch, shards)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		unitErr = func() error {
-			for _, u := range out.Units {
-				if u.Link != "" {
-					if err := root.WriteLink(u.Path, u.Link); err != nil {
-						return err
-					}
-					unitLines = append(unitLines, u.Path+" -> "+u.Link)
-				} else {
-					if err := units.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
-						return err
-					}
-					unitLines = append(unitLines, u.Path)
-				}
-				for _, d := range u.DropIns {
-					if err := units.WriteFile(d.Path, d.Content, 0o644); err != nil {
-						return err
-					}
-					unitLines = append(unitLines, d.Path)
-				}
-			}
-			return nil
-		}()
+		parallel.Run(shards, len(out.Units), func(shard, lo, hi int) {
+			batches[shard] = root.NewBatch()
+			unitErrs[shard] = writeUnits(root, batches[shard], out.Units[lo:hi], &unitLines[shard])
+		})
 	})
+	rest := root.NewBatch()
 	var restLines []string
 	restErr := func() error {
 		for _, f := range out.Files {
@@ -91,7 +80,7 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	// A line per path, a hundred thousand of them for a big set: one
 	// write of the lot, not a system call each.
 	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, l := range unitLines {
+	for _, l := range slices.Concat(unitLines...) {
 		view.Printf(bw, "%s\n", l)
 	}
 	for _, l := range restLines {
@@ -101,9 +90,40 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	if listed != nil {
 		listed = fmt.Errorf("listing what was written: %w", listed)
 	}
-	for _, err := range []error{unitErr, restErr, units.Close(), rest.Close(), listed} {
+	errs := unitErrs
+	for _, b := range batches {
+		if b != nil {
+			errs = append(errs, b.Close())
+		}
+	}
+	for _, err := range append(errs, restErr, rest.Close(), listed) {
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// writeUnits writes units (their files, an instance's link, their
+// drop-ins) in batch, naming each path in lines.
+func writeUnits(root fsroot.Root, batch *fsroot.Batch, units []*render.Unit, lines *[]string) error {
+	for _, u := range units {
+		if u.Link != "" {
+			if err := root.WriteLink(u.Path, u.Link); err != nil {
+				return err
+			}
+			*lines = append(*lines, u.Path+" -> "+u.Link)
+		} else {
+			if err := batch.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
+				return err
+			}
+			*lines = append(*lines, u.Path)
+		}
+		for _, d := range u.DropIns {
+			if err := batch.WriteFile(d.Path, d.Content, 0o644); err != nil {
+				return err
+			}
+			*lines = append(*lines, d.Path)
 		}
 	}
 	return nil
