@@ -69,6 +69,11 @@ func BenchmarkPipeline(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("converged/%d", n), func(b *testing.B) {
 			obs := memInstall(renderStream(&testing.T{}, string(srcs[0].Data)))
+			var read int64
+			for p, f := range obs.Files {
+				read += f.Weight(p)
+			}
+			gcpolicy.ExpectHost(read) // as pkg/host/fsroot tells it, reading them
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {

@@ -92,6 +92,11 @@ type File struct {
 	Sum   digest.Sum `json:"-"`
 }
 
+// Weight is about what the file, read at path p, weighs in memory: its
+// content, link and path, and some 256 bytes of map entry and bookkeeping.
+// The CLI's collector is told it for every file read (gcpolicy.ExpectHost).
+func (f File) Weight(p string) int64 { return int64(256 + len(p) + len(f.Data) + len(f.Link)) }
+
 // Holds reports whether the file's content is exactly data: by bytes, or
 // for a Large file by size and digest.
 func (f File) Holds(data []byte) bool {

@@ -249,9 +249,8 @@ func visit(dirfd int, hp string, e fs.DirEntry, out map[string]host.File, b *bou
 // read has the collector running without end meanwhile.
 func record(out map[string]host.File, p string, f host.File) {
 	out[p] = f
-	// Its content and path, and about 256 bytes of map entry and
-	// bookkeeping; told a MiB at a time.
-	if n := read.Add(int64(256 + len(p) + len(f.Data) + len(f.Link))); n >= 1<<20 && read.CompareAndSwap(n, 0) {
+	// Told a MiB at a time.
+	if n := read.Add(f.Weight(p)); n >= 1<<20 && read.CompareAndSwap(n, 0) {
 		gcpolicy.ExpectHost(n)
 	}
 }
