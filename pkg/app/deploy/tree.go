@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/syslet/syslet/pkg/app/view"
@@ -80,8 +79,10 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	// A line per path, a hundred thousand of them for a big set: one
 	// write of the lot, not a system call each.
 	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, l := range slices.Concat(unitLines...) {
-		view.Printf(bw, "%s\n", l)
+	for _, shard := range unitLines {
+		for _, l := range shard {
+			view.Printf(bw, "%s\n", l)
+		}
 	}
 	for _, l := range restLines {
 		view.Printf(bw, "%s\n", l)
