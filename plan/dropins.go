@@ -139,6 +139,9 @@ func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChan
 	if owner != nil && owner.managed {
 		recorded = recordedFiles(owner.file)
 	}
+	if len(u.DropIns) == 0 && len(recorded) == 0 {
+		return false // nothing to write or remove (almost every unit)
+	}
 	cur := b.currentDropIns()
 	want := map[string]bool{}
 	for _, d := range u.DropIns {
