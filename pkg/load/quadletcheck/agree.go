@@ -58,12 +58,12 @@ func agree(c *checked, file, service *parser.UnitFile, byService map[string]stri
 	build, pod := "", ""
 	reqs := append(service.LookupAllStrv(quadlet.UnitGroup, "Requires"), service.LookupAllStrv(quadlet.UnitGroup, "BindsTo")...)
 	for _, req := range reqs {
-		file, ok := byService[req]
+		required, ok := byService[req]
 		if !ok {
 			continue
 		}
-		base := strings.TrimSuffix(file, path.Ext(file))
-		switch path.Ext(file) {
+		base := strings.TrimSuffix(required, path.Ext(required))
+		switch path.Ext(required) {
 		case ".volume":
 			volumes = append(volumes, base) // sameSet compacts
 		case ".network":
