@@ -14,7 +14,7 @@ import (
 // pod renders a .pod: the podman pod is named after the spec (PodName=),
 // as containers' Pod=NAME.pod and the plan find it.
 func (o *Output) pod(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.Resource = s.Name
 	u.RemovalAllowed = s.RemovalAllowed
 	u.State = spec.Running // a pod's service runs: started, restarted and stopped like a container's
@@ -34,7 +34,7 @@ func (o *Output) pod(s *spec.Spec) {
 // podman's pull API takes every key the unit sets, else by its service);
 // containers with Image=NAME.image run ImageTag=, or Image= when unset.
 func (o *Output) image(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.RemovalAllowed = s.RemovalAllowed
 	u.ReclaimPolicy = s.ReclaimPolicy
 	b.user(s, unit.Unit)
@@ -99,7 +99,7 @@ func truth(v string) bool {
 // kube renders a .kube: the spec's YAML is a config file syslet writes
 // (layout.KubeYaml) and Yaml= points at; a change to it restarts the unit.
 func (o *Output) kube(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.RemovalAllowed = s.RemovalAllowed
 	u.State = spec.Running
 	b.user(s, unit.Unit)
@@ -119,7 +119,7 @@ func (o *Output) kube(s *spec.Spec) {
 // artifact renders a .artifact (podman 5.7 and later): its service pulls
 // Artifact=, which containers mount with Mount=type=artifact,source=NAME.artifact.
 func (o *Output) artifact(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.RemovalAllowed = s.RemovalAllowed
 	b.user(s, unit.Unit)
 	b.user(s, unit.Artifact)

@@ -105,12 +105,12 @@ type builder struct {
 const addsOther = 4
 
 // linesOf is about how many lines a spec's unit gets: the spec's own, a
-// mount per config file and dir, and the few syslet adds (adds). They are
+// mount per config file and dir, and the few syslet adds (addsOf). They are
 // sized once rather than grown by doubling, and exactly for the resources
 // a big set is mostly made of, as every spare line is 64 bytes held for
 // the whole run.
-func linesOf(s *spec.Spec, adds int) int {
-	n := adds + len(s.ConfigFiles) + len(s.ConfigDirs)
+func linesOf(s *spec.Spec) int {
+	n := addsOf(s.Kind) + len(s.ConfigFiles) + len(s.ConfigDirs)
 	for _, sec := range s.Unit {
 		for _, e := range sec.Entries {
 			n += len(e.Lines)
@@ -119,7 +119,7 @@ func linesOf(s *spec.Spec, adds int) int {
 	return n
 }
 
-// addsOf is adds for a spec of kind k.
+// addsOf is how many lines syslet adds to a unit of kind k.
 func addsOf(k spec.Kind) int {
 	if k == spec.Volume || k == spec.Network {
 		return 1 // the name key
@@ -127,8 +127,8 @@ func addsOf(k spec.Kind) int {
 	return addsOther
 }
 
-func (o *Output) newUnit(s *spec.Spec, adds int) (*Unit, *builder) {
-	u, f, lines := o.slab.take(linesOf(s, adds))
+func (o *Output) newUnit(s *spec.Spec) (*Unit, *builder) {
+	u, f, lines := o.slab.take(linesOf(s))
 	*u = Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.FileName(),
 		File: f, Template: s.Template(), Lines: lines}
 	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
@@ -150,7 +150,7 @@ type slab struct {
 func newSlab(specs []*spec.Spec) *slab {
 	n := 0
 	for _, s := range specs {
-		n += linesOf(s, addsOf(s.Kind))
+		n += linesOf(s)
 	}
 	return &slab{units: make([]Unit, len(specs)), files: make([]unit.File, len(specs)), lines: make([]Line, n)}
 }
@@ -240,7 +240,7 @@ func (b *builder) marker(removal *bool, policy spec.Policy) {
 }
 
 func (o *Output) container(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.State = s.DesiredState
 	u.RemovalAllowed = s.RemovalAllowed
 	origin := s.Path()
@@ -322,7 +322,7 @@ func (o *Output) container(s *spec.Spec) {
 // resource renders a .volume or .network: the podman object's name is
 // forced to the spec name, so it never becomes "systemd-<name>".
 func (o *Output) resource(s *spec.Spec, section, nameKey string) *Unit {
-	u, b := o.newUnit(s, addsOf(s.Kind))
+	u, b := o.newUnit(s)
 	u.Resource = s.Name
 	u.RemovalAllowed = s.RemovalAllowed
 	u.ReclaimPolicy = s.ReclaimPolicy
@@ -339,7 +339,7 @@ func (o *Output) resource(s *spec.Spec, section, nameKey string) *Unit {
 }
 
 func (o *Output) build(s *spec.Spec) {
-	u, b := o.newUnit(s, addsOther)
+	u, b := o.newUnit(s)
 	u.ReclaimPolicy = s.ReclaimPolicy
 	u.RemovalAllowed = true
 	dir := layout.BuildDirOf(s.Name)
