@@ -23,7 +23,7 @@ func MassRemoval(managed, removed int) bool {
 }
 
 // GuardRemovals refuses the plan when it is a mass removal (see
-// MassRemoval), listing every unit that would go. The caller skips it when
+// MassRemoval), naming the first units that would go (Some). The caller skips it when
 // the operator asked for the removals (--allow-removals).
 func (p *Plan) GuardRemovals() {
 	managed := 0
@@ -42,7 +42,7 @@ func (p *Plan) GuardRemovals() {
 	}
 	p.Refusals = append(p.Refusals, Refusal{Unit: "removals", Message: fmt.Sprintf(
 		"the plan removes %d of the %d managed units (%s); that looks like missing specs rather than an intent, so nothing is removed: pass --allow-removals to remove them",
-		len(gone), managed, strings.Join(gone, ", "))})
+		len(gone), managed, Some(gone))})
 }
 
 // linkRefusals refuses every desired unit, file and config dir whose path,

@@ -139,7 +139,13 @@ func Plan(w io.Writer, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	if lost := irreversible(p); len(lost) > 0 {
-		fmt.Fprintf(w, "Irreversible: no rollback can undo %s.\n\n", strings.Join(lost, ", "))
+		// The names come from the host (a stale unit's VolumeName=) as
+		// much as from the specs: escaped, as every step is.
+		more := ""
+		if len(lost) > plan.Listed {
+			more = " (each is marked [irreversible] under Steps)"
+		}
+		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.Some(lost)), more)
 	}
 	var status []plan.UnitChange
 	for _, u := range p.Units {
