@@ -1,9 +1,9 @@
 package view
 
 import (
+	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -27,7 +27,17 @@ func sign(e plan.Effect) string {
 // diffs, secrets (names only), notes, warnings, refusals, the nine steps with what
 // each will do, the unit status table and the summary line.
 func Plan(w io.Writer, p *plan.Plan) {
-	changed := slices.DeleteFunc(slices.Clone(p.Units), func(u plan.UnitChange) bool { return u.Effect == plan.EffectNone })
+	// One write per 64 KiB, not per line: a plan of a hundred thousand
+	// units is half a million lines, each a write(2) to a terminal or pipe.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	drawPlan(bw, p)
+}
+
+func drawPlan(w io.Writer, p *plan.Plan) {
+	// The units are pointed at, not copied: a converged plan of a hundred
+	// thousand units would clone 30 MB of them to print none.
+	changed := units(p, func(u *plan.UnitChange) bool { return u.Effect != plan.EffectNone })
 	if len(changed) > 0 {
 		fmt.Fprintln(w, "Unit changes:")
 		for _, u := range changed {
@@ -147,12 +157,9 @@ func Plan(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.Some(lost)), more)
 	}
-	var status []plan.UnitChange
-	for _, u := range p.Units {
-		if u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift {
-			status = append(status, u)
-		}
-	}
+	status := units(p, func(u *plan.UnitChange) bool {
+		return u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift
+	})
 	if len(status) > 0 {
 		fmt.Fprintln(w, "UNIT STATUS CHANGES")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -167,6 +174,17 @@ func Plan(w io.Writer, p *plan.Plan) {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
 	fmt.Fprintln(w, PlanSummary(p))
+}
+
+// units are the plan's units that keep says to draw, in plan order.
+func units(p *plan.Plan, keep func(*plan.UnitChange) bool) []*plan.UnitChange {
+	var out []*plan.UnitChange
+	for i := range p.Units {
+		if keep(&p.Units[i]) {
+			out = append(out, &p.Units[i])
+		}
+	}
+	return out
 }
 
 // PlanSummary is the plan's one-line footer: counts by effect, the number
