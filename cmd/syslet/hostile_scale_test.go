@@ -93,6 +93,17 @@ func hostileScale() []hostileCase {
 			}
 			return []string{"--diff", "--root", e.root, out}
 		}, code: exitOK, want: []string{"No changes detected."}},
+		// The same installed tree, and a spec set that lost all but one of
+		// its specs: a mass removal, refused, of 106,888 units.
+		{name: "--diff --root of one spec against 106,888 installed", figures: true, setup: func(e *hostEnv) []string {
+			out := e.write("many.json", volumes(106888))
+			must(e.t, os.RemoveAll(e.root))
+			if code, o, errOut := runCLI(e.t, "render", out, "--out", e.root); code != exitOK {
+				e.t.Fatalf("render: %d\n%s%s", code, o, errOut)
+			}
+			return []string{"--diff", "--root", e.root, e.write("one.json", volumes(1))}
+		}, code: exitError, want: []string{"the plan removes 106887 of the 106888 managed units (v1.volume, v10.volume, v100.volume, v1000.volume, v10000.volume, v100000.volume, v100001.volume, v100002.volume, v100003.volume, v100004.volume and 106877 more)",
+			"and 106877 more (each is marked [irreversible] under Steps)."}},
 	}
 }
 
