@@ -23,8 +23,8 @@ func MassRemoval(managed, removed int) bool {
 }
 
 // GuardRemovals refuses the plan when it is a mass removal (see
-// MassRemoval), naming the first units that would go (Some). The caller skips it when
-// the operator asked for the removals (--allow-removals).
+// MassRemoval), naming the first units that would go (Some). The caller
+// skips it when the operator asked for the removals (--allow-removals).
 func (p *Plan) GuardRemovals() {
 	managed := 0
 	var gone []string
