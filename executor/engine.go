@@ -332,31 +332,31 @@ func (e *run) jobError(ctx, cctx context.Context, op host.JobOp, a plan.Action, 
 
 // do carries out action i of the plan, a.
 func (e *run) do(ctx context.Context, i int, a plan.Action) error {
-	h := e.h
+	h, d := e.h, a.Data()
 	switch a.Op {
 	case plan.OpPull:
 		return deadline(ctx, e.opts.PullTimeout, "pulling "+a.Target, func(ctx context.Context) error {
-			if a.Pull != nil {
-				return h.Podman.PullImageWith(ctx, a.Target, *a.Pull, e.opts.Progress)
+			if d.Pull != nil {
+				return h.Podman.PullImageWith(ctx, a.Target, *d.Pull, e.opts.Progress)
 			}
 			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
 		})
 	case plan.OpWriteFile, plan.OpWriteUnit, plan.OpWriteDir, plan.OpLinkUnit:
 		return e.swap(i, a)
 	case plan.OpCreateSecret:
-		vals, err := e.open(a.Secret)
+		vals, err := e.open(d.Secret)
 		if err != nil {
 			return err
 		}
-		v, ok := vals[a.Key]
+		v, ok := vals[d.Key]
 		if !ok {
-			return fmt.Errorf("secret %s has no key %q after decryption", a.Secret.Name, a.Key)
+			return fmt.Errorf("secret %s has no key %q after decryption", d.Secret.Name, d.Key)
 		}
-		return h.Podman.CreateSecret(ctx, a.Target, v, a.Labels)
+		return h.Podman.CreateSecret(ctx, a.Target, v, d.Labels)
 	case plan.OpRemoveUnit:
-		return h.Files.Remove(a.Target, a.Root) // a drop-in's directory goes when it is left empty
+		return h.Files.Remove(a.Target, d.Root) // a drop-in's directory goes when it is left empty
 	case plan.OpRemoveFile:
-		return h.Files.Remove(a.Target, a.Root)
+		return h.Files.Remove(a.Target, d.Root)
 	case plan.OpRemoveSecret:
 		return h.Podman.RemoveSecret(ctx, a.Target)
 	case plan.OpDeleteVolume:

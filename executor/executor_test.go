@@ -212,7 +212,7 @@ func TestWriteFailureStops(t *testing.T) {
 // their steps; a run that ends well releases each.
 func TestWritesAreStagedBeforeAnyStop(t *testing.T) {
 	p := mk("pull-image img", "stop web.service", "write-file /c/web", "write-config-dir /c/app", "write-unit /u/web", "link-unit /u/web@2", "daemon-reload x", "start web.service")
-	p.Actions[5].Link = "web@.container" // an instance's link is staged like a file
+	p.Actions[5].Payload = &plan.Payload{Link: "web@.container"} // an instance's link is staged like a file
 	f := &fake{}
 	if _, err := apply(t, p, f); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func (r *undoRec) ActionsUndone(ls []executor.Landed) error {
 // services' states before the run from.
 func running(p *plan.Plan, services ...string) *plan.Plan {
 	for _, s := range services {
-		p.Units = append(p.Units, plan.UnitChange{Service: s, State: host.UnitState{Name: s, ActiveState: "active"}})
+		p.Units = append(p.Units, plan.UnitChange{Service: s, Before: "active"})
 	}
 	return p
 }
@@ -287,7 +287,7 @@ func running(p *plan.Plan, services ...string) *plan.Plan {
 func TestFailureBeforeStep5PutsTheHostBack(t *testing.T) {
 	p := running(mk("stop web.service", "stop old.service", "write-file /c/web", "write-unit /u/web", "write-unit /u/new",
 		"remove-unit /u/old", "daemon-reload x", "start web.service"), "web.service", "old.service")
-	p.Units = append(p.Units, plan.UnitChange{Service: "new.service", State: host.UnitState{ActiveState: "inactive"}})
+	p.Units = append(p.Units, plan.UnitChange{Service: "new.service", Before: "-"})
 	f := &fake{fail: map[string]error{"write /u/web": errors.New("rename: device or resource busy")}}
 	r := &undoRec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
@@ -377,7 +377,7 @@ func TestRefusedPlanRunsNothing(t *testing.T) {
 func TestSecretsNeedADecrypter(t *testing.T) {
 	s := &render.Secret{Name: "db", Keys: []string{"password"}}
 	p := mk("write-unit /u/a")
-	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Secret: s, Key: "password"})
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Payload: &plan.Payload{Secret: s, Key: "password"}})
 	f := &fake{}
 	if _, err := apply(t, p, f); err == nil || len(f.calls) != 0 {
 		t.Fatalf("without a decrypter nothing may run: err %v calls %q", err, f.calls)
@@ -698,7 +698,7 @@ func TestFailedStopEndsTheRunAfterItsBatch(t *testing.T) {
 func TestPutBackKeepsTheSecretsItCreated(t *testing.T) {
 	s := &render.Secret{Name: "db", Keys: []string{"password"}}
 	p := mk("write-unit /u/a")
-	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Secret: s, Key: "password"})
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Payload: &plan.Payload{Secret: s, Key: "password"}})
 	f := &fake{fail: map[string]error{"write /u/a": errors.New("rename: device or resource busy")}}
 	h := executor.Host{Files: f, Systemd: f, Podman: f, Secrets: decrypter{"password": []byte("s3cret")}}
 	res, err := executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.Nop()})

@@ -109,13 +109,14 @@ func (e *run) stage(p *plan.Plan, idx []int) error {
 
 // stageOne stages one file write.
 func (e *run) stageOne(a plan.Action) (Staged, error) {
+	d := a.Data()
 	switch a.Op {
 	case plan.OpWriteFile, plan.OpWriteUnit:
-		return e.h.Files.StageFile(a.Target, a.Content, a.Mode)
+		return e.h.Files.StageFile(a.Target, d.Content, d.Mode)
 	case plan.OpWriteDir:
-		return e.h.Files.StageDir(a.Target, a.Files)
+		return e.h.Files.StageDir(a.Target, d.Files)
 	case plan.OpLinkUnit:
-		return e.h.Files.StageLink(a.Target, a.Link)
+		return e.h.Files.StageLink(a.Target, d.Link)
 	}
 	return nil, fmt.Errorf("%s is not a file write", a.Op)
 }
@@ -231,7 +232,7 @@ func (e *run) undo(ctx context.Context, p *plan.Plan) {
 func (e *run) stoppedRunning(p *plan.Plan) []string {
 	before := map[string]string{}
 	for _, u := range p.Units {
-		before[u.Service] = u.State.ActiveState
+		before[u.Service] = u.Before
 	}
 	reached := map[string]bool{}
 	for _, a := range e.res.Applied {

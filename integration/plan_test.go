@@ -199,7 +199,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	last := runs[len(runs)-1]
 	var want []runlog.Action
 	for i, a := range s.Plan.Actions {
-		want = append(want, runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest, Carried: a.Carried})
+		want = append(want, runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Data().Digest, Carried: a.Carried})
 	}
 	if !slices.Equal(last.Intent.Actions, want) || last.Intent.PlanDigest != s.PlanDigest || last.Intent.InputDigest != s.InputDigest {
 		t.Errorf("journal intent (digest %.12s):\n%v\nwant the saved plan's (digest %.12s):\n%v", last.Intent.PlanDigest, last.Intent.Actions, s.PlanDigest, want)

@@ -124,9 +124,9 @@ func (b *builder) index() {
 }
 
 func (b *builder) add(a Action, rank int) {
-	a.Step, a.rank = StepOf(a.Op), rank
+	a.Step, a.rank = StepOf(a.Op), int32(rank)
 	a.Irreversible = irreversible[a.Op]
-	if a.Content != nil {
+	if a.Payload != nil && a.Content != nil {
 		a.Digest = contentDigest(a.Content)
 	}
 	b.p.Actions = append(b.p.Actions, a)

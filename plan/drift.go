@@ -229,7 +229,7 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 		return false
 	}
 	st := b.state(u.Service, iu)
-	uc.State, uc.Before = st, beforeState(st)
+	uc.needReload, uc.Before = st.NeedDaemonReload, beforeState(st)
 	b.drift(iu, uc, edited, want, desired, modes)
 	b.p.Future[u.FileName] = iu.data
 	return true

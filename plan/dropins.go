@@ -169,7 +169,7 @@ func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChan
 		}
 		fc.Diff = fileDiff(d.Path, b.dropInFile(d.Path, old), exists, 0o644, d.Content, true)
 		b.p.Files = append(b.p.Files, fc)
-		b.add(Action{Op: OpWriteUnit, Target: d.Path, Unit: u.FileName, Content: d.Content, Mode: 0o644, Reason: reason}, rank)
+		b.add(Action{Op: OpWriteUnit, Target: d.Path, Unit: u.FileName, Payload: &Payload{Content: d.Content, Mode: 0o644}, Reason: reason}, rank)
 		changed = true
 	}
 	dir := layout.UnitPath(layout.DropInDir(u.FileName)) + "/"
@@ -205,7 +205,7 @@ func (b *builder) removeDropIn(p, unitFile string, rank int, why string) bool {
 	b.dropIns[rel] = nil
 	b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Kind: render.DropInFile, Owner: unitFile, OldMode: 0o644,
 		Diff: fileDiff(p, b.dropInFile(p, old), true, 0, nil, false)})
-	b.add(Action{Op: OpRemoveUnit, Target: p, Root: layout.UnitDir, Unit: unitFile, Reason: why}, rank)
+	b.add(Action{Op: OpRemoveUnit, Target: p, Payload: &Payload{Root: layout.UnitDir}, Unit: unitFile, Reason: why}, rank)
 	return true
 }
 

@@ -35,7 +35,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 		}
 		fc.Diff = fileDiff(f.Path, cur, exists, f.Mode, f.Content, true)
 		b.p.Files = append(b.p.Files, fc)
-		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Content: f.Content, Mode: f.Mode, Reason: reason}, rank)
+		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Payload: &Payload{Content: f.Content, Mode: f.Mode}, Reason: reason}, rank)
 	}
 	root := filesRoot(u.Kind, u.Name)
 	if root == "" {
@@ -43,7 +43,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 	}
 	for _, p := range b.staleUnder(root, u.FileName) {
 		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
-		b.add(Action{Op: OpRemoveFile, Target: p, Root: root, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
+		b.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: root}, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
 		if u.Kind == spec.Build {
 			changed = true
 			uc.Reasons = append(uc.Reasons, "context file "+p+" removed")
@@ -87,7 +87,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 			changed = true
 			uc.Reasons = append(uc.Reasons, "config dir "+d.Path+" changed")
 		}
-		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Files: d.Installed(), Reason: "swap to a new version"}, kindRank(u.Kind))
+		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Payload: &Payload{Files: d.Installed()}, Reason: "swap to a new version"}, kindRank(u.Kind))
 	}
 	return changed
 }

@@ -14,7 +14,7 @@ func (b *builder) finish() {
 		b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
 	} else {
 		for _, u := range b.p.Units {
-			if u.State.NeedDaemonReload && u.Effect != EffectIgnore {
+			if u.needReload && u.Effect != EffectIgnore {
 				b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "systemd has not loaded the current unit file of " + u.Service}, 0)
 				break
 			}

@@ -24,7 +24,7 @@ func (b *builder) pullUnit(u *render.Unit, why string) bool {
 	}
 	if !b.pulls[u.Image] {
 		b.pulls[u.Image] = true
-		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Pull: u.Pull, Reason: why}, 0)
+		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Payload: &Payload{Pull: u.Pull}, Reason: why}, 0)
 	}
 	return true
 }

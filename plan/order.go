@@ -3,7 +3,6 @@ package plan
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -22,9 +21,9 @@ func sortActions(as []Action) {
 		}
 		if a.rank != c.rank {
 			if a.Step == StepStop {
-				return c.rank - a.rank
+				return int(c.rank) - int(a.rank)
 			}
-			return a.rank - c.rank
+			return int(a.rank) - int(c.rank)
 		}
 		if a.Op != c.Op {
 			return slices.Index(opOrder, a.Op) - slices.Index(opOrder, c.Op)
@@ -51,10 +50,12 @@ func contentDigest(b []byte) string { return digest.Of(b).Hex() }
 // journal records it.
 func (p *Plan) Digest() string {
 	h := sha256.New()
-	enc := json.NewEncoder(h)
-	for _, a := range p.Actions {
-		// Encoding a plain struct of strings and numbers cannot fail.
-		_ = enc.Encode(a)
+	// Each action as a json.Encoder writes it (HTML escaped, one a line),
+	// the form digests were always made of.
+	var line []byte
+	for i := range p.Actions {
+		line = append(p.Actions[i].appendJSON(line[:0], true), '\n')
+		h.Write(line)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

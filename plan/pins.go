@@ -29,7 +29,7 @@ func (b *builder) pin(u *render.Unit, uc *UnitChange) bool {
 		if installed && bytes.Equal(cur.Data, data) {
 			return false
 		}
-		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Content: data, Mode: 0o644, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
+		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Payload: &Payload{Content: data, Mode: 0o644}, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
 		if had, ours := render.ParsePin(cur.Data); installed && ours && had.ImageID == want.ImageID {
 			// Pinned to the same image by an earlier rollback: the file
 			// says another run, the container runs the same.

@@ -68,7 +68,7 @@ func (a *applied) apply(p *plan.Plan) {
 		case plan.OpLinkUnit:
 			must(a.t, a.root.WriteLink(x.Target, x.Link))
 		case plan.OpRemoveUnit, plan.OpRemoveFile:
-			must(a.t, a.root.Remove(x.Target, x.Root))
+			must(a.t, a.root.Remove(x.Target, x.Data().Root))
 		case plan.OpStop:
 			a.obs.Units[x.Target] = host.UnitState{Name: x.Target, LoadState: "loaded", ActiveState: "inactive"}
 		case plan.OpStart:

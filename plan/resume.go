@@ -111,7 +111,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 	written := map[string]string{} // unit file → digest the earlier run was writing
 	for _, a := range u.Actions {
 		if a.Op == OpWriteUnit {
-			written[a.Unit] = a.Digest
+			written[a.Unit] = a.Data().Digest
 		}
 	}
 	why := fmt.Sprintf("previous run %s did not finish", u.Run)
@@ -128,12 +128,12 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 		if has[a.Op][a.Target] {
 			return
 		}
-		a.Reason, a.Content, a.Carried = why, nil, true
+		a.Reason, a.Carried = why, true // carried actions hold no payload
 		if has[a.Op] == nil {
 			has[a.Op] = map[string]bool{}
 		}
 		has[a.Op][a.Target] = true
-		a.Step, a.rank = StepOf(a.Op), rank
+		a.Step, a.rank = StepOf(a.Op), int32(rank)
 		p.Actions = append(p.Actions, a)
 		n++
 	}

@@ -101,12 +101,12 @@ func TestCarryForwardDropsWhatSpecsNoLongerWant(t *testing.T) {
 	from := renderStream(t, base)
 	h := install(t, from)
 	u := &plan.Unfinished{Run: "run-2", Started: time.Unix(1000, 0), Actions: []plan.Action{
-		{Op: plan.OpStart, Target: "gone.service", Unit: "gone.container"},          // no spec any more
-		{Op: plan.OpStart, Target: "idle.service", Unit: "idle.container"},          // now desiredState stopped
-		{Op: plan.OpReload, Target: "web.service", Unit: "web.container"},           // still wanted
-		{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Digest: "x"}, // the spec still declares data: keep it
-		{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"},                // unit gone: nothing shows "old" is syslet's
-		{Op: plan.OpWriteFile, Target: "/etc/containers/config/web/etc/web.conf"},   // derivable: not carried
+		{Op: plan.OpStart, Target: "gone.service", Unit: "gone.container"},                                  // no spec any more
+		{Op: plan.OpStart, Target: "idle.service", Unit: "idle.container"},                                  // now desiredState stopped
+		{Op: plan.OpReload, Target: "web.service", Unit: "web.container"},                                   // still wanted
+		{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Payload: &plan.Payload{Digest: "x"}}, // the spec still declares data: keep it
+		{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"},                                        // unit gone: nothing shows "old" is syslet's
+		{Op: plan.OpWriteFile, Target: "/etc/containers/config/web/etc/web.conf"},                           // derivable: not carried
 	}}
 	p := plan.Build(from, h.obs, plan.Options{})
 	r := plan.CarryForward(p, from, h.obs, u, nil)
@@ -178,10 +178,10 @@ func TestCarryForwardDeletesOnlyWhatSysletManages(t *testing.T) {
 		want bool
 	}{
 		{"forged line, no unit", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume"}, false},
-		{"forged line, a unit that does not name it", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume", Unit: "data.volume", Digest: dataDigest}, false},
-		{"forged line, a network op on a volume unit", plan.Action{Op: plan.OpDeleteNetwork, Target: "data", Unit: "data.volume", Digest: dataDigest}, false},
+		{"forged line, a unit that does not name it", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume", Unit: "data.volume", Payload: &plan.Payload{Digest: dataDigest}}, false},
+		{"forged line, a network op on a volume unit", plan.Action{Op: plan.OpDeleteNetwork, Target: "data", Unit: "data.volume", Payload: &plan.Payload{Digest: dataDigest}}, false},
 		{"a unit syslet does not manage", plan.Action{Op: plan.OpDeleteVolume, Target: "systemd-hand", Unit: "hand.volume"}, false},
-		{"the recreate the earlier run was making", plan.Action{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Digest: dataDigest}, true},
+		{"the recreate the earlier run was making", plan.Action{Op: plan.OpDeleteVolume, Target: "data", Unit: "data.volume", Payload: &plan.Payload{Digest: dataDigest}}, true},
 		{"a unit the earlier run removed, in the last generation", plan.Action{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"}, true},
 		{"a unit the earlier run removed, kept by its marker", plan.Action{Op: plan.OpDeleteVolume, Target: "kept", Unit: "kept.volume"}, false},
 		{"a forged unit name, in the last generation under another name", plan.Action{Op: plan.OpDeleteVolume, Target: "victim-volume", Unit: "old.volume"}, false},
@@ -191,8 +191,8 @@ func TestCarryForwardDeletesOnlyWhatSysletManages(t *testing.T) {
 			obs.Files = maps.Clone(h.obs.Files)
 			obs.Files["/etc/containers/systemd/hand.volume"] = host.File{Data: []byte("[Volume]\n"), Mode: 0o644}
 			acts := []plan.Action{tt.a}
-			if tt.a.Digest != "" {
-				acts = append(acts, plan.Action{Op: plan.OpWriteUnit, Target: "/etc/containers/systemd/" + tt.a.Unit, Unit: tt.a.Unit, Digest: tt.a.Digest})
+			if tt.a.Data().Digest != "" {
+				acts = append(acts, plan.Action{Op: plan.OpWriteUnit, Target: "/etc/containers/systemd/" + tt.a.Unit, Unit: tt.a.Unit, Payload: &plan.Payload{Digest: tt.a.Data().Digest}})
 			}
 			u := &plan.Unfinished{Run: "run-9", Started: time.Unix(1000, 0), Actions: acts, Managed: map[string]plan.Managed{
 				"old.volume":  {Kind: spec.Volume, Name: "old", Deletable: true},

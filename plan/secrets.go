@@ -30,7 +30,7 @@ func (b *builder) secretChanges() {
 			}
 			b.secrets[name] = true
 			b.p.Secrets = append(b.p.Secrets, sc)
-			b.add(Action{Op: OpCreateSecret, Target: name, Secret: s, Key: k, Labels: map[string]string{render.HashLabel: s.Hash}, Reason: sc.Reason}, kindRank(spec.Secret))
+			b.add(Action{Op: OpCreateSecret, Target: name, Payload: &Payload{Secret: s, Key: k, Labels: map[string]string{render.HashLabel: s.Hash}}, Reason: sc.Reason}, kindRank(spec.Secret))
 		}
 	}
 	external := map[string]bool{}

@@ -34,7 +34,7 @@ func (b *builder) stale() {
 		service := iu.service
 		b.p.Future[iu.fileName] = iu.data
 		st := b.state(service, iu)
-		uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, State: st, Before: beforeState(st), After: beforeState(st),
+		uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
 			Template: iu.template, Instance: iu.instance}
 		if iu.template {
 			uc.Before, uc.After = "-", "-"
@@ -77,7 +77,7 @@ func (b *builder) stale() {
 			b.unpinStale(iu, rank)
 			if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
 				if _, ok := b.obs.Files[dir]; ok {
-					b.add(Action{Op: OpRemoveFile, Target: dir, Root: path.Dir(dir), Unit: iu.fileName, Reason: "its unit is removed"}, rank)
+					b.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
 				}
 			}
 			if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
@@ -139,6 +139,6 @@ func (b *builder) orphans() {
 		if b.desired[fn] != nil || b.inst[fn] != nil || b.desired[tn] != nil || b.inst[tn] != nil {
 			continue
 		}
-		b.add(Action{Op: OpRemoveFile, Target: p, Root: path.Dir(p), Reason: "no unit owns it"}, 9)
+		b.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: path.Dir(p)}, Reason: "no unit owns it"}, 9)
 	}
 }

@@ -100,6 +100,9 @@ func StepOf(op Op) Step { return opStep[op] }
 
 // Action is one host change. Target is a service name, an absolute host
 // path, an image reference, or a podman volume / network / secret name.
+//
+// Its JSON form (actionjson.go) keeps one field order whatever the layout
+// of the struct: the plan's digest and the saved plans are made of it.
 type Action struct {
 	Step   Step   `json:"step"`
 	Op     Op     `json:"op"`
@@ -109,7 +112,27 @@ type Action struct {
 	Reason string `json:"reason,omitempty"`
 	// Unit is the unit file the action serves, for grouping in reports.
 	Unit string `json:"unit,omitempty"`
+	// Payload is what only some ops carry (content, a link, a secret's
+	// key, …); nil for the rest. Most actions of a big plan (stop, start,
+	// remove, delete) carry none, and its fields held inline were two
+	// thirds of every action: a plan removing a hundred thousand volumes
+	// holds three hundred thousand actions. Read its fields through
+	// Payload only where the op says it is set.
+	*Payload
+	// Carried marks an action an earlier, unfinished run planned and that
+	// this plan does again.
+	Carried bool `json:"carried,omitempty"`
+	// Irreversible marks an action no rollback can undo: it deletes a
+	// podman volume (its data), network or image.
+	Irreversible bool `json:"irreversible,omitempty"`
 
+	// rank orders actions inside a step (resources before containers when
+	// starting, after them when stopping); only Build reads it.
+	rank int32
+}
+
+// Payload is the part of an Action only some ops carry.
+type Payload struct {
 	Content []byte `json:"-"`              // OpWriteFile, OpWriteUnit
 	Mode    uint32 `json:"mode,omitempty"` // OpWriteFile, OpWriteUnit
 	// Link is what an OpLinkUnit's link points to: the template's file
@@ -118,12 +141,6 @@ type Action struct {
 	// Pull is how an OpPull of an image unit's image pulls it (the unit's
 	// [Image] settings); nil pulls as podman does by default.
 	Pull *host.PullOptions `json:"pull,omitempty"`
-	// Carried marks an action an earlier, unfinished run planned and that
-	// this plan does again.
-	Carried bool `json:"carried,omitempty"`
-	// Irreversible marks an action no rollback can undo: it deletes a
-	// podman volume (its data), network or image.
-	Irreversible bool `json:"irreversible,omitempty"`
 	// Digest is the sha256 of Content: what the plan's digest and the run
 	// journal record instead of the content itself.
 	Digest string           `json:"digest,omitempty"`
@@ -136,11 +153,19 @@ type Action struct {
 	Secret *render.Secret    `json:"-"`
 	Key    string            `json:"key,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+}
 
-	// rank orders actions inside a step (resources before containers when
-	// starting, after them when stopping); only Build reads it.
-	rank int
-	Size int `json:"size,omitempty"`
+// none is the payload of an action that carries none, as Data reads it.
+var none Payload
+
+// Data is the action's payload, or an empty one when it carries none:
+// what code reading a field of it on any action reads it through (a
+// field read through a nil Payload would panic). It must not be changed.
+func (a *Action) Data() *Payload {
+	if a.Payload == nil {
+		return &none
+	}
+	return a.Payload
 }
 
 // Effect is what happens to a unit's service.
@@ -173,17 +198,21 @@ type UnitChange struct {
 	Kind     spec.Kind `json:"kind"`
 	// Template is set on a template (NAME@.container), which has no
 	// service of its own; Instance on each of its instances.
-	Template bool           `json:"template,omitempty"`
-	Instance string         `json:"instance,omitempty"`
-	Effect   Effect         `json:"effect"`
-	Reasons  []string       `json:"reasons,omitempty"`
-	Source   string         `json:"source,omitempty"` // spec that declares it
-	Keys     []KeyChange    `json:"keys,omitempty"`
-	Before   string         `json:"before"`         // active state now ("-" when unknown to systemd)
-	After    string         `json:"after"`          // intended state after the apply
-	Write    bool           `json:"write"`          // the unit file is (re)written
-	Diff     string         `json:"diff,omitempty"` // drift: unified diff, installed → desired
-	State    host.UnitState `json:"-"`
+	Template bool        `json:"template,omitempty"`
+	Instance string      `json:"instance,omitempty"`
+	Effect   Effect      `json:"effect"`
+	Reasons  []string    `json:"reasons,omitempty"`
+	Source   string      `json:"source,omitempty"` // spec that declares it
+	Keys     []KeyChange `json:"keys,omitempty"`
+	Before   string      `json:"before"`         // active state now ("-" when unknown to systemd)
+	After    string      `json:"after"`          // intended state after the apply
+	Write    bool        `json:"write"`          // the unit file is (re)written
+	Diff     string      `json:"diff,omitempty"` // drift: unified diff, installed → desired
+	// needReload: systemd has not loaded the unit's current file (its
+	// NeedDaemonReload), which makes the plan reload even when it writes
+	// no unit. The unit's whole state is not kept: a plan of a hundred
+	// thousand units held 7 MB of it for this one bit.
+	needReload bool
 }
 
 // KeyChange is one added, removed or changed [Section] Key.

@@ -38,7 +38,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	if iu == nil {
 		uc.Write = true
 		uc.Keys = diffKeys(&unit.File{}, u.File)
-		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: "new unit"}, kindRank(u.Kind))
+		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Payload: &Payload{Content: want, Mode: 0o644}, Reason: "new unit"}, kindRank(u.Kind))
 		b.planDropIns(u, nil, uc)
 		return nil, false, false, true
 	}
@@ -73,7 +73,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		meta, reason = true, "adopted from the earlier syslet"
 	}
 	if !sameUnit {
-		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Content: want, Mode: 0o644, Reason: reason}, kindRank(u.Kind))
+		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Payload: &Payload{Content: want, Mode: 0o644}, Reason: reason}, kindRank(u.Kind))
 	}
 	return iu, !meta, meta, true
 }
@@ -91,7 +91,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 			b.p.Future[u.FileName] = iu.data
 		}
 		st := b.state(u.Service, iu)
-		uc.State, uc.Before, uc.After = st, beforeState(st), beforeState(st)
+		uc.needReload, uc.Before, uc.After = st.NeedDaemonReload, beforeState(st), beforeState(st)
 		uc.Effect = EffectDrift
 		uc.Reasons = append(uc.Reasons, "its template "+u.Link+" was edited by hand and is kept as it is; so is this instance")
 		b.p.Units = append(b.p.Units, *uc)
@@ -114,7 +114,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	link := iu == nil || iu.link != u.Link
 	if link {
 		uc.Write = true
-		b.add(Action{Op: OpLinkUnit, Target: u.Path, Link: u.Link, Unit: u.FileName, Reason: "instance " + u.Instance + " of " + u.Link}, kindRank(u.Kind))
+		b.add(Action{Op: OpLinkUnit, Target: u.Path, Payload: &Payload{Link: u.Link}, Unit: u.FileName, Reason: "instance " + u.Instance + " of " + u.Link}, kindRank(u.Kind))
 	}
 	var owner *installedUnit
 	if t := b.inst[u.Link]; t != nil {
@@ -142,7 +142,7 @@ func (b *builder) resource(u *render.Unit) {
 		return
 	}
 	st := b.state(u.Service, iu)
-	uc.State, uc.Before, uc.After = st, beforeState(st), st.ActiveState
+	uc.needReload, uc.Before, uc.After = st.NeedDaemonReload, beforeState(st), st.ActiveState
 	rank := kindRank(u.Kind)
 	contextChanged := u.Kind == spec.Build && b.files(u, &uc)
 
@@ -225,7 +225,7 @@ func (b *builder) container(u *render.Unit) {
 	}
 	rank := kindRank(u.Kind)
 	st := b.state(u.Service, iu)
-	uc.State, uc.Before = st, beforeState(st)
+	uc.needReload, uc.Before = st.NeedDaemonReload, beforeState(st)
 	if changed {
 		moves, rest := configMountMoves(u, uc.Keys)
 		uc.Reasons = append(uc.Reasons, moves...)

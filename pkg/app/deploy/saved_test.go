@@ -150,7 +150,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	last := h.last(t)
 	var want []runlog.Action
 	for i, a := range s.Plan.Actions {
-		want = append(want, runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Digest, Carried: a.Carried})
+		want = append(want, runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Data().Digest, Carried: a.Carried})
 	}
 	if !slices.Equal(last.Intent.Actions, want) || last.Intent.PlanDigest != s.PlanDigest {
 		t.Errorf("journal intent %v (digest %.12s)\nwant the saved actions %v (digest %.12s)", last.Intent.Actions, last.Intent.PlanDigest, want, s.PlanDigest)

@@ -63,10 +63,11 @@ func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.
 	}
 	var lines []string
 	for _, a := range p.Actions {
-		if a.Op != plan.OpCreateSecret || a.Secret == nil {
+		d := a.Data()
+		if a.Op != plan.OpCreateSecret || d.Secret == nil {
 			continue
 		}
-		if v, ok := opened.Value(seal(a.Secret), a.Key); ok {
+		if v, ok := opened.Value(seal(d.Secret), d.Key); ok {
 			lines = append(lines, fmt.Sprintf("  %s = %q", a.Target, v))
 		}
 	}

@@ -203,21 +203,22 @@ func PlanSummary(p *plan.Plan) string {
 }
 
 func describe(a plan.Action) string {
+	d := a.Data()
 	switch a.Op {
 	case plan.OpWriteDir:
 		n := 0
-		for _, f := range a.Files {
+		for _, f := range d.Files {
 			if !layout.Internal(f.Name) {
 				n++
 			}
 		}
 		return fmt.Sprintf("%s/ (%d files, new version)", a.Target, n)
 	case plan.OpWriteFile, plan.OpWriteUnit:
-		return fmt.Sprintf("%s (%04o)", a.Target, a.Mode)
+		return fmt.Sprintf("%s (%04o)", a.Target, d.Mode)
 	case plan.OpLinkUnit:
-		return a.Target + " -> " + a.Link
+		return a.Target + " -> " + d.Link
 	case plan.OpPull:
-		if a.Pull != nil {
+		if d.Pull != nil {
 			return a.Target + " (as " + a.Unit + " pulls it)"
 		}
 	case plan.OpCreateSecret:
