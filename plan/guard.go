@@ -26,23 +26,26 @@ func MassRemoval(managed, removed int) bool {
 // MassRemoval), naming the first units that would go (Some). The caller
 // skips it when the operator asked for the removals (--allow-removals).
 func (p *Plan) GuardRemovals() {
-	managed := 0
-	var gone []string
+	managed, removed := 0, 0
+	var first []string
 	for _, u := range p.Units {
 		switch u.Effect {
 		case EffectCreate, EffectIgnore:
 			continue // not installed, or not syslet's
 		case EffectRemove:
-			gone = append(gone, u.FileName)
+			if removed < Listed {
+				first = append(first, u.FileName)
+			}
+			removed++
 		}
 		managed++
 	}
-	if !MassRemoval(managed, len(gone)) {
+	if !MassRemoval(managed, removed) {
 		return
 	}
 	p.Refusals = append(p.Refusals, Refusal{Unit: "removals", Message: fmt.Sprintf(
 		"the plan removes %d of the %d managed units (%s); that looks like missing specs rather than an intent, so nothing is removed: pass --allow-removals to remove them",
-		len(gone), managed, Some(gone))})
+		removed, managed, SomeOf(first, removed))})
 }
 
 // linkRefusals refuses every desired unit, file and config dir whose path,

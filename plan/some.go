@@ -14,9 +14,14 @@ const Listed = 10
 
 // Some joins the first Listed names with ", " and counts the others:
 // "a, b, c" or "a, …, j and 5 more".
-func Some(names []string) string {
-	if len(names) <= Listed {
-		return strings.Join(names, ", ")
+func Some(names []string) string { return SomeOf(names, len(names)) }
+
+// SomeOf is Some of n names of which only the first are given (at least
+// Listed of them, or all): a caller counting a hundred thousand need not
+// spell them all.
+func SomeOf(first []string, n int) string {
+	if n <= Listed {
+		return strings.Join(first, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:Listed], ", "), len(names)-Listed)
+	return fmt.Sprintf("%s and %d more", strings.Join(first[:Listed], ", "), n-Listed)
 }

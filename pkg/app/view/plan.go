@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"
@@ -122,52 +122,54 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	if !p.Empty() {
+		// Written as they are found, not gathered first: a plan removing
+		// a hundred thousand volumes has three hundred thousand actions.
 		fmt.Fprintln(w, "Steps, in the order they run:")
+		more := fmt.Sprintf("     %-24s ", "")
 		for _, s := range plan.Steps {
-			var targets []string
-			for _, a := range p.Actions {
-				if a.Step == s {
-					t := redact.Escape(describe(a))
-					if a.Carried {
-						t += "  [resumed: an earlier run left it unfinished]"
-					}
-					if a.Irreversible {
-						t += "  [irreversible]"
-					}
-					targets = append(targets, t)
+			lead := fmt.Sprintf("  %d. %-24s ", s, s)
+			for i := range p.Actions {
+				a := &p.Actions[i]
+				if a.Step != s {
+					continue
 				}
+				io.WriteString(w, lead)
+				lead = more
+				io.WriteString(w, redact.Escape(describe(*a)))
+				if a.Carried {
+					io.WriteString(w, "  [resumed: an earlier run left it unfinished]")
+				}
+				if a.Irreversible {
+					io.WriteString(w, "  [irreversible]")
+				}
+				io.WriteString(w, "\n")
 			}
-			if len(targets) == 0 {
-				fmt.Fprintf(w, "  %d. %-24s -\n", s, s)
-				continue
-			}
-			fmt.Fprintf(w, "  %d. %-24s %s\n", s, s, targets[0])
-			for _, t := range targets[1:] {
-				fmt.Fprintf(w, "     %-24s %s\n", "", t)
+			if lead != more {
+				io.WriteString(w, lead+"-\n")
 			}
 		}
 		fmt.Fprintln(w)
 	}
-	if lost := irreversible(p); len(lost) > 0 {
+	if lost, n := irreversible(p); n > 0 {
 		// The names come from the host (a stale unit's VolumeName=) as
 		// much as from the specs: escaped, as every step is.
 		more := ""
-		if len(lost) > plan.Listed {
+		if n > plan.Listed {
 			more = " (each is marked [irreversible] under Steps)"
 		}
-		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.Some(lost)), more)
+		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.SomeOf(lost, n)), more)
 	}
 	status := units(p, func(u *plan.UnitChange) bool {
 		return u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift
 	})
 	if len(status) > 0 {
 		fmt.Fprintln(w, "UNIT STATUS CHANGES")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  SERVICE\tNOW\tAFTER\tCHANGE")
+		rows := make([][4]string, 0, len(status)+1)
+		rows = append(rows, [4]string{"  SERVICE", "NOW", "AFTER", "CHANGE"})
 		for _, u := range status {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", redact.Escape(u.Service), redact.Escape(u.Before), redact.Escape(u.After), u.Effect)
+			rows = append(rows, [4]string{"  " + redact.Escape(u.Service), redact.Escape(u.Before), redact.Escape(u.After), string(u.Effect)})
 		}
-		tw.Flush()
+		table(w, rows)
 		fmt.Fprintln(w)
 	}
 	if c := p.Count(); c.Drift > 0 {
@@ -239,13 +241,42 @@ func describe(a plan.Action) string {
 	return a.Target
 }
 
-// irreversible names what the plan deletes for good.
-func irreversible(p *plan.Plan) []string {
-	var out []string
-	for _, a := range p.Actions {
-		if a.Irreversible {
-			out = append(out, describe(a)+" (deleted)")
+// irreversible names the first plan.Listed things the plan deletes for
+// good, and counts them all.
+func irreversible(p *plan.Plan) (first []string, n int) {
+	for i := range p.Actions {
+		if a := &p.Actions[i]; a.Irreversible {
+			if n < plan.Listed {
+				first = append(first, describe(*a)+" (deleted)")
+			}
+			n++
 		}
 	}
-	return out
+	return first, n
+}
+
+// table writes rows as text/tabwriter does with two spaces of padding:
+// each column but the last as wide as its widest cell (in runes) and two
+// more, the last as it is. A tabwriter holds every cell until it is
+// flushed, and a plan removing a hundred thousand units has a row each.
+func table(w io.Writer, rows [][4]string) {
+	var width [3]int
+	for _, r := range rows {
+		for c := range width {
+			width[c] = max(width[c], utf8.RuneCountInString(r[c]))
+		}
+	}
+	var line []byte
+	for _, r := range rows {
+		line = line[:0]
+		for c := range width {
+			line = append(line, r[c]...)
+			for range width[c] + 2 - utf8.RuneCountInString(r[c]) {
+				line = append(line, ' ')
+			}
+		}
+		line = append(line, r[3]...)
+		line = append(line, '\n')
+		w.Write(line)
+	}
 }

@@ -3,8 +3,10 @@ package view
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"text/tabwriter"
 
 	"github.com/syslet/syslet/plan"
 )
@@ -40,6 +42,29 @@ func TestIrreversibleLine(t *testing.T) {
 		}
 		if strings.Count(b.String(), "[irreversible]") < len(tc.p.Actions) {
 			t.Errorf("a step is not marked [irreversible]:\n%s", b.String())
+		}
+	}
+}
+
+// The unit status table is aligned as text/tabwriter aligned it (padding
+// two, widths in runes), without holding every row as a tabwriter does.
+func TestTableIsTabwriters(t *testing.T) {
+	cells := []string{"", "a", "web.service", "v100000-volume.service", "caf\u00e9", `e\x1b[2J`, "\u4e2d\u6587", "active", "-"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 500 {
+		rows := [][4]string{{"  SERVICE", "NOW", "AFTER", "CHANGE"}}
+		for range r.IntN(20) {
+			rows = append(rows, [4]string{"  " + cells[r.IntN(len(cells))], cells[r.IntN(len(cells))], cells[r.IntN(len(cells))], cells[r.IntN(len(cells))]})
+		}
+		var got, want bytes.Buffer
+		table(&got, rows)
+		tw := tabwriter.NewWriter(&want, 0, 0, 2, ' ', 0)
+		for _, row := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row[0], row[1], row[2], row[3])
+		}
+		tw.Flush()
+		if got.String() != want.String() {
+			t.Fatalf("rows %q:\n got %q\nwant %q", rows, got.String(), want.String())
 		}
 	}
 }
