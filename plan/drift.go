@@ -99,11 +99,11 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 	// digest or not: compared first, as that is every unit of a converged
 	// host.
 	if !bytes.Equal(iu.data, want) {
-		if rec, edited := unitEdited(iu.data); rec && edited && (want == nil || iu.file == nil || !unit.Same(iu.file, wantFile(want))) {
+		if rec, edited := unitEdited(iu.data); rec && edited && (want == nil || !iu.parses || !unit.Same(iu.parsed(), wantFile(want))) {
 			out = append(out, edit{path: iu.path})
 		}
 	}
-	rec := recordedFiles(iu.file)
+	rec := recordedFiles(iu.parsed())
 	for _, p := range slices.Sorted(maps.Keys(rec)) {
 		cur, ok := b.obs.Files[p]
 		if !ok || cur.Link != "" || cur.Mode.IsDir() {
@@ -268,7 +268,7 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 	uc.Reasons = []string{"edited by hand since syslet wrote it (" + editPaths(edited) + "); kept: --force replaces it"}
 	for _, e := range edited {
 		if e.path == iu.path {
-			uc.Diff = iu.diff(want)
+			uc.Diff = b.unitDiff(iu, want)
 			continue
 		}
 		mode := uint32(e.cur.Mode.Perm())
@@ -289,7 +289,7 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 // nothing systemd or podman would act on. This is how `syslet adopt`
 // takes over a host that runs hand-written quadlets without a restart.
 func (b *builder) takeOver(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
-	if iu.file == nil || !unit.SameMeaning(iu.file, u.File) {
+	if !iu.parses || !unit.SameMeaning(iu.parsed(), u.File) {
 		return false
 	}
 	uc.Reasons = append(uc.Reasons, "taken over: the specs say exactly what the hand-written unit says; syslet adds its marker")

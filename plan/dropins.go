@@ -137,7 +137,7 @@ func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChan
 	rank := kindRank(u.Kind)
 	recorded := map[string]string{}
 	if owner != nil && owner.managed {
-		recorded = recordedFiles(owner.file)
+		recorded = recordedFiles(owner.parsed())
 	}
 	if len(u.DropIns) == 0 && len(recorded) == 0 {
 		return false // nothing to write or remove (almost every unit)
@@ -217,7 +217,7 @@ func (b *builder) removeRecordedDropIns(owner *installedUnit, fileName string, a
 		return
 	}
 	dir := layout.UnitPath(layout.DropInDir(fileName)) + "/"
-	for _, p := range slices.Sorted(maps.Keys(recordedFiles(owner.file))) {
+	for _, p := range slices.Sorted(maps.Keys(recordedFiles(owner.parsed()))) {
 		if !strings.HasPrefix(p, layout.UnitDir+"/") || !all && !strings.HasPrefix(p, dir) {
 			continue
 		}

@@ -54,7 +54,7 @@ func (b *builder) finish() {
 		u := &b.p.Units[i]
 		private, mode := false, uint32(0)
 		if iu := b.inst[u.FileName]; iu != nil {
-			mode = uint32(iu.host.Mode.Perm())
+			mode = iu.perm
 			private = redact.Private(mode)
 		}
 		redactKeys(u.Keys, private, mode)

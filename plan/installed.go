@@ -16,8 +16,18 @@ type installedUnit struct {
 	path, fileName, name string
 	kind                 spec.Kind
 	data                 []byte
-	host                 host.File  // as read: its mode hides a private unit's diffs
-	file                 *unit.File // nil when the file does not parse
+	perm                 uint32 // as read: a private unit's diffs are hidden
+	// file is the unit as parsed: the rendered unit itself when data is
+	// exactly its bytes (the common case, never parsed again), or while
+	// stale plans the unit. Otherwise it is nil and parsed() parses data
+	// when asked: a hundred thousand installed units no spec declares
+	// held 58 MB of parsed files at once, each needed only while its own
+	// removal was planned.
+	file *unit.File
+	// What the file says of itself, read once: parses is false when data
+	// is no unit file; runs is whether, with systemd not read, its
+	// service counts as running (state).
+	parses, runs bool
 	// managed: carries the [X-Syslet] marker; an instance link is
 	// syslet's when its template is and lists it (KeyInstance).
 	managed bool
@@ -30,59 +40,83 @@ type installedUnit struct {
 	link     string
 }
 
+// parsed is the installed unit as a unit file (nil when it is none).
+func (iu *installedUnit) parsed() *unit.File {
+	if iu.file != nil || !iu.parses {
+		return iu.file
+	}
+	uf, err := unit.Parse(iu.data)
+	if err != nil {
+		return nil
+	}
+	return uf
+}
+
+// holding runs f with the unit's parse kept, for what reads it many
+// times over (a stale unit's removal), and lets it go afterwards unless
+// it is the rendered unit.
+func (iu *installedUnit) holding(f func()) {
+	if iu.file != nil {
+		f()
+		return
+	}
+	iu.file = iu.parsed()
+	f()
+	iu.file = nil
+}
+
 // removalAllowed reads the installed marker; only an explicit "false"
 // forbids removal.
 func (iu *installedUnit) removalAllowed() bool {
-	v, _ := iu.file.Last(unit.Syslet, unit.KeyRemovalAllowed)
+	v, _ := iu.parsed().Last(unit.Syslet, unit.KeyRemovalAllowed)
 	return v != "false"
 }
 
 // reclaimDelete reads the installed marker; podman data is only ever
 // deleted when the marker explicitly says Delete.
 func (iu *installedUnit) reclaimDelete() bool {
-	v, _ := iu.file.Last(unit.Syslet, unit.KeyReclaimPolicy)
+	v, _ := iu.parsed().Last(unit.Syslet, unit.KeyReclaimPolicy)
 	return v == string(spec.Delete)
 }
 
 // resourceName is the podman object an installed volume, network, build
 // or image unit manages ("" for the kinds whose object goes with their
 // service: pods, kube units, artifacts, containers).
-func (iu *installedUnit) resourceName() string {
-	switch iu.kind {
+func (iu *installedUnit) resourceName() string { return resourceOf(iu.kind, iu.name, iu.parsed()) }
+
+// resourceOf is resourceName for a unit of kind k named name that reads f.
+func resourceOf(k spec.Kind, name string, f *unit.File) string {
+	switch k {
 	case spec.Image:
-		if v, ok := iu.file.Last(unit.Image, unit.KeyImageTag); ok && v != "" {
+		if v, ok := f.Last(unit.Image, unit.KeyImageTag); ok && v != "" {
 			return v
 		}
-		v, _ := iu.file.Last(unit.Image, unit.KeyImage)
+		v, _ := f.Last(unit.Image, unit.KeyImage)
 		return v
 	case spec.Volume, spec.Network, spec.Build:
 	default:
 		return ""
 	}
-	key := map[spec.Kind]string{spec.Volume: unit.KeyVolumeName, spec.Network: unit.KeyNetworkName, spec.Build: unit.KeyImageTag}[iu.kind]
-	sec := map[spec.Kind]string{spec.Volume: unit.Volume, spec.Network: unit.Network, spec.Build: unit.Build}[iu.kind]
-	if v, ok := iu.file.Last(sec, key); ok {
+	key := map[spec.Kind]string{spec.Volume: unit.KeyVolumeName, spec.Network: unit.KeyNetworkName, spec.Build: unit.KeyImageTag}[k]
+	sec := map[spec.Kind]string{spec.Volume: unit.Volume, spec.Network: unit.Network, spec.Build: unit.Build}[k]
+	if v, ok := f.Last(sec, key); ok {
 		return v
 	}
-	if iu.kind == spec.Build {
+	if k == spec.Build {
 		return ""
 	}
-	return "systemd-" + iu.name // quadlet's default name
+	return "systemd-" + name // quadlet's default name
 }
 
 func (b *builder) readInstalled() {
 	b.installedImages = map[string]bool{}
-	type read struct {
-		iu    *installedUnit
-		known *unit.File
-	}
-	var units []read
+	var units []*installedUnit
 	for p, f := range b.obs.Files {
 		fileName, k, ok := installedFile(p)
 		if !ok || f.Mode.IsDir() {
 			continue
 		}
-		iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, host: f}
+		iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, perm: uint32(f.Mode.Perm())}
 		tmpl, inst, isTemplate := layout.Template(fileName)
 		switch {
 		case f.Link != "":
@@ -98,41 +132,39 @@ func (b *builder) readInstalled() {
 		}
 		// A unit installed as rendered (the common case) is not parsed
 		// again: the rendered file is what the host's one reads as.
-		var known *unit.File
 		if d := b.desired[fileName]; d != nil && d.Link == "" && f.Link == "" {
-			known = d.File
+			iu.file = d.File
 		}
-		units = append(units, read{iu, known})
+		units = append(units, iu)
 	}
 	// Each unit is read on its own, so a big unit directory is read on
 	// all CPUs (a tenth of planning against 106,888 installed units).
+	// What the plan reads of every unit is kept; the parse only when it
+	// is the rendered unit.
+	images := make([][]string, len(units))
 	parallel.Run(parallel.Parts(len(units), 1024), len(units), func(_, lo, hi int) {
-		for _, r := range units[lo:hi] {
-			iu := r.iu
-			if uf, err := unit.ParseKnown(iu.data, r.known); err == nil {
-				iu.file = uf
-				iu.managed = unit.Managed(uf) && iu.link == ""
+		for i, iu := range units[lo:hi] {
+			uf, err := unit.ParseKnown(iu.data, iu.file)
+			if err != nil {
+				iu.file = nil
+				iu.service = unit.ServiceOf(iu.fileName, nil)
+				continue
 			}
-			iu.service = unit.ServiceOf(iu.fileName, iu.file)
+			iu.parses = true
+			iu.managed = unit.Managed(uf) && iu.link == ""
+			iu.service = unit.ServiceOf(iu.fileName, uf)
+			iu.runs = runsUnstarted(iu.kind, uf)
+			if iu.managed {
+				images[lo+i] = installedImages(iu, uf)
+			}
+			if uf != iu.file {
+				iu.file = nil // parsed here only to be read
+			}
 		}
 	})
-	for _, r := range units {
-		iu := r.iu
-		if iu.managed {
-			switch iu.kind {
-			case spec.Container:
-				if img, ok := iu.file.Last(unit.Container, unit.KeyImage); ok {
-					b.installedImages[img] = true
-				}
-			case spec.Build:
-				if tag, ok := iu.file.Last(unit.Build, unit.KeyImageTag); ok {
-					b.installedImages[tag] = true
-				}
-			case spec.Image:
-				if res := iu.resourceName(); res != "" {
-					b.installedImages[res] = true
-				}
-			}
+	for i, iu := range units {
+		for _, img := range images[i] {
+			b.installedImages[img] = true
 		}
 		b.inst[iu.fileName] = iu
 	}
@@ -141,10 +173,44 @@ func (b *builder) readInstalled() {
 		if iu.link == "" {
 			continue
 		}
-		if t := b.inst[iu.link]; t != nil && t.managed && slices.Contains(t.file.Lookup(unit.Syslet, unit.KeyInstance), iu.instance) {
+		if t := b.inst[iu.link]; t != nil && t.managed && slices.Contains(t.parsed().Lookup(unit.Syslet, unit.KeyInstance), iu.instance) {
 			iu.managed = true
 		}
 	}
+}
+
+// installedImages are the images a managed installed unit runs or builds
+// (the stand-in for podman's image store when it is not read).
+func installedImages(iu *installedUnit, uf *unit.File) []string {
+	var img string
+	var ok bool
+	switch iu.kind {
+	case spec.Container:
+		img, ok = uf.Last(unit.Container, unit.KeyImage)
+	case spec.Build:
+		img, ok = uf.Last(unit.Build, unit.KeyImageTag)
+	case spec.Image:
+		img = resourceOf(iu.kind, iu.name, uf)
+		ok = img != ""
+	}
+	if !ok {
+		return nil
+	}
+	return []string{img}
+}
+
+// runsUnstarted reports whether a unit's service counts as running when
+// systemd is not read: what a resource's service does once, and a
+// container that is started at boot and not a oneshot.
+func runsUnstarted(k spec.Kind, uf *unit.File) bool {
+	switch k {
+	case spec.Volume, spec.Network, spec.Pod, spec.Kube, spec.Image, spec.Artifact:
+		return true
+	case spec.Container:
+		t, _ := uf.Last(unit.Service, unit.KeyType)
+		return t != "oneshot" && len(uf.Lookup(unit.Install, unit.KeyWantedBy)) > 0
+	}
+	return false
 }
 
 // unitBase is the spec name a unit file belongs to: "web" for
@@ -168,17 +234,12 @@ func (b *builder) state(service string, iu *installedUnit) host.UnitState {
 		return host.UnitState{Name: service, LoadState: "not-found", ActiveState: "inactive"}
 	}
 	st := host.UnitState{Name: service, LoadState: "not-found", ActiveState: "inactive"}
-	if iu == nil || iu.file == nil {
+	if iu == nil || !iu.parses {
 		return st
 	}
 	st.LoadState = "loaded"
-	switch iu.kind {
-	case spec.Volume, spec.Network, spec.Pod, spec.Kube, spec.Image, spec.Artifact:
+	if iu.runs {
 		st.ActiveState = "active"
-	case spec.Container:
-		if t, _ := iu.file.Last(unit.Service, unit.KeyType); t != "oneshot" && len(iu.file.Lookup(unit.Install, unit.KeyWantedBy)) > 0 {
-			st.ActiveState = "active"
-		}
 	}
 	return st
 }
@@ -209,7 +270,7 @@ func running(st host.UnitState) bool {
 }
 
 func markerPolicy(iu *installedUnit) string {
-	v, ok := iu.file.Last(unit.Syslet, unit.KeyReclaimPolicy)
+	v, ok := iu.parsed().Last(unit.Syslet, unit.KeyReclaimPolicy)
 	if !ok {
 		return "(unset)"
 	}

@@ -115,7 +115,7 @@ func sameMount(a, b string) bool {
 // that from then on the unit is removed when its spec goes, and a volume
 // may be recreated (its data deleted) when it changes.
 func (b *builder) removalDefault(u *render.Unit, iu *installedUnit) {
-	if u.Kind == spec.Build || !u.RemovalAllowed || u.Spec.RemovalAllowedSet || iu.file == nil || iu.removalAllowed() {
+	if u.Kind == spec.Build || !u.RemovalAllowed || u.Spec.RemovalAllowedSet || !iu.parses || iu.removalAllowed() {
 		return
 	}
 	then := "removing its spec later removes the unit"

@@ -78,9 +78,9 @@ func installedFor(obs *Observed, fileName string) *installedUnit {
 	if !ok || !isUnit || f.Mode.IsDir() || f.Link != "" || base != fileName {
 		return nil
 	}
-	iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, host: f}
+	iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, perm: uint32(f.Mode.Perm())}
 	if uf, err := unit.Parse(f.Data); err == nil {
-		iu.file, iu.managed = uf, unit.Managed(uf)
+		iu.file, iu.parses, iu.managed = uf, true, unit.Managed(uf)
 	}
 	return iu
 }
@@ -180,7 +180,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 			if iu := installedFor(obs, a.Unit); iu != nil {
 				du := byFile[a.Unit]
 				switch {
-				case !iu.managed || iu.file == nil || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
+				case !iu.managed || !iu.parses || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
 					leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
 				case du != nil && written[a.Unit] != "" && contentDigest(du.File.Bytes()) == written[a.Unit]:
 					// A recreate: the specs still want the unit the earlier

@@ -30,72 +30,78 @@ func (b *builder) stale() {
 		}
 		return a.fileName < c.fileName // a template and its instances
 	})
+	// Each unit's parse is held only while its removal is planned.
 	for _, iu := range gone {
-		service := iu.service
-		b.p.Future[iu.fileName] = iu.data
-		st := b.state(service, iu)
-		uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
-			Template: iu.template, Instance: iu.instance}
-		if iu.template {
-			uc.Before, uc.After = "-", "-"
-		}
-		switch {
-		case !iu.managed:
-			uc.Effect = EffectIgnore
-			msg := "not managed by syslet (no [X-Syslet] marker): left alone"
-			if iu.link != "" {
-				msg = "a link to " + iu.link + " that its marker does not list as syslet's instance: left alone"
-			}
-			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: msg})
-		case iu.link == "" && b.heldStale(iu, &uc):
-		case !iu.removalAllowed():
-			uc.Effect = EffectKeep
-			uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}
-			b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "kept: no spec declares it, but its installed marker says RemovalAllowed=false"})
-		default:
-			delete(b.p.Future, iu.fileName)
-			uc.Effect, uc.After = EffectRemove, "removed"
-			uc.Reasons = []string{"no spec declares it"}
-			if iu.link != "" {
-				uc.Reasons = []string{"instance " + iu.instance + " of " + iu.link + ": no spec lists it any more"}
-			} else {
-				uc.Keys = diffKeys(iu.file, &unit.File{})
-			}
-			if iu.template {
-				uc.After = "-"
-			}
-			rank := kindRank(iu.kind)
-			if !iu.template && (running(st) || st.Failed()) {
-				b.add(Action{Op: OpStop, Target: service, Unit: iu.fileName, Reason: "removed"}, rank)
-			}
-			b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: iu.fileName, Reason: uc.Reasons[0]}, rank)
-			if iu.link != "" {
-				b.removeRecordedDropIns(b.inst[iu.link], iu.fileName, false, rank)
-			} else {
-				b.removeRecordedDropIns(iu, iu.fileName, true, rank)
-			}
-			b.unpinStale(iu, rank)
-			if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
-				if _, ok := b.obs.Files[dir]; ok {
-					b.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
-				}
-			}
-			if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
-				switch keep := b.keepResource(iu, res); {
-				case keep != "":
-					uc.Reasons = append(uc.Reasons, keep)
-					b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
-				case iu.reclaimDelete():
-					op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage, spec.Image: OpDeleteImage}[iu.kind]
-					b.add(Action{Op: op, Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
-					uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
-				default:
-					uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
-				}
-			}
-		}
-		b.p.Units = append(b.p.Units, uc)
+		iu.holding(func() { b.staleOne(iu) })
 	}
+}
+
+// staleOne plans one installed unit no spec declares any more.
+func (b *builder) staleOne(iu *installedUnit) {
+	service := iu.service
+	b.p.Future[iu.fileName] = iu.data
+	st := b.state(service, iu)
+	uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
+		Template: iu.template, Instance: iu.instance}
+	if iu.template {
+		uc.Before, uc.After = "-", "-"
+	}
+	switch {
+	case !iu.managed:
+		uc.Effect = EffectIgnore
+		msg := "not managed by syslet (no [X-Syslet] marker): left alone"
+		if iu.link != "" {
+			msg = "a link to " + iu.link + " that its marker does not list as syslet's instance: left alone"
+		}
+		b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: msg})
+	case iu.link == "" && b.heldStale(iu, &uc):
+	case !iu.removalAllowed():
+		uc.Effect = EffectKeep
+		uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}
+		b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "kept: no spec declares it, but its installed marker says RemovalAllowed=false"})
+	default:
+		delete(b.p.Future, iu.fileName)
+		uc.Effect, uc.After = EffectRemove, "removed"
+		uc.Reasons = []string{"no spec declares it"}
+		if iu.link != "" {
+			uc.Reasons = []string{"instance " + iu.instance + " of " + iu.link + ": no spec lists it any more"}
+		} else {
+			uc.Keys = diffKeys(iu.parsed(), &unit.File{})
+		}
+		if iu.template {
+			uc.After = "-"
+		}
+		rank := kindRank(iu.kind)
+		if !iu.template && (running(st) || st.Failed()) {
+			b.add(Action{Op: OpStop, Target: service, Unit: iu.fileName, Reason: "removed"}, rank)
+		}
+		b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: iu.fileName, Reason: uc.Reasons[0]}, rank)
+		if iu.link != "" {
+			b.removeRecordedDropIns(b.inst[iu.link], iu.fileName, false, rank)
+		} else {
+			b.removeRecordedDropIns(iu, iu.fileName, true, rank)
+		}
+		b.unpinStale(iu, rank)
+		if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
+			if _, ok := b.obs.Files[dir]; ok {
+				b.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
+			}
+		}
+		if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
+			switch keep := b.keepResource(iu, res); {
+			case keep != "":
+				uc.Reasons = append(uc.Reasons, keep)
+				b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
+			case iu.reclaimDelete():
+				op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage, spec.Image: OpDeleteImage}[iu.kind]
+				b.add(Action{Op: op, Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
+				uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
+			default:
+				uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
+			}
+		}
+	}
+	b.p.Units = append(b.p.Units, uc)
 }
 
 // dirInUse reports whether a desired unit other than fileName keeps dir:

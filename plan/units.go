@@ -52,7 +52,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		return iu, false, false, false
 	}
 	dropIns := b.planDropIns(u, iu, uc)
-	sameUnit := bytes.Equal(iu.data, want) || (iu.file != nil && unit.Same(iu.file, u.File))
+	sameUnit := bytes.Equal(iu.data, want) || (iu.parses && unit.Same(iu.parsed(), u.File))
 	if sameUnit && !dropIns {
 		b.p.Future[u.FileName] = iu.data
 		return iu, false, false, true
@@ -61,7 +61,7 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	if sameUnit {
 		b.p.Future[u.FileName] = iu.data
 	}
-	old, neu := b.merged(iu.file, u.FileName, false), b.merged(u.File, u.FileName, true)
+	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(u.File, u.FileName, true)
 	uc.Keys = diffKeys(old, neu)
 	b.removalDefault(u, iu)
 	meta = unit.Same(old.WithoutMetadata(), neu.WithoutMetadata())
@@ -101,7 +101,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	case iu == nil || iu.managed:
 	case iu.link == u.Link:
 		uc.Reasons = append(uc.Reasons, "taken over: the link to "+u.Link+" is there already")
-	case iu.file != nil && unit.SameMeaning(iu.file, tmpl.File):
+	case iu.parses && unit.SameMeaning(iu.parsed(), tmpl.File):
 		uc.Reasons = append(uc.Reasons, "taken over: the unit says what "+u.Link+" says; it becomes a link to it")
 	default:
 		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
@@ -124,7 +124,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	if iu == nil {
 		return nil, false, false, true
 	}
-	old, neu := b.merged(iu.file, u.FileName, false), b.merged(tmpl.File, u.FileName, true)
+	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(tmpl.File, u.FileName, true)
 	oldM, neuM := old.WithoutMetadata(), neu.WithoutMetadata()
 	same := unit.Same(oldM, neuM)
 	if same && !link && !dropIns {
