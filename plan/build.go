@@ -51,7 +51,7 @@ type builder struct {
 // pure: the same inputs and options always give the same plan. Options
 // are the guardrails' switches (drift.go).
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
-	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{Future: map[string][]byte{}, Current: map[string][]byte{}}, inst: map[string]*installedUnit{},
+	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{},
 		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}}
 	// Each desired unit gets one entry (stale ones a few more): sized
@@ -156,7 +156,7 @@ func kindRank(k spec.Kind) int {
 
 func newChange(u *render.Unit) UnitChange {
 	return UnitChange{FileName: u.FileName, Path: u.Path, Service: u.Service, Kind: u.Kind, Effect: EffectNone,
-		Source: u.Spec.Source + " " + u.Spec.Path(), Template: u.Template, Instance: u.Instance}
+		Source: u.Origin.String(), Template: u.Template, Instance: u.Instance}
 }
 
 func (b *builder) pull(ref, owner string) {

@@ -231,7 +231,6 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 	st := b.state(u.Service, iu)
 	uc.needReload, uc.Before = st.NeedDaemonReload, beforeState(st)
 	b.drift(iu, uc, edited, want, desired, modes)
-	b.p.Future[u.FileName] = iu.data
 	return true
 }
 

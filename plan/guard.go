@@ -76,7 +76,7 @@ func linkRefusals(out *render.Output, obs *Observed) []Refusal {
 			}
 			source := ""
 			if u := owners[owner]; u != nil {
-				source = u.Spec.Source + " " + u.Spec.Path()
+				source = u.Origin.String()
 			}
 			refs = append(refs, Refusal{Unit: owner, Source: source, Message: fmt.Sprintf(
 				"%s is a symlink (to %s) where syslet expects a %s; syslet never writes through symlinks in the trees it manages: remove it or replace it with a real %s",

@@ -39,7 +39,6 @@ func (b *builder) stale() {
 // staleOne plans one installed unit no spec declares any more.
 func (b *builder) staleOne(iu *installedUnit) {
 	service := iu.service
-	b.p.Future[iu.fileName] = iu.data
 	st := b.state(service, iu)
 	uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
 		Template: iu.template, Instance: iu.instance}
@@ -60,7 +59,6 @@ func (b *builder) staleOne(iu *installedUnit) {
 		uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}
 		b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "kept: no spec declares it, but its installed marker says RemovalAllowed=false"})
 	default:
-		delete(b.p.Future, iu.fileName)
 		uc.Effect, uc.After = EffectRemove, "removed"
 		uc.Reasons = []string{"no spec declares it"}
 		if iu.link != "" {

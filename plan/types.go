@@ -275,13 +275,6 @@ type Plan struct {
 	Warnings []report.Finding `json:"warnings,omitempty"`
 	// Resume is set when the plan carries forward an unfinished run.
 	Resume *Resume `json:"resume,omitempty"`
-	// Future is the complete set of unit files the unit directory will
-	// hold after the apply (syslet's and everyone else's), by file name.
-	// Staging runs the quadlet generator over exactly this set.
-	Future map[string][]byte `json:"-"`
-	// Current is the unit directory as it is now, for telling problems
-	// this apply would cause from problems the host already has.
-	Current map[string][]byte `json:"-"`
 	// Leftovers are the temporary files an interrupted apply left
 	// (Observed.Leftovers): not changes, so not actions; an apply removes
 	// them before it stages anything.

@@ -34,7 +34,6 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	} else {
 		want = u.File.Bytes()
 	}
-	b.p.Future[u.FileName] = want
 	if iu == nil {
 		uc.Write = true
 		uc.Keys = diffKeys(&unit.File{}, u.File)
@@ -54,13 +53,9 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 	dropIns := b.planDropIns(u, iu, uc)
 	sameUnit := bytes.Equal(iu.data, want) || (iu.parses && unit.Same(iu.parsed(), u.File))
 	if sameUnit && !dropIns {
-		b.p.Future[u.FileName] = iu.data
 		return iu, false, false, true
 	}
 	uc.Write = !sameUnit
-	if sameUnit {
-		b.p.Future[u.FileName] = iu.data
-	}
 	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(u.File, u.FileName, true)
 	uc.Keys = diffKeys(old, neu)
 	b.removalDefault(u, iu)
@@ -87,9 +82,6 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	iu = b.inst[u.FileName]
 	tmpl := b.desired[u.Link]
 	if b.heldUnits[u.Link] {
-		if iu != nil {
-			b.p.Future[u.FileName] = iu.data
-		}
 		st := b.state(u.Service, iu)
 		uc.needReload, uc.Before, uc.After = st.NeedDaemonReload, beforeState(st), beforeState(st)
 		uc.Effect = EffectDrift
@@ -110,7 +102,6 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}
-	b.p.Future[u.FileName] = tmpl.File.Bytes()
 	link := iu == nil || iu.link != u.Link
 	if link {
 		uc.Write = true
@@ -162,7 +153,6 @@ func (b *builder) resource(u *render.Unit) {
 		// Recreating it would delete its data: the volume stays as the
 		// failed run left it, and the rollback says so.
 		b.unwrite(u.Path)
-		b.p.Future[u.FileName] = iu.data
 		uc.Write, uc.Effect = false, EffectKeep
 		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate volume "+u.Resource+" and delete its data")
 		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1]})

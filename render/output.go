@@ -32,13 +32,16 @@ type Output struct {
 // link reads as), DropIns its own, Merged with the template's drop-ins
 // and its own, Service web@1.service, Container web-1.
 type Unit struct {
-	Spec     *spec.Spec `json:"-"`
-	Kind     spec.Kind  `json:"kind"`
-	Name     string     `json:"name"`     // spec name
-	FileName string     `json:"fileName"` // web.container
-	Path     string     `json:"path"`     // /etc/containers/systemd/web.container
-	Service  string     `json:"service"`  // web.service (or ServiceName=, .service added)
-	File     *unit.File `json:"-"`
+	// Spec is what the unit was rendered from, for the checks; nil once
+	// the set is released (Output.Release). Origin stays.
+	Spec     *spec.Spec  `json:"-"`
+	Origin   spec.Origin `json:"-"`
+	Kind     spec.Kind   `json:"kind"`
+	Name     string      `json:"name"`     // spec name
+	FileName string      `json:"fileName"` // web.container
+	Path     string      `json:"path"`     // /etc/containers/systemd/web.container
+	Service  string      `json:"service"`  // web.service (or ServiceName=, .service added)
+	File     *unit.File  `json:"-"`
 	// Merged is what quadlet converts: File with the unit's drop-ins
 	// (and, for an instance, its template's) merged in, in quadlet's
 	// order. It is File itself when there are none.
@@ -46,7 +49,7 @@ type Unit struct {
 	// Lines are every line that reaches Merged, with its JSON path, but
 	// for syslet's marker (its [X-Syslet] keys other than Instance=): the
 	// unit's own, then its drop-ins' (an instance's: its template's lines,
-	// then the drop-ins').
+	// then the drop-ins'). For the checks: nil once released.
 	Lines   []Line   `json:"-"`
 	DropIns []DropIn `json:"dropIns,omitempty"`
 	// Templates: Template is set on the template (web@.container), which
@@ -67,9 +70,12 @@ type Unit struct {
 	// Volumes, networks, builds, pods, images and artifacts: the podman
 	// object the unit manages (VolumeName, NetworkName, ImageTag, PodName,
 	// an image unit's ImageTag or Image, Artifact) and what may happen to it.
-	Resource       string      `json:"resource,omitempty"`
-	RemovalAllowed bool        `json:"removalAllowed"`
-	ReclaimPolicy  spec.Policy `json:"reclaimPolicy,omitempty"`
+	Resource       string `json:"resource,omitempty"`
+	RemovalAllowed bool   `json:"removalAllowed"`
+	// RemovalSet: the spec wrote removalAllowed itself (spec's
+	// RemovalAllowedSet).
+	RemovalSet    bool        `json:"-"`
+	ReclaimPolicy spec.Policy `json:"reclaimPolicy,omitempty"`
 	// Image units: Pull is how the apply's pull step pulls Image (nil when
 	// the unit uses keys podman's pull API does not take: its service
 	// pulls it when started).
@@ -90,6 +96,19 @@ type Uses struct {
 	Secrets     []string `json:"secrets,omitempty"`     // podman secret names
 	ConfigFiles []string `json:"configFiles,omitempty"` // host paths
 	ConfigDirs  []string `json:"configDirs,omitempty"`  // host paths
+}
+
+// Release lets go of what only the checks read — each unit's spec and
+// lines (its drop-ins' too) — once they are done: a plan never reads
+// them, and for a hundred thousand specs they are some 45 MB held
+// through the planning. Secrets keep their specs (a plan names them).
+func (o *Output) Release() {
+	for _, u := range o.Units {
+		u.Spec, u.Lines = nil, nil
+		for i := range u.DropIns {
+			u.DropIns[i].Lines = nil
+		}
+	}
 }
 
 // Used is what the unit refers to and mounts (empty lists when nothing).

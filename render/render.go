@@ -129,8 +129,8 @@ func addsOf(k spec.Kind) int {
 
 func (o *Output) newUnit(s *spec.Spec) (*Unit, *builder) {
 	u, f, lines := o.slab.take(linesOf(s))
-	*u = Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: s.FileName(),
-		File: f, Template: s.Template(), Lines: lines}
+	*u = Unit{Spec: s, Origin: s.Origin(), Kind: s.Kind, Name: s.Name, FileName: s.FileName(),
+		File: f, Template: s.Template(), Lines: lines, RemovalSet: s.RemovalAllowedSet}
 	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
 	return u, &builder{u: u}
 }
@@ -293,8 +293,8 @@ func (o *Output) container(s *spec.Spec) {
 	var instances []*Unit
 	for _, inst := range s.Instances {
 		b.add(unit.Syslet, unit.KeyInstance, inst.Name, inst.Path)
-		instances = append(instances, &Unit{Spec: s, Kind: s.Kind, Name: s.Name, FileName: layout.Instance(u.FileName, inst.Name),
-			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed,
+		instances = append(instances, &Unit{Spec: s, Origin: s.Origin(), Kind: s.Kind, Name: s.Name, FileName: layout.Instance(u.FileName, inst.Name),
+			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed, RemovalSet: s.RemovalAllowedSet,
 			DropIns: dropIns(s, layout.Instance(u.FileName, inst.Name), inst.DropIns)})
 	}
 	u.finish()

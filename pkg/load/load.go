@@ -23,9 +23,29 @@ import (
 // whatever could be decoded and rendered, also when Report has errors.
 type Set struct {
 	Sources []spec.Source
-	Specs   []*spec.Spec
-	Out     *render.Output
-	Report  report.Report
+	// Specs are nil once the set is released (Release); Count stays.
+	Specs  []*spec.Spec
+	Out    *render.Output
+	Report report.Report
+
+	released int    // how many specs there were when released
+	digest   string // Digest, once made: the input never changes
+}
+
+// Count is the number of specs decoded.
+func (s *Set) Count() int {
+	if s.Specs == nil {
+		return s.released
+	}
+	return len(s.Specs)
+}
+
+// Release lets go of what only the checks read: the specs themselves and
+// the rendered units' lines (render.Output.Release). Call it once every
+// check is done; the rendered units, sources and report stay.
+func (s *Set) Release() {
+	s.released, s.Specs = s.Count(), nil
+	s.Out.Release()
 }
 
 // Options say where a Path's input comes from and how much of it is read.
@@ -136,8 +156,11 @@ func (s *Set) Stream() []byte { return Join(s.Sources) }
 // journal records as the run's input. The same specs read back from the
 // stream an apply stored, or from a generation, have the same digest.
 func (s *Set) Digest() string {
-	sum := sha256.Sum256(Join(s.Sources))
-	return hex.EncodeToString(sum[:])
+	if s.digest == "" {
+		sum := sha256.Sum256(Join(s.Sources))
+		s.digest = hex.EncodeToString(sum[:])
+	}
+	return s.digest
 }
 
 // Join concatenates sources into one stream, each ending in a newline

@@ -160,7 +160,23 @@ type Instance struct {
 }
 
 // Path returns the JSON path of the spec itself inside its source, "[i]".
-func (s *Spec) Path() string { return jsontree.Index("", s.Index) }
+func (s *Spec) Path() string { return s.Origin().Path() }
+
+// Origin is where the spec came from.
+func (s *Spec) Origin() Origin { return Origin{Source: s.Source, Index: s.Index} }
+
+// Origin is where a spec came from: its source and its index in it. What
+// is rendered from a spec keeps it when the spec itself is let go.
+type Origin struct {
+	Source string
+	Index  int
+}
+
+// Path returns the JSON path of the spec inside its source, "[i]".
+func (o Origin) Path() string { return jsontree.Index("", o.Index) }
+
+// String is the spec's source and path: "specs/web.json [0]".
+func (o Origin) String() string { return o.Source + " " + o.Path() }
 
 // Ref names the spec for people: "container web (specs/web.json [0])".
 func (s *Spec) Ref() string {

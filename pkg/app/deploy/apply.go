@@ -63,7 +63,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	r.h.secrets = opened
 
 	rctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
-	p, err := r.plan(rctx, l, resumeOK, rs)
+	p, obs, err := r.plan(rctx, l, resumeOK, rs)
 	cancel()
 	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("reading the host's state did not finish within %s: %w", req.ReadTimeout, err)
@@ -84,7 +84,7 @@ func (r *runner) pass(ctx context.Context, l *load.Set, runID string, resumeOK b
 	if err := r.checkSaved(runID, l, p, rs); err != nil {
 		return err
 	}
-	kept, err := r.h.stage(ctx, p, l.Out, req.Stderr)
+	kept, err := r.h.stage(ctx, p, obs, l.Out, req.Stderr)
 	out.StageDir = kept
 	if err != nil {
 		printPlan(r.human, req, l, p)
@@ -236,7 +236,7 @@ func resultOf(rs *restore, result string) string {
 
 // plan observes the host and builds the plan: with a rollback's pins,
 // and carrying forward what the last run left unfinished.
-func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore) (*plan.Plan, error) {
+func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore) (*plan.Plan, *plan.Observed, error) {
 	opts := plan.Options{Force: r.req.Force, InputDigest: l.Digest()}
 	gens, err := r.gens.List()
 	if err != nil {
@@ -247,7 +247,9 @@ func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore
 		opts.Rollback = true
 		opts.Pins = r.pins(ctx, rs.gen)
 	}
-	return makePlan(ctx, r, l, resume, opts)
+	// The run's own input (not a generation a failed gate rolls back to)
+	// waits for its converter check before the plan is built.
+	return makePlan(ctx, r, l, resume, rs == nil || rs.of == "", opts)
 }
 
 // execute runs the plan with the journal as its recorder.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/syslet/syslet/executor"
@@ -313,7 +314,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 			return r.fail(err)
 		}
 	}
-	out.Specs, out.Sources, out.Findings = len(l.Specs), len(l.Sources), l.Report.Findings
+	out.Specs, out.Sources, out.Findings = l.Count(), len(l.Sources), l.Report.Findings
 	if l.Report.HasErrors() {
 		view.Findings(req.Stderr, l.Report)
 		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
@@ -337,7 +338,11 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer stopWaiting()
 	check := h.startCheck(ctx, &req, l, stopWaiting)
 	defer check.wait() // l.Report is the check's until it is done
-	r.verdict = func() error {
+	// The verdict is asked for before the plan is built (the specs are
+	// let go then) and again before it is printed: it is reached once.
+	var settled sync.Once
+	var verdict error
+	settle := func() error {
 		release, err := check.wait()
 		r.release = release
 		if err != nil {
@@ -351,6 +356,10 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 			return fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors())
 		}
 		return nil
+	}
+	r.verdict = func() error {
+		settled.Do(func() { verdict = settle() })
+		return verdict
 	}
 
 	runID := runlog.NewRunID(time.Now())
@@ -407,5 +416,5 @@ func printKept(w io.Writer, dir string) {
 
 // printPlan writes the plan for people, with what it was made against.
 func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
-	view.PlanWithHeader(w, view.Against{Specs: len(l.Specs), Sources: len(l.Sources), Root: req.Root, NoHost: req.hostless()}, p)
+	view.PlanWithHeader(w, view.Against{Specs: l.Count(), Sources: len(l.Sources), Root: req.Root, NoHost: req.hostless()}, p)
 }

@@ -107,7 +107,8 @@ type podmanCheck struct {
 
 // startCheck runs checkPodman on its own goroutine; when the check fails
 // or finds errors in the specs it calls onInvalid (what the run is waiting
-// for is then not worth waiting for).
+// for is then not worth waiting for). Once it is done l is released
+// (load.Set.Release): the plan needs neither its specs nor its lines.
 func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, onInvalid func()) *podmanCheck {
 	c := &podmanCheck{done: make(chan struct{})}
 	go func() {
@@ -115,6 +116,10 @@ func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, on
 		vctx, cancel := context.WithTimeout(ctx, req.ReadTimeout)
 		defer cancel()
 		c.release, c.err = h.checkPodman(vctx, req, l)
+		// The check was the last to read the specs and the units' lines:
+		// let them go now, while the host is still being read, rather than
+		// when the plan is built (a big set's specs are 45 MB).
+		l.Release()
 		if c.err != nil || l.Report.HasErrors() {
 			onInvalid()
 		}
@@ -152,7 +157,7 @@ func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]
 // file comes from. Without a running system there is no generator to ask.
 // kept is the staging directory left for inspection (a failed staging,
 // or Request.KeepStage), "" when none was kept.
-func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, warn io.Writer) (kept string, err error) {
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, out *render.Output, warn io.Writer) (kept string, err error) {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
 		return "", nil
 	}
@@ -164,7 +169,8 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 			changed = append(changed, a.Unit)
 		}
 	}
-	res, err := h.live.Stager.Check(ctx, p.Future, p.Current, changed)
+	current, future := plan.UnitSets(obs, p)
+	res, err := h.live.Stager.Check(ctx, future, current, changed)
 	for _, w := range res.Warnings {
 		view.Printf(warn, "syslet: staging warning: %s\n", attribute(w, out))
 	}
@@ -181,7 +187,7 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, out *render.Output, 
 func attribute(msg string, out *render.Output) string {
 	for _, u := range out.Units {
 		if mentions(msg, u.FileName) || mentions(msg, u.Service) {
-			return msg + "  [spec: " + u.Spec.Source + " " + u.Spec.Path() + "]"
+			return msg + "  [spec: " + u.Origin.String() + "]"
 		}
 	}
 	return msg

@@ -11,8 +11,10 @@ import (
 )
 
 // makePlan observes the host, builds the plan, and carries forward what
-// the last run left unfinished.
-func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts plan.Options) (*plan.Plan, error) {
+// the last run left unfinished; it returns the plan and what it observed.
+// When checked, the host is read only once podman's converter check of l
+// passed.
+func makePlan(ctx context.Context, r *runner, l *load.Set, resume, checked bool, opts plan.Options) (*plan.Plan, *plan.Observed, error) {
 	// The journal's tail is read while the host is.
 	type recent struct {
 		runs []*runlog.RunInfo
@@ -23,14 +25,23 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 		runs, err := r.jr.Recent()
 		journal <- recent{runs, err}
 	}()
+	if checked {
+		// The check releases the specs when it is done (startCheck):
+		// the host is read after it, not beside it, so that a big set's
+		// specs and its installed tree are never held at once. Reading
+		// the tree uses every CPU by itself.
+		if err := r.verdict(); err != nil {
+			return nil, nil, err
+		}
+	}
 	obs, err := plan.Observe(ctx, r.h.sources(), l.Out)
 	j := <-journal
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runs, err := j.runs, j.err
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.observed(obs, runs)
 	opts.Written = writtenByUnfinished(runs)
@@ -56,11 +67,11 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	}
 	p := plan.Build(l.Out, obs, opts)
 	if !resume {
-		return p, nil
+		return p, obs, nil
 	}
 	u := unfinished(runs)
 	if u == nil {
-		return p, nil
+		return p, obs, nil
 	}
 	// When systemd last started each unit an unfinished start names: a
 	// oneshot it ran for that run must not run again.
@@ -72,11 +83,11 @@ func makePlan(ctx context.Context, r *runner, l *load.Set, resume bool, opts pla
 	}
 	started, err := r.h.lastStarted(ctx, starts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	u.Managed = r.managedBefore(u)
 	p.Resume = plan.CarryForward(p, l.Out, obs, u, started)
-	return p, nil
+	return p, obs, nil
 }
 
 // managedBefore is the evidence that the objects an unfinished run meant

@@ -293,7 +293,7 @@ func (r *runner) save(l *load.Set, p *plan.Plan) error {
 		return errors.New("internal error: the host state of the plan was not kept; no plan was saved")
 	}
 	s := &SavedPlan{Format: SavedFormat, Syslet: req.Version, Made: time.Now().UTC().Truncate(time.Second), Host: hostname(), Root: req.Root,
-		Source: req.Source, Specs: len(l.Specs), Sources: len(l.Sources), InputDigest: l.Digest(), Podman: r.release.String(),
+		Source: req.Source, Specs: l.Count(), Sources: len(l.Sources), InputDigest: l.Digest(), Podman: r.release.String(),
 		Options: SavedOptions{Force: req.Force, AllowRemovals: req.AllowRemovals},
 		Plan:    p, PlanDigest: p.Digest(), Summary: view.PlanSummary(p), State: *r.state}
 	s.Digest = s.sum()
