@@ -214,7 +214,7 @@ func newerThanLoad(at time.Time, err error, files map[string]host.File) bool {
 		return true
 	}
 	for p, f := range files {
-		if strings.HasPrefix(p, layout.UnitDir+"/") && f.ModTime.After(at) {
+		if strings.HasPrefix(p, layout.UnitDir+"/") && f.Modified().After(at) {
 			return true
 		}
 	}

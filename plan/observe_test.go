@@ -56,9 +56,9 @@ func TestObserveAsksForReloadStateOnlyWhenAFileIsNewer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := treeReader{}
 			for _, u := range out.Units {
-				files[u.Path] = host.File{Data: u.File.Bytes(), Mode: 0o644, ModTime: load.Add(-time.Hour)}
+				files[u.Path] = host.File{Data: u.File.Bytes(), Mode: 0o644, ModTime: load.Add(-time.Hour).UnixNano()}
 			}
-			files[layout.UnitDir+"/web.container"] = host.File{Data: []byte("x"), Mode: 0o644, ModTime: tc.modTime}
+			files[layout.UnitDir+"/web.container"] = host.File{Data: []byte("x"), Mode: 0o644, ModTime: nanos(tc.modTime)}
 			u := &units{loadedAt: load, stale: map[string]bool{"web.service": true}}
 			obs, err := plan.Observe(context.Background(), plan.Sources{Files: files, Units: u}, out)
 			if err != nil {
@@ -189,4 +189,12 @@ func TestObserveSetsLeftoversApart(t *testing.T) {
 			t.Errorf("the plan acts on a leftover: %s %s", a.Op, a.Target)
 		}
 	}
+}
+
+// nanos is t as host.File.ModTime holds it (zero for the zero time).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }

@@ -77,19 +77,35 @@ type Secret struct {
 }
 
 // File is one regular file read from disk, or the target of a symlink when
-// Link is set (Data is then empty).
+// Link is set (Data is then empty). A hundred thousand installed units are
+// a hundred thousand of them, so what few files have (a streamed digest)
+// is held apart.
 type File struct {
 	Data []byte      `json:"-"`
 	Mode fs.FileMode `json:"mode"`
 	Link string      `json:"link,omitempty"`
-	// ModTime is the file's modification time: unit files newer than
-	// systemd's last load are the only ones that can need a daemon-reload.
-	ModTime time.Time `json:"-"`
-	// Large marks a file too large to keep in memory: Data is empty, and
-	// Size and Sum (its streamed sha256) stand for its content.
-	Large bool       `json:"-"`
-	Size  int64      `json:"-"`
-	Sum   digest.Sum `json:"-"`
+	// ModTime is the file's modification time in Unix nanoseconds (zero:
+	// not known): unit files newer than systemd's last load are the only
+	// ones that can need a daemon-reload. Modified reads it as a time.
+	ModTime int64 `json:"-"`
+	// Streamed is set on a file too large to keep in memory: Data is then
+	// empty, and its size and streamed sha256 stand for its content.
+	Streamed *Streamed `json:"-"`
+}
+
+// Streamed is what is known of a file read through a digest rather than
+// kept.
+type Streamed struct {
+	Size int64
+	Sum  digest.Sum
+}
+
+// Modified is ModTime as a time (the zero time when not known).
+func (f File) Modified() time.Time {
+	if f.ModTime == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, f.ModTime)
 }
 
 // Weight is about what the file, read at path p, weighs in memory: its
@@ -98,26 +114,26 @@ type File struct {
 func (f File) Weight(p string) int64 { return int64(256 + len(p) + len(f.Data) + len(f.Link)) }
 
 // Holds reports whether the file's content is exactly data: by bytes, or
-// for a Large file by size and digest.
+// for a streamed file by size and digest.
 func (f File) Holds(data []byte) bool {
-	if f.Large {
-		return f.Size == int64(len(data)) && f.Sum == digest.Of(data)
+	if s := f.Streamed; s != nil {
+		return s.Size == int64(len(data)) && s.Sum == digest.Of(data)
 	}
 	return bytes.Equal(f.Data, data)
 }
 
 // Digest is the sha256 of the file's content.
 func (f File) Digest() digest.Sum {
-	if f.Large {
-		return f.Sum
+	if s := f.Streamed; s != nil {
+		return s.Sum
 	}
 	return digest.Of(f.Data)
 }
 
 // Length is the size of the file's content.
 func (f File) Length() int64 {
-	if f.Large {
-		return f.Size
+	if s := f.Streamed; s != nil {
+		return s.Size
 	}
 	return int64(len(f.Data))
 }

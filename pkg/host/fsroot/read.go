@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,7 +23,7 @@ import (
 // top of the unit directory — is read whole up to MaxFileSize, or refused.
 // Any other file (a config or build-context file, a config dir's file) is
 // kept in memory up to the tree's KeepFile and compared beyond that by its
-// streamed sha256 (host.File.Large): syslet's own content comes from spec
+// streamed sha256 (host.File.Streamed): syslet's own content comes from spec
 // input, which is bounded anyway, so a larger file is only ever
 // "different". Each tree (each directory ReadTree is given) holds at most
 // TreeLimits in all.
@@ -56,10 +55,10 @@ var unitKind = bounded.Kind{What: "a unit file", Max: MaxFileSize}
 // types (FIFOs, sockets, devices) are reported with their mode only and
 // are never opened. Each directory is bounded by TreeLimits.
 //
-// The subdirectories of each tree (one per container under the config
-// root) are walked side by side by a few workers, each into its own map,
-// while the entries at the top (the unit files) are read by the caller:
-// on a converged host reading the trees is the largest part of a run.
+// The entries of each tree (the unit files at the top of the unit
+// directory, a directory per container under the config root) are read
+// side by side by a few workers: on a converged host reading the trees is
+// the largest part of a run.
 func (r Root) ReadTree(dirs ...string) (map[string]host.File, error) {
 	return r.ReadTreeWithin(TreeLimits, dirs...)
 }
@@ -108,43 +107,56 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(subdirs))
+	// The unit files at the top come first, then the subdirectories, all
+	// shared out among a few workers, each into its own map: reading a
+	// file is a few system calls, and a hundred thousand unit files read
+	// one after the other were most of a converged run's time. Of the
+	// errors met, the one of the earliest entry is reported.
+	items := append(top, subdirs...)
+	workers := min(runtime.GOMAXPROCS(0), len(items))
 	parts := make([]map[string]host.File, workers)
-	errs := make([]error, workers)
+	type failure struct {
+		at  int
+		err error
+	}
+	fails := make([]failure, workers)
 	var failed atomic.Bool // one worker's error stops the others
 	var wg sync.WaitGroup
 	for w := range workers {
 		parts[w] = map[string]host.File{}
 		wg.Go(func() {
-			// Worker w takes every workers-th subdirectory: they are alike
-			// (one per unit), so a fixed share balances well enough.
-			for i := w; i < len(subdirs) && !failed.Load(); i += workers {
-				s := subdirs[i]
-				if err := visit(s.dirfd, s.dir, s.e, parts[w], s.b, l); err != nil {
-					errs[w] = wrap(s.dir, err)
+			// Worker w takes every workers-th entry: they are alike (a
+			// unit file each, or a directory per unit), so a fixed share
+			// balances well enough.
+			for i := w; i < len(items) && !failed.Load(); i += workers {
+				it := items[i]
+				if err := visit(it.dirfd, it.dir, it.e, parts[w], it.b, l); err != nil {
+					fails[w] = failure{i, wrap(it.dir, err)}
 					failed.Store(true)
 				}
 			}
 		})
 	}
-	var topErr error
-	for _, t := range top {
-		if err := visit(t.dirfd, t.dir, t.e, out, t.b, l); err != nil {
-			topErr = wrap(t.dir, err)
-			failed.Store(true)
-			break
-		}
-	}
 	wg.Wait()
-	for _, err := range append([]error{topErr}, errs...) {
-		if err != nil {
-			return nil, err
+	first := failure{at: len(items)}
+	for _, f := range fails {
+		if f.err != nil && f.at < first.at {
+			first = f
 		}
 	}
-	for _, part := range parts {
-		maps.Copy(out, part)
+	if first.err != nil {
+		return nil, first.err
 	}
-	return out, nil
+	n := len(out)
+	for _, part := range parts {
+		n += len(part)
+	}
+	all := make(map[string]host.File, n)
+	maps.Copy(all, out)
+	for _, part := range parts {
+		maps.Copy(all, part)
+	}
+	return all, nil
 }
 
 func fstat(fd int) (fs.FileMode, error) {
@@ -332,7 +344,7 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, l Limits, isUnit 
 		return host.File{}, describe(dirfd, hp, name, errors.Unwrap(err))
 	}
 	defer unix.Close(fd)
-	f := host.File{Mode: bounded.FileMode(st.Mode), ModTime: time.Unix(st.Mtim.Unix())}
+	f := host.File{Mode: bounded.FileMode(st.Mode), ModTime: st.Mtim.Nano()}
 	if isUnit || l.KeepFile == 0 || st.Size <= l.KeepFile {
 		k := unitKind
 		if !isUnit {
@@ -355,8 +367,8 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, l Limits, isUnit 
 	if err := b.Read(st.Size); err != nil {
 		return host.File{}, err
 	}
-	f.Large = true
-	if f.Sum, f.Size, err = bounded.DigestFD(fd, hp, bounded.Kind{What: "a file of " + l.What, Max: st.Size + l.KeepFile}); err != nil {
+	f.Streamed = &host.Streamed{}
+	if f.Streamed.Sum, f.Streamed.Size, err = bounded.DigestFD(fd, hp, bounded.Kind{What: "a file of " + l.What, Max: st.Size + l.KeepFile}); err != nil {
 		return host.File{}, err
 	}
 	return f, nil
