@@ -6,7 +6,6 @@ import (
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
-	"github.com/syslet/syslet/pkg/unit"
 )
 
 // stale plans installed units that no spec declares any more.
@@ -64,7 +63,7 @@ func (b *builder) staleOne(iu *installedUnit) {
 		if iu.link != "" {
 			uc.Reasons = []string{"instance " + iu.instance + " of " + iu.link + ": no spec lists it any more"}
 		} else {
-			uc.Keys = diffKeys(iu.parsed(), &unit.File{})
+			uc.perm, uc.removed = iu.perm, iu.data
 		}
 		if iu.template {
 			uc.After = "-"

@@ -101,7 +101,7 @@ func StepOf(op Op) Step { return opStep[op] }
 // Action is one host change. Target is a service name, an absolute host
 // path, an image reference, or a podman volume / network / secret name.
 //
-// Its JSON form (actionjson.go) keeps one field order whatever the layout
+// Its JSON form (json.go) keeps one field order whatever the layout
 // of the struct: the plan's digest and the saved plans are made of it.
 type Action struct {
 	Step   Step   `json:"step"`
@@ -213,6 +213,14 @@ type UnitChange struct {
 	// no unit. The unit's whole state is not kept: a plan of a hundred
 	// thousand units held 7 MB of it for this one bit.
 	needReload bool
+	// perm and removed are what the key changes of a unit the plan
+	// removes are read from when the plan is written as JSON (every key,
+	// as "-"), with perm's redaction: the installed unit's mode and
+	// content. They are not worked out beforehand: a plan removing a
+	// hundred thousand units held 55 MB of them, which the text plan never
+	// shows.
+	perm    uint32
+	removed []byte
 }
 
 // KeyChange is one added, removed or changed [Section] Key.

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/syslet/syslet/pkg/redact"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // MarshalJSON writes the action as encoding/json wrote it when all its
@@ -102,4 +105,17 @@ func appendEncoded(b []byte, v any, html bool) []byte {
 	// Strings, a map of strings and plain structs of them cannot fail.
 	_ = enc.Encode(v)
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// MarshalJSON writes the unit change as encoding/json does, with the key
+// changes of a removed unit worked out now (see UnitChange.removed).
+func (uc UnitChange) MarshalJSON() ([]byte, error) {
+	type plain UnitChange // the same fields, without this method
+	if uc.Keys == nil && uc.removed != nil {
+		if f, err := unit.Parse(uc.removed); err == nil {
+			uc.Keys = diffKeys(f, &unit.File{})
+			redactKeys(uc.Keys, redact.Private(uc.perm), uc.perm)
+		}
+	}
+	return json.Marshal(plain(uc))
 }
