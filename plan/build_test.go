@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,11 +32,12 @@ const base = `
 func renderStream(t *testing.T, stream string) *render.Output {
 	t.Helper()
 	set := load.Bytes("test.json", []byte(stream))
-	out, rep := set.Out, set.Report
-	if rep.HasErrors() {
-		t.Fatalf("specs invalid:\n%s", rep.String())
+	if set.Report.HasErrors() {
+		t.Fatalf("specs invalid:\n%s", set.Report.String())
 	}
-	return out
+	// Planned as a run plans it: once its checks are done (Release).
+	set.Release()
+	return set.Out
 }
 
 // edit applies textual replacements to the base stream.
@@ -62,7 +64,7 @@ func install(t *testing.T, out *render.Output) *hostState {
 	t.Helper()
 	r := fsroot.New(t.TempDir())
 	for _, u := range out.Units {
-		must(t, r.WriteFile(u.Path, u.File.Bytes(), 0o644))
+		must(t, r.WriteFile(u.Path, u.Bytes(), 0o644))
 	}
 	for _, f := range out.Files {
 		must(t, r.WriteFile(f.Path, f.Content, f.Mode))
@@ -327,6 +329,12 @@ func TestChanges(t *testing.T) {
 			}
 			out := renderStream(t, tc.stream(t))
 			p := plan.Build(out, h.obs, plan.Options{})
+			// A set not released (as a rollback's generation is planned)
+			// plans the same, to the byte.
+			whole := load.Bytes("test.json", []byte(tc.stream(t))).Out
+			if got, want := planJSON(t, p), planJSON(t, plan.Build(whole, h.obs, plan.Options{})); got != want {
+				t.Errorf("released and whole sets plan differently:\n%s\n%s", got, want)
+			}
 			if tc.refused {
 				if p.Appliable() {
 					t.Fatalf("want a refusal, got actions %q", actions(p))
@@ -494,3 +502,10 @@ func (s *secretStore) Secrets(context.Context) ([]host.Secret, error) {
 }
 
 func (s *secretStore) ImageExists(context.Context, string) (bool, error) { return true, nil }
+
+func planJSON(t *testing.T, p *plan.Plan) string {
+	t.Helper()
+	b, err := json.Marshal(p)
+	must(t, err)
+	return string(b) + " " + p.Digest()
+}

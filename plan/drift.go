@@ -63,14 +63,17 @@ func unitEdited(data []byte) (recorded, edited bool) {
 }
 
 // recordedFiles reads the FileDigest= lines of an installed marker: host
-// path → digest.
+// path → digest (nil when there are none, as for most units).
 func recordedFiles(f *unit.File) map[string]string {
-	out := map[string]string{}
 	if f == nil {
-		return out
+		return nil
 	}
+	var out map[string]string
 	for _, v := range f.Lookup(unit.Syslet, unit.KeyFileDigest) {
 		if d, p, ok := strings.Cut(v, " "); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
 			out[p] = d
 		}
 	}
@@ -103,7 +106,7 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 			out = append(out, edit{path: iu.path})
 		}
 	}
-	rec := recordedFiles(iu.parsed())
+	rec := iu.recorded
 	for _, p := range slices.Sorted(maps.Keys(rec)) {
 		cur, ok := b.obs.Files[p]
 		if !ok || cur.Link != "" || cur.Mode.IsDir() {
@@ -288,7 +291,7 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 // nothing systemd or podman would act on. This is how `syslet adopt`
 // takes over a host that runs hand-written quadlets without a restart.
 func (b *builder) takeOver(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
-	if !iu.parses || !unit.SameMeaning(iu.parsed(), u.File) {
+	if !iu.parses || !unit.SameMeaning(iu.parsed(), u.Parsed()) {
 		return false
 	}
 	uc.Reasons = append(uc.Reasons, "taken over: the specs say exactly what the hand-written unit says; syslet adds its marker")

@@ -135,9 +135,9 @@ func (b *builder) merged(base *unit.File, fileName string, future bool) *unit.Fi
 // only when it means what the spec says, as a unit is.
 func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChange) (changed bool) {
 	rank := kindRank(u.Kind)
-	recorded := map[string]string{}
+	var recorded map[string]string
 	if owner != nil && owner.managed {
-		recorded = recordedFiles(owner.parsed())
+		recorded = owner.recorded
 	}
 	if len(u.DropIns) == 0 && len(recorded) == 0 {
 		return false // nothing to write or remove (almost every unit)
@@ -217,7 +217,7 @@ func (b *builder) removeRecordedDropIns(owner *installedUnit, fileName string, a
 		return
 	}
 	dir := layout.UnitPath(layout.DropInDir(fileName)) + "/"
-	for _, p := range slices.Sorted(maps.Keys(recordedFiles(owner.parsed()))) {
+	for _, p := range slices.Sorted(maps.Keys(owner.recorded)) {
 		if !strings.HasPrefix(p, layout.UnitDir+"/") || !all && !strings.HasPrefix(p, dir) {
 			continue
 		}

@@ -261,8 +261,8 @@ func TestConfigDirChangeKeepsTheUnit(t *testing.T) {
 		t.Fatalf("effect %s actions %q, want a reload and no unit write", effect(p, "web.container"), actions(p))
 	}
 	for _, u := range next.Units {
-		if u.FileName == "web.container" && strings.Contains(string(u.File.Bytes()), "web.d") && strings.Contains(string(u.File.Bytes()), "x.conf") {
-			t.Errorf("the unit names config-dir files:\n%s", u.File.Bytes())
+		if u.FileName == "web.container" && strings.Contains(string(u.Bytes()), "web.d") && strings.Contains(string(u.Bytes()), "x.conf") {
+			t.Errorf("the unit names config-dir files:\n%s", u.Bytes())
 		}
 	}
 }

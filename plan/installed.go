@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/render"
 )
 
 // installedUnit is a unit file found in the unit directory.
@@ -17,21 +19,24 @@ type installedUnit struct {
 	kind                 spec.Kind
 	data                 []byte
 	perm                 uint32 // as read: a private unit's diffs are hidden
-	// file is the unit as parsed: the rendered unit itself when data is
-	// exactly its bytes (the common case, never parsed again), or while
-	// stale plans the unit. Otherwise it is nil and parsed() parses data
-	// when asked: a hundred thousand installed units no spec declares
-	// held 58 MB of parsed files at once, each needed only while its own
-	// removal was planned.
+	// file is the unit as parsed: the rendered unit's File when data is
+	// exactly its bytes and it is at hand as data, or while stale plans the
+	// unit. Otherwise it is nil and parsed() parses data when asked: a
+	// hundred thousand installed units no spec declares held 58 MB of
+	// parsed files at once, each needed only while its own removal was
+	// planned.
 	file *unit.File
 	// What the file says of itself, read once: parses is false when data
 	// is no unit file; runs is whether, with systemd not read, its
-	// service counts as running (state).
-	parses, runs bool
+	// service counts as running (state); same is whether data is exactly
+	// what is rendered for it (every unit of a converged host).
+	parses, runs, same bool
 	// managed: carries the [X-Syslet] marker; an instance link is
 	// syslet's when its template is and lists it (KeyInstance).
 	managed bool
 	service string // what quadlet names its service (ServiceName= included)
+	// recorded are the files its marker records, by path (FileDigest=).
+	recorded map[string]string
 	// Templates: template is set on NAME@.KIND; an instance is a link
 	// (link: the template's file name it points to) and data is the
 	// template's.
@@ -111,6 +116,7 @@ func resourceOf(k spec.Kind, name string, f *unit.File) string {
 func (b *builder) readInstalled() {
 	b.installedImages = map[string]bool{}
 	var units []*installedUnit
+	var rendered []*render.Unit // the desired unit of the same file, if any
 	for p, f := range b.obs.Files {
 		fileName, k, ok := installedFile(p)
 		if !ok || f.Mode.IsDir() {
@@ -130,35 +136,53 @@ func (b *builder) readInstalled() {
 		case isTemplate && inst == "":
 			iu.template = true
 		}
-		// A unit installed as rendered (the common case) is not parsed
-		// again: the rendered file is what the host's one reads as.
-		if d := b.desired[fileName]; d != nil && d.Link == "" && f.Link == "" {
-			iu.file = d.File
-		}
 		units = append(units, iu)
+		var d *render.Unit
+		if r := b.desired[fileName]; r != nil && r.Link == "" && f.Link == "" {
+			d = r
+		}
+		rendered = append(rendered, d)
 	}
 	// Each unit is read on its own, so a big unit directory is read on
 	// all CPUs (a tenth of planning against 106,888 installed units).
 	// What the plan reads of every unit is kept; the parse only when it
-	// is the rendered unit.
+	// is the rendered unit's own File.
 	images := make([][]string, len(units))
 	parallel.Run(parallel.Parts(len(units), 1024), len(units), func(_, lo, hi int) {
 		for i, iu := range units[lo:hi] {
-			uf, err := unit.ParseKnown(iu.data, iu.file)
+			d := rendered[lo+i]
+			var uf *unit.File
+			var err error
+			switch {
+			case d != nil && d.File == nil && bytes.Equal(iu.data, d.Content):
+				// Installed as rendered, and the rendering is kept as bytes.
+				iu.same = true
+				uf, err = unit.Parse(iu.data)
+			case d != nil:
+				// Installed as rendered (the common case) is not parsed again:
+				// the rendered file is what the host's one reads as.
+				uf, err = unit.ParseKnown(iu.data, d.File)
+				if uf == d.File {
+					iu.file, iu.same = uf, true
+				}
+			default:
+				uf, err = unit.Parse(iu.data)
+			}
 			if err != nil {
-				iu.file = nil
 				iu.service = unit.ServiceOf(iu.fileName, nil)
 				continue
 			}
 			iu.parses = true
 			iu.managed = unit.Managed(uf) && iu.link == ""
-			iu.service = unit.ServiceOf(iu.fileName, uf)
+			if iu.same {
+				iu.service = d.Service // the same name, not made again
+			} else {
+				iu.service = unit.ServiceOf(iu.fileName, uf)
+			}
 			iu.runs = runsUnstarted(iu.kind, uf)
+			iu.recorded = recordedFiles(uf)
 			if iu.managed {
 				images[lo+i] = installedImages(iu, uf)
-			}
-			if uf != iu.file {
-				iu.file = nil // parsed here only to be read
 			}
 		}
 	})

@@ -56,7 +56,7 @@ func TestObserveAsksForReloadStateOnlyWhenAFileIsNewer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := treeReader{}
 			for _, u := range out.Units {
-				files[u.Path] = host.File{Data: u.File.Bytes(), Mode: 0o644, ModTime: load.Add(-time.Hour).UnixNano()}
+				files[u.Path] = host.File{Data: u.Bytes(), Mode: 0o644, ModTime: load.Add(-time.Hour).UnixNano()}
 			}
 			files[layout.UnitDir+"/web.container"] = host.File{Data: []byte("x"), Mode: 0o644, ModTime: nanos(tc.modTime)}
 			u := &units{loadedAt: load, stale: map[string]bool{"web.service": true}}

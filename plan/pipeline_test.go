@@ -142,7 +142,7 @@ func memInstall(out *render.Output) *plan.Observed {
 	}
 	link := func(p, target string) { files[p] = host.File{Mode: fs.ModeSymlink | 0o777, Link: target} }
 	for _, u := range out.Units {
-		put(u.Path, u.File.Bytes(), 0o644)
+		put(u.Path, u.Bytes(), 0o644)
 	}
 	for _, f := range out.Files {
 		put(f.Path, f.Content, f.Mode)

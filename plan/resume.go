@@ -80,7 +80,7 @@ func installedFor(obs *Observed, fileName string) *installedUnit {
 	}
 	iu := &installedUnit{path: p, fileName: fileName, name: unitBase(fileName, k), kind: k, data: f.Data, perm: uint32(f.Mode.Perm())}
 	if uf, err := unit.Parse(f.Data); err == nil {
-		iu.file, iu.parses, iu.managed = uf, true, unit.Managed(uf)
+		iu.file, iu.parses, iu.managed, iu.recorded = uf, true, unit.Managed(uf), recordedFiles(uf)
 	}
 	return iu
 }
@@ -182,7 +182,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 				switch {
 				case !iu.managed || !iu.parses || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
 					leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
-				case du != nil && written[a.Unit] != "" && contentDigest(du.File.Bytes()) == written[a.Unit]:
+				case du != nil && written[a.Unit] != "" && contentDigest(du.Bytes()) == written[a.Unit]:
 					// A recreate: the specs still want the unit the earlier
 					// run wrote, so the old object must still go.
 					carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)

@@ -169,7 +169,7 @@ func TestCarryForwardDeletesOnlyWhatSysletManages(t *testing.T) {
 	var dataDigest string
 	for _, u := range from.Units {
 		if u.FileName == "data.volume" {
-			dataDigest = digest.Of(u.File.Bytes()).Hex()
+			dataDigest = digest.Of(u.Bytes()).Hex()
 		}
 	}
 	for _, tt := range []struct {

@@ -39,7 +39,7 @@ func TestEveryCountScalesLinearly(t *testing.T) {
 		t.Skip("timing test")
 	}
 	web := renderStream(t, specContainer("web", `"Image":"busybox"`))
-	webUnit := string(web.Units[0].File.Bytes())
+	webUnit := string(web.Units[0].Bytes())
 	// hostWith is a host that runs web, its unit replaced by text.
 	hostWith := func(text string) *plan.Observed {
 		obs := memInstall(web)

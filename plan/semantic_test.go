@@ -27,7 +27,7 @@ func TestFormattingIsNoChange(t *testing.T) {
 	out := renderStream(t, base)
 	h := install(t, out)
 	for _, u := range out.Units {
-		f, err := unit.Parse(u.File.Bytes())
+		f, err := unit.Parse(u.Bytes())
 		must(t, err)
 		var lines []string
 		for i := len(f.Sections) - 1; i >= 0; i-- {

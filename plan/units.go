@@ -26,17 +26,17 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		b.p.Units = append(b.p.Units, *uc)
 		return iu, false, false, false
 	}
-	// An installed unit read as the rendered File itself (unit.ParseKnown)
-	// holds exactly its bytes: no second serialization.
+	// An installed unit that is exactly what is rendered holds its
+	// bytes: no second serialization.
 	var want []byte
-	if iu != nil && iu.file == u.File {
+	if iu != nil && iu.same {
 		want = iu.data
 	} else {
-		want = u.File.Bytes()
+		want = u.Bytes()
 	}
 	if iu == nil {
 		uc.Write = true
-		uc.Keys = diffKeys(&unit.File{}, u.File)
+		uc.Keys = diffKeys(&unit.File{}, u.Parsed())
 		b.add(Action{Op: OpWriteUnit, Target: u.Path, Unit: u.FileName, Payload: &Payload{Content: want, Mode: 0o644}, Reason: "new unit"}, kindRank(u.Kind))
 		b.planDropIns(u, nil, uc)
 		return nil, false, false, true
@@ -51,12 +51,12 @@ func (b *builder) compare(u *render.Unit, uc *UnitChange) (iu *installedUnit, ch
 		return iu, false, false, false
 	}
 	dropIns := b.planDropIns(u, iu, uc)
-	sameUnit := bytes.Equal(iu.data, want) || (iu.parses && unit.Same(iu.parsed(), u.File))
+	sameUnit := bytes.Equal(iu.data, want) || (iu.parses && unit.Same(iu.parsed(), u.Parsed()))
 	if sameUnit && !dropIns {
 		return iu, false, false, true
 	}
 	uc.Write = !sameUnit
-	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(u.File, u.FileName, true)
+	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(u.Parsed(), u.FileName, true)
 	uc.Keys = diffKeys(old, neu)
 	b.removalDefault(u, iu)
 	meta = unit.Same(old.WithoutMetadata(), neu.WithoutMetadata())
@@ -93,7 +93,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	case iu == nil || iu.managed:
 	case iu.link == u.Link:
 		uc.Reasons = append(uc.Reasons, "taken over: the link to "+u.Link+" is there already")
-	case iu.parses && unit.SameMeaning(iu.parsed(), tmpl.File):
+	case iu.parses && unit.SameMeaning(iu.parsed(), tmpl.Parsed()):
 		uc.Reasons = append(uc.Reasons, "taken over: the unit says what "+u.Link+" says; it becomes a link to it")
 	default:
 		b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source,
@@ -115,7 +115,7 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	if iu == nil {
 		return nil, false, false, true
 	}
-	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(tmpl.File, u.FileName, true)
+	old, neu := b.merged(iu.parsed(), u.FileName, false), b.merged(tmpl.Parsed(), u.FileName, true)
 	oldM, neuM := old.WithoutMetadata(), neu.WithoutMetadata()
 	same := unit.Same(oldM, neuM)
 	if same && !link && !dropIns {

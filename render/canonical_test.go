@@ -69,7 +69,7 @@ func TestKeyOrderNeverReachesUnits(t *testing.T) {
 		}
 		var got strings.Builder
 		for _, u := range set.Out.Units {
-			got.Write(u.File.Bytes())
+			got.Write(u.Bytes())
 		}
 		if n == 0 {
 			want = got.String()

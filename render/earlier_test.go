@@ -30,7 +30,7 @@ func TestEarlierSysletMeaning(t *testing.T) {
 	}
 	files := map[string]*unit.File{}
 	for _, u := range set.Out.Units {
-		files[u.Name] = u.File
+		files[u.Name] = u.Parsed()
 	}
 	tests := []struct {
 		unit, section, key string

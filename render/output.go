@@ -41,10 +41,18 @@ type Unit struct {
 	FileName string      `json:"fileName"` // web.container
 	Path     string      `json:"path"`     // /etc/containers/systemd/web.container
 	Service  string      `json:"service"`  // web.service (or ServiceName=, .service added)
-	File     *unit.File  `json:"-"`
+	// File is the unit file as data while it is rendered; Content its
+	// bytes once it is (File is then nil wherever those bytes parse back
+	// to it exactly: a unit file as data is twice its bytes, and a
+	// hundred thousand of them were held through the checks and the
+	// planning). Read them through Parsed and Bytes, which work either
+	// way.
+	File    *unit.File `json:"-"`
+	Content []byte     `json:"-"`
 	// Merged is what quadlet converts: File with the unit's drop-ins
 	// (and, for an instance, its template's) merged in, in quadlet's
-	// order. It is File itself when there are none.
+	// order. It is File itself when there are none (nil with File when
+	// kept as bytes); read it through MergedFile.
 	Merged *unit.File `json:"-"`
 	// Lines are every line that reaches Merged, with its JSON path, but
 	// for syslet's marker (its [X-Syslet] keys other than Instance=): the
@@ -109,6 +117,50 @@ func (o *Output) Release() {
 			u.DropIns[i].Lines = nil
 		}
 	}
+}
+
+// compact keeps a rendered unit file as its bytes (Content) when they
+// parse back to it exactly; a template and its instances, which share
+// one, keep it as data.
+func (u *Unit) compact() {
+	if u.File == nil || u.Template || u.Link != "" || !u.File.ReadsBack() {
+		return
+	}
+	u.Content = u.File.Bytes()
+	if u.Merged == u.File {
+		u.Merged = nil
+	}
+	u.File = nil
+}
+
+// Bytes is the unit file as syslet writes it.
+func (u *Unit) Bytes() []byte {
+	if u.File == nil {
+		return u.Content
+	}
+	return u.File.Bytes()
+}
+
+// Parsed is the unit file as data: File, or a parse of its bytes (made on
+// each call: a check or a plan parses only the units it looks into).
+func (u *Unit) Parsed() *unit.File {
+	if u.File != nil {
+		return u.File
+	}
+	f, err := unit.Parse(u.Content)
+	if err != nil {
+		// compact keeps as bytes only a file that parses back to itself.
+		panic("render: a unit kept as bytes does not parse: " + err.Error())
+	}
+	return f
+}
+
+// MergedFile is Merged, or Parsed when the unit has no drop-ins.
+func (u *Unit) MergedFile() *unit.File {
+	if u.Merged != nil {
+		return u.Merged
+	}
+	return u.Parsed()
 }
 
 // Used is what the unit refers to and mounts (empty lists when nothing).

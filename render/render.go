@@ -29,6 +29,9 @@ func Render(specs []*spec.Spec) *Output {
 		for _, s := range specs[lo:hi] {
 			outs[part].add(s)
 		}
+		for _, u := range outs[part].Units {
+			u.compact()
+		}
 		outs[part].slab = nil
 	})
 	out := &Output{}

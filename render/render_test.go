@@ -28,7 +28,7 @@ func dump(o *render.Output) string {
 		if u.Link != "" {
 			fmt.Fprintf(&b, "=== %s -> %s (%s, container %s)\n", u.Path, u.Link, u.Service, u.Container)
 		} else {
-			fmt.Fprintf(&b, "=== %s (%s)\n%s", u.Path, u.Service, u.File.Bytes())
+			fmt.Fprintf(&b, "=== %s (%s)\n%s", u.Path, u.Service, u.Bytes())
 		}
 		for _, d := range u.DropIns {
 			fmt.Fprintf(&b, "=== %s (drop-in of %s)\n%s", d.Path, d.Owner, d.Content)
@@ -129,12 +129,12 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("examples/pod: %d units\n%s", len(pod.Units), findings)
 	}
 	for _, u := range a.Units {
-		parsed, err := unit.Parse(u.File.Bytes())
+		parsed, err := unit.Parse(u.Bytes())
 		if err != nil {
 			t.Fatalf("%s: %v", u.FileName, err)
 		}
-		if !bytes.Equal(parsed.Bytes(), u.File.Bytes()) {
-			t.Errorf("%s does not round-trip:\n%s\n---\n%s", u.FileName, u.File.Bytes(), parsed.Bytes())
+		if !bytes.Equal(parsed.Bytes(), u.Bytes()) {
+			t.Errorf("%s does not round-trip:\n%s\n---\n%s", u.FileName, u.Bytes(), parsed.Bytes())
 		}
 	}
 }

@@ -423,10 +423,10 @@ func check(files []File, stream []byte) []string {
 			continue // an instance: its template is compared
 		}
 		uf, err := unit.Parse(f.Data)
-		if err != nil || unit.SameMeaning(uf, u.File) {
+		if err != nil || unit.SameMeaning(uf, u.Parsed()) {
 			continue
 		}
-		notes = append(notes, f.Path+": the unit syslet renders from the adopted spec differs in meaning, so the first apply restarts it; it would read:\n"+indent(string(u.File.Without(unit.Syslet).Bytes())))
+		notes = append(notes, f.Path+": the unit syslet renders from the adopted spec differs in meaning, so the first apply restarts it; it would read:\n"+indent(string(u.Parsed().Without(unit.Syslet).Bytes())))
 	}
 	return notes
 }

@@ -115,7 +115,7 @@ func writeUnits(root fsroot.Root, batch *fsroot.Batch, units []*render.Unit, lin
 			}
 			*lines = append(*lines, u.Path+" -> "+u.Link)
 		} else {
-			if err := batch.WriteFile(u.Path, u.File.Bytes(), 0o644); err != nil {
+			if err := batch.WriteFile(u.Path, u.Bytes(), 0o644); err != nil {
 				return err
 			}
 			*lines = append(*lines, u.Path)

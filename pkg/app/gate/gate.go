@@ -121,8 +121,9 @@ func of(out *render.Output, services []string) []Unit {
 			continue
 		}
 		seen[u.Service] = true
-		_, hc := u.Merged.Last(unit.Container, unit.KeyHealthCmd)
-		notify, _ := u.Merged.Last(unit.Container, unit.KeyNotify)
+		merged := u.MergedFile()
+		_, hc := merged.Last(unit.Container, unit.KeyHealthCmd)
+		notify, _ := merged.Last(unit.Container, unit.KeyNotify)
 		units = append(units, Unit{service: u.Service, container: u.Container, oneshot: u.State == spec.Oneshot,
 			health: hc && notify != "healthy"})
 	}
@@ -133,7 +134,7 @@ func of(out *render.Output, services []string) []Unit {
 // startsWithPod reports whether a container's pod starts it
 // ([Container] StartWithPod=, true unless it says otherwise).
 func startsWithPod(u *render.Unit) bool {
-	v, ok := u.Merged.Last(unit.Container, unit.KeyStartWithPod)
+	v, ok := u.MergedFile().Last(unit.Container, unit.KeyStartWithPod)
 	if !ok {
 		return true
 	}

@@ -51,14 +51,14 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 		kinds[u.Kind] = true
 		f := parser.NewUnitFile()
 		f.Filename = u.FileName
-		if err := f.Parse(string(u.Merged.Bytes())); err != nil {
+		if err := f.Parse(string(u.MergedFile().Bytes())); err != nil {
 			t.Fatal(err)
 		}
 		name, err := quadlet.GetUnitServiceName(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name+".service" != u.Service || unit.ServiceOf(u.FileName, u.File) != u.Service {
+		if name+".service" != u.Service || unit.ServiceOf(u.FileName, u.Parsed()) != u.Service {
 			t.Errorf("%s: render says %s, quadlet %s.service", u.FileName, u.Service, name)
 		}
 	}
