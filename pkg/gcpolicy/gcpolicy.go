@@ -17,22 +17,25 @@ const (
 	// runtime's own memory included, whatever the shape of its input.
 	BaseLimit = 224 << 20
 	// PerByte is about how much live heap a run holds at its peak per
-	// byte of spec input: its decoded, rendered and checked forms
-	// (measured: 26 for a hundred thousand volumes, the densest shape;
-	// 14 for specgen's containers with their volumes and networks).
-	PerByte = 25
-	// PerHostByte is the room a run is given per byte of the host's files
-	// it reads (the installed tree it plans against, weighed as
-	// pkg/host/fsroot tells it). They hold about 1.5 bytes of live heap a
-	// byte, and planning against them makes much garbage: --diff of
-	// 106,888 installed volumes took half a second more with 4 than with
-	// 8 (470 MB of limit against 670).
-	PerHostByte = 8
+	// byte of spec input while it checks it: the specs, their rendered
+	// units and the converter check's tables (measured: 21 for 106,888
+	// volumes, the densest shape, 137 MB for 6.6 MB of input).
+	PerByte = 21
+	// PerHostByte is about how much live heap planning holds per byte of
+	// the host's files it reads (the installed tree, weighed as
+	// host.File.Weight tells it): the tree, the plan's view of each
+	// installed unit and its entries in the plan (measured: 4.4 for a plan
+	// removing 106,887 volumes, 134 MB for 31 MB of files; 4.8 for the
+	// converged plan of them, its rendered units included).
+	PerHostByte = 5
 	// Slack is the room for garbage between collections over the live
 	// heap Expect reckons with: a big set is collected every Slack bytes
-	// it allocates, not without end. With it, render --out of 106,888
-	// volumes peaks at 268-275 MB resident.
-	Slack = 96 << 20
+	// it allocates, not without end. The peaks of checking (specs) and of
+	// planning (the host) are apart, as a run reads the host only once
+	// its specs are checked and let go: the larger is reckoned with.
+	// With it, --diff --root of 106,888 volumes against their installed
+	// units peaks at about 240 MB resident.
+	Slack = 64 << 20
 	// MemoryLimit is the largest soft limit Expect sets.
 	MemoryLimit = 2 << 30
 )
@@ -59,14 +62,12 @@ func ForCLI() {
 }
 
 // Expect tells the policy that the run read n more bytes of spec input:
-// the soft limit becomes the live heap that input makes (PerByte of all
-// read so far) and what the host files read make (ExpectHost), plus
-// Slack, never below BaseLimit nor above MemoryLimit. A run over little
-// input, or hostile in shape (a unit of a hundred thousand keys), is held
-// to BaseLimit; a hundred thousand specs get the room they need. The limit
-// was twice that live heap once (at 40 a byte), which let render --out of
-// 106,888 volumes (6.6 MB) grow to 530 MB for half a second less.
-// Without ForCLI (tests, webhookd) it does nothing.
+// the soft limit becomes the larger of the live heaps that input makes
+// (PerByte of all read so far) and the host files read make
+// (ExpectHost), plus Slack, never below BaseLimit nor above MemoryLimit.
+// A run over little input, or hostile in shape (a unit of a hundred
+// thousand keys), is held to BaseLimit; a hundred thousand specs get the
+// room they need. Without ForCLI (tests, webhookd) it does nothing.
 func Expect(n int64) { expect(&input, n) }
 
 // ExpectHost is Expect for n more bytes of the host's files read.
@@ -85,5 +86,5 @@ func expect(total *int64, n int64) {
 // limit is the soft limit for a run that read spec bytes of input and
 // host bytes of the host's files.
 func limit(spec, host int64) int64 {
-	return min(max(BaseLimit, PerByte*spec+PerHostByte*host+Slack), MemoryLimit)
+	return min(max(BaseLimit, max(PerByte*spec, PerHostByte*host)+Slack), MemoryLimit)
 }

@@ -29,9 +29,15 @@ func TestForCLIKeepsTheEnvironmentsChoice(t *testing.T) {
 	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)+Slack); got != want || got <= BaseLimit {
 		t.Errorf("after 16 MiB of input: limit %d, want %d", got, want)
 	}
+	// The larger of the two heaps is reckoned with: the specs are let go
+	// before the host is read.
 	ExpectHost(8 << 20)
-	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)+PerHostByte*(8<<20)+Slack); got != want {
+	if got, want := debug.SetMemoryLimit(-1), int64(PerByte*(16<<20)+Slack); got != want {
 		t.Errorf("after 16 MiB of input and 8 MiB of host files: limit %d, want %d", got, want)
+	}
+	ExpectHost(100 << 20)
+	if got, want := debug.SetMemoryLimit(-1), int64(PerHostByte*(108<<20)+Slack); got != want {
+		t.Errorf("after 16 MiB of input and 108 MiB of host files: limit %d, want %d", got, want)
 	}
 	Expect(1 << 30)
 	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {

@@ -109,9 +109,9 @@ func (f File) Modified() time.Time {
 }
 
 // Weight is about what the file, read at path p, weighs in memory: its
-// content, link and path, and some 256 bytes of map entry and bookkeeping.
+// content, link and path, and some 96 bytes of map entry and bookkeeping.
 // The CLI's collector is told it for every file read (gcpolicy.ExpectHost).
-func (f File) Weight(p string) int64 { return int64(256 + len(p) + len(f.Data) + len(f.Link)) }
+func (f File) Weight(p string) int64 { return int64(96 + len(p) + len(f.Data) + len(f.Link)) }
 
 // Holds reports whether the file's content is exactly data: by bytes, or
 // for a streamed file by size and digest.
