@@ -123,7 +123,7 @@ func (r Root) ReadTreeWithin(l Limits, dirs ...string) (map[string]host.File, er
 	var failed atomic.Bool // one worker's error stops the others
 	var wg sync.WaitGroup
 	for w := range workers {
-		parts[w] = map[string]host.File{}
+		parts[w] = make(map[string]host.File, len(top)/workers) // the files at the top at least
 		wg.Go(func() {
 			// Worker w takes every workers-th entry: they are alike (a
 			// unit file each, or a directory per unit), so a fixed share
