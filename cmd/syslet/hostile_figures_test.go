@@ -1,11 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,46 +20,72 @@ import (
 // what each took.
 
 // runBinary runs the built syslet as a person would: its own process,
-// no input on stdin, the case's environment on top of this one's. rss
-// is its peak resident set in KB, as /usr/bin/time -v tells it (the
-// acceptance's own measure). The wait status this process could read
-// itself would not do: a child forked from a test process that has grown
-// large inherits that process's high-water mark.
-func runBinary(bin string, env map[string]string, args ...string) (code int, stdout, stderr string, rss int64, err error) {
-	report, err := os.CreateTemp("", "syslet-time-")
+// no input on stdin, the case's environment on top of this one's. took
+// is its wall time and rss its peak resident set in KB, as /usr/bin/time
+// tells them (the acceptance's own measure). The wait status this process
+// could read itself would not do: a child forked from a test process that
+// has grown large inherits that process's high-water mark. Its output
+// goes to files, read once it has ended, and this process's own garbage
+// (a case's set-up reads a hundred thousand files) is collected first:
+// the figures are the program's, not those of a test process still
+// collecting, or slow to drain a pipe of 36 MB.
+func runBinary(bin string, env map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration, rss int64, err error) {
+	dir, err := os.MkdirTemp("", "syslet-run-")
 	if err != nil {
-		return 0, "", "", 0, err
+		return 0, "", "", 0, 0, err
 	}
-	report.Close()
-	defer os.Remove(report.Name())
-	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", report.Name(), bin}, args...)...)
+	defer os.RemoveAll(dir)
+	report, outFile, errFile := filepath.Join(dir, "time"), filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%e %M", "-o", report, bin}, args...)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	o, err := os.Create(outFile)
+	if err != nil {
+		return 0, "", "", 0, 0, err
+	}
+	defer o.Close()
+	e, err := os.Create(errFile)
+	if err != nil {
+		return 0, "", "", 0, 0, err
+	}
+	defer e.Close()
+	cmd.Stdout, cmd.Stderr = o, e
+	debug.FreeOSMemory() // a collection, done before the program starts
 	var exit *exec.ExitError
 	switch err := cmd.Run(); {
 	case err == nil:
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	default:
-		return 0, "", "", 0, fmt.Errorf("running %s under /usr/bin/time (Debian's package time): %w", bin, err)
+		return 0, "", "", 0, 0, fmt.Errorf("running %s under /usr/bin/time (Debian's package time): %w", bin, err)
 	}
-	b, err := os.ReadFile(report.Name())
+	b, err := os.ReadFile(report)
 	if err != nil {
-		return 0, "", "", 0, err
+		return 0, "", "", 0, 0, err
 	}
 	// "Command exited with non-zero status N" comes first when it did.
 	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return 0, "", "", 0, fmt.Errorf("/usr/bin/time wrote no figure")
+	if len(fields) < 2 {
+		return 0, "", "", 0, 0, fmt.Errorf("/usr/bin/time wrote no figures: %q", b)
+	}
+	secs, err := strconv.ParseFloat(fields[len(fields)-2], 64)
+	if err != nil {
+		return 0, "", "", 0, 0, fmt.Errorf("/usr/bin/time's elapsed time: %w", err)
 	}
 	if rss, err = strconv.ParseInt(fields[len(fields)-1], 10, 64); err != nil {
-		return 0, "", "", 0, fmt.Errorf("/usr/bin/time's figure: %w", err)
+		return 0, "", "", 0, 0, fmt.Errorf("/usr/bin/time's peak RSS: %w", err)
 	}
-	return code, out.String(), errOut.String(), rss, nil
+	outB, err := os.ReadFile(outFile)
+	if err != nil {
+		return 0, "", "", 0, 0, err
+	}
+	errB, err := os.ReadFile(errFile)
+	if err != nil {
+		return 0, "", "", 0, 0, err
+	}
+	return code, string(outB), string(errB), time.Duration(secs * float64(time.Second)), rss, nil
 }
 
 // recordFigures adds one line for the case to figuresOut: its test name,

@@ -90,13 +90,14 @@ func runHostile(t *testing.T, cases []hostileCase) {
 			done := make(chan struct{})
 			var code int
 			var out, errOut string
-			var rss int64 // KB, of the built binary (figuresBin)
+			var rss int64         // KB, of the built binary (figuresBin)
+			var ran time.Duration // its wall time, as /usr/bin/time tells it
 			var runErr error
 			t0 := time.Now()
 			go func() {
 				defer close(done)
 				if figuresBin != "" {
-					code, out, errOut, rss, runErr = runBinary(figuresBin, tc.env, args...)
+					code, out, errOut, ran, rss, runErr = runBinary(figuresBin, tc.env, args...)
 					return
 				}
 				code, out, errOut = runCLI(t, args...)
@@ -111,7 +112,7 @@ func runHostile(t *testing.T, cases []hostileCase) {
 				t.Fatal(runErr)
 			}
 			if figuresBin != "" {
-				recordFigures(t, took, rss, code)
+				recordFigures(t, ran, rss, code)
 			}
 			all := out + errOut
 			r := strings.NewReplacer("{root}", e.root, "{dir}", e.dir, "{outside}", e.outside)
