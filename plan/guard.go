@@ -45,7 +45,7 @@ func (p *Plan) GuardRemovals() {
 	}
 	p.Refusals = append(p.Refusals, Refusal{Unit: "removals", Message: fmt.Sprintf(
 		"the plan removes %d of the %d managed units (%s); that looks like missing specs rather than an intent, so nothing is removed: pass --allow-removals to remove them",
-		removed, managed, SomeOf(first, removed))})
+		removed, managed, Some(first, removed))})
 }
 
 // linkRefusals refuses every desired unit, file and config dir whose path,

@@ -80,7 +80,7 @@ func TestSome(t *testing.T) {
 		{Listed + 1, "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 1 more"},
 		{106888, "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 106878 more"},
 	} {
-		if got := Some(names(tt.n)); got != tt.want {
+		if got := Some(names(tt.n), tt.n); got != tt.want {
 			t.Errorf("Some(%d names) = %q, want %q", tt.n, got, tt.want)
 		}
 	}

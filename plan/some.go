@@ -12,14 +12,11 @@ import (
 // plan's units and actions.
 const Listed = 10
 
-// Some joins the first Listed names with ", " and counts the others:
-// "a, b, c" or "a, …, j and 5 more".
-func Some(names []string) string { return SomeOf(names, len(names)) }
-
-// SomeOf is Some of n names of which only the first are given (at least
-// Listed of them, or all): a caller counting a hundred thousand need not
-// spell them all.
-func SomeOf(first []string, n int) string {
+// Some names n things of which first are the first (at least Listed of
+// them, or all): it joins the first Listed with ", " and counts the
+// others, "a, b, c" or "a, …, j and 5 more". A caller counting a hundred
+// thousand need not spell them all.
+func Some(first []string, n int) string {
 	if n <= Listed {
 		return strings.Join(first, ", ")
 	}

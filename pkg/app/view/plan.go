@@ -157,7 +157,7 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		if n > plan.Listed {
 			more = " (each is marked [irreversible] under Steps)"
 		}
-		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.SomeOf(lost, n)), more)
+		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.Some(lost, n)), more)
 	}
 	status := units(p, func(u *plan.UnitChange) bool {
 		return u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift
