@@ -509,3 +509,24 @@ func planJSON(t *testing.T, p *plan.Plan) string {
 	must(t, err)
 	return string(b) + " " + p.Digest()
 }
+
+// An installed unit file that is no unit file at all is not syslet's: it
+// is refused, never taken for the rendered unit and never written over.
+func TestUnparsableInstalledUnitIsRefused(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	broken := []string{"data.volume", "net.network", "web.container"}
+	for _, name := range broken {
+		must(t, h.root.WriteFile(layout.UnitPath(name), []byte("[Volume\nnot a unit\n"), 0o644))
+	}
+	h.reread(t)
+	p := plan.Build(out, h.obs, plan.Options{Force: true})
+	if len(p.Actions) != 0 || len(p.Refusals) != len(broken) {
+		t.Fatalf("actions %q, refusals %v", actions(p), p.Refusals)
+	}
+	for _, name := range broken {
+		if got := effect(p, name); got != plan.EffectIgnore {
+			t.Errorf("%s: effect %q, want %q", name, got, plan.EffectIgnore)
+		}
+	}
+}

@@ -162,7 +162,7 @@ func (b *builder) readInstalled() {
 				// Installed as rendered (the common case) is not parsed again:
 				// the rendered file is what the host's one reads as.
 				uf, err = unit.ParseKnown(iu.data, d.File)
-				if uf == d.File {
+				if err == nil && uf == d.File {
 					iu.file, iu.same = uf, true
 				}
 			default:
