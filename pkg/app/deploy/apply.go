@@ -248,7 +248,7 @@ func (r *runner) plan(ctx context.Context, l *load.Set, resume bool, rs *restore
 		opts.Pins = r.pins(ctx, rs.gen)
 	}
 	// The run's own input (not a generation a failed gate rolls back to)
-	// waits for its converter check before the plan is built.
+	// waits for its converter check before the host is read.
 	return makePlan(ctx, r, l, resume, rs == nil || rs.of == "", opts)
 }
 

@@ -330,16 +330,17 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	r.h = h
 
 	// Podman's quadlet converter, in-process, for the podman this host
-	// runs: CPU work, done beside the lock and the host reads (which
-	// mostly wait on the kernel, systemd and podman). Its verdict is
-	// awaited before anything is staged, printed or changed; a run
-	// waiting for the lock stops waiting when it finds errors.
+	// runs: CPU work, done beside the wait for the lock. Its verdict is
+	// awaited before the host is read (the check lets the specs go when
+	// it is done, so they are never held with the host's tree), and so
+	// before anything is staged, printed or changed; a run waiting for
+	// the lock stops waiting when it finds errors.
 	lockCtx, stopWaiting := context.WithCancel(ctx)
 	defer stopWaiting()
 	check := h.startCheck(ctx, &req, l, stopWaiting)
 	defer check.wait() // l.Report is the check's until it is done
-	// The verdict is asked for before the plan is built (the specs are
-	// let go then) and again before it is printed: it is reached once.
+	// The verdict is asked for before the host is read and again before
+	// the plan is printed: it is reached once.
 	var settled sync.Once
 	var verdict error
 	settle := func() error {

@@ -117,8 +117,8 @@ func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, on
 		defer cancel()
 		c.release, c.err = h.checkPodman(vctx, req, l)
 		// The check was the last to read the specs and the units' lines:
-		// let them go now, while the host is still being read, rather than
-		// when the plan is built (a big set's specs are 45 MB).
+		// let them go now, before the host is read (a big set's specs are
+		// 45 MB).
 		l.Release()
 		if c.err != nil || l.Report.HasErrors() {
 			onInvalid()
