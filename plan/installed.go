@@ -147,7 +147,7 @@ func (b *builder) readInstalled() {
 	// all CPUs (a tenth of planning against 106,888 installed units).
 	// What the plan reads of every unit is kept; the parse only when it
 	// is the rendered unit's own File.
-	images := make([][]string, len(units))
+	images := make([]string, len(units)) // what each stands in the image store for
 	parallel.Run(parallel.Parts(len(units), 1024), len(units), func(_, lo, hi int) {
 		for i, iu := range units[lo:hi] {
 			d := rendered[lo+i]
@@ -182,13 +182,13 @@ func (b *builder) readInstalled() {
 			iu.runs = runsUnstarted(iu.kind, uf)
 			iu.recorded = recordedFiles(uf)
 			if iu.managed {
-				images[lo+i] = installedImages(iu, uf)
+				images[lo+i] = installedImage(iu, uf)
 			}
 		}
 	})
 	for i, iu := range units {
-		for _, img := range images[i] {
-			b.installedImages[img] = true
+		if images[i] != "" {
+			b.installedImages[images[i]] = true
 		}
 		b.inst[iu.fileName] = iu
 	}
@@ -203,24 +203,21 @@ func (b *builder) readInstalled() {
 	}
 }
 
-// installedImages are the images a managed installed unit runs or builds
-// (the stand-in for podman's image store when it is not read).
-func installedImages(iu *installedUnit, uf *unit.File) []string {
-	var img string
-	var ok bool
+// installedImage is the image a managed installed unit runs or builds
+// ("" for none): the stand-in for podman's image store when it is not
+// read.
+func installedImage(iu *installedUnit, uf *unit.File) string {
 	switch iu.kind {
 	case spec.Container:
-		img, ok = uf.Last(unit.Container, unit.KeyImage)
+		img, _ := uf.Last(unit.Container, unit.KeyImage)
+		return img
 	case spec.Build:
-		img, ok = uf.Last(unit.Build, unit.KeyImageTag)
+		tag, _ := uf.Last(unit.Build, unit.KeyImageTag)
+		return tag
 	case spec.Image:
-		img = resourceOf(iu.kind, iu.name, uf)
-		ok = img != ""
+		return resourceOf(iu.kind, iu.name, uf)
 	}
-	if !ok {
-		return nil
-	}
-	return []string{img}
+	return ""
 }
 
 // runsUnstarted reports whether a unit's service counts as running when
