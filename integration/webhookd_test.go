@@ -395,20 +395,36 @@ func TestWebhookd(t *testing.T) {
 		// Two hundred clients in the guest send complete headers and then
 		// the body a byte a second, for up to 15 s; a correctly signed
 		// push meanwhile is answered 202 within a second and deploys.
-		// (A write after the server's answer must not kill the client
-		// before it records that answer: SIGPIPE is ignored.)
+		// The clients are the connections of one process, opened one
+		// after the other in milliseconds: two hundred processes of their
+		// own took seconds to start on a busy machine, longer than
+		// webhookd holds a slow body, so they were never all connected at
+		// once. (A write after the server's answer must not kill the
+		// process before it records the answers: SIGPIPE is ignored.)
 		must(t, w.WriteFile("/root/slow.sh", []byte(`trap '' PIPE
-exec 3<>/dev/tcp/127.0.0.1/9090 || exit 1
-printf 'POST /hooks/infra HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow-%s\r\nContent-Length: 1000\r\n\r\n' "$1" >&3
+fds=()
+for i in $(seq 200); do
+	exec {fd}<>/dev/tcp/127.0.0.1/9090 || exit 1
+	printf 'POST /hooks/infra HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow-%s\r\nContent-Length: 1000\r\n\r\n' "$i" >&$fd
+	fds+=("$fd")
+done
 start=$(date +%s.%N)
-for i in $(seq 15); do sleep 1; printf x >&3 2>/dev/null || break; done
-answer=$(timeout 5 head -c 12 <&3)
-echo "$answer $(echo "$(date +%s.%N) $start" | awk '{print $1-$2}')" > /tmp/slow-$1.answer
+declare -A cut # connection → when a write to it first failed (it was cut off)
+for s in $(seq 15); do
+	sleep 1
+	alive=0
+	for i in "${!fds[@]}"; do
+		[ -n "${cut[$i]}" ] && continue
+		if printf x >&${fds[$i]} 2>/dev/null; then alive=1; else cut[$i]=$(date +%s.%N); fi
+	done
+	[ $alive = 0 ] && break
+done
+for i in "${!fds[@]}"; do
+	answer=$(timeout 5 head -c 12 <&${fds[$i]})
+	end=${cut[$i]:-$(date +%s.%N)}
+	echo "$answer $(echo "$end $start" | awk '{print $1-$2}')" > /tmp/slow-$((i+1)).answer
+done
 `), 0o755))
-		w.MustRun(t, "rm -f /tmp/slow-*.answer; for i in $(seq 200); do setsid bash /root/slow.sh $i </dev/null >/dev/null 2>&1 & done")
-		// All two hundred connected, headers sent, bodies trickling.
-		w.MustRun(t, "for i in $(seq 100); do [ $(ss -Htn state established '( dport = :9090 )' | wc -l) -ge 200 ] && exit 0; sleep 0.1; done; exit 1")
-		held := strings.TrimSpace(w.MustRun(t, "ss -Htn state established '( dport = :9090 )' | wc -l"))
 		w.writeSpec("localhost:5000/web:v2", "slow", "")
 		c := w.commit("web REV=slow during 200 slow clients")
 		body, headers := w.request(whDelivery{forge: "github", ref: "refs/heads/main", after: c})
@@ -418,7 +434,17 @@ echo "$answer $(echo "$(date +%s.%N) $start" | awk '{print $1-$2}')" > /tmp/slow
 			args = append(args, "-H", h)
 		}
 		args = append(args, "--data-binary", "@/tmp/wh-slow.json", whURL+"/hooks/infra")
-		out := strings.Fields(w.MustRun(t, testhost.QuoteArgs(args...)))
+		// One command in the guest starts the clients, waits until all two
+		// hundred are connected with their headers sent, and then pushes:
+		// webhookd cuts a slow body off after about a second, so a round
+		// trip from here between the two could miss the attack.
+		out := strings.Fields(w.MustRun(t, "rm -f /tmp/slow-*.answer; ulimit -n 4096; (setsid bash /root/slow.sh </dev/null >/dev/null 2>&1 &); "+
+			"n=0; for i in $(seq 250); do n=$(ss -Htn state established '( dport = :9090 )' | wc -l); [ $n -ge 200 ] && break; sleep 0.02; done; "+
+			`[ $n -ge 200 ] || { echo "only $n slow clients connected"; exit 1; }; echo $n; `+testhost.QuoteArgs(args...)))
+		if len(out) != 3 {
+			t.Fatalf("the slow clients and the push: %q", out)
+		}
+		held, out := out[0], out[1:]
 		took, _ := strconv.ParseFloat(out[1], 64)
 		t.Logf("%s slow connections established; the signed push: %s after %.3fs", held, out[0], took)
 		if out[0] != "202" || took > 1 {
