@@ -341,9 +341,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 	defer check.wait() // l.Report is the check's until it is done
 	// The verdict is asked for before the host is read and again before
 	// the plan is printed: it is reached once.
-	var settled sync.Once
-	var verdict error
-	settle := func() error {
+	r.verdict = sync.OnceValue(func() error {
 		release, err := check.wait()
 		r.release = release
 		if err != nil {
@@ -357,11 +355,7 @@ func Run(ctx context.Context, req Request) (*Outcome, error) {
 			return fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors())
 		}
 		return nil
-	}
-	r.verdict = func() error {
-		settled.Do(func() { verdict = settle() })
-		return verdict
-	}
+	})
 
 	runID := runlog.NewRunID(time.Now())
 	resumeOK := true
