@@ -1,0 +1,10 @@
+// Package verdict names how a run of syslet ended, in one place, and says
+// what each consumer calls that ending: the exit code of `syslet`, the
+// result the run journal records, the kind of notification sent, and the
+// result and stage webhookd shows for a deploy attempt. A run decides its
+// verdict once (pkg/app/deploy); everything downstream reads this table
+// rather than mapping errors or strings of its own.
+//
+// Layer: ground. It imports only the ground packages whose vocabulary it
+// maps to (pkg/runlog, pkg/notify).
+package verdict
