@@ -22,7 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/syslet/syslet/integration/testhost"
-	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
 )
@@ -107,7 +107,7 @@ func (h *planHost) state() string {
 }
 
 // save makes the reviewed plan, checks the file, and returns it read back.
-func (h *planHost) save() *deploy.SavedPlan {
+func (h *planHost) save() *planfile.File {
 	h.t.Helper()
 	r := syslet(h.Host, "--diff", "--out", planFile, planChanged)
 	if !r.OK() || !strings.Contains(r.Stdout, "Saved the plan to "+planFile+" (0600)") {
@@ -123,7 +123,7 @@ func (h *planHost) save() *deploy.SavedPlan {
 			h.t.Errorf("the saved plan holds %q", v)
 		}
 	}
-	s, _, err := deploy.ReadSaved(bytes.NewReader(data))
+	s, _, err := planfile.Read(bytes.NewReader(data))
 	if err != nil {
 		h.t.Fatalf("the saved plan does not read back: %v", err)
 	}
@@ -367,7 +367,7 @@ func TestPushSavedPlans(t *testing.T) {
 		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s has mode %v", p, fi.Mode().Perm())
 		}
-		s, _, err := deploy.ReadSaved(bytes.NewReader(data))
+		s, _, err := planfile.Read(bytes.NewReader(data))
 		if err != nil || !strings.Contains(s.Summary, "1 to create") {
 			t.Fatalf("%s: %v %+v", p, err, s)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/syslet/syslet/pkg/verdict"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -114,15 +115,15 @@ func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployRep
 	if f.rollBack != "" && strings.Contains(string(b), f.rollBack) {
 		err := errors.New("rolled back to run run-1")
 		return DeployReport{RunID: run, Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
-			RolledBack: true, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="},
+			Verdict: verdict.RolledBack, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="},
 			Event: &notify.Event{Event: notify.RolledBack, Run: run, Error: err.Error(),
 				Failing: []notify.Unit{{Unit: "web.service", Reason: "restarted 5 time(s) by Restart=", Log: []string{"web: cannot start"}}}}}, err
 	}
-	ev := &notify.Event{Event: notify.Succeeded, Run: run, Summary: "1 to change"}
+	ev, v := &notify.Event{Event: notify.Succeeded, Run: run, Summary: "1 to change"}, verdict.Applied
 	if f.err != nil {
-		ev = &notify.Event{Event: notify.Failed, Run: run, Summary: "1 to change", Error: f.err.Error()}
+		ev, v = &notify.Event{Event: notify.Failed, Run: run, Summary: "1 to change", Error: f.err.Error()}, verdict.Failed
 	}
-	return DeployReport{RunID: run, Summary: "1 to change", Event: ev}, f.err
+	return DeployReport{RunID: run, Summary: "1 to change", Event: ev, Verdict: v}, f.err
 }
 
 func (f *fakeDeployer) deploys() ([]DeployRequest, []string) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // statusKind is the persisted status as webhookd reads it back: its own
@@ -48,10 +49,12 @@ type DeployRequest struct {
 type DeployReport struct {
 	RunID   string // the run journal's id of this apply, if any
 	Summary string // one line: what the plan changed
-	// RolledBack: a started container failed the health gate and the host
-	// was rolled back to the generation of run RolledBackTo; Failing names
-	// each unit that failed and why. The commit is then not applied.
-	RolledBack   bool
+	// Verdict is how the run ended: the attempt's result and stage are
+	// its (pkg/verdict). When it is verdict.RolledBack, a started
+	// container failed the health gate and the host was rolled back to the
+	// generation of run RolledBackTo, and the commit is not applied.
+	// Failing names each unit that failed the gate, and why.
+	Verdict      verdict.Verdict
 	RolledBackTo string
 	Failing      []string
 	// Event is the run's own notification (succeeded, failed,
@@ -72,27 +75,28 @@ type CheckReport struct {
 	Event *notify.Event
 }
 
-// Results of a deploy attempt, as /status and the deploys metric show them.
+// Results of a deploy attempt, as /status and the deploys metric show them:
+// those of a run are its verdict's (pkg/verdict).
 const (
-	ResultSuccess = "success"
-	ResultFailed  = "failed"
+	ResultSuccess = verdict.DeploySuccess
+	ResultFailed  = verdict.DeployFailed
 	// ResultSkipped: the commit is older than the one already applied, so
 	// deploying it would move the host backwards (a late or replayed push).
 	ResultSkipped = "skipped"
 	// ResultRolledBack: the commit was applied, a container failed the
 	// health gate, and the host runs its last good generation again. The
 	// commit is not retried until the branch moves.
-	ResultRolledBack = "rolled-back"
+	ResultRolledBack = verdict.DeployRolledBack
 )
 
 // Stages a deploy attempt can fail in.
 const (
 	StageFetch    = "fetch"
 	StageCheckout = "checkout"
-	StageApply    = "apply"
+	StageApply    = verdict.StageApply
 	// StageGate: the apply landed but a started container failed the
 	// health gate.
-	StageGate = "health-gate"
+	StageGate = verdict.StageGate
 )
 
 // Attempt is one deploy attempt of one commit.
@@ -422,12 +426,12 @@ func (w *worker) deploy(batch []push) {
 	tip, err := w.co.Fetch(ctx)
 	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
 	if err != nil {
-		w.finish(log, a, StageFetch, err)
+		w.finish(log, a, ResultFailed, StageFetch, err)
 		return
 	}
 	best, err := w.newest(tip, batch)
 	if err != nil {
-		w.finish(log, a, StageFetch, err)
+		w.finish(log, a, ResultFailed, StageFetch, err)
 		return
 	}
 	a.Commit = best.commit
@@ -451,12 +455,12 @@ func (w *worker) deploy(batch []push) {
 	if applied != "" && best.commit != tip && best.commit != applied {
 		older, err := w.co.Contains(applied, best.commit)
 		if err != nil {
-			w.finish(log, a, StageFetch, err)
+			w.finish(log, a, ResultFailed, StageFetch, err)
 			return
 		}
 		if older {
 			a.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
-			w.finish(log, a, "", nil)
+			w.finish(log, a, ResultSkipped, "", nil)
 			return
 		}
 	}
@@ -464,18 +468,18 @@ func (w *worker) deploy(batch []push) {
 	w.setStatus(a, statePending, "deploying to "+w.hostname)
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
-		w.finish(log, a, StageCheckout, err)
+		w.finish(log, a, ResultFailed, StageCheckout, err)
 		return
 	}
 	// The spec directory is resolved inside the checkout: a pushed commit
 	// whose path is a symlink leading out of it (to /etc, say) is refused.
 	specDir, err := bounded.DirBeneath(dir, filepath.FromSlash(w.cfg.SpecPath))
 	if errors.Is(err, bounded.ErrEscapes) {
-		w.finish(log, a, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
+		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
 		return
 	}
 	if err != nil {
-		w.finish(log, a, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
+		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
 		return
 	}
 	log.Info().Str("dir", specDir).Msg("deploying")
@@ -490,15 +494,9 @@ func (w *worker) deploy(batch []push) {
 		},
 	})
 	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
-	if rep.RolledBack || err != nil && len(rep.Failing) > 0 {
-		// The apply landed and a started container failed the health
-		// gate: rolled back, or (rollback never, or a failed rollback)
-		// left as it is.
-		a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
-		w.finish(log, a, StageGate, err)
-		return
-	}
-	w.finish(log, a, StageApply, err)
+	a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
+	result, stage := rep.Verdict.Deploy()
+	w.finish(log, a, result, stage, err)
 }
 
 // newest picks, among the batch's commits reachable from tip, the newest:
@@ -535,18 +533,12 @@ func (w *worker) newest(tip string, batch []push) (push, error) {
 }
 
 // finish records an attempt: status (persisted), metrics and a log line.
-// stage is where err happened; a nil err with an empty stage is a skip.
-func (w *worker) finish(log zerolog.Logger, a *Attempt, stage string, err error) {
+// result is how it ended, stage where it failed and err why.
+func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, err error) {
 	a.Duration = time.Since(a.Started).Seconds()
-	switch {
-	case err != nil && stage == StageGate && a.RolledBackTo != "":
-		a.Result, a.Stage, a.Error = ResultRolledBack, stage, err.Error()
-	case err != nil:
-		a.Result, a.Stage, a.Error = ResultFailed, stage, err.Error()
-	case stage == "":
-		a.Result = ResultSkipped
-	default:
-		a.Result = ResultSuccess
+	a.Result, a.Stage = result, stage
+	if err != nil {
+		a.Error = err.Error()
 	}
 	// The outcome is made durable before /status shows it: a restart right
 	// after a reader saw "applied" still knows the commit.

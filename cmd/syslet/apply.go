@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 type applyOptions struct {
@@ -87,7 +89,6 @@ func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
 	if o.output != "text" && o.output != "json" {
 		return o, fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
 	}
-	r.JSON = o.output == "json"
 	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
 	}
@@ -128,7 +129,7 @@ func (o *applyOptions) checkSaved() error {
 		return fmt.Errorf("%w: --out saves the plan of a --diff: add --diff (then apply it with --plan FILE)", errUsage)
 	case r.SavePlan != "" && o.planFile != "":
 		return fmt.Errorf("%w: --out and --plan both given: --diff --plan FILE checks a saved plan, it saves none", errUsage)
-	case r.SavePlan == "-" && r.JSON:
+	case r.SavePlan == "-" && o.output == "json":
 		return fmt.Errorf("%w: --out - and --output json both print on stdout", errUsage)
 	case o.planFile == "":
 		return nil
@@ -158,12 +159,12 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop, release := signals(stderr)
 	defer release()
 	req := o.req
-	req.Stdin, req.Stdout, req.Stderr, req.Stop = stdin, stdout, stderr, stop
+	req.Stdin, req.Stop = stdin, stop
 	if o.planFile != "" {
 		// The plan was reviewed when it was saved: it is applied without a
 		// prompt, as terraform applies a saved plan.
 		var err error
-		if req.Saved, req.Stdin, err = deploy.OpenSaved(o.planFile, stdin); err != nil {
+		if req.Saved, req.Stdin, err = planfile.Open(o.planFile, stdin); err != nil {
 			fmt.Fprintln(stderr, "syslet:", err)
 			return exitError
 		}
@@ -194,44 +195,43 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	if !req.Diff && nt != nil {
 		req.Started = nt.send
 	}
+	req.View = operationView(o, stdout, stderr)
+	req.ShowSecrets = os.Getenv(view.ShowSecretsEnv) == "true"
 	out, err := deploy.Run(ctx, req)
-	if req.JSON && out != nil {
-		_ = view.JSON(stdout, out)
+	if out.SavedDocument != nil {
+		_, _ = stdout.Write(out.SavedDocument)
 	}
-	code := exitCode(err)
-	if err != nil && !errors.Is(err, deploy.ErrInvalid) {
+	if err != nil && out.Verdict != verdict.Invalid { // the findings said it
 		view.Error(stderr, "syslet", err)
 	}
 	switch {
 	case o.metricsFile != "":
 		driftCheck(o, out, nt, stderr)
 	case !req.Diff:
-		if ev, ok := out.Event(err); ok {
+		if ev, ok := out.Event(); ok {
 			nt.send(ev)
 		}
 		nt.close()
 	}
+	code := out.Verdict.Exit()
 	if code == exitOK && o.detailed && out.Pending() {
 		return exitPending
 	}
 	return code
 }
 
-// exitCode maps a run's error to the documented exit codes.
-func exitCode(err error) int {
+// operationView is how the command line shows a run: for people, with
+// the plan and the run's story on stdout; with --output json, the Outcome
+// as the one document on stdout and the story on stderr; with --out -,
+// stdout is the saved plan's alone.
+func operationView(o applyOptions, stdout, stderr io.Writer) view.Operation {
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, deploy.ErrInvalid):
-		return exitInvalid
-	case errors.Is(err, deploy.ErrInterrupted):
-		return exitInterrupted
-	case errors.Is(err, deploy.ErrRollbackFailed):
-		return exitRollbackBad
-	case errors.Is(err, deploy.ErrRolledBack):
-		return exitRolledBack
+	case o.output == "json":
+		return view.NewJSON(stdout, stderr)
+	case o.req.SavePlan == "-":
+		return view.NewHuman(stderr, stderr)
 	}
-	return exitError
+	return view.NewHuman(stdout, stderr)
 }
 
 // signals returns a context cancelled by a second SIGINT/SIGTERM and a

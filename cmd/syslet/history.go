@@ -135,7 +135,7 @@ func printable(g *generation.Generation, stdout io.Writer) error {
 }
 
 func writeJSON(w io.Writer, v any) int {
-	if err := view.JSON(w, v); err != nil {
+	if err := view.WriteJSON(w, v); err != nil {
 		return exitError
 	}
 	return exitOK

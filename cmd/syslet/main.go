@@ -11,20 +11,21 @@ import (
 
 	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // Exit codes. They are documented (exitStatus in cli.go, hence --help, the CLI reference and syslet(1)) and stable: CI jobs and
-// webhookd branch on them.
+// webhookd branch on them. Those a run ends with are its verdict's (pkg/verdict); the others are the command line's own.
 const (
-	exitOK          = 0   // success, or nothing to change
-	exitError       = 1   // host, plan or apply failure, lock timeout, refused plan, stale saved plan
-	exitInvalid     = 2   // the specs are invalid; nothing was touched
-	exitPending     = 3   // --diff --detailed-exitcode: changes are pending
-	exitRolledBack  = 4   // the change failed its health gate; the last good generation was restored and passed it
-	exitRollbackBad = 5   // the change failed its health gate, and so did the rollback: the host needs a person
-	exitUsage       = 64  // a command-line mistake; nothing was read or touched
-	exitInternal    = 70  // a bug in syslet (a recovered panic)
-	exitInterrupted = 130 // SIGINT/SIGTERM ended the run; the summary says what was not reached
+	exitOK          = verdict.ExitOK             // success, or nothing to change
+	exitError       = verdict.ExitError          // host, plan or apply failure, lock timeout, refused plan, stale saved plan
+	exitInvalid     = verdict.ExitInvalid        // the specs are invalid; nothing was touched
+	exitPending     = 3                          // --diff --detailed-exitcode: changes are pending
+	exitRolledBack  = verdict.ExitRolledBack     // the change failed its health gate; the last good generation was restored and passed it
+	exitRollbackBad = verdict.ExitRollbackFailed // the change failed its health gate, and so did the rollback: the host needs a person
+	exitUsage       = 64                         // a command-line mistake; nothing was read or touched
+	exitInternal    = 70                         // a bug in syslet (a recovered panic)
+	exitInterrupted = verdict.ExitInterrupted    // SIGINT/SIGTERM ended the run; the summary says what was not reached
 )
 
 // version is stamped by a release build (see buildVersion).

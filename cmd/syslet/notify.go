@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/drift"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/settings"
@@ -98,7 +98,7 @@ func (nt *notifier) close() map[string]map[string]int {
 // they first appear, and written with the delivery counters as a
 // textfile. A check while another apply holds the lock is skipped: its
 // plan shows what that apply has not done yet, not drift.
-func driftCheck(o applyOptions, out *deploy.Outcome, nt *notifier, stderr io.Writer) {
+func driftCheck(o applyOptions, out *view.Outcome, nt *notifier, stderr io.Writer) {
 	at := time.Now()
 	if out != nil && out.Busy != "" {
 		fmt.Fprintf(stderr, "syslet: drift check skipped: an apply is in progress (%s)\n", out.Busy)
@@ -107,7 +107,7 @@ func driftCheck(o applyOptions, out *deploy.Outcome, nt *notifier, stderr io.Wri
 	}
 	check := drift.Check{At: at}
 	if out != nil && out.Plan != nil {
-		check.OK, check.Units = true, deploy.DriftUnits(out.Plan)
+		check.OK, check.Units = true, view.DriftUnits(out.Plan)
 	}
 	if check.OK {
 		var news []notify.DriftUnit

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"io"
 	"io/fs"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/term"
 
-	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
@@ -152,7 +152,7 @@ func savedPlans(dir string, targets []string, streams map[string][]byte, stderr 
 			ok = false
 			continue
 		}
-		s, _, err := deploy.ReadSaved(bytes.NewReader(data))
+		s, _, err := planfile.Read(bytes.NewReader(data))
 		if err != nil {
 			fmt.Fprintf(stderr, "syslet push: %s: %s: %v\n", t, p, err)
 			ok = false
@@ -187,7 +187,7 @@ func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
 		r := &results[i]
 		p := planFile(out, r.Target.Arg)
 		if r.Status == push.OK {
-			s, _, err := deploy.ReadSaved(bytes.NewReader(r.Output))
+			s, _, err := planfile.Read(bytes.NewReader(r.Output))
 			if err == nil {
 				err = s.WriteFile(p)
 			}

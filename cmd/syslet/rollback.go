@@ -37,11 +37,10 @@ func cmdRollback(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(pos) == 1 {
 		r.Generation = pos[0]
 	}
-	r.JSON = o.output == "json"
 	ctx, stop, release := signals(stderr)
 	defer release()
 	req := o.req
-	req.Stdin, req.Stdout, req.Stderr, req.Stop = stdin, stdout, stderr, stop
+	req.Stdin, req.Stop = stdin, stop
 	if !req.Diff && !o.yes && view.IsTerminal(stdin) && view.IsTerminal(stderr) {
 		req.Confirm = func() bool { return confirm(stdin, stderr) }
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"io"
 	"strings"
 
-	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
 )
 
@@ -35,7 +35,7 @@ func cmdShow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stdout, stderr, "show", err)
 	}
-	s, _, err := deploy.OpenSaved(pos[0], stdin)
+	s, _, err := planfile.Open(pos[0], stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "syslet show:", err)
 		return exitError

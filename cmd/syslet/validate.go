@@ -63,7 +63,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if res.Findings == nil {
 			res.Findings = []report.Finding{}
 		}
-		view.JSON(stdout, res)
+		view.WriteJSON(stdout, res)
 	} else {
 		view.Findings(stdout, l.Report)
 		if !l.Report.HasErrors() {

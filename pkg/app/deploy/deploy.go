@@ -7,27 +7,25 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
-	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/notify"
-	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
-	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
-// Request is one run: where the specs come from, whether to apply, and how
-// long each host operation may take.
+// Request is one run: where the specs come from, whether to apply, how
+// long each host operation may take, and the view it is shown through.
 type Request struct {
 	// Path is a spec file or directory; "-" reads Stdin; "" reads the
 	// stream stored by the last apply from stdin.
@@ -46,19 +44,17 @@ type Request struct {
 	// ones). Tests pass in-memory hosts; with Host set, Root is the
 	// managed tree of that host.
 	Host func(ctx context.Context, req *Request) (*Live, error)
-	// JSON leaves stdout to the caller (which prints the Outcome as one
-	// JSON document) and writes the human plan and summary to Stderr.
-	JSON bool
-	// Confirm, when set, is asked once after the plan is printed and
-	// before anything changes; false cancels the apply. Unattended runs
-	// (SSH pipe, webhook, CI) leave it nil.
+	// View shows the run as it goes (pkg/app/view: Human, JSON, Log);
+	// nil shows nothing. The run holds no writer of its own.
+	View view.Operation
+	// Confirm, when set, is asked once after the plan is shown and before
+	// anything changes; false cancels the apply. Unattended runs (SSH
+	// pipe, webhook, CI) leave it nil.
 	Confirm func() bool
 	// Stop ends the run gracefully when closed: a lock wait ends at once,
 	// an apply finishes the action in progress and runs nothing after it.
 	// Cancelling the context of Run aborts the action in progress too.
 	Stop <-chan struct{}
-
-	Stdout, Stderr io.Writer
 
 	Quadlet string // the host's quadlet generator, for staging
 	// Podman is the podman release the units are checked against when
@@ -87,6 +83,9 @@ type Request struct {
 	// KeepStage keeps the staging directory of a staging that passed too
 	// and prints its path; a failed staging's is always kept.
 	KeepStage bool
+	// ShowSecrets shows, with Diff, the values of the secrets the plan
+	// creates (SYSLET_SHOW_SECRETS=true); only a person's view draws them.
+	ShowSecrets bool
 
 	// Soak is how long the containers a run started must stay up for the
 	// health gate to pass (zero: they must only be up).
@@ -101,14 +100,14 @@ type Request struct {
 	KeepGenerations int
 
 	// SavePlan, with Diff, saves the plan there as a saved plan file
-	// (0600; "-": on Stdout, the human plan then going to Stderr) for a
-	// later apply of exactly it (saved.go).
+	// (0600; "-": into the Outcome's Saved, for the caller to print) for
+	// a later apply of exactly it (saved.go).
 	SavePlan string
 	// Saved applies the saved plan instead of a plan made now: the host
 	// and the input are read again, and any change since it was made
 	// refuses the run (ErrStale) before anything changes; with Diff it
 	// only says whether it still holds. SavedFile names it for people.
-	Saved     *SavedPlan
+	Saved     *planfile.File
 	SavedFile string
 	// Version is this syslet's, recorded in the plans it saves.
 	Version string
@@ -171,47 +170,8 @@ func ParseRollback(s string) (RollbackPolicy, error) {
 	return "", fmt.Errorf("want auto or never, got %q", s)
 }
 
-// Outcome is everything a run produced: what the CLI prints as JSON, what
-// webhookd reports.
-type Outcome struct {
-	RunID    string           `json:"run,omitempty"`
-	Source   string           `json:"source"`
-	Specs    int              `json:"specs"`
-	Sources  int              `json:"sources"`
-	Findings []report.Finding `json:"findings,omitempty"`
-	Plan     *plan.Plan       `json:"plan,omitempty"`
-	Digest   string           `json:"planDigest,omitempty"`
-	Result   *executor.Result `json:"result,omitempty"`
-	// Gate is the health gate's verdict on the containers the run started.
-	Gate *gate.Report `json:"gate,omitempty"`
-	// Rollback is what the rollback after a failed gate did.
-	Rollback *RollbackReport `json:"rollback,omitempty"`
-	Summary  string          `json:"summary"`
-	Error    string          `json:"error,omitempty"`
-	// StageDir is the staging directory kept for inspection (a failed
-	// staging, or --keep-stage).
-	StageDir string `json:"stageDir,omitempty"`
-	// SavedPlan is the digest of the saved plan the run wrote, or applied
-	// (or found still holding); Stale lists what changed since a saved
-	// plan was made, when it was refused.
-	SavedPlan string   `json:"savedPlan,omitempty"`
-	Stale     []string `json:"stale,omitempty"`
-	// Busy names the apply that held the lock while a --diff planned (its
-	// plan may show what that apply has not done yet).
-	Busy string `json:"applyInProgress,omitempty"`
-	// Took is how long the run took.
-	Took time.Duration `json:"-"`
-
-	sourceKind string
-}
-
-// Pending reports whether the plan has changes (for --detailed-exitcode).
-func (o *Outcome) Pending() bool { return o.Plan != nil && (!o.Plan.Empty() || o.Plan.Drifted()) }
-
-// Errors a caller branches on. Apply failures wrap executor.ErrFailed,
-// interruptions ErrInterrupted (the executor's, under deploy's name, since
-// a lock wait ends the same way), lock timeouts ErrLockTimeout, a plan
-// with refusals plan.ErrRefused.
+// The errors a run returns begin with one of these; how the run ended is
+// its Outcome's Verdict, which callers branch on (pkg/verdict), not these.
 var (
 	ErrInvalid     = errors.New("the specs are invalid")
 	ErrStaging     = errors.New("staging failed")
@@ -239,11 +199,8 @@ func (req *Request) defaults() {
 	if req.Root == "" {
 		req.Root = Defaults.Root
 	}
-	if req.Stdout == nil {
-		req.Stdout = io.Discard
-	}
-	if req.Stderr == nil {
-		req.Stderr = io.Discard
+	if req.View == nil {
+		req.View = view.NewHuman(io.Discard, io.Discard)
 	}
 	if req.Quadlet == "" {
 		req.Quadlet = Defaults.Quadlet
@@ -257,7 +214,10 @@ func (req *Request) defaults() {
 	if req.Rollback == "" {
 		req.Rollback = RollbackAuto
 	}
-	req.useSaved()
+	if req.Saved != nil {
+		// A saved plan brings the options that shaped it.
+		req.Force, req.AllowRemovals = req.Saved.Options.Force, req.Saved.Options.AllowRemovals
+	}
 	if req.Source == "" {
 		switch req.Path {
 		case "-":
@@ -274,122 +234,125 @@ func (req *Request) defaults() {
 	}
 }
 
+// sourceKind is where the run's specs come from, for its events.
+func (req *Request) sourceKind() string {
+	switch {
+	case req.Generation != "":
+		return view.SourceRollback
+	case req.Path == "-":
+		return view.SourceStdin
+	case req.Path == "":
+		return view.SourceStored
+	}
+	return view.SourcePath
+}
+
 // Run reads, validates, plans and — unless Diff — applies, under the
 // host's apply lock; then it holds the containers the run started to the
 // health gate and, when they fail it, rolls back to the last good
-// generation. It returns an Outcome whenever the specs could be read,
-// also together with an error.
-func Run(ctx context.Context, req Request) (*Outcome, error) {
+// generation. It returns the Outcome, whose Verdict says how the run
+// ended, and with an error when it did not end well. The view hears the
+// Outcome last (Done).
+func Run(ctx context.Context, req Request) (*view.Outcome, error) {
 	req.defaults()
-	r := &runner{req: &req, out: &Outcome{Source: req.Source, sourceKind: req.sourceKind()}, human: req.Stdout,
-		gens: generation.Open(req.Root), jr: runlog.Open(req.Root)}
-	if req.JSON || req.SavePlan == "-" {
-		r.human = req.Stderr
-	}
-	if req.KeepGenerations > 0 {
-		r.gens.Keep = req.KeepGenerations
-	}
-	out := r.out
 	start := time.Now()
-	defer func() { out.Took = time.Since(start) }()
+	out, err := run(ctx, &req)
+	out.Took = time.Since(start)
+	if err != nil {
+		out.Error = err.Error()
+		if out.Summary == "" {
+			out.Summary = "error: " + err.Error()
+		}
+	}
+	req.View.Done(out)
+	return out, err
+}
+
+// run is Run but for what every ending shares: it reads the input, opens
+// the host, starts podman's converter check, takes the lock (or, for a
+// --diff, notes who holds it), and runs the passes.
+func run(ctx context.Context, req *Request) (*view.Outcome, error) {
+	out := &view.Outcome{Source: req.Source, SourceKind: req.sourceKind()}
 	if req.hostless() && !req.Diff {
 		// Without a running system there is nothing to apply to; refused
 		// before anything is read, stored or journalled under the tree.
-		return r.fail(errNoHost)
+		return ended(out, verdict.Failed, errNoHost)
 	}
-	var rs *restore
-	var l *load.Set
-	if req.Generation != "" {
-		gen, err := r.pickGeneration(req.Generation)
-		if err != nil {
-			return r.fail(err)
-		}
-		rs = &restore{gen: gen}
-		req.Source = "rollback to run " + gen.Run
-		out.Source = req.Source
-		l = load.Bytes("generation "+gen.Run, gen.Input)
-	} else {
-		var err error
-		if l, err = load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput}); err != nil {
-			return r.fail(err)
-		}
+	gens := generation.Open(req.Root)
+	if req.KeepGenerations > 0 {
+		gens.Keep = req.KeepGenerations
 	}
-	out.Specs, out.Sources, out.Findings = l.Count(), len(l.Sources), l.Report.Findings
-	if l.Report.HasErrors() {
-		view.Findings(req.Stderr, l.Report)
-		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", l.Report.Errors())
-		return r.fail(fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()))
-	}
-
-	h, err := openHost(ctx, &req)
+	jr := runlog.Open(req.Root)
+	in, err := readInput(req, gens, jr)
 	if err != nil {
-		view.Findings(req.Stderr, l.Report)
-		return r.fail(err)
+		return ended(out, failed(err), err)
+	}
+	out.Source, out.Specs, out.Sources, out.Findings = in.source, in.set.Count(), len(in.set.Sources), in.set.Report.Findings
+	if in.set.Report.HasErrors() {
+		req.View.Findings(in.set.Report)
+		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", in.set.Report.Errors())
+		return ended(out, verdict.Invalid, fmt.Errorf("%w: %d error(s)", ErrInvalid, in.set.Report.Errors()))
+	}
+	h, err := openHost(ctx, req)
+	if err != nil {
+		req.View.Findings(in.set.Report)
+		return ended(out, failed(err), err)
 	}
 	defer h.Close()
-	r.h = h
 
 	// Podman's quadlet converter, in-process, for the podman this host
 	// runs: CPU work, done beside the wait for the lock. Its verdict is
 	// awaited before the host is read (the check lets the specs go when
 	// it is done, so they are never held with the host's tree), and so
-	// before anything is staged, printed or changed; a run waiting for
-	// the lock stops waiting when it finds errors.
+	// before anything is staged, shown or changed; a run waiting for the
+	// lock stops waiting when it finds errors.
 	lockCtx, stopWaiting := context.WithCancel(ctx)
 	defer stopWaiting()
-	check := h.startCheck(ctx, &req, l, stopWaiting)
-	defer check.wait() // l.Report is the check's until it is done
-	// The verdict is asked for before the host is read and again before
-	// the plan is printed: it is reached once.
-	r.verdict = sync.OnceValue(func() error {
-		release, err := check.wait()
-		r.release = release
-		if err != nil {
-			view.Findings(req.Stderr, l.Report)
-			return err
-		}
-		out.Findings = l.Report.Findings
-		view.Findings(req.Stderr, l.Report)
-		if l.Report.HasErrors() {
-			out.Summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
-			return fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors())
-		}
-		return nil
-	})
+	check := h.startCheck(ctx, req, in.set, stopWaiting)
+	defer check.wait() // the set's report is the check's until it is done
+	r := &runner{req: req, view: req.View, h: h, jr: jr, gens: gens, verdict: check.verdict(req.View, in.set)}
 
-	runID := runlog.NewRunID(time.Now())
-	resumeOK := true
+	in.runID = runlog.NewRunID(time.Now())
+	in.resume = true
 	if !req.Diff {
 		lk, err := acquire(lockCtx, req.Stop, req.Root, req.LockTimeout,
-			Holder{PID: os.Getpid(), Since: time.Now(), Source: req.Source, Run: runID}, req.Stderr)
+			Holder{PID: os.Getpid(), Since: time.Now(), Source: in.source, Run: in.runID}, req.View)
 		if err != nil {
-			if verr := r.verdict(); verr != nil {
-				return r.fail(verr) // the specs' errors, not the wait, are the news
+			if c := r.verdict(); c.err != nil {
+				return ended(c.outcome(out), c.ending, c.err) // the specs' errors, not the wait, are the news
 			}
-			return r.fail(err)
+			return ended(out, failed(err), err)
 		}
 		defer lk.release()
 	} else if who, busy, err := held(req.Root); err != nil {
-		return r.fail(err)
+		return ended(out, failed(err), err)
 	} else if busy {
 		// The journal's last run is the one in progress, not an unfinished one.
-		view.Printf(req.Stderr, "syslet: an apply is in progress (%s); this plan does not include what it has not done yet\n", who)
+		req.View.Busy(who.String())
 		out.Busy = who.String()
-		resumeOK = false
+		in.resume = false
 	}
-	if err := r.pass(ctx, l, runID, resumeOK, rs); err != nil {
-		return r.fail(err)
+	first, err := r.pass(ctx, in)
+	if first.gateFailed() && in.kind.rollsBack() {
+		back, err := r.afterFailedGate(ctx, first, err)
+		return ended(back.outcome(first.outcome(out)), back.verdict, err)
 	}
-	return out, nil
+	return ended(first.outcome(out), first.verdict, err)
 }
 
-// fail puts err in the Outcome and returns both.
-func (r *runner) fail(err error) (*Outcome, error) {
-	r.out.Error = err.Error()
-	if r.out.Summary == "" {
-		r.out.Summary = "error: " + err.Error()
+// failed is the verdict of a run that could not go on: interrupted by a
+// signal, or failed.
+func failed(err error) verdict.Verdict {
+	if errors.Is(err, ErrInterrupted) {
+		return verdict.Interrupted
 	}
-	return r.out, err
+	return verdict.Failed
+}
+
+// ended gives the Outcome its verdict.
+func ended(out *view.Outcome, v verdict.Verdict, err error) (*view.Outcome, error) {
+	out.Verdict = v
+	return out, err
 }
 
 // storeStdin keeps the validated stream of an apply from stdin (or a
@@ -400,16 +363,4 @@ func storeStdin(root string, stream []byte) error {
 		return fmt.Errorf("storing the specs for later plain runs: %w", err)
 	}
 	return nil
-}
-
-// printKept says where the staging directory was kept, and what it holds.
-func printKept(w io.Writer, dir string) {
-	if dir != "" {
-		view.Printf(w, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, stage.KeptNote)
-	}
-}
-
-// printPlan writes the plan for people, with what it was made against.
-func printPlan(w io.Writer, req *Request, l *load.Set, p *plan.Plan) {
-	view.PlanWithHeader(w, view.Against{Specs: l.Count(), Sources: len(l.Sources), Root: req.Root, NoHost: req.hostless()}, p)
 }

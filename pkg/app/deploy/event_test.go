@@ -2,7 +2,8 @@ package deploy
 
 import (
 	"encoding/json"
-	"errors"
+	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,10 +35,10 @@ func TestEvents(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	if len(started) != 1 || started[0].Event != notify.Started || started[0].Run != r.out.RunID || started[0].Plan == nil ||
-		started[0].Plan.Create != len(stackUnits) || started[0].Source.Kind != SourcePath || started[0].Host == "" {
+		started[0].Plan.Create != len(stackUnits) || started[0].Source.Kind != view.SourcePath || started[0].Host == "" {
 		t.Fatalf("started = %+v", started)
 	}
-	ev, ok := r.out.Event(r.err)
+	ev, ok := r.out.Event()
 	if !ok || ev.Event != notify.Succeeded || ev.Run != r.out.RunID || ev.DurationSeconds <= 0 || ev.Summary != r.out.Summary ||
 		ev.Plan.Actions == 0 || ev.Error != "" || len(ev.Failing) != 0 {
 		t.Fatalf("succeeded = %+v %v", ev, ok)
@@ -46,7 +47,7 @@ func TestEvents(t *testing.T) {
 	// Converged: nothing to tell.
 	started = nil
 	r = run(h.request(specs))
-	if _, ok := r.out.Event(r.err); ok || len(started) != 0 || r.err != nil {
+	if _, ok := r.out.Event(); ok || len(started) != 0 || r.err != nil {
 		t.Fatalf("converged run: event %v, started %d, err %v", ok, len(started), r.err)
 	}
 
@@ -55,10 +56,10 @@ func TestEvents(t *testing.T) {
 	h.crashOn["web.service"] = "web:2"
 	h.logs["web.service"] = []string{"web: exec /bin/web: no such file or directory"}
 	r = run(h.request(writeSpecs(t, bad)))
-	if !errors.Is(r.err, ErrRolledBack) {
+	if r.out.Verdict != verdict.RolledBack {
 		t.Fatalf("err = %v", r.err)
 	}
-	ev, ok = r.out.Event(r.err)
+	ev, ok = r.out.Event()
 	if len(started) != 1 || !ok || ev.Event != notify.RolledBack || len(ev.Failing) != 1 || ev.Failing[0].Unit != "web.service" ||
 		!strings.Contains(ev.Failing[0].Reason, "restarted") || len(ev.Failing[0].Log) == 0 ||
 		ev.Rollback == nil || !ev.Rollback.Passed || ev.Rollback.Generation == "" || !strings.Contains(ev.Error, "rolled back") {
@@ -68,8 +69,8 @@ func TestEvents(t *testing.T) {
 	// Invalid specs: failed, nothing started.
 	started = nil
 	r = run(h.request(writeSpecs(t, `{"apiVersion":"v1","type":"container","name":"x","bogus":1}`)))
-	ev, ok = r.out.Event(r.err)
-	if !errors.Is(r.err, ErrInvalid) || !ok || ev.Event != notify.Failed || !strings.Contains(ev.Error, "invalid") || len(started) != 0 {
+	ev, ok = r.out.Event()
+	if r.out.Verdict != verdict.Invalid || !ok || ev.Event != notify.Failed || !strings.Contains(ev.Error, "invalid") || len(started) != 0 {
 		t.Fatalf("invalid specs: %v, event %+v %v, started %d", r.err, ev, ok, len(started))
 	}
 
@@ -77,7 +78,7 @@ func TestEvents(t *testing.T) {
 	h2 := newHost(t)
 	h2.failStartOn["web.service"] = "registry.example/web:1"
 	r = h2.run(t, h2.request(writeSpecs(t, good)))
-	ev, ok = r.out.Event(r.err)
+	ev, ok = r.out.Event()
 	if !ok || ev.Event != notify.Failed || len(ev.Failing) == 0 || !strings.Contains(ev.Failing[0].Unit, "web.service") {
 		t.Fatalf("failed start: %v, event %+v", r.err, ev)
 	}
@@ -95,7 +96,7 @@ func TestEventCarriesNoSecret(t *testing.T) {
 	if r.err == nil {
 		t.Fatal("the start did not fail")
 	}
-	ev, ok := r.out.Event(r.err)
+	ev, ok := r.out.Event()
 	doc, _ := json.Marshal(ev)
 	if !ok || !strings.Contains(string(doc), "connecting with password (secret)") {
 		t.Fatalf("event %s", doc)
@@ -124,7 +125,7 @@ func TestDriftUnits(t *testing.T) {
 	req.Diff = true
 	r := h.run(t, req)
 	got := map[string]string{}
-	for _, d := range DriftUnits(r.out.Plan) {
+	for _, d := range view.DriftUnits(r.out.Plan) {
 		got[d.Unit] = d.Kind + "/" + d.Effect
 	}
 	if got["web.container"] != "drift/drift" || got["api.container"] != "start/start" || len(got) != 2 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
@@ -461,10 +462,12 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// ran is one Run and everything it left to look at.
+// ran is one Run and everything it left to look at: its outcome and
+// error, what it told its view, and the text a person's view drew of it.
 type ran struct {
-	out            *Outcome
+	out            *view.Outcome
 	err            error
+	view           *seenView
 	stdout, stderr string
 }
 
@@ -480,10 +483,10 @@ func (h *fakeHost) request(path string) Request {
 
 func (h *fakeHost) run(t *testing.T, req Request) ran {
 	t.Helper()
-	var stdout, stderr syncBuffer
-	req.Stdout, req.Stderr = &stdout, &stderr
+	v := newSeenView()
+	req.View = v
 	out, err := Run(context.Background(), req)
-	return ran{out: out, err: err, stdout: stdout.String(), stderr: stderr.String()}
+	return ran{out: out, err: err, view: v, stdout: v.stdout.String(), stderr: v.stderr.String()}
 }
 
 // apply runs path and fails the test unless it succeeds.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/syslet/syslet/executor"
@@ -19,6 +19,7 @@ import (
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -28,8 +29,6 @@ import (
 type hostConn struct {
 	files fsroot.Root
 	live  *Live // nil without a running system
-	// secrets holds the values decrypted while planning (nil: none).
-	secrets *secrets.Opened
 }
 
 func openHost(ctx context.Context, req *Request) (*hostConn, error) {
@@ -133,6 +132,48 @@ func (c *podmanCheck) wait() (unit.Podman, error) {
 	return c.release, c.err
 }
 
+// checked is the converter check's verdict on a run's input: the podman
+// release it was checked against and the findings; err when the check
+// could not run (ending Failed) or found errors (ending Invalid, with the
+// run's summary line).
+type checked struct {
+	release  unit.Podman
+	findings []report.Finding
+	err      error
+	ending   verdict.Verdict
+	summary  string
+}
+
+// outcome puts what the check found into the run's Outcome.
+func (c checked) outcome(out *view.Outcome) *view.Outcome {
+	if c.findings != nil {
+		out.Findings = c.findings
+	}
+	if c.summary != "" {
+		out.Summary = c.summary
+	}
+	return out
+}
+
+// verdict awaits the check once, however often it is asked (before the
+// host is read, and again before the plan is shown): its findings are
+// shown once.
+func (c *podmanCheck) verdict(v view.Operation, l *load.Set) func() checked {
+	return sync.OnceValue(func() checked {
+		release, err := c.wait()
+		v.Findings(l.Report)
+		if err != nil {
+			return checked{release: release, err: err, ending: failed(err)}
+		}
+		out := checked{release: release, findings: l.Report.Findings}
+		if l.Report.HasErrors() {
+			out.summary = fmt.Sprintf("%d error(s) in the specs for podman %s; nothing was changed", l.Report.Errors(), release)
+			out.err, out.ending = fmt.Errorf("%w: %d error(s)", ErrInvalid, l.Report.Errors()), verdict.Invalid
+		}
+		return out
+	})
+}
+
 func (h *hostConn) sources() plan.Sources {
 	src := plan.Sources{Files: h.files}
 	if h.live != nil {
@@ -157,7 +198,7 @@ func (h *hostConn) lastStarted(ctx context.Context, names []string) (map[string]
 // file comes from. Without a running system there is no generator to ask.
 // kept is the staging directory left for inspection (a failed staging,
 // or Request.KeepStage), "" when none was kept.
-func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, out *render.Output, warn io.Writer) (kept string, err error) {
+func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, out *render.Output, v view.Operation) (kept string, err error) {
 	if h.live == nil || !p.WritesUnits() || !p.Appliable() {
 		return "", nil
 	}
@@ -172,7 +213,7 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, 
 	current, future := plan.UnitSets(obs, p)
 	res, err := h.live.Stager.Check(ctx, future, current, changed)
 	for _, w := range res.Warnings {
-		view.Printf(warn, "syslet: staging warning: %s\n", attribute(w, out))
+		v.StagingWarning(attribute(w, out))
 	}
 	var se *stage.Error
 	if errors.As(err, &se) {
@@ -217,13 +258,15 @@ func nameByte(b byte) bool {
 		'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
-func (h *hostConn) executor() (executor.Host, error) {
+// executor is the host as the executor asks for it, with the secret
+// values a pass opened (nil: none).
+func (h *hostConn) executor(opened *secrets.Opened) (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
 	eh := executor.Host{Files: stagingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
-	if h.secrets != nil {
-		eh.Secrets = decrypter{h.secrets}
+	if opened != nil {
+		eh.Secrets = decrypter{opened}
 	}
 	return eh, nil
 }
@@ -260,17 +303,20 @@ func (f stagingFiles) StageLink(p, target string) (executor.Staged, error) {
 // (plan.Plan.Leftovers) and says so; under the apply lock, before anything
 // is staged. What cannot be removed is left for the next apply, with a
 // warning.
-func (h *hostConn) sweep(paths []string, w io.Writer) {
+func (h *hostConn) sweep(paths []string, v view.Operation) {
 	if len(paths) == 0 {
 		return
 	}
 	n := 0
 	for _, p := range paths {
 		if err := h.files.Remove(p, ""); err != nil {
-			fmt.Fprintln(w, "syslet: warning: leaving a temporary file of an interrupted run:", err)
+			v.Warning("leaving a temporary file of an interrupted run: " + err.Error())
 			continue
 		}
 		n++
 	}
-	fmt.Fprintf(w, "syslet: removed %d temporary file(s) an interrupted run left in the managed trees\n", n)
+	v.Swept(n)
 }
+
+// stageNote is the file a kept staging directory explains itself in.
+const stageNote = stage.KeptNote

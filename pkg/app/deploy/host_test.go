@@ -58,9 +58,10 @@ func TestReadTimeout(t *testing.T) {
 func TestTreeWithoutHost(t *testing.T) {
 	root := t.TempDir()
 	specs := writeSpecs(t, stack)
-	var stdout, stderr syncBuffer
-	req := Request{Path: specs, Root: root, Diff: true, Stdout: &stdout, Stderr: &stderr}
+	v := newSeenView()
+	req := Request{Path: specs, Root: root, Diff: true, View: v}
 	out, err := Run(context.Background(), req)
+	stdout := v.stdout
 	if err != nil {
 		t.Fatal(err)
 	}

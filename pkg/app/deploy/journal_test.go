@@ -73,7 +73,7 @@ func TestJournalUnwritableNoChangesWarns(t *testing.T) {
 	if !r.out.Plan.Empty() || len(h.Calls()) != 0 {
 		t.Errorf("converged host: plan %d actions, calls %q", len(r.out.Plan.Actions), h.Calls())
 	}
-	if !strings.Contains(r.stderr, "syslet: warning: rotating the run journal") {
+	if !slices.ContainsFunc(r.view.Calls("Warning"), func(c string) bool { return strings.Contains(c, "rotating the run journal") }) {
 		t.Errorf("stderr lacks the journal warning:\n%s", r.stderr)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,7 +74,7 @@ const lockPollInterval = 100 * time.Millisecond
 // closed (a first SIGINT/SIGTERM), or after timeout (0: wait for ever).
 // The lock file is taken first, then its directory, by every run: a run
 // never holds the directory while it waits for a file.
-func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout time.Duration, me Holder, log io.Writer) (*lock, error) {
+func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout time.Duration, me Holder, v view.Operation) (*lock, error) {
 	p := layout.Under(root, layout.LockFile)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
@@ -123,7 +122,7 @@ func acquire(ctx context.Context, stop <-chan struct{}, root string, timeout tim
 		// The first miss is not worth a word: a --diff probing the lock
 		// holds it for microseconds.
 		if tries++; tries == 2 {
-			view.Printf(log, "syslet: another apply is running: %s; waiting for it to finish\n", holder)
+			v.Waiting(holder.String())
 		}
 		select {
 		case <-tick.C:

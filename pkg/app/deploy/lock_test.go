@@ -1,11 +1,12 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/syslet/syslet/pkg/verdict"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,14 @@ import (
 
 func TestLockTimeoutNamesHolder(t *testing.T) {
 	root := t.TempDir()
-	first, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 4242, Since: time.Now(), Source: "git infra@abc"}, &bytes.Buffer{})
+	first, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 4242, Since: time.Now(), Source: "git infra@abc"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.release()
-	var log bytes.Buffer
+	log := newSeenView()
 	t0 := time.Now()
-	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: os.Getpid()}, &log)
+	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: os.Getpid()}, log)
 	if !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("want ErrLockTimeout, got %v", err)
 	}
@@ -30,8 +31,8 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 		t.Errorf("timeout took %s", d)
 	}
 	for _, want := range []string{"pid 4242", "git infra@abc"} {
-		if !strings.Contains(err.Error(), want) || !strings.Contains(log.String(), want) {
-			t.Errorf("error %q and log %q should name %q", err, log.String(), want)
+		if !strings.Contains(err.Error(), want) || !slices.ContainsFunc(log.Calls("Waiting"), func(c string) bool { return strings.Contains(c, want) }) {
+			t.Errorf("error %q and the view's wait %q should name %q", err, log.Calls("Waiting"), want)
 		}
 	}
 	if who, busy, _ := held(root); !busy || who.PID != 4242 {
@@ -41,27 +42,27 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 
 func TestLockWaitEndsOnStop(t *testing.T) {
 	root := t.TempDir()
-	first, err := acquire(context.Background(), nil, root, 0, Holder{PID: 1, Source: "x"}, &bytes.Buffer{})
+	first, err := acquire(context.Background(), nil, root, 0, Holder{PID: 1, Source: "x"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.release()
 	stop := make(chan struct{})
 	go func() { time.Sleep(200 * time.Millisecond); close(stop) }()
-	_, err = acquire(context.Background(), stop, root, 0, Holder{PID: 2}, &bytes.Buffer{})
+	_, err = acquire(context.Background(), stop, root, 0, Holder{PID: 2}, newSeenView())
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err = acquire(ctx, nil, root, 0, Holder{PID: 2}, &bytes.Buffer{}); !errors.Is(err, ErrInterrupted) {
+	if _, err = acquire(ctx, nil, root, 0, Holder{PID: 2}, newSeenView()); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("cancelled context: want ErrInterrupted, got %v", err)
 	}
 }
 
 func TestLockIsReleased(t *testing.T) {
 	root := t.TempDir()
-	l, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 1}, &bytes.Buffer{})
+	l, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 1}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestLockIsReleased(t *testing.T) {
 	if _, busy, _ := held(root); busy {
 		t.Fatal("released lock still held")
 	}
-	l2, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 2}, &bytes.Buffer{})
+	l2, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 2}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +127,8 @@ func TestRunWaitsForTheLock(t *testing.T) {
 			t.Errorf("error %q lacks %q", second.err, want)
 		}
 	}
-	if !strings.Contains(second.stderr, "another apply is running: pid") {
-		t.Errorf("the wait was not announced:\n%s", second.stderr)
+	if !second.view.has("Waiting pid") {
+		t.Errorf("the wait was not announced: %q", second.view.Calls())
 	}
 	if got := h.Calls()[before:]; len(got) != 0 {
 		t.Errorf("the waiting apply asked the host %q", got)
@@ -161,7 +162,7 @@ func TestLockWaitEndsOnInvalidSpecs(t *testing.T) {
 	go func() { done <- h.run(t, req) }()
 	select {
 	case r := <-done:
-		if !errors.Is(r.err, ErrInvalid) || !strings.Contains(r.out.Summary, "for podman 5.4") {
+		if r.out.Verdict != verdict.Invalid || !strings.Contains(r.out.Summary, "for podman 5.4") {
 			t.Fatalf("err = %v (%s), want ErrInvalid for podman 5.4", r.err, r.out.Summary)
 		}
 	case <-time.After(5 * time.Second):
@@ -175,15 +176,15 @@ func TestLockWaitEndsOnInvalidSpecs(t *testing.T) {
 // apply in progress.
 func TestLockFileDeletedWhileHeld(t *testing.T) {
 	root := t.TempDir()
-	first, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: os.Getpid(), Since: time.Now(), Source: "first"}, &bytes.Buffer{})
+	first, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: os.Getpid(), Since: time.Now(), Source: "first"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(layout.Under(root, layout.LockFile)); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 2}, &log)
+	log := newSeenView()
+	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 2}, log)
 	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), "deleted") {
 		t.Fatalf("a second apply must still wait for the holder: %v", err)
 	}
@@ -194,14 +195,14 @@ func TestLockFileDeletedWhileHeld(t *testing.T) {
 	// holder from the next one, nor from --diff.
 	waiting := make(chan *lock, 1)
 	go func() {
-		l, err := acquire(context.Background(), nil, root, 10*time.Second, Holder{PID: 5, Source: "waiter"}, &bytes.Buffer{})
+		l, err := acquire(context.Background(), nil, root, 10*time.Second, Holder{PID: 5, Source: "waiter"}, newSeenView())
 		if err != nil {
 			t.Error(err)
 		}
 		waiting <- l
 	}()
 	time.Sleep(300 * time.Millisecond)
-	if _, err := acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 6}, &log); !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+	if _, err := acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: 6}, log); !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("behind a waiter: %v", err)
 	}
 	if who, busy, _ := held(root); !busy || who.PID != os.Getpid() {
@@ -211,7 +212,7 @@ func TestLockFileDeletedWhileHeld(t *testing.T) {
 	if l := <-waiting; l != nil {
 		l.release()
 	}
-	second, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 3, Source: "second"}, &bytes.Buffer{})
+	second, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 3, Source: "second"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,10 @@ import (
 // `journalctl MESSAGE_ID=…` finds every action of every run.
 const messageID = "5b0c3f1e9a7d4c2e8f6a1b3d5c7e9f10"
 
-// newLogger returns the logger for per-action lines: structured entries
-// sent to the systemd journal when stderr is the journal (syslet running
-// as a unit, e.g. under webhookd), console lines on w otherwise.
+// newLogger returns the logger for per-action lines (w: the view's
+// Actions): structured entries sent to the systemd journal when w is
+// stderr and stderr is the journal (syslet running as a unit, e.g. under
+// webhookd), console lines on w otherwise.
 func newLogger(w io.Writer, runID string) zerolog.Logger {
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	var out io.Writer

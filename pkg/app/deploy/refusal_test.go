@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 			req := h.request(specs)
 			req.Diff = diff
 			r := h.run(t, req)
-			if !errors.Is(r.err, ErrStaging) {
+			if r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStaging) {
 				t.Fatalf("err = %v, want ErrStaging", r.err)
 			}
 			// web is the third spec of the stream, api the fourth.
@@ -36,15 +37,15 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 					t.Errorf("error %q and stderr should hold %q:\n%s", r.err, want, r.stderr)
 				}
 			}
-			if want := "syslet: staging warning: api.service: Unknown key name 'X-Bar' in section 'Service', ignoring.  [spec: " + specs + " [3]]"; !strings.Contains(r.stderr, want) {
-				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			if want := "StagingWarning api.service: Unknown key name 'X-Bar' in section 'Service', ignoring.  [spec: " + specs + " [3]]"; !r.view.has(want) {
+				t.Errorf("the view heard no %q: %q", want, r.view.Calls())
 			}
-			if !strings.Contains(r.stderr, "staging failed, nothing was changed") || !strings.Contains(r.stdout, "Steps, in the order they run:") {
-				t.Errorf("the plan and the refusal must both be shown:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			if got := r.view.Calls("Plan", "StagingFailed"); len(got) != 2 || !strings.HasPrefix(got[0], "Plan") || !strings.HasPrefix(got[1], "StagingFailed") {
+				t.Errorf("the plan and then the refusal must be shown: %q", r.view.Calls())
 			}
 			// The kept staging directory is named, for troubleshooting.
-			if !strings.Contains(r.stderr, "syslet: the staged units are kept in /tmp/syslet-stage-123 (0700;") || r.out.StageDir != "/tmp/syslet-stage-123" {
-				t.Errorf("kept staging directory: outcome %q, stderr:\n%s", r.out.StageDir, r.stderr)
+			if !r.view.has("StageKept /tmp/syslet-stage-123") || r.out.StageDir != "/tmp/syslet-stage-123" {
+				t.Errorf("kept staging directory: outcome %q, view %q", r.out.StageDir, r.view.Calls())
 			}
 			if got := h.Calls(); !slices.Equal(got, []string{"stage"}) {
 				t.Errorf("host calls %q, want only staging", got)

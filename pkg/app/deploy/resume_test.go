@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"github.com/syslet/syslet/pkg/verdict"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ func TestInterruptedRunResumes(t *testing.T) {
 			specs := writeSpecs(t, stack)
 			req, seen := h.stopAt(specs, tt.call, tt.step)
 			r := h.run(t, req)
-			if !errors.Is(r.err, ErrInterrupted) {
+			if r.out.Verdict != verdict.Interrupted {
 				t.Fatalf("err = %v, want ErrInterrupted", r.err)
 			}
 			if got := h.Calls()[1:]; !slices.Equal(got, tt.landed) {
@@ -116,8 +117,8 @@ func TestInterruptedRunResumes(t *testing.T) {
 			if !slices.Equal(carried, tt.carried) {
 				t.Errorf("carried %q, want %q", carried, tt.carried)
 			}
-			if !strings.Contains(r.stdout, "previous run "+first.ID()+" did not finish") {
-				t.Errorf("the plan does not say it resumes %s:\n%s", first.ID(), r.stdout)
+			if len(r.view.plans) != 1 || r.view.plans[0].Resume == nil || r.view.plans[0].Resume.Run != first.ID() {
+				t.Errorf("the plan shown does not resume %s: %q", first.ID(), r.view.Calls())
 			}
 			next := h.last(t)
 			if next.Intent.Resumes != first.ID() || next.Result() != runlog.ResultOK {
@@ -157,7 +158,7 @@ func TestResumeRunsOneshotOnce(t *testing.T) {
 			h := newHost(t)
 			specs := writeSpecs(t, stack)
 			req, _ := h.stopAt(specs, "", int(plan.StepDaemonReload))
-			if r := h.run(t, req); !errors.Is(r.err, ErrInterrupted) {
+			if r := h.run(t, req); r.out.Verdict != verdict.Interrupted {
 				t.Fatalf("first run: %v", r.err)
 			}
 			began := h.last(t).Intent.Time
@@ -182,7 +183,7 @@ func TestResumeLooksPastRefusedRuns(t *testing.T) {
 	h := newHost(t)
 	specs := writeSpecs(t, stack)
 	req, _ := h.stopAt(specs, "", int(plan.StepDaemonReload))
-	if r := h.run(t, req); !errors.Is(r.err, ErrInterrupted) {
+	if r := h.run(t, req); r.out.Verdict != verdict.Interrupted {
 		t.Fatalf("first run: %v", r.err)
 	}
 	interrupted := h.last(t).ID()
@@ -190,7 +191,7 @@ func TestResumeLooksPastRefusedRuns(t *testing.T) {
 	// A new image for web: a unit write, which staging rejects.
 	h.fail["stage"] = errors.New("quadlet rejected the units")
 	changed := writeSpecs(t, strings.Replace(stack, "registry.example/web:1", "registry.example/web:2", 1))
-	if r := h.run(t, h.request(changed)); !errors.Is(r.err, ErrStaging) {
+	if r := h.run(t, h.request(changed)); r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStaging) {
 		t.Fatalf("second run: %v, want ErrStaging", r.err)
 	}
 	if got := h.last(t).Result(); got != runlog.ResultRefused {
@@ -214,7 +215,7 @@ func TestDiffDuringApplyDoesNotResume(t *testing.T) {
 	h := newHost(t)
 	specs := writeSpecs(t, stack)
 	req, _ := h.stopAt(specs, "", int(plan.StepDaemonReload))
-	if r := h.run(t, req); !errors.Is(r.err, ErrInterrupted) {
+	if r := h.run(t, req); r.out.Verdict != verdict.Interrupted {
 		t.Fatalf("first run: %v", r.err)
 	}
 	diff := h.request(specs)
@@ -223,7 +224,7 @@ func TestDiffDuringApplyDoesNotResume(t *testing.T) {
 		t.Fatalf("without a running apply, --diff shows the resume: err %v resume %+v", r.err, r.out.Plan.Resume)
 	}
 
-	lk, err := acquire(t.Context(), nil, h.root, time.Second, Holder{PID: 4242, Since: time.Now(), Source: "git infra@abc"}, &syncBuffer{})
+	lk, err := acquire(t.Context(), nil, h.root, time.Second, Holder{PID: 4242, Since: time.Now(), Source: "git infra@abc"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestDiffDuringApplyDoesNotResume(t *testing.T) {
 	if r.out.Plan.Resume != nil || slices.ContainsFunc(r.out.Plan.Actions, func(a plan.Action) bool { return a.Carried }) {
 		t.Errorf("--diff during an apply carries the running apply's actions: %+v", r.out.Plan.Resume)
 	}
-	if !strings.Contains(r.stderr, "an apply is in progress (pid 4242 (source git infra@abc") {
+	if !r.view.has("Busy pid 4242 (source git infra@abc") {
 		t.Errorf("stderr does not name the running apply:\n%s", r.stderr)
 	}
 }

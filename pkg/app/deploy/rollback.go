@@ -17,6 +17,7 @@ import (
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -28,32 +29,33 @@ import (
 // deletes data: no volume is deleted or recreated, no image deleted, and
 // what it therefore cannot restore is said.
 
-// RollbackReport is what a rollback did.
-type RollbackReport struct {
-	// Run is the rollback's own run; Generation the run whose generation
-	// it applied again; Of the run whose failed gate started it.
-	Run        string `json:"run"`
-	Generation string `json:"generation"`
-	Of         string `json:"of,omitempty"`
-	// Plan is the rollback plan's summary line.
-	Plan string `json:"plan,omitempty"`
-	// Passed says whether the restored host passed the health gate.
-	Passed bool         `json:"passed"`
-	Gate   *gate.Report `json:"gate,omitempty"`
-	// NotRestored names what the rollback could not put back.
-	NotRestored []string `json:"notRestored,omitempty"`
-	Error       string   `json:"error,omitempty"`
+// rollbackResult is what the rollback after a failed gate came to: its
+// report, the run's summary line, and the run's verdict.
+type rollbackResult struct {
+	report  *view.RollbackReport
+	summary string
+	verdict verdict.Verdict
+}
+
+// outcome puts the rollback into the failed run's Outcome: the Outcome
+// stays the failed run's (its plan, result and gate); the rollback's go
+// into its report.
+func (rb rollbackResult) outcome(out *view.Outcome) *view.Outcome {
+	out.Rollback = rb.report
+	if rb.summary != "" {
+		out.Summary = rb.summary
+	}
+	return out
 }
 
 // afterFailedGate decides what a failed health gate leads to: a rollback
 // to the newest kept generation, unless the policy forbids it or there is
-// none to return to.
-func (r *runner) afterFailedGate(ctx context.Context, failed string, res *executor.Result, g *gate.Report, cause error) error {
-	req, out := r.req, r.out
-	why := failures(g)
-	out.Summary = "failed the health gate: " + why
+// none to return to. failed is the pass that failed its gate; cause is
+// the executor's error when starts failed.
+func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause error) (rollbackResult, error) {
+	why := failures(failed.gate)
 	// The error wraps the executor's, when starts failed, for callers
-	// that branch on executor.ErrFailed.
+	// that read why.
 	gateErr := func(format string, args ...any) error {
 		err := fmt.Errorf("%w: "+format, append([]any{ErrGate}, args...)...)
 		if cause != nil {
@@ -61,81 +63,76 @@ func (r *runner) afterFailedGate(ctx context.Context, failed string, res *execut
 		}
 		return err
 	}
-	if req.Rollback == RollbackNever {
-		fmt.Fprintln(r.human, "\nNot rolling back (--rollback=never): the host stays as this run left it.")
-		return gateErr("%s", why)
+	if r.req.Rollback == RollbackNever {
+		r.view.NoRollback(view.PolicyNever)
+		return rollbackResult{verdict: verdict.GateFailed}, gateErr("%s", why)
 	}
 	gen, err := r.gens.Latest()
 	if err != nil || gen == nil {
-		fmt.Fprintln(r.human, "\nNo earlier generation is kept, so there is nothing to roll back to: the host stays as this run left it.")
+		r.view.NoRollback(view.NoGeneration)
 		if err != nil {
-			view.Error(req.Stderr, "syslet: warning", err)
+			r.view.Warning(err.Error())
 		}
-		return gateErr("%s (no earlier generation to roll back to)", why)
+		return rollbackResult{verdict: verdict.GateFailed}, gateErr("%s (no earlier generation to roll back to)", why)
 	}
-	rep := &RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed}
-	out.Rollback = rep
-	rep.NotRestored = lostBy(res)
+	rep := &view.RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed.runID, NotRestored: lostBy(failed.result)}
 	l := load.Bytes("generation "+gen.Run, gen.Input)
 	if l.Report.HasErrors() {
 		// The generation validated when it was applied; a newer syslet may
 		// judge its specs otherwise.
-		view.Findings(req.Stderr, l.Report)
+		r.view.Findings(l.Report)
 		rep.Error = fmt.Sprintf("the specs of generation %s no longer validate (%d error(s))", gen.Run, l.Report.Errors())
-		return fmt.Errorf("%w: %s: %s", ErrRollbackFailed, why, rep.Error)
+		return rollbackResult{report: rep, verdict: verdict.RollbackFailed}, fmt.Errorf("%w: %s: %s", ErrRollbackFailed, why, rep.Error)
 	}
 	// The rollback is a run of its own, under the same lock.
-	saved := req.Source
-	req.Source = "rollback to run " + gen.Run + " after " + failed
-	defer func() { req.Source = saved }()
-	// The Outcome stays the failed run's; the rollback's plan and gate go
-	// into its report.
-	failedRun := *out
-	err = r.pass(ctx, l, rep.Run, false, &restore{gen: gen, of: failed})
+	back, err := r.pass(ctx, passInput{kind: gateRollback, set: l, source: "rollback to run " + gen.Run + " after " + failed.runID,
+		runID: rep.Run, gen: gen, of: failed.runID})
 	// A rollback that ended before its first action (the host could not
 	// be read, staging or a refusal stopped it) changed nothing: the host
 	// is as the failed run left it, which the operator needs to know.
-	untouched := out.Result == failedRun.Result || out.Result == nil || len(out.Result.Applied)+len(out.Result.Failed) == 0
-	rep.Gate, r.lastGate = r.lastGate, nil
-	if out.Plan != failedRun.Plan && out.Plan != nil {
-		rep.Plan = view.PlanSummary(out.Plan)
-		rep.NotRestored = append(rep.NotRestored, notRestored(out.Plan)...)
+	untouched := back.result == nil || len(back.result.Applied)+len(back.result.Failed) == 0
+	rep.Gate = back.gate
+	if back.plan != nil {
+		rep.Plan = view.PlanSummary(back.plan)
+		rep.NotRestored = append(rep.NotRestored, notRestored(back.plan)...)
 	}
-	out.Plan, out.Digest, out.Result, out.RunID, out.Gate = failedRun.Plan, failedRun.Digest, failedRun.Result, failedRun.RunID, failedRun.Gate
-	view.RollbackSummary(r.human, view.Rollback{Failed: failed, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
+	r.view.RolledBack(view.Rollback{Failed: failed.runID, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
 	if err != nil {
 		rep.Error = err.Error()
-		out.Summary = "rollback failed: " + why + "; " + err.Error()
-		if errors.Is(err, ErrRollbackFailed) {
-			return err
+		if !errors.Is(err, ErrRollbackFailed) {
+			err = fmt.Errorf("%w: %w", ErrRollbackFailed, err)
 		}
-		return fmt.Errorf("%w: %w", ErrRollbackFailed, err)
+		v := verdict.RollbackFailed
+		if errors.Is(err, ErrInterrupted) {
+			v = verdict.Interrupted
+		}
+		return rollbackResult{report: rep, summary: "rollback failed: " + why + "; " + rep.Error, verdict: v}, err
 	}
 	rep.Passed = true
-	out.Summary = "rolled back to run " + gen.Run + ": " + why
-	return fmt.Errorf("%w to run %s: %s", ErrRolledBack, gen.Run, why)
+	return rollbackResult{report: rep, summary: "rolled back to run " + gen.Run + ": " + why, verdict: verdict.RolledBack},
+		fmt.Errorf("%w to run %s: %s", ErrRolledBack, gen.Run, why)
 }
 
 // pickGeneration resolves `syslet rollback [RUN]`: the generation of that
 // run, or with "previous" the one before the host's current generation
 // (the newest whose input the host last applied).
-func (r *runner) pickGeneration(which string) (*generation.Generation, error) {
+func pickGeneration(gens *generation.Store, jr *runlog.Journal, which string) (*generation.Generation, error) {
 	if which != "previous" {
-		return r.gens.Find(which)
+		return gens.Find(which)
 	}
-	gens, err := r.gens.List()
+	list, err := gens.List()
 	if err != nil {
 		return nil, err
 	}
-	if len(gens) == 0 {
+	if len(list) == 0 {
 		return nil, errors.New("no generation is kept yet: every run that ends well (its containers pass the health gate) records one")
 	}
-	current := len(gens) - 1
-	if runs, err := r.jr.Runs(); err == nil {
+	current := len(list) - 1
+	if runs, err := jr.Runs(); err == nil {
 		for i := len(runs) - 1; i >= 0; i-- {
 			if res := runs[i].Result(); res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges {
-				for k := len(gens) - 1; k >= 0; k-- {
-					if gens[k].InputDigest == runs[i].Intent.InputDigest {
+				for k := len(list) - 1; k >= 0; k-- {
+					if list[k].InputDigest == runs[i].Intent.InputDigest {
 						current = k
 						break
 					}
@@ -145,9 +142,9 @@ func (r *runner) pickGeneration(which string) (*generation.Generation, error) {
 		}
 	}
 	if current == 0 {
-		return nil, fmt.Errorf("the host runs the oldest kept generation (run %s); there is none before it", gens[0].Run)
+		return nil, fmt.Errorf("the host runs the oldest kept generation (run %s); there is none before it", list[0].Run)
 	}
-	return gens[current-1], nil
+	return list[current-1], nil
 }
 
 // pins are the images a generation's containers ran, by unit file name:
@@ -161,7 +158,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 	if r.h.live != nil {
 		var err error
 		if now, err = r.h.live.Podman.Containers(ctx); err != nil {
-			view.Error(r.req.Stderr, "syslet: warning: pinning every container of the generation", err)
+			r.view.Warning("pinning every container of the generation: " + err.Error())
 		}
 	}
 	for file, im := range gen.Images {
@@ -173,7 +170,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 		}
 		if r.h.live != nil {
 			if ok, err := r.h.live.Podman.ImageExists(ctx, im.ID); err == nil && !ok {
-				view.Printf(r.req.Stderr, "syslet: warning: image %s that %s ran in run %s is gone; it runs what its Image= names now\n", im.ID, file, gen.Run)
+				r.view.Warning(fmt.Sprintf("image %s that %s ran in run %s is gone; it runs what its Image= names now", im.ID, file, gen.Run))
 				continue
 			}
 		}

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"github.com/syslet/syslet/pkg/verdict"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestGateRecordsAGeneration(t *testing.T) {
 	if r.out.Gate == nil || !r.out.Gate.Passed() || len(r.out.Gate.Units) != 3 {
 		t.Fatalf("gate = %+v", r.out.Gate)
 	}
-	if !strings.Contains(r.stdout, "Health gate: 3 unit(s) up and stayed up") {
+	if !r.view.has("Gate passed 3") {
 		t.Errorf("stdout lacks the gate's line:\n%s", r.stdout)
 	}
 	g, err := generation.Open(h.root).Latest()
@@ -54,7 +55,7 @@ func TestCrashLoopRollsBack(t *testing.T) {
 	req := h.request(writeSpecs(t, bad))
 	req.Soak = 300 * 1e6
 	r := h.run(t, req)
-	if !errors.Is(r.err, ErrRolledBack) {
+	if r.out.Verdict != verdict.RolledBack {
 		t.Fatalf("err = %v, want rolled back\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	if r.out.Gate == nil || len(r.out.Gate.Failures) != 1 || r.out.Gate.Failures[0].Service != "web.service" ||
@@ -108,7 +109,7 @@ func TestGateWithoutRollback(t *testing.T) {
 		req := h.request(writeSpecs(t, bad))
 		req.Rollback = RollbackNever
 		r := h.run(t, req)
-		if !errors.Is(r.err, ErrGate) || r.out.Rollback != nil || h.exists(layout.PinPath("web.container")) {
+		if r.out.Verdict != verdict.GateFailed || r.out.Rollback != nil || h.exists(layout.PinPath("web.container")) {
 			t.Fatalf("err %v rollback %+v", r.err, r.out.Rollback)
 		}
 		if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:2") {
@@ -119,7 +120,7 @@ func TestGateWithoutRollback(t *testing.T) {
 		h := newHost(t)
 		h.crashOn["web.service"] = "web:1"
 		r := h.run(t, h.request(writeSpecs(t, good)))
-		if !errors.Is(r.err, ErrGate) || !strings.Contains(r.err.Error(), "no earlier generation") {
+		if r.out.Verdict != verdict.GateFailed || !strings.Contains(r.err.Error(), "no earlier generation") {
 			t.Fatalf("err = %v", r.err)
 		}
 		if g, _ := generation.Open(h.root).Latest(); g != nil {
@@ -135,7 +136,7 @@ func TestFailedStartRollsBack(t *testing.T) {
 	h.apply(t, writeSpecs(t, good))
 	h.failStartOn["web.service"] = "web:2"
 	r := h.run(t, h.request(writeSpecs(t, bad)))
-	if !errors.Is(r.err, ErrRolledBack) || r.out.Gate == nil || !strings.Contains(r.out.Gate.Failures[0].Reason, "did not start") {
+	if r.out.Verdict != verdict.RolledBack || r.out.Gate == nil || !strings.Contains(r.out.Gate.Failures[0].Reason, "did not start") {
 		t.Fatalf("err %v gate %+v\n%s", r.err, r.out.Gate, r.stdout)
 	}
 	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:1") {
@@ -151,7 +152,7 @@ func TestUnhealthyAndOneshot(t *testing.T) {
 	h.apply(t, writeSpecs(t, withHealth))
 	h.unhealthyOn["api"] = "api:2"
 	r := h.run(t, h.request(writeSpecs(t, strings.Replace(withHealth, "api:1", "api:2", 1))))
-	if !errors.Is(r.err, ErrRolledBack) || r.out.Gate.Failures[0].Service != "api.service" || !strings.Contains(r.out.Gate.Failures[0].Reason, "unhealthy") {
+	if r.out.Verdict != verdict.RolledBack || r.out.Gate.Failures[0].Service != "api.service" || !strings.Contains(r.out.Gate.Failures[0].Reason, "unhealthy") {
 		t.Fatalf("unhealthy: err %v gate %+v", r.err, r.out.Gate)
 	}
 }
@@ -168,7 +169,7 @@ func TestRollbackByHand(t *testing.T) {
 
 	req := h.request("")
 	req.Generation, req.Diff = "previous", true
-	if d := h.run(t, req); d.err != nil || !strings.Contains(d.stdout, "Rolling back to the generation of run "+first.out.RunID) || h.exists(layout.PinPath("web.container")) {
+	if d := h.run(t, req); d.err != nil || !d.view.has("RollingBack "+first.out.RunID+` of ""`) || h.exists(layout.PinPath("web.container")) {
 		t.Fatalf("rollback --diff: %v\n%s", d.err, d.stdout)
 	}
 	req.Diff = false
@@ -207,7 +208,7 @@ func TestKilledRollbackIsFinished(t *testing.T) {
 		}
 	}
 	r := h.run(t, req)
-	if !errors.Is(r.err, ErrRollbackFailed) && !errors.Is(r.err, ErrInterrupted) {
+	if r.out.Verdict != verdict.RollbackFailed && r.out.Verdict != verdict.Interrupted {
 		t.Fatalf("err = %v\n%s", r.err, r.stdout)
 	}
 	last := h.last(t)
@@ -263,14 +264,14 @@ func TestStoppedGateIsJudgedNext(t *testing.T) {
 		}
 	}
 	r := h.run(t, req)
-	if !errors.Is(r.err, ErrInterrupted) || h.last(t).Result() != runlog.ResultInterrupted {
+	if r.out.Verdict != verdict.Interrupted || h.last(t).Result() != runlog.ResultInterrupted {
 		t.Fatalf("err %v, journal %s", r.err, h.last(t).Result())
 	}
 	if g, _ := generation.Open(h.root).Latest(); g != nil {
 		t.Fatalf("an unjudged run recorded generation %s", g.Run)
 	}
 	next := h.apply(t, specs)
-	if !strings.Contains(next.stdout, "judging its containers now") || next.out.Gate == nil || len(next.out.Gate.Units) != 3 || !next.out.Gate.Passed() {
+	if !next.view.has("JudgingEarlier") || next.out.Verdict != verdict.Judged || next.out.Gate == nil || len(next.out.Gate.Units) != 3 || !next.out.Gate.Passed() {
 		t.Fatalf("next run: gate %+v\n%s", next.out.Gate, next.stdout)
 	}
 	if g, _ := generation.Open(h.root).Latest(); g == nil || g.Run != next.out.RunID {
@@ -303,7 +304,7 @@ func TestRollbackThatChangedNothingSaysSo(t *testing.T) {
 	req := h.request(writeSpecs(t, bad))
 	req.Soak = 300 * 1e6
 	r := h.run(t, req)
-	if !errors.Is(r.err, ErrRollbackFailed) {
+	if r.out.Verdict != verdict.RollbackFailed {
 		t.Fatalf("err = %v, want a failed rollback\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	want := "ROLLBACK FAILED: run " + r.out.RunID + " failed its health gate (web.service "

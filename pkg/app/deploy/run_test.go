@@ -2,7 +2,7 @@ package deploy
 
 import (
 	"context"
-	"errors"
+	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"slices"
 	"strings"
@@ -157,7 +157,7 @@ func TestDiffChangesNothing(t *testing.T) {
 	if o.RunID != "" || o.Result != nil || !o.Pending() || len(o.Plan.Actions) != 16 || !strings.HasPrefix(o.Summary, "Plan: 5 to create") {
 		t.Errorf("outcome: run %q result %v pending %v summary %q", o.RunID, o.Result, o.Pending(), o.Summary)
 	}
-	if !strings.Contains(r.stdout, "Steps, in the order they run:") || strings.Contains(r.stdout, "Applying") {
+	if !r.view.has("Plan ") || r.view.has("Applying") || r.out.Verdict != verdict.Planned {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 }
@@ -190,7 +190,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 				req.Path = writeSpecs(t, tt.input)
 			}
 			r := h.run(t, req)
-			if !errors.Is(r.err, ErrInvalid) {
+			if r.out.Verdict != verdict.Invalid {
 				t.Fatalf("err = %v, want ErrInvalid", r.err)
 			}
 			if !strings.Contains(r.stderr, tt.finding) || len(r.out.Findings) == 0 {
@@ -220,7 +220,7 @@ func TestConfirm(t *testing.T) {
 	req := h.request(specs)
 	req.Confirm = func() bool { asked++; return false }
 	r := h.run(t, req)
-	if !errors.Is(r.err, ErrDeclined) || asked != 1 {
+	if r.out.Verdict != verdict.Declined || asked != 1 {
 		t.Fatalf("declined: err %v, asked %d times", r.err, asked)
 	}
 	if files := h.managedTrees(t); len(files) != 0 || h.exists(layout.Journal) || !slices.Equal(h.Calls(), []string{"stage"}) {
@@ -236,22 +236,5 @@ func TestConfirm(t *testing.T) {
 	}
 	if r := h.run(t, req); r.err != nil || asked != 2 {
 		t.Errorf("converged: err %v, asked %d times (an empty plan needs no yes)", r.err, asked)
-	}
-}
-
-// With JSON the caller owns stdout: the plan and the summary go to stderr.
-func TestJSONLeavesStdout(t *testing.T) {
-	h := newHost(t)
-	req := h.request(writeSpecs(t, stack))
-	req.JSON = true
-	r := h.run(t, req)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.stdout != "" {
-		t.Errorf("stdout written with JSON set:\n%s", r.stdout)
-	}
-	if !strings.Contains(r.stderr, "Summary: 16 applied") || !strings.Contains(r.stderr, "Steps, in the order they run:") {
-		t.Errorf("stderr lacks the plan or the summary:\n%s", r.stderr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/syslet/syslet/pkg/app/planfile"
+	"github.com/syslet/syslet/pkg/verdict"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,7 +65,7 @@ func (h *savedHost) save(t *testing.T) (string, ran) {
 // applySaved runs `syslet --plan FILE [--diff] SPECS`.
 func (h *savedHost) applySaved(t *testing.T, file, specs string, diff bool) ran {
 	t.Helper()
-	s, _, err := OpenSaved(file, nil)
+	s, _, err := planfile.Open(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	if len(h.changes()) != 0 {
 		t.Fatalf("--diff --out changed the host: %q", h.changes())
 	}
-	if !strings.Contains(r.stdout, "Saved the plan to "+file+" (0600)") {
+	if !r.view.has("SavedWritten " + file) {
 		t.Errorf("--diff --out does not say where it saved the plan:\n%s", r.stdout)
 	}
 	fi, err := os.Stat(file)
@@ -129,7 +131,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(file)
 	noPlaintext(t, "the saved plan", string(raw), dbPassword, "r0tated-pa55", apiToken, "pl4n-file-secret")
-	s, _, err := OpenSaved(file, nil)
+	s, _, err := planfile.Open(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("--plan: %v\n%s%s", r.err, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "still holds: the host and the input are as they were; applying exactly its") {
+	if !r.view.has("SavedHolds " + file) {
 		t.Errorf("--plan does not say the plan holds:\n%s", r.stdout)
 	}
 	last := h.last(t)
@@ -179,7 +181,7 @@ func TestSavedPlanAppliedExactly(t *testing.T) {
 	// Applied, the plan is spent: the journal's last run is its own.
 	h.reset()
 	r = h.applySaved(t, file, h.specs, false)
-	if !errors.Is(r.err, ErrStale) || !strings.Contains(r.stderr, "another run since the plan was made") || len(h.Calls()) != 0 {
+	if r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStale) || !strings.Contains(r.stderr, "another run since the plan was made") || len(h.Calls()) != 0 {
 		t.Errorf("a saved plan applied twice: err %v, calls %q\n%s", r.err, h.Calls(), r.stderr)
 	}
 }
@@ -244,7 +246,7 @@ func TestSavedPlanRefusedWhenStale(t *testing.T) {
 			before, runsBefore := h.state(t), len(h.runs(t))
 			h.reset()
 			r := h.applySaved(t, file, specs, false)
-			if !errors.Is(r.err, ErrStale) {
+			if r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStale) {
 				t.Fatalf("err = %v, want ErrStale\n%s%s", r.err, r.stdout, r.stderr)
 			}
 			if calls := h.Calls(); len(calls) != 0 {
@@ -261,7 +263,7 @@ func TestSavedPlanRefusedWhenStale(t *testing.T) {
 					t.Errorf("the refusal does not name %q:\n%s\nstale: %q", w, r.stderr, r.out.Stale)
 				}
 			}
-			if strings.Contains(r.stdout, "Applying") {
+			if r.view.has("Applying") || !r.view.has("SavedStale") {
 				t.Errorf("a stale plan was applied:\n%s", r.stdout)
 			}
 			runs := h.runs(t)
@@ -272,7 +274,7 @@ func TestSavedPlanRefusedWhenStale(t *testing.T) {
 			// --diff --plan says the same, and records nothing.
 			h.reset()
 			r = h.applySaved(t, file, specs, true)
-			if !errors.Is(r.err, ErrStale) || len(h.runs(t)) != runsBefore+1 || len(h.Calls()) != 0 {
+			if r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStale) || len(h.runs(t)) != runsBefore+1 || len(h.Calls()) != 0 {
 				t.Errorf("--diff --plan of a stale plan: err %v, %d runs, calls %q", r.err, len(h.runs(t)), h.Calls())
 			}
 		})
@@ -323,7 +325,7 @@ func TestSavedPlanKeepsItsOptions(t *testing.T) {
 // moment that apply ends.
 func TestNoSaveDuringAnApply(t *testing.T) {
 	h := newSavedHost(t)
-	lk, err := acquire(context.Background(), nil, h.root, time.Second, Holder{PID: 4242, Source: "elsewhere"}, io.Discard)
+	lk, err := acquire(context.Background(), nil, h.root, time.Second, Holder{PID: 4242, Source: "elsewhere"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +342,8 @@ func TestNoSaveDuringAnApply(t *testing.T) {
 	}
 }
 
-// --out - prints the saved plan on stdout and the human plan on stderr.
+// --out - hands the saved plan to the caller to print on stdout (the
+// CLI draws the human plan on stderr then).
 func TestSavePlanToStdout(t *testing.T) {
 	h := newSavedHost(t)
 	req := h.request(h.specs)
@@ -349,15 +352,15 @@ func TestSavePlanToStdout(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	s, rest, err := ReadSaved(strings.NewReader(r.stdout))
+	s, rest, err := planfile.Read(bytes.NewReader(r.out.SavedDocument))
 	if err != nil {
-		t.Fatalf("stdout is not a saved plan: %v\n%s", err, r.stdout)
+		t.Fatalf("the document for stdout is not a saved plan: %v\n%s", err, r.out.SavedDocument)
 	}
 	if b, _ := io.ReadAll(rest); strings.TrimSpace(string(b)) != "" || s.PlanDigest != r.out.Digest {
 		t.Errorf("stdout holds more than the plan (%q), or another one (%s)", b, s.PlanDigest)
 	}
-	if !strings.Contains(r.stderr, "Plan: ") || !strings.Contains(r.stderr, "Saved the plan to stdout") {
-		t.Errorf("the human plan is not on stderr:\n%s", r.stderr)
+	if !r.view.has("Plan ") || !r.view.has("SavedWritten -") {
+		t.Errorf("the plan was not shown, or not said saved: %q", r.view.Calls())
 	}
 }
 
@@ -418,14 +421,14 @@ func TestSavedPlanFormat(t *testing.T) {
 		{"empty", nil, "not a valid saved plan: EOF"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, _, err := ReadSaved(bytes.NewReader(c.data))
+			s, _, err := planfile.Read(bytes.NewReader(c.data))
 			if c.want == "" {
 				if err != nil || s.PlanDigest == "" {
 					t.Fatalf("ReadSaved: %v", err)
 				}
 				return
 			}
-			if !errors.Is(err, ErrSavedPlan) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, planfile.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("ReadSaved: %v; want %q", err, c.want)
 			}
 		})
@@ -433,7 +436,7 @@ func TestSavedPlanFormat(t *testing.T) {
 
 	// From stdin: the plan, then the specs.
 	specs, _ := os.ReadFile(h.specs)
-	s, rest, err := OpenSaved("-", io.MultiReader(bytes.NewReader(raw), bytes.NewReader(specs)))
+	s, rest, err := planfile.Open("-", io.MultiReader(bytes.NewReader(raw), bytes.NewReader(specs)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +444,7 @@ func TestSavedPlanFormat(t *testing.T) {
 		t.Errorf("the specs after the plan read back as %q", b)
 	}
 	req := h.request("-")
-	s2, rest, _ := OpenSaved("-", io.MultiReader(bytes.NewReader(raw), bytes.NewReader(specs)))
+	s2, rest, _ := planfile.Open("-", io.MultiReader(bytes.NewReader(raw), bytes.NewReader(specs)))
 	req.Saved, req.Stdin = s2, rest
 	r := h.run(t, req)
 	if r.err != nil || s.PlanDigest != h.last(t).Intent.PlanDigest {
@@ -454,47 +457,6 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// Each thing a saved plan was made from, besides the host's state, is
-// named when it differs: the host, the managed root, the input, the podman
-// release, the journal's last run.
-func TestStalenessNamesEachChange(t *testing.T) {
-	saved := &SavedPlan{Host: "web1", Root: "/", InputDigest: "aaaaaaaaaaaaaaaa", Source: "/srv/specs", Podman: "5.4",
-		State: SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultOK}}}
-	same := &SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultOK}}
-	for _, c := range []struct {
-		name                      string
-		now                       *SavedState
-		host, root, input, podman string
-		want                      string // "" : holds
-	}{
-		{"nothing", same, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4", ""},
-		{"another host", same, "web2", "/", "aaaaaaaaaaaaaaaa", "5.4", `the host: the plan was made on "web1", this is "web2"`},
-		{"another root", same, "web1", "/srv/root", "aaaaaaaaaaaaaaaa", "5.4", "the managed root: the plan was made for /, this run manages /srv/root"},
-		{"another input", same, "web1", "/", "bbbbbbbbbbbbbbbb", "5.4", "the input: its digest is bbbbbbbbbbbb, the plan was made from input aaaaaaaaaaaa (/srv/specs): give the same specs"},
-		{"another podman", same, "web1", "/", "aaaaaaaaaaaaaaaa", "5.8", "podman: the units were checked against podman 5.4, now against 5.8"},
-		{"another run", &SavedState{LastRun: &RunStamp{Run: "20261201T102044Z-c95ece", Result: runlog.ResultFailed}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4",
-			"another run since the plan was made: the journal's last run is 20261201T102044Z-c95ece (failed), it was 20261201T101003Z-1e331c (ok)"},
-		{"the same run, ended since", &SavedState{LastRun: &RunStamp{Run: "20261201T101003Z-1e331c", Result: runlog.ResultInterrupted}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4",
-			"the journal's last run is 20261201T101003Z-1e331c (interrupted), it was 20261201T101003Z-1e331c (ok)"},
-		{"a first run", &SavedState{LastRun: &RunStamp{Run: "x", Result: runlog.ResultOK}}, "web1", "/", "aaaaaaaaaaaaaaaa", "5.4", ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := *saved
-			if c.name == "a first run" {
-				s.State.LastRun = nil
-				c.want = "the journal's last run is x (ok), it was none"
-			}
-			got := staleness(&s, c.now, false, c.host, c.root, c.input, c.podman)
-			switch {
-			case c.want == "" && len(got) != 0:
-				t.Errorf("changes %q; want none", got)
-			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
-				t.Errorf("changes %q; want one with %q", got, c.want)
-			}
-		})
 	}
 }
 
@@ -518,40 +480,7 @@ func TestSavedPlanHoldsAfterARunThatChangedNothing(t *testing.T) {
 	}
 	// Applied, it is spent as before.
 	h.reset()
-	if r := h.applySaved(t, file, h.specs, false); !errors.Is(r.err, ErrStale) || len(h.Calls()) != 0 {
+	if r := h.applySaved(t, file, h.specs, false); r.out.Verdict != verdict.Refused || !errors.Is(r.err, ErrStale) || len(h.Calls()) != 0 {
 		t.Errorf("a saved plan applied twice: err %v, calls %q", r.err, h.Calls())
-	}
-}
-
-// quietSince: only runs that changed nothing (or were refused) after the
-// saved one, which must still read as it was saved.
-func TestQuietSince(t *testing.T) {
-	run := func(id, result string) *runlog.RunInfo {
-		ri := &runlog.RunInfo{Intent: runlog.Record{Type: runlog.TypeIntent, Run: id}}
-		if result != "" {
-			ri.End = &runlog.Record{Type: runlog.TypeEnd, Run: id, Result: result}
-		}
-		return ri
-	}
-	stamp := &RunStamp{Run: "r2", Result: runlog.ResultOK}
-	for _, c := range []struct {
-		name  string
-		runs  []*runlog.RunInfo
-		stamp *RunStamp
-		want  bool
-	}{
-		{"none since", []*runlog.RunInfo{run("r1", runlog.ResultOK), run("r2", runlog.ResultOK)}, stamp, true},
-		{"no changes and refused since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultNoChanges), run("r4", runlog.ResultRefused)}, stamp, true},
-		{"a change since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultNoChanges), run("r4", runlog.ResultOK)}, stamp, false},
-		{"a failed run since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", runlog.ResultFailed)}, stamp, false},
-		{"one in progress since", []*runlog.RunInfo{run("r2", runlog.ResultOK), run("r3", "")}, stamp, false},
-		{"the saved run reads otherwise now", []*runlog.RunInfo{run("r2", runlog.ResultInterrupted)}, stamp, false},
-		{"the saved run is not among them", []*runlog.RunInfo{run("r3", runlog.ResultNoChanges)}, stamp, false},
-		{"no run when saved, a quiet one since", []*runlog.RunInfo{run("r1", runlog.ResultNoChanges)}, nil, true},
-		{"no run when saved, a change since", []*runlog.RunInfo{run("r1", runlog.ResultOK)}, nil, false},
-	} {
-		if got := quietSince(c.runs, c.stamp); got != c.want {
-			t.Errorf("%s: quietSince = %v, want %v", c.name, got, c.want)
-		}
 	}
 }

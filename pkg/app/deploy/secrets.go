@@ -3,8 +3,6 @@ package deploy
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
@@ -13,10 +11,6 @@ import (
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
-
-// ShowSecretsEnv reveals decrypted values in the text of --diff, and
-// nowhere else (not in an apply's output, not in --output json).
-const ShowSecretsEnv = "SYSLET_SHOW_SECRETS"
 
 // ErrSecrets is returned when a secret spec cannot be opened on this host;
 // its message names every such spec.
@@ -27,7 +21,7 @@ var ErrSecrets = errors.New("secrets cannot be opened on this host (encrypt them
 // spec name before anything is written. Under another root there is no
 // host identity to decrypt with and no apply: nothing is opened. An apply
 // (not --diff) also records the host identity in the append-only cache.
-func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
+func openSecrets(req *Request, v view.Operation, out *render.Output) (*secrets.Opened, error) {
 	if req.hostless() || len(out.Secrets) == 0 {
 		return nil, nil
 	}
@@ -36,7 +30,7 @@ func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
 		return nil, fmt.Errorf("loading the host's age identities: %w", err)
 	}
 	for _, w := range kr.Warnings {
-		view.Printf(req.Stderr, "syslet: warning: %s\n", w)
+		v.Warning(w)
 	}
 	sealed := make([]secrets.Sealed, len(out.Secrets))
 	for i, s := range out.Secrets {
@@ -55,11 +49,11 @@ func openSecrets(req *Request, out *render.Output) (*secrets.Opened, error) {
 	return opened, nil
 }
 
-// printSecretValues lists the values of the secrets the plan creates or
+// secretValues lists the values of the secrets the plan creates or
 // replaces, for --diff with SYSLET_SHOW_SECRETS=true.
-func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.Opened) {
-	if !req.Diff || req.JSON || opened == nil || os.Getenv(ShowSecretsEnv) != "true" {
-		return
+func secretValues(p *plan.Plan, opened *secrets.Opened) []string {
+	if opened == nil {
+		return nil
 	}
 	var lines []string
 	for _, a := range p.Actions {
@@ -71,13 +65,7 @@ func printSecretValues(w io.Writer, req *Request, p *plan.Plan, opened *secrets.
 			lines = append(lines, fmt.Sprintf("  %s = %q", a.Target, v))
 		}
 	}
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nSecret values (%s=true; shown by --diff only):\n", ShowSecretsEnv)
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
+	return lines
 }
 
 // seal is a rendered secret as pkg/secrets takes it.
@@ -96,31 +84,31 @@ func (d decrypter) Decrypt(s *render.Secret) (map[string][]byte, error) {
 	return d.opened.Decrypt(seal(s))
 }
 
-// scrubResult and scrubGate hide the run's decrypted secret values in the
-// log lines read back from failed units (a container may print its own
-// secrets), before they are printed, journalled or sent anywhere.
-func (r *runner) scrubResult(res *executor.Result) {
-	if res == nil || r.h.secrets == nil {
+// scrubResult and scrubGate hide the pass's decrypted secret values in
+// the log lines read back from failed units (a container may print its
+// own secrets), before they are shown, journalled or sent anywhere.
+func scrubResult(res *executor.Result, opened *secrets.Opened) {
+	if res == nil || opened == nil {
 		return
 	}
 	for i := range res.Failed {
-		r.scrubLines(res.Failed[i].Log)
-		res.Failed[i].Error = r.h.secrets.Scrub(res.Failed[i].Error)
+		scrubLines(res.Failed[i].Log, opened)
+		res.Failed[i].Error = opened.Scrub(res.Failed[i].Error)
 	}
 }
 
-func (r *runner) scrubGate(g *gate.Report) {
-	if g == nil || r.h.secrets == nil {
+func scrubGate(g *gate.Report, opened *secrets.Opened) {
+	if g == nil || opened == nil {
 		return
 	}
 	for i := range g.Failures {
-		r.scrubLines(g.Failures[i].Log)
-		g.Failures[i].Reason = r.h.secrets.Scrub(g.Failures[i].Reason)
+		scrubLines(g.Failures[i].Log, opened)
+		g.Failures[i].Reason = opened.Scrub(g.Failures[i].Reason)
 	}
 }
 
-func (r *runner) scrubLines(lines []string) {
+func scrubLines(lines []string, opened *secrets.Opened) {
 	for i, l := range lines {
-		lines[i] = r.h.secrets.Scrub(l)
+		lines[i] = opened.Scrub(l)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"github.com/syslet/syslet/pkg/app/view"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,14 +196,13 @@ func TestSecretsReachPodmanOnly(t *testing.T) {
 	noPlaintext(t, "stdout", r.stdout+r.stderr+h.file(t, layout.Journal), rotated)
 }
 
-// Values are shown by --diff when SYSLET_SHOW_SECRETS=true, and never by
-// an apply.
+// Values are shown by --diff when asked (SYSLET_SHOW_SECRETS=true), only
+// by a person's view, and never by an apply.
 func TestShowSecretsOnlyInDiff(t *testing.T) {
-	t.Setenv(ShowSecretsEnv, "true")
 	h := newHost(t)
 	specs := writeSpecs(t, secretStack(t, sopsEncrypt(t, shopDoc(dbPassword), hostKey(t, h))))
 	diff := h.request(specs)
-	diff.Diff = true
+	diff.Diff, diff.ShowSecrets = true, true
 	r := h.run(t, diff)
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -212,11 +212,19 @@ func TestShowSecretsOnlyInDiff(t *testing.T) {
 			t.Errorf("--diff stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	diff.JSON = true
-	r = h.run(t, diff)
-	noPlaintext(t, "--diff --output json", r.stdout+r.stderr, dbPassword, apiToken)
+	var doc, text syncBuffer
+	diff.View = view.NewJSON(&doc, &text)
+	if _, err := Run(t.Context(), diff); err != nil {
+		t.Fatal(err)
+	}
+	noPlaintext(t, "--diff --output json", doc.String()+text.String(), dbPassword, apiToken)
 
-	r = h.apply(t, specs)
+	apply := h.request(specs)
+	apply.ShowSecrets = true
+	r = h.run(t, apply)
+	if r.err != nil || r.view.has("SecretValues") {
+		t.Fatalf("apply: %v; it showed values: %q", r.err, r.view.Calls("SecretValues"))
+	}
 	noPlaintext(t, "the apply's output", r.stdout+r.stderr, dbPassword, apiToken)
 }
 

@@ -99,7 +99,7 @@ func TestLeftoversAreRemovedByTheNextApply(t *testing.T) {
 		must(t, os.WriteFile(hp, []byte("half\n"), 0o644))
 	}
 	d := h.run(t, Request{Path: specs, Root: h.root, Host: h.live, Diff: true})
-	if d.err != nil || !strings.Contains(d.stdout, "No changes") || !strings.Contains(d.stderr, "4 temporary file(s) an interrupted run left") {
+	if d.err != nil || !d.out.Plan.Empty() || !d.view.has("Leftovers 4") {
 		t.Fatalf("--diff: %v\n%s\n%s", d.err, d.stdout, d.stderr)
 	}
 	for _, p := range left {
@@ -108,7 +108,7 @@ func TestLeftoversAreRemovedByTheNextApply(t *testing.T) {
 		}
 	}
 	r := h.apply(t, specs)
-	if !strings.Contains(r.stderr, "removed 4 temporary file(s)") {
+	if !r.view.has("Swept 4") {
 		t.Errorf("apply did not say what it removed:\n%s", r.stderr)
 	}
 	for _, p := range left {

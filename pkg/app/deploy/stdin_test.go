@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestStdinIsStoredForTheNextRun(t *testing.T) {
 		"",
 	} {
 		r := fromStdin(bad, false)
-		if !errors.Is(r.err, plan.ErrRefused) && !errors.Is(r.err, ErrInvalid) {
+		if !errors.Is(r.err, plan.ErrRefused) && r.out.Verdict != verdict.Invalid {
 			t.Errorf("stdin %.40q: err = %v, want a refusal", bad, r.err)
 		}
 		if got := h.file(t, layout.StoredSpecs); got != stack {

@@ -22,22 +22,7 @@ import (
 // end (fsroot.Batch).
 func WriteTree(dir string, out *render.Output, w io.Writer) error {
 	root := fsroot.New(dir)
-	var paths []string
-	for _, u := range out.Units {
-		if u.Link == "" {
-			paths = append(paths, u.Path)
-		}
-		for _, d := range u.DropIns {
-			paths = append(paths, d.Path)
-		}
-	}
-	for _, f := range out.Files {
-		paths = append(paths, f.Path)
-	}
-	for _, d := range out.Dirs {
-		paths = append(paths, d.Path)
-	}
-	if err := root.Check(paths...); err != nil {
+	if err := root.Check(treePaths(out)...); err != nil {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
 	// Unit files (one directory) and the rest (a directory per container
@@ -76,21 +61,7 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		return nil
 	}()
 	wg.Wait()
-	// A line per path, a hundred thousand of them for a big set: one
-	// write of the lot, not a system call each.
-	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, shard := range unitLines {
-		for _, l := range shard {
-			view.Printf(bw, "%s\n", l)
-		}
-	}
-	for _, l := range restLines {
-		view.Printf(bw, "%s\n", l)
-	}
-	listed := bw.Flush()
-	if listed != nil {
-		listed = fmt.Errorf("listing what was written: %w", listed)
-	}
+	listed := listWritten(w, append(unitLines, restLines))
 	errs := unitErrs
 	for _, b := range batches {
 		if b != nil {
@@ -101,6 +72,43 @@ func WriteTree(dir string, out *render.Output, w io.Writer) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// treePaths are the paths WriteTree writes (an instance's link is
+// checked by writing it).
+func treePaths(out *render.Output) []string {
+	var paths []string
+	for _, u := range out.Units {
+		if u.Link == "" {
+			paths = append(paths, u.Path)
+		}
+		for _, d := range u.DropIns {
+			paths = append(paths, d.Path)
+		}
+	}
+	for _, f := range out.Files {
+		paths = append(paths, f.Path)
+	}
+	for _, d := range out.Dirs {
+		paths = append(paths, d.Path)
+	}
+	return paths
+}
+
+// listWritten names on w each path written, a line each, in order. A
+// hundred thousand of them for a big set: one write of the lot, not a
+// system call each.
+func listWritten(w io.Writer, parts [][]string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, lines := range parts {
+		for _, l := range lines {
+			view.Printf(bw, "%s\n", l)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("listing what was written: %w", err)
 	}
 	return nil
 }

@@ -6,11 +6,18 @@
 // prints about them is drawn here, so one change of wording has one home
 // and the golden files pin it.
 //
+// A run (pkg/app/deploy) is shown through Operation, the interface it
+// calls as it goes: Human draws today's text for people, JSON the same
+// text on stderr and the run's Outcome as one document on stdout, Log
+// structured lines for a daemon (webhookd). The Outcome — what a run came
+// to — and the notifications drawn from it live here too.
+//
 // Every string that came from outside — host file names, spec paths,
 // journal fields, error texts — passes redact.Escape before it reaches a
 // terminal; JSON keeps the exact value.
 //
-// Layer: app. It may import plan, executor and the ground packages; it
+// Layer: app. It may import plan, executor, pkg/app/gate and the ground
+// packages; it
 // must not import pkg/app/deploy (deploy draws through it) nor any host
 // adapter: a view reads values, never the host.
 package view

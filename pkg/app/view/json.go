@@ -5,9 +5,9 @@ import (
 	"io"
 )
 
-// JSON writes v as one indented JSON document: the form of every
+// WriteJSON writes v as one indented JSON document: the form of every
 // `--output json`.
-func JSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

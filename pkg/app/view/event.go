@@ -1,7 +1,6 @@
-package deploy
+package view
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,35 +10,14 @@ import (
 	"github.com/syslet/syslet/plan"
 )
 
-// What a run tells the people who are not watching it: the events it
-// produces, built from the Request and the Outcome. Only facts the run's
-// own output already shows go into them — names, counts, the summary and
-// error lines, the failing units' last log lines with secret values
-// scrubbed — never a file's content, a diff or a secret value.
+// What a run tells the people who are not watching it: the events drawn
+// from its Outcome. Only facts the run's own output already shows go into
+// them — names, counts, the summary and error lines, the failing units'
+// last log lines with secret values scrubbed — never a file's content, a
+// diff or a secret value.
 
-// Source kinds of an event.
-const (
-	SourceStdin    = "stdin"
-	SourcePath     = "path"
-	SourceStored   = "stored" // /etc/syslet/config.json, a plain `syslet`
-	SourceRollback = "rollback"
-)
-
-// sourceKind is where the run's specs come from, for its events.
-func (req *Request) sourceKind() string {
-	switch {
-	case req.Generation != "":
-		return SourceRollback
-	case req.Path == "-":
-		return SourceStdin
-	case req.Path == "":
-		return SourceStored
-	}
-	return SourcePath
-}
-
-// hostname names this host in events.
-func hostname() string {
+// Hostname names this host in events.
+func Hostname() string {
 	h, err := os.Hostname()
 	if err != nil {
 		return "unknown"
@@ -57,39 +35,22 @@ func PlanCounts(p *plan.Plan) *notify.Plan {
 		Start: c.Start, Stop: c.Stop, Drift: c.Drift, Unchanged: c.Unchanged, Actions: len(p.Actions)}
 }
 
-// started is the event of a run that is about to change the host.
-func (r *runner) started(p *plan.Plan, runID string) notify.Event {
-	return notify.Event{Event: notify.Started, Time: time.Now().UTC(), Host: hostname(),
-		Source: notify.Source{Kind: r.req.sourceKind(), Text: r.req.Source}, Run: runID,
-		Summary: r.out.Summary, Plan: PlanCounts(p)}
+// Started is the event of a run that is about to change the host.
+func Started(p *plan.Plan, runID, sourceKind, source, summary string) notify.Event {
+	return notify.Event{Event: notify.Started, Time: time.Now().UTC(), Host: Hostname(),
+		Source: notify.Source{Kind: sourceKind, Text: source}, Run: runID,
+		Summary: summary, Plan: PlanCounts(p)}
 }
 
-// Event is what the run came to, for its notification: failed whenever
-// err is set (also for invalid specs and refused plans), rolled-back when
-// the last good generation runs again, succeeded when the run changed the
-// host and its containers passed the gate. A run that had nothing to do,
-// or that the person at the prompt declined, has no event (ok false).
-func (o *Outcome) Event(err error) (ev notify.Event, ok bool) {
-	if o == nil {
+// Event is what the run came to, for its notification: its verdict says
+// which kind (pkg/verdict); a run with nothing to tell has none (ok
+// false): one that changed nothing, one declined at the prompt.
+func (o *Outcome) Event() (ev notify.Event, ok bool) {
+	if o == nil || o.Verdict == 0 || o.Verdict.Notify() == "" {
 		return notify.Event{}, false
 	}
-	ev = notify.Event{Time: time.Now().UTC(), Host: hostname(), Source: notify.Source{Kind: o.sourceKind, Text: o.Source},
-		Run: o.RunID, Summary: o.Summary, Plan: PlanCounts(o.Plan), DurationSeconds: o.Took.Seconds()}
-	switch {
-	case errors.Is(err, ErrDeclined):
-		return notify.Event{}, false
-	case errors.Is(err, ErrRolledBack):
-		ev.Event = notify.RolledBack
-	case err != nil:
-		ev.Event = notify.Failed
-	case o.Plan == nil || o.Plan.Empty():
-		return notify.Event{}, false
-	default:
-		ev.Event = notify.Succeeded
-	}
-	if err != nil {
-		ev.Error = err.Error()
-	}
+	ev = notify.Event{Event: o.Verdict.Notify(), Time: time.Now().UTC(), Host: Hostname(), Source: notify.Source{Kind: o.SourceKind, Text: o.Source},
+		Run: o.RunID, Summary: o.Summary, Plan: PlanCounts(o.Plan), DurationSeconds: o.Took.Seconds(), Error: o.Error}
 	ev.Failing = o.failing()
 	if rb := o.Rollback; rb != nil {
 		ev.Rollback = &notify.Rollback{Run: rb.Run, Generation: rb.Generation, Passed: rb.Passed, Error: rb.Error}
@@ -153,8 +114,8 @@ func (o *Outcome) DriftEvent(units []notify.DriftUnit) notify.Event {
 	for _, u := range units {
 		kinds[u.Kind]++
 	}
-	return notify.Event{Event: notify.Drift, Time: time.Now().UTC(), Host: hostname(),
-		Source: notify.Source{Kind: o.sourceKind, Text: o.Source, Trigger: "drift check"},
+	return notify.Event{Event: notify.Drift, Time: time.Now().UTC(), Host: Hostname(),
+		Source: notify.Source{Kind: o.SourceKind, Text: o.Source, Trigger: "drift check"},
 		Summary: fmt.Sprintf("%d unit(s) differ from the applied specs: %d edited by hand, %d would change, %d not running",
 			len(units), kinds[notify.DriftEdited], kinds[notify.DriftChange], kinds[notify.DriftStart]),
 		Plan: PlanCounts(o.Plan), Drift: units}

@@ -1,0 +1,94 @@
+package deploy
+
+import (
+	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/runlog"
+)
+
+// passKind is which input a pass applies, and so what the pass does
+// besides planning and applying it. Its methods are the only place that
+// difference is spelled.
+type passKind uint8
+
+const (
+	// inputPass applies the run's own input: specs from a path, stdin or
+	// the stream stored by the last apply from stdin.
+	inputPass passKind = iota
+	// handRollback applies a kept generation again, asked for by a person
+	// (syslet rollback).
+	handRollback
+	// gateRollback applies the last good generation again after the
+	// run's own input failed the health gate.
+	gateRollback
+)
+
+// rollback: the pass applies a kept generation, each container pinned to
+// the image it ran then.
+func (k passKind) rollback() bool { return k != inputPass }
+
+// awaitsCheck: the pass's input is the run's, whose converter check is
+// awaited before the host is read; the generation a failed gate returns
+// to validated when it was applied.
+func (k passKind) awaitsCheck() bool { return k != gateRollback }
+
+// guardsRemovals: a plan that removes most managed units is refused
+// unless allowed; a rollback returns to what ran.
+func (k passKind) guardsRemovals() bool { return k == inputPass }
+
+// checksSaved: a saved plan is the run's own input's.
+func (k passKind) checksSaved() bool { return k == inputPass }
+
+// asks: the person at the terminal confirms the plan, and the run's
+// started event is sent; the rollback after a failed gate is neither
+// asked nor announced (the run's own event reports it).
+func (k passKind) asks() bool { return k != gateRollback }
+
+// rollsBack: a failed health gate leads to a rollback; a rollback that
+// fails its gate is a failed rollback.
+func (k passKind) rollsBack() bool { return k == inputPass }
+
+// owns: the run's Outcome is this pass's (its gate, its generation); a
+// rollback's is reported apart.
+func (k passKind) owns() bool { return k == inputPass }
+
+// name is the pass as the AfterStep test hook hears it.
+func (k passKind) name() string {
+	if k == gateRollback {
+		return PassRollback
+	}
+	return PassApply
+}
+
+// passInput is what one pass applies: the loaded specs, with where they
+// come from, and the run it is journalled as.
+type passInput struct {
+	kind   passKind
+	set    *load.Set
+	source string // what the journal records as the input's origin
+	runID  string
+	// gen is the generation a rollback applies again; of the run whose
+	// failed gate a gateRollback follows.
+	gen *generation.Generation
+	of  string
+	// resume carries forward what an unfinished run left undone (not
+	// while another apply holds the lock, nor in a rollback after a gate).
+	resume bool
+}
+
+// readInput loads the run's input: the specs Path names, or for a
+// rollback by hand the kept generation it asks for.
+func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passInput, error) {
+	if req.Generation == "" {
+		l, err := load.Path(req.Path, load.Options{Root: req.Root, Stdin: req.Stdin, MaxInput: req.MaxInput})
+		if err != nil {
+			return passInput{}, err
+		}
+		return passInput{kind: inputPass, set: l, source: req.Source}, nil
+	}
+	gen, err := pickGeneration(gens, jr, req.Generation)
+	if err != nil {
+		return passInput{}, err
+	}
+	return passInput{kind: handRollback, set: load.Bytes("generation "+gen.Run, gen.Input), source: "rollback to run " + gen.Run, gen: gen}, nil
+}

@@ -1,0 +1,175 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/syslet/syslet/pkg/app/planfile"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/plan"
+)
+
+// planned is what planning a pass found: the plan, the host state it was
+// derived from, and what the journal's recent runs leave to this one.
+type planned struct {
+	plan     *plan.Plan
+	observed *plan.Observed
+	// state is the host state a saved plan is made from or held against
+	// (only read when one is: --out, --plan); runs the journal's recent
+	// runs, read with it.
+	state *planfile.State
+	runs  []*runlog.RunInfo
+	// pendingGate are the services of an earlier run whose changes all
+	// landed but were never judged by the health gate.
+	pendingGate []string
+}
+
+// planPass observes the host and builds the plan of one pass, within the
+// read deadline: with a rollback's pins, carrying forward what the last
+// run left unfinished, and guarded against mass removals. The run's own
+// input waits for its converter check before the host is read; the check
+// is what the pass returns when it failed.
+func (r *runner) planPass(ctx context.Context, in passInput) (planned, checked, error) {
+	rctx, cancel := context.WithTimeout(ctx, r.req.ReadTimeout)
+	pl, err := r.makePlan(rctx, in)
+	cancel()
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("reading the host's state did not finish within %s: %w", r.req.ReadTimeout, err)
+	}
+	var c checked
+	if in.kind.awaitsCheck() {
+		if c = r.verdict(); c.err != nil {
+			return pl, c, c.err
+		}
+	}
+	if err != nil {
+		return pl, c, err
+	}
+	if in.kind.guardsRemovals() && !r.req.AllowRemovals {
+		pl.plan.GuardRemovals()
+	}
+	return pl, c, nil
+}
+
+// makePlan reads the host and the journal and builds the plan.
+func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
+	opts := plan.Options{Force: r.req.Force, InputDigest: in.set.Digest()}
+	gens, err := r.gens.List()
+	if err != nil {
+		r.view.Warning(err.Error())
+	}
+	opts.KeepImages = keptImages(gens)
+	if in.kind.rollback() {
+		opts.Rollback, opts.Pins = true, r.pins(ctx, in.gen)
+	}
+	obs, runs, err := r.observe(ctx, in)
+	if err != nil {
+		return planned{}, err
+	}
+	pl := planned{observed: obs, runs: runs}
+	if r.req.SavePlan != "" || r.req.Saved != nil {
+		pl.state = savedState(obs, runs)
+	}
+	opts.Written = writtenByUnfinished(runs)
+	last := lastChange(runs)
+	if in.resume && last != nil && (last.End == nil || last.Result() == runlog.ResultInterrupted) && len(last.Unfinished()) == 0 {
+		// Every change of that run landed but its health gate never gave a
+		// verdict (killed, or stopped during it): this run judges them.
+		for _, a := range last.Intent.Actions {
+			if plan.Op(a.Op) == plan.OpStart || plan.Op(a.Op) == plan.OpReload {
+				pl.pendingGate = append(pl.pendingGate, a.Target)
+			}
+		}
+	}
+	if in.resume && opts.Pins == nil && last != nil && last.LeftWorkUndone() && last.Intent.Rollback != "" && last.Intent.InputDigest == opts.InputDigest {
+		// A rollback that did not finish, and this run applies the
+		// generation it was restoring: finish it, pins and all.
+		if gen, err := r.gens.Find(last.Intent.Rollback); err == nil {
+			opts.Rollback, opts.Pins = true, r.pins(ctx, gen)
+		} else {
+			r.view.Warning(fmt.Sprintf("finishing the rollback of run %s without its pins: %s", last.ID(), err))
+		}
+	}
+	pl.plan = plan.Build(in.set.Out, obs, opts)
+	if in.resume {
+		if pl.plan.Resume, err = r.carryForward(ctx, in, pl.plan, obs, runs); err != nil {
+			return planned{}, err
+		}
+	}
+	return pl, nil
+}
+
+// observe reads the host's state and, beside it, the journal's tail. The
+// run's own input is read only once podman's converter check of it
+// passed: the check releases the specs when it is done (startCheck), so a
+// big set's specs and its installed tree are never held at once; reading
+// the tree uses every CPU by itself.
+func (r *runner) observe(ctx context.Context, in passInput) (*plan.Observed, []*runlog.RunInfo, error) {
+	type recent struct {
+		runs []*runlog.RunInfo
+		err  error
+	}
+	journal := make(chan recent, 1)
+	go func() {
+		runs, err := r.jr.Recent()
+		journal <- recent{runs, err}
+	}()
+	if in.kind.awaitsCheck() {
+		if c := r.verdict(); c.err != nil {
+			return nil, nil, c.err
+		}
+	}
+	obs, err := plan.Observe(ctx, r.h.sources(), in.set.Out)
+	j := <-journal
+	if err != nil {
+		return nil, nil, err
+	}
+	if j.err != nil {
+		return nil, nil, j.err
+	}
+	return obs, j.runs, nil
+}
+
+// carryForward is what the plan takes over from the journal's last run
+// when it left work undone; nil when it did not.
+func (r *runner) carryForward(ctx context.Context, in passInput, p *plan.Plan, obs *plan.Observed, runs []*runlog.RunInfo) (*plan.Resume, error) {
+	u := unfinished(runs)
+	if u == nil {
+		return nil, nil
+	}
+	// When systemd last started each unit an unfinished start names: a
+	// oneshot it ran for that run must not run again.
+	var starts []string
+	for _, a := range u.Actions {
+		if a.Op == plan.OpStart {
+			starts = append(starts, a.Target)
+		}
+	}
+	started, err := r.h.lastStarted(ctx, starts)
+	if err != nil {
+		return nil, err
+	}
+	u.Managed = r.managedBefore(u)
+	return plan.CarryForward(p, in.set.Out, obs, u, started), nil
+}
+
+// managedBefore is the evidence that the objects an unfinished run meant
+// to delete, whose units it already removed, were syslet's: what the
+// units of the last good generation managed (plan.KnownResources). It is
+// read only when the run left such a delete; without a generation there
+// is no evidence, and nothing is deleted on the journal's word.
+func (r *runner) managedBefore(u *plan.Unfinished) map[string]plan.Managed {
+	if !slices.ContainsFunc(u.Actions, func(a plan.Action) bool {
+		return a.Op == plan.OpDeleteVolume || a.Op == plan.OpDeleteNetwork || a.Op == plan.OpDeleteImage
+	}) {
+		return nil
+	}
+	gen, err := r.gens.Latest()
+	if err != nil || gen == nil {
+		return nil
+	}
+	return plan.KnownResources(load.Bytes("generation "+gen.Run, gen.Input).Out)
+}
