@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -131,7 +132,7 @@ func describe(dirfd int, hostPath, name string, err error) error {
 				return &SymlinkError{Path: hostPath}
 			}
 			if !m.IsDir() {
-				return &fs.PathError{Op: "open", Path: hostPath, Err: fmt.Errorf("not a directory (%s): %w", kind(m), unix.ENOTDIR)}
+				return &fs.PathError{Op: "open", Path: hostPath, Err: fmt.Errorf("not a directory (%s): %w", filemode.Describe(m), unix.ENOTDIR)}
 			}
 		}
 	}
@@ -144,23 +145,7 @@ func lstatAt(dirfd int, name string) (fs.FileMode, error) {
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, err
 	}
-	return bounded.FileMode(st.Mode), nil
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file"
+	return filemode.FromStat(st.Mode), nil
 }
 
 func split(p string) (dir, base string) {
