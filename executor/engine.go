@@ -27,16 +27,17 @@ type run struct {
 	// this map except into podman.
 	opened map[*render.Secret]map[string][]byte
 
-	// staged holds each file write's staging by action index (nil until
-	// the staging ran); swapped lists the indexes whose Swap was called,
-	// in order; released is set once steps 2 to 4 are behind the run.
-	staged   map[int]Staged
+	// prepared holds each file write's preparation by action index (nil
+	// until the preparing ran); swapped lists the indexes whose Swap was
+	// called, in order; settled is set once steps 2 to 4 are behind the
+	// run.
+	prepared map[int]Prepared
 	mu       sync.Mutex // guards swapped: the writes of a step run side by side
 	swapped  []int
-	released bool
-	// settled marks actions already reported (failed in the staging), so
-	// they are not also listed as not reached.
-	settled map[int]bool
+	settled  bool
+	// reported marks actions already reported (failed while preparing),
+	// so they are not also listed as not reached.
+	reported map[int]bool
 }
 
 // order lists the indexes of the plan's actions in execution order: by

@@ -14,31 +14,31 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// Files stages and removes files under the managed trees. Every file
-// write of a plan is staged before anything is stopped and swapped in by
+// Files prepares and removes files under the managed trees. Every file
+// write of a plan is prepared before anything is stopped and swapped in by
 // step 3 or 4 (pkg/host/fsroot says how).
 type Files interface {
-	// StageFile writes what a file write will install next to path,
+	// PrepareFile writes what a file write will install next to path,
 	// fsynced, without changing what a reader of path sees.
-	StageFile(path string, data []byte, mode uint32) (Staged, error)
-	// StageDir does the same for the next version of a config dir.
-	StageDir(path string, files []host.DirFile) (Staged, error)
-	// StageLink does the same for making path a symlink to target, a
+	PrepareFile(path string, data []byte, mode uint32) (Prepared, error)
+	// PrepareDir does the same for the next version of a config dir.
+	PrepareDir(path string, files []host.DirFile) (Prepared, error)
+	// PrepareLink does the same for making path a symlink to target, a
 	// name beside it (a template instance's link to its template).
-	StageLink(path, target string) (Staged, error)
+	PrepareLink(path, target string) (Prepared, error)
 	Remove(path, stop string) error
 }
 
-// Staged is one staged file write.
-type Staged interface {
-	// Swap puts the staged bytes in place: renames only.
+// Prepared is one prepared file write.
+type Prepared interface {
+	// Swap puts the prepared bytes in place: renames only.
 	Swap() error
 	// Undo puts back what the target was before Swap (after Swap), or
-	// removes what was staged (before it).
+	// removes what was prepared (before it).
 	Undo() error
-	// Release forgets what Undo would have put back (after Swap), or
-	// removes what was staged (before it).
-	Release() error
+	// Settle makes the write final: it forgets what Undo would have put
+	// back (after Swap), or removes what was prepared (before it).
+	Settle() error
 }
 
 // Systemd runs unit jobs and waits for their results.
@@ -171,13 +171,13 @@ type Result struct {
 	Undo *Undo `json:"undo,omitempty"`
 }
 
-// Undo is what a run that failed during the staging or steps 2 to 4 did so
+// Undo is what a run that failed while preparing or in steps 2 to 4 did so
 // that the host keeps running what it ran: the files it had swapped in put
-// back, the staged ones removed, the services step 2 had stopped started
+// back, the prepared ones removed, the services step 2 had stopped started
 // again (on their old unit files: no daemon-reload ran). Podman secrets
 // replaced in step 3 stay replaced.
 type Undo struct {
-	// Discarded counts the staged file writes removed before they were
+	// Discarded counts the prepared file writes removed before they were
 	// swapped in.
 	Discarded int `json:"discarded,omitempty"`
 	// Files are the file writes swapped in and then put back; they are no
@@ -230,16 +230,16 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 				opts.AfterStep(step)
 				stopErr = e.interrupted(ctx)
 			}
-			if stopErr == nil && a.Step > plan.StepPull && e.staged == nil {
+			if stopErr == nil && a.Step > plan.StepPull && e.prepared == nil {
 				// Before anything is stopped, every byte the run will
 				// install is written next to its target: steps 3 and 4
 				// only rename.
-				stopErr = e.stage(p, idx)
+				stopErr = e.prepare(p, idx)
 			}
 			if stopErr == nil && a.Step >= plan.StepPrune {
 				// Steps 2 to 4 are done: what they replaced is not
 				// needed to put the host back any more.
-				e.release()
+				e.settle()
 			}
 			step = a.Step
 			if stopErr == nil && opts.Recorder != nil {
@@ -249,7 +249,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 			}
 		}
 		if stopErr != nil {
-			if !e.settled[i] {
+			if !e.reported[i] {
 				res.NotReached = append(res.NotReached, a)
 			}
 			continue
@@ -264,7 +264,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 				stopErr = err
 			}
 			for _, j := range idx[n+sent : end] {
-				if !e.settled[j] {
+				if !e.reported[j] {
 					res.NotReached = append(res.NotReached, p.Actions[j])
 				}
 			}

@@ -74,8 +74,8 @@ func (r Root) openDir(p string, create bool) (int, error) {
 }
 
 // openDirCreated is openDir that also returns the topmost directory it
-// created on the way ("" when it created none), so a staging that is
-// discarded can remove what it made.
+// created on the way ("" when it created none), so a prepared write
+// that is discarded can remove what it made.
 func (r Root) openDirCreated(p string, create bool) (int, string, error) {
 	created := ""
 	fd, err := unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -156,10 +156,10 @@ func split(p string) (dir, base string) {
 // WriteFile replaces p atomically with data and mode, creating parent
 // directories (0755) as needed. A directory in the way is removed: every
 // path syslet writes lies in a tree it owns. A symlink anywhere on the
-// way, or at p itself, is an error naming it. It is StageFile, Swap and
-// Release in one go.
+// way, or at p itself, is an error naming it. It is PrepareFile, Swap and
+// Settle in one go.
 func (r Root) WriteFile(p string, data []byte, mode uint32) error {
-	s, err := r.StageFile(p, data, mode)
+	s, err := r.PrepareFile(p, data, mode)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (r Root) WriteFile(p string, data []byte, mode uint32) error {
 		s.Undo()
 		return err
 	}
-	return s.Release()
+	return s.Settle()
 }
 
 // tempName is a short random name: it must fit NAME_MAX whatever the
@@ -259,9 +259,9 @@ func ignoreMissing(err error) error {
 // reading the directory sees the old set or the new set, never a mix.
 // Per-file links are added or removed right after the switch (files with
 // an internal name, such as syslet's digest manifest, get none); old
-// versions are deleted last. It is StageDir, Swap and Release in one go.
+// versions are deleted last. It is PrepareDir, Swap and Settle in one go.
 func (r Root) WriteDir(p string, files []host.DirFile) error {
-	s, err := r.StageDir(p, files)
+	s, err := r.PrepareDir(p, files)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (r Root) WriteDir(p string, files []host.DirFile) error {
 		s.Undo()
 		return err
 	}
-	return s.Release()
+	return s.Settle()
 }
 
 // Remove deletes p (a file, a symlink or a whole directory, never what a
@@ -470,7 +470,7 @@ func (b *Batch) WriteFile(p string, data []byte, mode uint32) error {
 // before): left alone when it holds data with mode already, else swapped
 // for data by a temporary file renamed over it, atomic, synced with the
 // rest at Close. Anything else in the way (a directory, a symlink) is
-// handled as an apply handles it, staged and synced, or named as an error.
+// handled as an apply handles it, prepared and synced, or named as an error.
 func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) error {
 	same, regular := holds(dirfd, base, p, data, mode)
 	if !regular {

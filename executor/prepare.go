@@ -12,31 +12,31 @@ import (
 	"github.com/syslet/syslet/plan"
 )
 
-// The staging and the undo. Before step 2 stops anything, every file write
-// of the plan is staged: its bytes written next to the target and fsynced
-// (Files.StageFile, StageDir, StageLink). A write that cannot be staged — a full
-// disk, a read-only tree — ends the run there, with everything staged
-// removed again: nothing was stopped or replaced. Steps 3 and 4 then only
-// swap (rename) what was staged into place. When the run fails before
+// Preparing and the undo. Before step 2 stops anything, every file write
+// of the plan is prepared: its bytes written next to the target and
+// fsynced (Files.PrepareFile, PrepareDir, PrepareLink). A write that
+// cannot be prepared — a full disk, a read-only tree — ends the run there,
+// with everything prepared removed again: nothing was stopped or replaced.
+// Steps 3 and 4 then only swap (rename) what was prepared into place. When the run fails before
 // step 5 — a stop that does not finish, a swap or secret that fails, the
 // journal that cannot be written — it puts back the files it swapped in
 // and starts again what step 2 stopped, so the host keeps serving what it
-// served; from step 5 on what was replaced is released and a failure
+// served; from step 5 on the writes are settled (what they replaced let go) and a failure
 // leaves the host as it is, for the next run (and the health gate's
 // rollback) to finish.
 
-// stage stages every file write among the actions at idx, up to
-// writeWorkers at once. When any cannot be staged, everything staged is
+// prepare prepares every file write among the actions at idx, up to
+// writeWorkers at once. When any cannot be prepared, everything prepared is
 // removed again, the writes that failed are journalled and reported as
-// failed, and stage returns the first failure, which ends the run.
-func (e *run) stage(p *plan.Plan, idx []int) error {
+// failed, and prepare returns the first failure, which ends the run.
+func (e *run) prepare(p *plan.Plan, idx []int) error {
 	var writes []int
 	for _, i := range idx {
 		if fileWrites[p.Actions[i].Op] {
 			writes = append(writes, i)
 		}
 	}
-	e.staged = make(map[int]Staged, len(writes))
+	e.prepared = make(map[int]Prepared, len(writes))
 	if len(writes) == 0 {
 		return nil
 	}
@@ -57,14 +57,14 @@ func (e *run) stage(p *plan.Plan, idx []int) error {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			t0 := time.Now()
-			s, err := e.stageOne(p.Actions[i])
+			s, err := e.prepareOne(p.Actions[i])
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				failed = append(failed, Landed{Index: i, Action: p.Actions[i], Err: err, Took: time.Since(t0)})
 				return
 			}
-			e.staged[i] = s
+			e.prepared[i] = s
 		})
 	}
 	wg.Wait()
@@ -72,16 +72,16 @@ func (e *run) stage(p *plan.Plan, idx []int) error {
 		return nil
 	}
 	u := &Undo{}
-	for _, s := range e.staged {
+	for _, s := range e.prepared {
 		if err := s.Undo(); err != nil {
 			u.Errors = append(u.Errors, err.Error())
 		}
 		u.Discarded++
 	}
-	e.staged = map[int]Staged{}
+	e.prepared = map[int]Prepared{}
 	e.res.Undo = u
 	slices.SortFunc(failed, func(a, b Landed) int { return a.Index - b.Index })
-	e.settled = map[int]bool{}
+	e.reported = map[int]bool{}
 	var stopErr error
 	if batch, ok := e.opts.Recorder.(BatchRecorder); ok {
 		for _, l := range failed {
@@ -98,7 +98,7 @@ func (e *run) stage(p *plan.Plan, idx []int) error {
 		}
 	}
 	for _, l := range failed {
-		e.settled[l.Index] = true
+		e.reported[l.Index] = true
 		e.res.Failed = append(e.res.Failed, Failure{Action: l.Action, Error: l.Err.Error()})
 	}
 	if stopErr == nil {
@@ -107,25 +107,25 @@ func (e *run) stage(p *plan.Plan, idx []int) error {
 	return stopErr
 }
 
-// stageOne stages one file write.
-func (e *run) stageOne(a plan.Action) (Staged, error) {
+// prepareOne prepares one file write.
+func (e *run) prepareOne(a plan.Action) (Prepared, error) {
 	d := a.Data()
 	switch a.Op {
 	case plan.OpWriteFile, plan.OpWriteUnit:
-		return e.h.Files.StageFile(a.Target, d.Content, d.Mode)
+		return e.h.Files.PrepareFile(a.Target, d.Content, d.Mode)
 	case plan.OpWriteDir:
-		return e.h.Files.StageDir(a.Target, d.Files)
+		return e.h.Files.PrepareDir(a.Target, d.Files)
 	case plan.OpLinkUnit:
-		return e.h.Files.StageLink(a.Target, d.Link)
+		return e.h.Files.PrepareLink(a.Target, d.Link)
 	}
 	return nil, fmt.Errorf("%s is not a file write", a.Op)
 }
 
-// swap puts the staging of action i in place.
+// swap puts the preparation of action i in place.
 func (e *run) swap(i int, a plan.Action) error {
-	s := e.staged[i]
+	s := e.prepared[i]
 	if s == nil {
-		return fmt.Errorf("%s %s was not staged", a.Op, a.Target)
+		return fmt.Errorf("%s %s was not prepared", a.Op, a.Target)
 	}
 	e.mu.Lock()
 	e.swapped = append(e.swapped, i)
@@ -133,37 +133,37 @@ func (e *run) swap(i int, a plan.Action) error {
 	return s.Swap()
 }
 
-// release lets go of what the swaps replaced (and removes anything staged
-// but never swapped): the run is past the point where it would put the
-// host back. Failing to remove a backup only leaves a leftover for the
+// settle lets go of what the swaps replaced (and removes anything
+// prepared but never swapped): the run is past the point where it would
+// put the host back. Failing to remove a backup only leaves a leftover for the
 // next apply to remove.
-func (e *run) release() {
-	if e.released {
+func (e *run) settle() {
+	if e.settled {
 		return
 	}
-	e.released = true
-	for i, s := range e.staged {
-		if err := s.Release(); err != nil {
+	e.settled = true
+	for i, s := range e.prepared {
+		if err := s.Settle(); err != nil {
 			e.log.Warn().Err(err).Int("action", i).Msg("leaving a temporary file for the next apply to remove")
 		}
 	}
-	e.staged = map[int]Staged{}
+	e.prepared = map[int]Prepared{}
 }
 
-// finish settles the staging when the run ends: a run that failed before
-// step 5 (not one interrupted on purpose, which the next run resumes) is
-// undone; any other releases what it staged.
+// finish settles the prepared writes when the run ends: a run that failed
+// before step 5 (not one interrupted on purpose, which the next run
+// resumes) is undone; any other settles them.
 func (e *run) finish(ctx context.Context, p *plan.Plan, stopErr error) {
-	if stopErr == nil || errors.Is(stopErr, ErrInterrupted) || e.released {
-		e.release()
+	if stopErr == nil || errors.Is(stopErr, ErrInterrupted) || e.settled {
+		e.settle()
 		return
 	}
 	e.undo(ctx, p)
-	e.released = true
+	e.settled = true
 }
 
 // undo puts back the files the run swapped in, last first, removes what
-// it staged and did not swap, and starts again the services step 2
+// it prepared and did not swap, and starts again the services step 2
 // stopped that were running before the run.
 func (e *run) undo(ctx context.Context, p *plan.Plan) {
 	u := e.res.Undo
@@ -175,7 +175,7 @@ func (e *run) undo(ctx context.Context, p *plan.Plan) {
 	for k := len(e.swapped) - 1; k >= 0; k-- {
 		i := e.swapped[k]
 		swapped[i] = true
-		if err := e.staged[i].Undo(); err != nil {
+		if err := e.prepared[i].Undo(); err != nil {
 			u.Errors = append(u.Errors, err.Error())
 			continue
 		}
@@ -185,7 +185,7 @@ func (e *run) undo(ctx context.Context, p *plan.Plan) {
 			put = append(put, Landed{Index: i, Action: p.Actions[i]})
 		}
 	}
-	for i, s := range e.staged {
+	for i, s := range e.prepared {
 		if swapped[i] {
 			continue
 		}
@@ -194,7 +194,7 @@ func (e *run) undo(ctx context.Context, p *plan.Plan) {
 		}
 		u.Discarded++
 	}
-	e.staged = map[int]Staged{}
+	e.prepared = map[int]Prepared{}
 	if r, ok := e.opts.Recorder.(UndoRecorder); ok && len(put) > 0 {
 		if err := r.ActionsUndone(put); err != nil {
 			u.Errors = append(u.Errors, fmt.Sprintf("journalling what was put back: %v", err))
