@@ -101,45 +101,33 @@ type Options struct {
 	// nothing after it runs, and the rest is reported as not reached.
 	// Cancelling ctx instead aborts the action in progress too.
 	Stop <-chan struct{}
-	// Recorder, when set, is told as each step begins and as each action
-	// lands, before the next one starts: the run journal.
+	// Recorder, when set, is told as each step begins and as actions
+	// land, before anything after them starts: the run journal.
 	Recorder Recorder
 	// AfterStep, when set, runs after each step that had actions (a test
 	// hook: the integration tests pause or kill syslet there).
 	AfterStep func(plan.Step)
 }
 
-// Recorder receives the progress of an apply as it happens. Index is the
-// action's position in the plan's Actions.
+// Recorder receives the progress of an apply as it happens: the run
+// journal. Index is the action's position in the plan's Actions.
 type Recorder interface {
 	StepBegins(s plan.Step) error
-	ActionLanded(index int, a plan.Action, err error, took time.Duration) error
+	// ActionsLanded records actions that landed, in one write: an action
+	// as it ends, or the file writes of a step together once they all have
+	// (one fsync of the journal instead of one per file).
+	ActionsLanded(ls []Landed) error
+	// ActionsUndone records the applied file writes a failed run put back
+	// (Undo), so the journal no longer counts them as landed.
+	ActionsUndone(ls []Landed) error
 }
 
-// Landed is one action's outcome, for a BatchRecorder.
+// Landed is one action's outcome, for a Recorder.
 type Landed struct {
 	Index  int
 	Action plan.Action
 	Err    error
 	Took   time.Duration
-}
-
-// UndoRecorder is a Recorder that is also told which applied file writes
-// a failed run put back (Undo), so the journal no longer counts them as
-// landed.
-type UndoRecorder interface {
-	Recorder
-	ActionsUndone(ls []Landed) error
-}
-
-// BatchRecorder is a Recorder that can also journal several landed actions
-// at once. The file writes of a step run side by side, and a BatchRecorder
-// hears them in one call when they have all landed (one fsync of the
-// journal instead of one per file); a plain Recorder hears each as it
-// lands.
-type BatchRecorder interface {
-	Recorder
-	ActionsLanded(ls []Landed) error
 }
 
 // Default deadlines of host operations.
@@ -203,7 +191,8 @@ var ErrInterrupted = errors.New("apply interrupted")
 // stops, because an unrecorded change could not be resumed exactly.
 var ErrJournal = errors.New("run journal")
 
-// Apply runs the plan's actions step by step.
+// Apply runs the plan's actions step by step (steps.go says how each step
+// runs).
 func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
@@ -215,103 +204,11 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, err
 	}
 	opts.defaults()
-	e := &run{h: h, opts: opts, log: opts.Log, res: res}
-	var stopErr error
-	step := plan.Step(0)
-	idx := order(p)
-	for n := 0; n < len(idx); n++ {
-		i := idx[n]
-		a := p.Actions[i]
-		if stopErr == nil {
-			stopErr = e.interrupted(ctx)
-		}
-		if stopErr == nil && a.Step != step {
-			if step != 0 && opts.AfterStep != nil {
-				opts.AfterStep(step)
-				stopErr = e.interrupted(ctx)
-			}
-			if stopErr == nil && a.Step > plan.StepPull && e.prepared == nil {
-				// Before anything is stopped, every byte the run will
-				// install is written next to its target: steps 3 and 4
-				// only rename.
-				stopErr = e.prepare(p, idx)
-			}
-			if stopErr == nil && a.Step >= plan.StepPrune {
-				// Steps 2 to 4 are done: what they replaced is not
-				// needed to put the host back any more.
-				e.settle()
-			}
-			step = a.Step
-			if stopErr == nil && opts.Recorder != nil {
-				if err := opts.Recorder.StepBegins(step); err != nil {
-					stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
-				}
-			}
-		}
-		if stopErr != nil {
-			if !e.reported[i] {
-				res.NotReached = append(res.NotReached, a)
-			}
-			continue
-		}
-		if fileWrites[a.Op] {
-			end := n + 1
-			for end < len(idx) && fileWrites[p.Actions[idx[end]].Op] && p.Actions[idx[end]].Step == a.Step {
-				end++
-			}
-			sent, err := e.writes(ctx, p, idx[n:end])
-			if err != nil && stopErr == nil {
-				stopErr = err
-			}
-			for _, j := range idx[n+sent : end] {
-				if !e.reported[j] {
-					res.NotReached = append(res.NotReached, p.Actions[j])
-				}
-			}
-			n = end - 1
-			continue
-		}
-		if op, ok := jobOps[a.Op]; ok {
-			// Every stop, reload or start of this step goes to systemd at
-			// once and lands as it ends.
-			end := n + 1
-			for end < len(idx) && p.Actions[idx[end]].Op == a.Op {
-				end++
-			}
-			failed, err := e.jobs(ctx, p, idx[n:end], op)
-			if err != nil && stopErr == nil {
-				stopErr = err
-			}
-			if op == host.JobStart && stopErr == nil {
-				if again := buildRetry(p, failed); len(again) > 0 {
-					if stopErr = e.interrupted(ctx); stopErr == nil {
-						stopErr = e.retryBuilds(ctx, p, again)
-					}
-				}
-			}
-			n = end - 1
-			continue
-		}
-		t0 := time.Now()
-		err := e.do(ctx, i, a)
-		if err := e.landed(i, a, err, time.Since(t0)); err != nil && stopErr == nil {
-			stopErr = err
-		}
-		if err == nil {
-			res.Applied = append(res.Applied, a)
-			continue
-		}
-		// Only reloads and starts (batched above) act on independent
-		// units; any other failure ends the run.
-		res.Failed = append(res.Failed, Failure{Action: a, Error: err.Error()})
-		if stopErr == nil {
-			stopErr = err
-		}
-	}
-	if stopErr == nil && step != 0 && opts.AfterStep != nil {
-		opts.AfterStep(step)
-	}
-	e.finish(ctx, p, stopErr)
+	e := &run{p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions))}
+	idx := byStep(p)
+	stopErr := e.walk(ctx, idx)
+	e.finish(ctx, stopErr)
+	res.NotReached = e.notReached(idx)
 	res.Duration = time.Since(start)
 	if errors.Is(stopErr, ErrInterrupted) {
 		res.Interrupted = true

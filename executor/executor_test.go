@@ -262,19 +262,6 @@ func TestPreparingFailureChangesNothing(t *testing.T) {
 	}
 }
 
-// undoRec is an UndoRecorder.
-type undoRec struct {
-	rec
-	undone []string
-}
-
-func (r *undoRec) ActionsUndone(ls []executor.Landed) error {
-	for _, l := range ls {
-		r.undone = append(r.undone, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
-	}
-	return nil
-}
-
 // running gives the plan the unit changes the executor reads the
 // services' states before the run from.
 func running(p *plan.Plan, services ...string) *plan.Plan {
@@ -291,7 +278,7 @@ func TestFailureBeforeStep5PutsTheHostBack(t *testing.T) {
 		"remove-unit /u/old", "daemon-reload x", "start web.service"), "web.service", "old.service")
 	p.Units = append(p.Units, plan.UnitChange{Service: "new.service", Before: "-"})
 	f := &fake{fail: map[string]error{"write /u/web": errors.New("rename: device or resource busy")}}
-	r := &undoRec{}
+	r := &rec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
 	if !errors.Is(err, executor.ErrFailed) {
 		t.Fatalf("err %v", err)
@@ -411,8 +398,10 @@ func TestInterruptStopsBeforeNextAction(t *testing.T) {
 
 // rec is a Recorder that keeps what it was told.
 type rec struct {
-	lines []string
-	fail  error
+	lines   []string   // "step N", and a line per landed action in order
+	records [][]string // the landed actions of each record, sorted
+	undone  []string
+	fail    error // what recording a landed action returns
 }
 
 func (r *rec) StepBegins(s plan.Step) error {
@@ -420,28 +409,24 @@ func (r *rec) StepBegins(s plan.Step) error {
 	return nil
 }
 
-func (r *rec) ActionLanded(i int, a plan.Action, err error, _ time.Duration) error {
-	res := "ok"
-	if err != nil {
-		res = "failed"
+func (r *rec) ActionsLanded(ls []executor.Landed) error {
+	var b []string
+	for _, l := range ls {
+		res := "ok"
+		if l.Err != nil {
+			res = "failed"
+		}
+		b = append(b, fmt.Sprintf("%d %s %s %s", l.Index, l.Action.Op, l.Action.Target, res))
 	}
-	r.lines = append(r.lines, fmt.Sprintf("%d %s %s %s", i, a.Op, a.Target, res))
+	r.lines = append(r.lines, b...)
+	r.records = append(r.records, slices.Sorted(slices.Values(b)))
 	return r.fail
 }
 
-// batchRec is a BatchRecorder: file writes reach it as one batch.
-type batchRec struct {
-	rec
-	batches [][]string
-}
-
-func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
-	var b []string
+func (r *rec) ActionsUndone(ls []executor.Landed) error {
 	for _, l := range ls {
-		b = append(b, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
+		r.undone = append(r.undone, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
 	}
-	slices.Sort(b)
-	r.batches = append(r.batches, b)
 	return nil
 }
 
@@ -450,17 +435,15 @@ func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
 func TestFileWritesLandAsOneBatch(t *testing.T) {
 	p := mk("write-file /c/a", "write-config-dir /c/d", "write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
 	f := &fake{}
-	r := &batchRec{}
+	r := &rec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"0 write-file /c/a", "1 write-config-dir /c/d"}, {"2 write-unit /u/a", "3 write-unit /u/b"}}
-	if !reflect.DeepEqual(r.batches, want) {
-		t.Errorf("batches %q, want %q", r.batches, want)
-	}
-	if want := []string{"step 3", "step 4", "step 7", "4 daemon-reload systemd ok", "step 9", "5 start a.service ok"}; !slices.Equal(r.lines, want) {
-		t.Errorf("records %q, want %q", r.lines, want)
+	want := [][]string{{"0 write-file /c/a ok", "1 write-config-dir /c/d ok"}, {"2 write-unit /u/a ok", "3 write-unit /u/b ok"},
+		{"4 daemon-reload systemd ok"}, {"5 start a.service ok"}}
+	if !reflect.DeepEqual(r.records, want) {
+		t.Errorf("records %q, want %q", r.records, want)
 	}
 	if len(res.Applied) != 6 || res.Applied[2].Target != "/u/a" {
 		t.Errorf("applied %+v", res.Applied)
@@ -709,5 +692,34 @@ func TestPutBackKeepsTheSecretsItCreated(t *testing.T) {
 	}
 	if res.Undo == nil || !slices.Equal(res.Undo.Kept, []string{"db-password"}) {
 		t.Errorf("undo %+v, want the secret kept", res.Undo)
+	}
+}
+
+// An action outside its own step would run as that step runs (a start
+// among the writes): the plan is refused before anything changes.
+func TestActionOutsideItsStepIsRefused(t *testing.T) {
+	p := mk("write-unit /u/a", "start a.service")
+	p.Actions[1].Step = plan.StepWriteUnits
+	f := &fake{}
+	res, err := apply(t, p, f)
+	if err == nil || !strings.Contains(err.Error(), "start a.service in step 4") || len(f.calls)+len(f.preparing) != 0 || len(res.NotReached) != 2 {
+		t.Fatalf("err %v calls %q preparing %q res %+v", err, f.calls, f.preparing, res)
+	}
+}
+
+// A write step creates its podman secrets one by one, then swaps its file
+// writes in side by side: a failed secret leaves every file unswapped.
+func TestSecretsOfAWriteStepComeBeforeItsFiles(t *testing.T) {
+	s := &render.Secret{Name: "db", Keys: []string{"password"}}
+	p := mk("write-file /c/a", "write-file /c/b")
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Payload: &plan.Payload{Secret: s, Key: "password"}})
+	f := &fake{fail: map[string]error{"secret db-password=s3cret": errors.New("podman: no space")}}
+	h := executor.Host{Files: f, Systemd: f, Podman: f, Secrets: decrypter{"password": []byte("s3cret")}}
+	res, err := executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.Nop()})
+	if !errors.Is(err, executor.ErrFailed) || !slices.Equal(f.calls, []string{"secret db-password=s3cret"}) {
+		t.Fatalf("err %v calls %q", err, f.calls)
+	}
+	if len(res.Failed) != 1 || len(res.NotReached) != 2 || res.Undo == nil || res.Undo.Discarded != 2 {
+		t.Errorf("failed %+v not reached %d undo %+v", res.Failed, len(res.NotReached), res.Undo)
 	}
 }
