@@ -7,8 +7,9 @@
 // step 9 each go to systemd at once (Systemd.Jobs) — systemd orders them by
 // the units' After=/Requires= — and each unit lands, with its own result,
 // as its job ends; the deadline of a batch counts from its queueing. The
-// file writes of a step (each to its own path) run side by side, up to
-// eight at once.
+// file writes of a step (each to its own path) are swapped in side by
+// side, up to eight at once, after the step's podman secrets (created one
+// by one). Everything else runs one action after another.
 //
 // Failure semantics: a failing pull, stop, write, prune, delete or
 // daemon-reload stops the run — nothing is started after it (stops of its
@@ -18,24 +19,33 @@
 // units of the batch are still reloaded or started. An image build whose
 // start failed is tried once more after its batch, alone but for what
 // failed because it requires the build (buildRetry: podman's storage is
-// not safe for a build beside other podman commands). Either way Apply returns a Result
-// that lists what was applied, what failed and what was not reached, and
-// a non-nil error.
+// not safe for a build beside other podman commands). Either way Apply
+// returns a Result that lists what was applied, what failed and what was
+// not reached, and a non-nil error. A plan with an action outside its own
+// step is refused before anything changes.
 //
 // Every host operation runs under a deadline (Options). A Recorder hears
-// each step begin and each action land — the run journal, from which the
-// next run resumes what did not land; a BatchRecorder hears the file writes
-// of a step together once they have all landed, one record per write. Closing
-// Options.Stop ends the run gracefully: the action in progress finishes and
-// nothing after it runs; cancelling the context aborts it.
+// each step begin and actions land — the run journal, from which the
+// next run resumes what did not land. Every landed action takes one path
+// (run.land): logged, and journalled in one record — an action as it
+// ends, or the file writes of a step together once they have all landed
+// (one fsync). Closing Options.Stop ends the run gracefully: the action
+// in progress finishes and nothing after it runs; cancelling the context
+// aborts it.
+//
+// Words: a file write is prepared (written next to its target and
+// fsynced, before anything stops), swapped (renamed into place), then
+// settled (what it replaced let go) or undone. "Staging" is the
+// generator's check before the apply (pkg/host/stage), not a part of it.
 //
 // Files: executor.go holds the API — the host interfaces, Host, Options,
-// Recorder and BatchRecorder, Landed, Failure, Result, the errors, the
-// default deadlines — and Apply, which walks the plan in order; engine.go
-// holds the run that carries one Apply out (the side-by-side file writes,
-// the job batches, single actions under their deadlines, journalling and
-// logging each landed action, the order, stop requests, defaults and the
-// check before any change).
+// Recorder, Landed, Failure, Result, the errors, the default deadlines —
+// and Apply; steps.go holds the table of the nine steps, each with how
+// its actions run (one by one, as one batch of unit jobs, or as file
+// writes swapped side by side) and what a failure in it leaves behind,
+// and the walk through it; prepare.go the preparing of file writes, the
+// settling and the undo; engine.go the run itself (one action, its
+// deadline, landing and the result, the check before any change).
 //
 // Layer: executor may import plan, render and the ground packages of pkg/
 // (pkg/host for states, job kinds and errors), but no host adapter

@@ -14,31 +14,31 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-// Files stages and removes files under the managed trees. Every file
-// write of a plan is staged before anything is stopped and swapped in by
+// Files prepares and removes files under the managed trees. Every file
+// write of a plan is prepared before anything is stopped and swapped in by
 // step 3 or 4 (pkg/host/fsroot says how).
 type Files interface {
-	// StageFile writes what a file write will install next to path,
+	// PrepareFile writes what a file write will install next to path,
 	// fsynced, without changing what a reader of path sees.
-	StageFile(path string, data []byte, mode uint32) (Staged, error)
-	// StageDir does the same for the next version of a config dir.
-	StageDir(path string, files []host.DirFile) (Staged, error)
-	// StageLink does the same for making path a symlink to target, a
+	PrepareFile(path string, data []byte, mode uint32) (Prepared, error)
+	// PrepareDir does the same for the next version of a config dir.
+	PrepareDir(path string, files []host.DirFile) (Prepared, error)
+	// PrepareLink does the same for making path a symlink to target, a
 	// name beside it (a template instance's link to its template).
-	StageLink(path, target string) (Staged, error)
+	PrepareLink(path, target string) (Prepared, error)
 	Remove(path, stop string) error
 }
 
-// Staged is one staged file write.
-type Staged interface {
-	// Swap puts the staged bytes in place: renames only.
+// Prepared is one prepared file write.
+type Prepared interface {
+	// Swap puts the prepared bytes in place: renames only.
 	Swap() error
 	// Undo puts back what the target was before Swap (after Swap), or
-	// removes what was staged (before it).
+	// removes what was prepared (before it).
 	Undo() error
-	// Release forgets what Undo would have put back (after Swap), or
-	// removes what was staged (before it).
-	Release() error
+	// Settle makes the write final: it forgets what Undo would have put
+	// back (after Swap), or removes what was prepared (before it).
+	Settle() error
 }
 
 // Systemd runs unit jobs and waits for their results.
@@ -101,45 +101,33 @@ type Options struct {
 	// nothing after it runs, and the rest is reported as not reached.
 	// Cancelling ctx instead aborts the action in progress too.
 	Stop <-chan struct{}
-	// Recorder, when set, is told as each step begins and as each action
-	// lands, before the next one starts: the run journal.
+	// Recorder, when set, is told as each step begins and as actions
+	// land, before anything after them starts: the run journal.
 	Recorder Recorder
 	// AfterStep, when set, runs after each step that had actions (a test
 	// hook: the integration tests pause or kill syslet there).
 	AfterStep func(plan.Step)
 }
 
-// Recorder receives the progress of an apply as it happens. Index is the
-// action's position in the plan's Actions.
+// Recorder receives the progress of an apply as it happens: the run
+// journal. Index is the action's position in the plan's Actions.
 type Recorder interface {
 	StepBegins(s plan.Step) error
-	ActionLanded(index int, a plan.Action, err error, took time.Duration) error
+	// ActionsLanded records actions that landed, in one write: an action
+	// as it ends, or the file writes of a step together once they all have
+	// (one fsync of the journal instead of one per file).
+	ActionsLanded(ls []Landed) error
+	// ActionsUndone records the applied file writes a failed run put back
+	// (Undo), so the journal no longer counts them as landed.
+	ActionsUndone(ls []Landed) error
 }
 
-// Landed is one action's outcome, for a BatchRecorder.
+// Landed is one action's outcome, for a Recorder.
 type Landed struct {
 	Index  int
 	Action plan.Action
 	Err    error
 	Took   time.Duration
-}
-
-// UndoRecorder is a Recorder that is also told which applied file writes
-// a failed run put back (Undo), so the journal no longer counts them as
-// landed.
-type UndoRecorder interface {
-	Recorder
-	ActionsUndone(ls []Landed) error
-}
-
-// BatchRecorder is a Recorder that can also journal several landed actions
-// at once. The file writes of a step run side by side, and a BatchRecorder
-// hears them in one call when they have all landed (one fsync of the
-// journal instead of one per file); a plain Recorder hears each as it
-// lands.
-type BatchRecorder interface {
-	Recorder
-	ActionsLanded(ls []Landed) error
 }
 
 // Default deadlines of host operations.
@@ -171,13 +159,13 @@ type Result struct {
 	Undo *Undo `json:"undo,omitempty"`
 }
 
-// Undo is what a run that failed during the staging or steps 2 to 4 did so
+// Undo is what a run that failed while preparing or in steps 2 to 4 did so
 // that the host keeps running what it ran: the files it had swapped in put
-// back, the staged ones removed, the services step 2 had stopped started
+// back, the prepared ones removed, the services step 2 had stopped started
 // again (on their old unit files: no daemon-reload ran). Podman secrets
 // replaced in step 3 stay replaced.
 type Undo struct {
-	// Discarded counts the staged file writes removed before they were
+	// Discarded counts the prepared file writes removed before they were
 	// swapped in.
 	Discarded int `json:"discarded,omitempty"`
 	// Files are the file writes swapped in and then put back; they are no
@@ -203,7 +191,8 @@ var ErrInterrupted = errors.New("apply interrupted")
 // stops, because an unrecorded change could not be resumed exactly.
 var ErrJournal = errors.New("run journal")
 
-// Apply runs the plan's actions step by step.
+// Apply runs the plan's actions step by step (steps.go says how each step
+// runs).
 func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
@@ -215,103 +204,11 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, err
 	}
 	opts.defaults()
-	e := &run{h: h, opts: opts, log: opts.Log, res: res}
-	var stopErr error
-	step := plan.Step(0)
-	idx := order(p)
-	for n := 0; n < len(idx); n++ {
-		i := idx[n]
-		a := p.Actions[i]
-		if stopErr == nil {
-			stopErr = e.interrupted(ctx)
-		}
-		if stopErr == nil && a.Step != step {
-			if step != 0 && opts.AfterStep != nil {
-				opts.AfterStep(step)
-				stopErr = e.interrupted(ctx)
-			}
-			if stopErr == nil && a.Step > plan.StepPull && e.staged == nil {
-				// Before anything is stopped, every byte the run will
-				// install is written next to its target: steps 3 and 4
-				// only rename.
-				stopErr = e.stage(p, idx)
-			}
-			if stopErr == nil && a.Step >= plan.StepPrune {
-				// Steps 2 to 4 are done: what they replaced is not
-				// needed to put the host back any more.
-				e.release()
-			}
-			step = a.Step
-			if stopErr == nil && opts.Recorder != nil {
-				if err := opts.Recorder.StepBegins(step); err != nil {
-					stopErr = fmt.Errorf("%w: %w", ErrJournal, err)
-				}
-			}
-		}
-		if stopErr != nil {
-			if !e.settled[i] {
-				res.NotReached = append(res.NotReached, a)
-			}
-			continue
-		}
-		if fileWrites[a.Op] {
-			end := n + 1
-			for end < len(idx) && fileWrites[p.Actions[idx[end]].Op] && p.Actions[idx[end]].Step == a.Step {
-				end++
-			}
-			sent, err := e.writes(ctx, p, idx[n:end])
-			if err != nil && stopErr == nil {
-				stopErr = err
-			}
-			for _, j := range idx[n+sent : end] {
-				if !e.settled[j] {
-					res.NotReached = append(res.NotReached, p.Actions[j])
-				}
-			}
-			n = end - 1
-			continue
-		}
-		if op, ok := jobOps[a.Op]; ok {
-			// Every stop, reload or start of this step goes to systemd at
-			// once and lands as it ends.
-			end := n + 1
-			for end < len(idx) && p.Actions[idx[end]].Op == a.Op {
-				end++
-			}
-			failed, err := e.jobs(ctx, p, idx[n:end], op)
-			if err != nil && stopErr == nil {
-				stopErr = err
-			}
-			if op == host.JobStart && stopErr == nil {
-				if again := buildRetry(p, failed); len(again) > 0 {
-					if stopErr = e.interrupted(ctx); stopErr == nil {
-						stopErr = e.retryBuilds(ctx, p, again)
-					}
-				}
-			}
-			n = end - 1
-			continue
-		}
-		t0 := time.Now()
-		err := e.do(ctx, i, a)
-		if err := e.landed(i, a, err, time.Since(t0)); err != nil && stopErr == nil {
-			stopErr = err
-		}
-		if err == nil {
-			res.Applied = append(res.Applied, a)
-			continue
-		}
-		// Only reloads and starts (batched above) act on independent
-		// units; any other failure ends the run.
-		res.Failed = append(res.Failed, Failure{Action: a, Error: err.Error()})
-		if stopErr == nil {
-			stopErr = err
-		}
-	}
-	if stopErr == nil && step != 0 && opts.AfterStep != nil {
-		opts.AfterStep(step)
-	}
-	e.finish(ctx, p, stopErr)
+	e := &run{p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions))}
+	idx := byStep(p)
+	stopErr := e.walk(ctx, idx)
+	e.finish(ctx, stopErr)
+	res.NotReached = e.notReached(idx)
 	res.Duration = time.Since(start)
 	if errors.Is(stopErr, ErrInterrupted) {
 		res.Interrupted = true

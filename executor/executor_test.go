@@ -22,12 +22,12 @@ import (
 
 // fake records every host call in order and fails the ones named in fail.
 type fake struct {
-	mu      sync.Mutex // file writes run side by side
-	calls   []string
-	fail    map[string]error
-	batches []string // one entry per Jobs call: "op unit unit..."
-	staging []string // stage, discard and release events, in order
-	seq     []string // every call and staging event, in order
+	mu        sync.Mutex // file writes run side by side
+	calls     []string
+	fail      map[string]error
+	batches   []string // one entry per Jobs call: "op unit unit..."
+	preparing []string // prepare, discard and settle events, in order
+	seq       []string // every call and preparing event, in order
 }
 
 var (
@@ -44,46 +44,47 @@ func (f *fake) call(s string) error {
 	return f.fail[s]
 }
 
-// StageFile, StageDir and StageLink record the staging apart from the
-// host's calls: nothing a reader sees changes until Swap, which records
-// "write PATH" ("writedir PATH", "link PATH TARGET"); failing "stage PATH"
-// fails the staging. Undo after a Swap records "put back PATH".
-func (f *fake) StageFile(p string, _ []byte, _ uint32) (executor.Staged, error) {
-	return f.stage(p, "write "+p)
+// PrepareFile, PrepareDir and PrepareLink record the preparing apart from
+// the host's calls: nothing a reader sees changes until Swap, which
+// records "write PATH" ("writedir PATH", "link PATH TARGET"); failing
+// "prepare PATH" fails the preparing. Undo after a Swap records "put back
+// PATH".
+func (f *fake) PrepareFile(p string, _ []byte, _ uint32) (executor.Prepared, error) {
+	return f.prepare(p, "write "+p)
 }
-func (f *fake) StageDir(p string, _ []host.DirFile) (executor.Staged, error) {
-	return f.stage(p, "writedir "+p)
+func (f *fake) PrepareDir(p string, _ []host.DirFile) (executor.Prepared, error) {
+	return f.prepare(p, "writedir "+p)
 }
-func (f *fake) StageLink(p, t string) (executor.Staged, error) {
-	return f.stage(p, "link "+p+" "+t)
+func (f *fake) PrepareLink(p, t string) (executor.Prepared, error) {
+	return f.prepare(p, "link "+p+" "+t)
 }
 
-func (f *fake) stage(p, call string) (executor.Staged, error) {
+func (f *fake) prepare(p, call string) (executor.Prepared, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.staging = append(f.staging, "stage "+p)
-	f.seq = append(f.seq, "stage "+p)
-	if err := f.fail["stage "+p]; err != nil {
+	f.preparing = append(f.preparing, "prepare "+p)
+	f.seq = append(f.seq, "prepare "+p)
+	if err := f.fail["prepare "+p]; err != nil {
 		return nil, err
 	}
-	return &fakeStaged{f: f, call: call, path: p}, nil
+	return &fakePrepared{f: f, call: call, path: p}, nil
 }
 
-// fakeStaged is one staged write of a fake.
-type fakeStaged struct {
+// fakePrepared is one prepared write of a fake.
+type fakePrepared struct {
 	f          *fake
 	call, path string
 	swapped    bool
 	done       bool
 }
 
-func (s *fakeStaged) Swap() error {
+func (s *fakePrepared) Swap() error {
 	err := s.f.call(s.call)
 	s.swapped = err == nil
 	return err
 }
 
-func (s *fakeStaged) Undo() error {
+func (s *fakePrepared) Undo() error {
 	if s.done {
 		return nil
 	}
@@ -95,20 +96,20 @@ func (s *fakeStaged) Undo() error {
 	return s.f.call("put back " + s.path)
 }
 
-func (s *fakeStaged) Release() error {
+func (s *fakePrepared) Settle() error {
 	if !s.swapped {
 		return s.Undo()
 	}
 	s.done = true
-	s.f.record("release " + s.path)
+	s.f.record("settle " + s.path)
 	return nil
 }
 
-// record notes a staging event that changes nothing a reader sees.
+// record notes a preparing event that changes nothing a reader sees.
 func (f *fake) record(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.staging = append(f.staging, s)
+	f.preparing = append(f.preparing, s)
 	f.seq = append(f.seq, s)
 }
 
@@ -208,19 +209,19 @@ func TestWriteFailureStops(t *testing.T) {
 	}
 }
 
-// Every file write is staged before the first stop; the swaps come in
-// their steps; a run that ends well releases each.
-func TestWritesAreStagedBeforeAnyStop(t *testing.T) {
+// Every file write is prepared before the first stop; the swaps come in
+// their steps; a run that ends well settles each.
+func TestWritesArePreparedBeforeAnyStop(t *testing.T) {
 	p := mk("pull-image img", "stop web.service", "write-file /c/web", "write-config-dir /c/app", "write-unit /u/web", "link-unit /u/web@2", "daemon-reload x", "start web.service")
-	p.Actions[5].Payload = &plan.Payload{Link: "web@.container"} // an instance's link is staged like a file
+	p.Actions[5].Payload = &plan.Payload{Link: "web@.container"} // an instance's link is prepared like a file
 	f := &fake{}
 	if _, err := apply(t, p, f); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"pull img", "stage /c/web", "stage /c/app", "stage /u/web", "stage /u/web@2", "stop web.service", "write /c/web", "writedir /c/app", "write /u/web", "link /u/web@2 web@.container",
-		"release /c/web", "release /c/app", "release /u/web", "release /u/web@2", "daemon-reload", "start web.service"}
+	want := []string{"pull img", "prepare /c/web", "prepare /c/app", "prepare /u/web", "prepare /u/web@2", "stop web.service", "write /c/web", "writedir /c/app", "write /u/web", "link /u/web@2 web@.container",
+		"settle /c/web", "settle /c/app", "settle /u/web", "settle /u/web@2", "daemon-reload", "start web.service"}
 	got := slices.Clone(f.seq)
-	// The stagings, the writes of one step and the releases run in any order.
+	// The preparings, the writes of one step and the settles run in any order.
 	for _, r := range [][2]int{{1, 5}, {6, 8}, {8, 10}, {10, 14}} {
 		slices.Sort(got[r[0]:r[1]])
 		slices.Sort(want[r[0]:r[1]])
@@ -230,12 +231,13 @@ func TestWritesAreStagedBeforeAnyStop(t *testing.T) {
 	}
 }
 
-// A write that cannot be staged (a full disk) ends the run before anything
-// is stopped: the pulls are all that happened, what was staged is removed,
-// the write is reported failed with its error and the rest not reached.
-func TestStagingFailureChangesNothing(t *testing.T) {
+// A write that cannot be prepared (a full disk) ends the run before
+// anything is stopped: the pulls are all that happened, what was prepared
+// is removed, the write is reported failed with its error and the rest not
+// reached.
+func TestPreparingFailureChangesNothing(t *testing.T) {
 	p := mk("pull-image img", "stop web.service", "write-file /c/a", "write-file /c/big", "write-unit /u/web", "daemon-reload x", "start web.service")
-	f := &fake{fail: map[string]error{"stage /c/big": errors.New("writing /c/big: no space left on device")}}
+	f := &fake{fail: map[string]error{"prepare /c/big": errors.New("writing /c/big: no space left on device")}}
 	r := &rec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
 	if !errors.Is(err, executor.ErrFailed) || !strings.Contains(err.Error(), "/c/big: no space left on device") {
@@ -244,9 +246,9 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 	if !slices.Equal(f.calls, []string{"pull img"}) {
 		t.Errorf("only the pull may have happened: %q", f.calls)
 	}
-	for _, e := range f.staging {
-		if strings.HasPrefix(e, "stage ") && e != "stage /c/big" && !slices.Contains(f.staging, "discard "+strings.TrimPrefix(e, "stage ")) {
-			t.Errorf("%s was not removed again: %q", e, f.staging)
+	for _, e := range f.preparing {
+		if strings.HasPrefix(e, "prepare ") && e != "prepare /c/big" && !slices.Contains(f.preparing, "discard "+strings.TrimPrefix(e, "prepare ")) {
+			t.Errorf("%s was not removed again: %q", e, f.preparing)
 		}
 	}
 	if len(res.Applied) != 1 || len(res.Failed) != 1 || res.Failed[0].Action.Target != "/c/big" || len(res.NotReached) != 5 {
@@ -258,19 +260,6 @@ func TestStagingFailureChangesNothing(t *testing.T) {
 	if want := []string{"step 1", "0 pull-image img ok", "3 write-file /c/big failed"}; !slices.Equal(r.lines, want) {
 		t.Errorf("journal %q, want %q", r.lines, want)
 	}
-}
-
-// undoRec is an UndoRecorder.
-type undoRec struct {
-	rec
-	undone []string
-}
-
-func (r *undoRec) ActionsUndone(ls []executor.Landed) error {
-	for _, l := range ls {
-		r.undone = append(r.undone, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
-	}
-	return nil
 }
 
 // running gives the plan the unit changes the executor reads the
@@ -289,7 +278,7 @@ func TestFailureBeforeStep5PutsTheHostBack(t *testing.T) {
 		"remove-unit /u/old", "daemon-reload x", "start web.service"), "web.service", "old.service")
 	p.Units = append(p.Units, plan.UnitChange{Service: "new.service", Before: "-"})
 	f := &fake{fail: map[string]error{"write /u/web": errors.New("rename: device or resource busy")}}
-	r := &undoRec{}
+	r := &rec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
 	if !errors.Is(err, executor.ErrFailed) {
 		t.Fatalf("err %v", err)
@@ -333,7 +322,7 @@ func TestFailedStopStartsTheOthersAgain(t *testing.T) {
 }
 
 // From step 5 on nothing is put back: a failed daemon-reload leaves the
-// swapped files in place (released) for the next run to resume.
+// swapped files in place (settled) for the next run to resume.
 func TestFailureFromStep5KeepsTheSwaps(t *testing.T) {
 	p := running(mk("stop web.service", "write-unit /u/web", "daemon-reload x", "start web.service"), "web.service")
 	f := &fake{fail: map[string]error{"daemon-reload": errors.New("timeout")}}
@@ -341,8 +330,8 @@ func TestFailureFromStep5KeepsTheSwaps(t *testing.T) {
 	if !errors.Is(err, executor.ErrFailed) || res.Undo != nil {
 		t.Fatalf("err %v undo %+v", err, res.Undo)
 	}
-	if slices.Contains(f.calls, "put back /u/web") || !slices.Contains(f.staging, "release /u/web") || slices.Contains(f.calls, "start web.service") {
-		t.Errorf("calls %q staging %q", f.calls, f.staging)
+	if slices.Contains(f.calls, "put back /u/web") || !slices.Contains(f.preparing, "settle /u/web") || slices.Contains(f.calls, "start web.service") {
+		t.Errorf("calls %q preparing %q", f.calls, f.preparing)
 	}
 }
 
@@ -409,8 +398,10 @@ func TestInterruptStopsBeforeNextAction(t *testing.T) {
 
 // rec is a Recorder that keeps what it was told.
 type rec struct {
-	lines []string
-	fail  error
+	lines   []string   // "step N", and a line per landed action in order
+	records [][]string // the landed actions of each record, sorted
+	undone  []string
+	fail    error // what recording a landed action returns
 }
 
 func (r *rec) StepBegins(s plan.Step) error {
@@ -418,28 +409,24 @@ func (r *rec) StepBegins(s plan.Step) error {
 	return nil
 }
 
-func (r *rec) ActionLanded(i int, a plan.Action, err error, _ time.Duration) error {
-	res := "ok"
-	if err != nil {
-		res = "failed"
+func (r *rec) ActionsLanded(ls []executor.Landed) error {
+	var b []string
+	for _, l := range ls {
+		res := "ok"
+		if l.Err != nil {
+			res = "failed"
+		}
+		b = append(b, fmt.Sprintf("%d %s %s %s", l.Index, l.Action.Op, l.Action.Target, res))
 	}
-	r.lines = append(r.lines, fmt.Sprintf("%d %s %s %s", i, a.Op, a.Target, res))
+	r.lines = append(r.lines, b...)
+	r.records = append(r.records, slices.Sorted(slices.Values(b)))
 	return r.fail
 }
 
-// batchRec is a BatchRecorder: file writes reach it as one batch.
-type batchRec struct {
-	rec
-	batches [][]string
-}
-
-func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
-	var b []string
+func (r *rec) ActionsUndone(ls []executor.Landed) error {
 	for _, l := range ls {
-		b = append(b, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
+		r.undone = append(r.undone, fmt.Sprintf("%d %s %s", l.Index, l.Action.Op, l.Action.Target))
 	}
-	slices.Sort(b)
-	r.batches = append(r.batches, b)
 	return nil
 }
 
@@ -448,17 +435,15 @@ func (r *batchRec) ActionsLanded(ls []executor.Landed) error {
 func TestFileWritesLandAsOneBatch(t *testing.T) {
 	p := mk("write-file /c/a", "write-config-dir /c/d", "write-unit /u/a", "write-unit /u/b", "daemon-reload systemd", "start a.service")
 	f := &fake{}
-	r := &batchRec{}
+	r := &rec{}
 	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, executor.Options{Log: zerolog.Nop(), Recorder: r})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"0 write-file /c/a", "1 write-config-dir /c/d"}, {"2 write-unit /u/a", "3 write-unit /u/b"}}
-	if !reflect.DeepEqual(r.batches, want) {
-		t.Errorf("batches %q, want %q", r.batches, want)
-	}
-	if want := []string{"step 3", "step 4", "step 7", "4 daemon-reload systemd ok", "step 9", "5 start a.service ok"}; !slices.Equal(r.lines, want) {
-		t.Errorf("records %q, want %q", r.lines, want)
+	want := [][]string{{"0 write-file /c/a ok", "1 write-config-dir /c/d ok"}, {"2 write-unit /u/a ok", "3 write-unit /u/b ok"},
+		{"4 daemon-reload systemd ok"}, {"5 start a.service ok"}}
+	if !reflect.DeepEqual(r.records, want) {
+		t.Errorf("records %q, want %q", r.records, want)
 	}
 	if len(res.Applied) != 6 || res.Applied[2].Target != "/u/a" {
 		t.Errorf("applied %+v", res.Applied)
@@ -505,12 +490,12 @@ func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
 		t.Fatalf("want an interrupted run, got err %v interrupted %v", err, res.Interrupted)
 	}
 	// Interrupted on purpose: nothing is put back (the next run resumes),
-	// what was swapped is released, what was only staged removed.
+	// what was swapped is settled, what was only prepared removed.
 	if !slices.Equal(f.calls, []string{"stop a.service", "write /c/a"}) || len(res.NotReached) != 4 || len(res.Applied) != 2 || res.Undo != nil {
 		t.Fatalf("calls %q applied %d not reached %d undo %+v", f.calls, len(res.Applied), len(res.NotReached), res.Undo)
 	}
-	if !slices.Contains(f.staging, "release /c/a") || !slices.Contains(f.staging, "discard /u/a") || !slices.Contains(f.staging, "discard /u/b") {
-		t.Errorf("staging %q", f.staging)
+	if !slices.Contains(f.preparing, "settle /c/a") || !slices.Contains(f.preparing, "discard /u/a") || !slices.Contains(f.preparing, "discard /u/b") {
+		t.Errorf("preparing %q", f.preparing)
 	}
 }
 
@@ -707,5 +692,34 @@ func TestPutBackKeepsTheSecretsItCreated(t *testing.T) {
 	}
 	if res.Undo == nil || !slices.Equal(res.Undo.Kept, []string{"db-password"}) {
 		t.Errorf("undo %+v, want the secret kept", res.Undo)
+	}
+}
+
+// An action outside its own step would run as that step runs (a start
+// among the writes): the plan is refused before anything changes.
+func TestActionOutsideItsStepIsRefused(t *testing.T) {
+	p := mk("write-unit /u/a", "start a.service")
+	p.Actions[1].Step = plan.StepWriteUnits
+	f := &fake{}
+	res, err := apply(t, p, f)
+	if err == nil || !strings.Contains(err.Error(), "start a.service in step 4") || len(f.calls)+len(f.preparing) != 0 || len(res.NotReached) != 2 {
+		t.Fatalf("err %v calls %q preparing %q res %+v", err, f.calls, f.preparing, res)
+	}
+}
+
+// A write step creates its podman secrets one by one, then swaps its file
+// writes in side by side: a failed secret leaves every file unswapped.
+func TestSecretsOfAWriteStepComeBeforeItsFiles(t *testing.T) {
+	s := &render.Secret{Name: "db", Keys: []string{"password"}}
+	p := mk("write-file /c/a", "write-file /c/b")
+	p.Actions = append(p.Actions, plan.Action{Op: plan.OpCreateSecret, Step: plan.StepWriteConfig, Target: "db-password", Payload: &plan.Payload{Secret: s, Key: "password"}})
+	f := &fake{fail: map[string]error{"secret db-password=s3cret": errors.New("podman: no space")}}
+	h := executor.Host{Files: f, Systemd: f, Podman: f, Secrets: decrypter{"password": []byte("s3cret")}}
+	res, err := executor.Apply(context.Background(), p, h, executor.Options{Log: zerolog.Nop()})
+	if !errors.Is(err, executor.ErrFailed) || !slices.Equal(f.calls, []string{"secret db-password=s3cret"}) {
+		t.Fatalf("err %v calls %q", err, f.calls)
+	}
+	if len(res.Failed) != 1 || len(res.NotReached) != 2 || res.Undo == nil || res.Undo.Discarded != 2 {
+		t.Errorf("failed %+v not reached %d undo %+v", res.Failed, len(res.NotReached), res.Undo)
 	}
 }

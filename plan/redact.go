@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/digest"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/redact"
 )
@@ -27,7 +28,7 @@ func fileDiff(p string, old host.File, existed bool, newMode uint32, new []byte,
 	oldMode := uint32(old.Mode.Perm())
 	oldDesc := func() string {
 		if !old.Mode.IsRegular() {
-			return fmt.Sprintf("%s, mode %04o", host.DescribeMode(old.Mode), oldMode)
+			return fmt.Sprintf("%s, mode %04o", filemode.Describe(old.Mode), oldMode)
 		}
 		return redact.HiddenSum(oldMode, old.Length(), old.Digest())
 	}

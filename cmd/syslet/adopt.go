@@ -13,7 +13,7 @@ import (
 // cmdAdopt prints v1 specs for hand-written quadlet files (and the build
 // contexts of .build files) on stdout; what the first apply of them would
 // still change goes to stderr. It reads only; nothing is written.
-func cmdAdopt(args []string, stdout, stderr io.Writer) int {
+func cmdAdopt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	pos, err := parseInterspersed(commandFlags("adopt").FlagSet, args)
 	if err == nil && len(pos) == 0 {
 		err = fmt.Errorf("%w: syslet adopt FILE… (quadlet unit files: .container, .volume, .network, .build, .pod, .image, .kube, .artifact)", errUsage)

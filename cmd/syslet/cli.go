@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // command is one syslet command as its --help, the overall usage, the
@@ -18,6 +21,12 @@ type command struct {
 	defineFlags func(f *flags)
 	notes       string // printed after the flags
 	examples    []string
+	// aliases are other words that run it, listed nowhere: "apply" for
+	// the default command, "--version", "-h" and "--help".
+	aliases []string
+	// run carries the command out with the arguments after its name and
+	// returns the exit code (main.go's).
+	run func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // oneLine says what syslet is, for the usage's first line and the NAME
@@ -32,12 +41,20 @@ it in one fixed order: pull, stop, write config, write units, prune, delete, dae
 reload, start.`
 )
 
-// commands is every command, in the order --help lists them.
-var commands = []command{
-	{name: "", synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]"},
-		summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
-		defineFlags: func(f *flags) { new(applyOptions).define(f) },
-		notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
+// commands is every command, in the order --help lists them; run
+// dispatches through it too. It is filled in by init: the commands' own
+// code reads it (help lists it, usage names a command), and a package
+// variable's initializer may not lead back to the variable.
+var commands []command
+
+func init() { commands = commandTable() }
+
+func commandTable() []command {
+	return []command{
+		{name: "", run: cmdApply, aliases: []string{"apply"}, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]"},
+			summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
+			defineFlags: func(f *flags) { new(applyOptions).define(f) },
+			notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
 A saved plan (--diff --out FILE) holds the plan, its input's digest and the host state it was
@@ -49,27 +66,27 @@ was not reached; a second one aborts at once. The next run resumes (see syslet h
 An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
 failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
 delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
-		examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
-			"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
-	{name: "validate", synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
-		summary:     "check specs without touching any host, podman's quadlet converter included",
-		defineFlags: func(f *flags) { new(validateOptions).define(f) },
-		examples:    []string{"syslet validate specs/", "syslet validate --strict --output json specs/"}},
-	{name: "render", synopsis: []string{"PATH --out DIR [--podman VERSION]"},
-		summary:     "write the files a host would get under DIR",
-		defineFlags: func(f *flags) { new(renderOptions).define(f) },
-		examples:    []string{"syslet render specs/ --out /tmp/host1", "syslet render --podman 5.8 specs/ --out build/"}},
-	{name: "host-key", synopsis: []string{"[--root DIR]"},
-		summary:     "print this host's age recipient (encrypt secrets for it)",
-		defineFlags: func(f *flags) { new(hostKeyOptions).define(f) },
-		examples:    []string{"ssh root@host1 syslet host-key", `sops encrypt --age "$(ssh root@host1 syslet host-key)" db.yaml > db.enc.yaml`}},
-	{name: "adopt", synopsis: []string{"FILE…"},
-		summary:  "print v1 specs for hand-written quadlet files (every quadlet type; a template's instance links; each unit's drop-in directory)",
-		examples: []string{"syslet adopt /etc/containers/systemd/*.container > specs/adopted.json", "syslet adopt /etc/containers/systemd/* > specs/adopted.json"}},
-	{name: "push", synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
-		summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
-		defineFlags: func(f *flags) { new(pushOptions).define(f) },
-		notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
+			examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
+				"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
+		{name: "validate", run: cmdValidate, synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
+			summary:     "check specs without touching any host, podman's quadlet converter included",
+			defineFlags: func(f *flags) { new(validateOptions).define(f) },
+			examples:    []string{"syslet validate specs/", "syslet validate --strict --output json specs/"}},
+		{name: "render", run: cmdRender, synopsis: []string{"PATH --out DIR [--podman VERSION]"},
+			summary:     "write the files a host would get under DIR",
+			defineFlags: func(f *flags) { new(renderOptions).define(f) },
+			examples:    []string{"syslet render specs/ --out /tmp/host1", "syslet render --podman 5.8 specs/ --out build/"}},
+		{name: "host-key", run: cmdHostKey, synopsis: []string{"[--root DIR]"},
+			summary:     "print this host's age recipient (encrypt secrets for it)",
+			defineFlags: func(f *flags) { new(hostKeyOptions).define(f) },
+			examples:    []string{"ssh root@host1 syslet host-key", `sops encrypt --age "$(ssh root@host1 syslet host-key)" db.yaml > db.enc.yaml`}},
+		{name: "adopt", run: cmdAdopt, synopsis: []string{"FILE…"},
+			summary:  "print v1 specs for hand-written quadlet files (every quadlet type; a template's instance links; each unit's drop-in directory)",
+			examples: []string{"syslet adopt /etc/containers/systemd/*.container > specs/adopted.json", "syslet adopt /etc/containers/systemd/* > specs/adopted.json"}},
+		{name: "push", run: cmdPush, synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
+			summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
+			defineFlags: func(f *flags) { new(pushOptions).define(f) },
+			notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
 (then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
 one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
 when a container fails it, rolls back to its last good generation (its syslet's defaults:
@@ -77,44 +94,45 @@ when a container fails it, rolls back to its last good generation (its syslet's 
 push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
 specs applies on each host exactly its saved plan, and a host whose state or input changed
 since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`,
-		examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
-			"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
-	{name: "ssh-command", synopsis: []string{"[--diff-only]"},
-		summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin" and the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin")`,
-		defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
-		// lines of /root/.ssh/authorized_keys
-		examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
-	{name: "show", synopsis: []string{"FILE [--output json]"},
-		summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
-		defineFlags: func(f *flags) { new(showOptions).define(f) },
-		examples:    []string{"syslet --diff --out web1.plan specs/", "syslet show web1.plan", "syslet --plan web1.plan specs/"}},
-	{name: "rollback", synopsis: []string{"[--diff] [flags] [RUN]"},
-		summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
-		defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
-		notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
+			examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
+				"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
+		{name: "ssh-command", run: cmdSSHCommand, synopsis: []string{"[--diff-only]"},
+			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin" and the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin")`,
+			defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
+			// lines of /root/.ssh/authorized_keys
+			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
+		{name: "show", run: cmdShow, synopsis: []string{"FILE [--output json]"},
+			summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
+			defineFlags: func(f *flags) { new(showOptions).define(f) },
+			examples:    []string{"syslet --diff --out web1.plan specs/", "syslet show web1.plan", "syslet --plan web1.plan specs/"}},
+		{name: "rollback", run: cmdRollback, synopsis: []string{"[--diff] [flags] [RUN]"},
+			summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
+			defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
+			notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
-		examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
-	{name: "notify-test", synopsis: []string{"[--event KIND] [--root DIR]"},
-		summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
-		defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
-		examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
-	{name: "history", synopsis: []string{"[RUN] [--output json]", "[RUN] --specs"},
-		summary:     "recent runs from the run journal, one run's actions, or (--specs) the specs a kept generation applied",
-		defineFlags: func(f *flags) { new(historyOptions).define(f) },
-		examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json", "syslet history 20261201T0455 --specs > then.json"}},
-	{name: "version", synopsis: []string{"[--output json]"},
-		summary:     "the version, commit and build of this syslet",
-		defineFlags: func(f *flags) { new(versionOptions).define(f) },
-		examples:    []string{"syslet version", "syslet version --output json"}},
-	{name: "schema", summary: "print the JSON Schema of spec format v1",
-		examples: []string{"syslet schema > spec-v1.schema.json"}},
-	{name: "completion", synopsis: []string{"bash | zsh | fish"},
-		summary: "print the shell completion script (the package installs them; for a bare binary, source its output)",
-		examples: []string{`source <(syslet completion bash)`, "syslet completion zsh > ~/.zfunc/_syslet",
-			"syslet completion fish > ~/.config/fish/completions/syslet.fish"}},
-	{name: "help", synopsis: []string{"[COMMAND] [--format text|markdown]"},
-		summary:  "this usage, one command's help, or (--format markdown) the whole command-line reference",
-		examples: []string{"syslet help push", "syslet push --help", "syslet help --format markdown > cli.md"}},
+			examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
+		{name: "notify-test", run: cmdNotifyTest, synopsis: []string{"[--event KIND] [--root DIR]"},
+			summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+			defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
+			examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
+		{name: "history", run: cmdHistory, synopsis: []string{"[RUN] [--output json]", "[RUN] --specs"},
+			summary:     "recent runs from the run journal, one run's actions, or (--specs) the specs a kept generation applied",
+			defineFlags: func(f *flags) { new(historyOptions).define(f) },
+			examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json", "syslet history 20261201T0455 --specs > then.json"}},
+		{name: "version", run: cmdVersion, aliases: []string{"--version"}, synopsis: []string{"[--output json]"},
+			summary:     "the version, commit and build of this syslet",
+			defineFlags: func(f *flags) { new(versionOptions).define(f) },
+			examples:    []string{"syslet version", "syslet version --output json"}},
+		{name: "schema", run: cmdSchema, summary: "print the JSON Schema of spec format v1",
+			examples: []string{"syslet schema > spec-v1.schema.json"}},
+		{name: "completion", run: cmdCompletion, synopsis: []string{"bash | zsh | fish"},
+			summary: "print the shell completion script (the package installs them; for a bare binary, source its output)",
+			examples: []string{`source <(syslet completion bash)`, "syslet completion zsh > ~/.zfunc/_syslet",
+				"syslet completion fish > ~/.config/fish/completions/syslet.fish"}},
+		{name: "help", run: cmdHelp, aliases: []string{"-h", "--help"}, synopsis: []string{"[COMMAND] [--format text|markdown]"},
+			summary:  "this usage, one command's help, or (--format markdown) the whole command-line reference",
+			examples: []string{"syslet help push", "syslet push --help", "syslet help --format markdown > cli.md"}},
+	}
 }
 
 // exitStatus is what each exit code means, for the usage, the reference
@@ -139,6 +157,19 @@ func lookup(name string) *command {
 	for i := range commands {
 		if commands[i].name == name {
 			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// dispatch returns the command a first argument names, by its name or an
+// alias; nil when it names none (then it is the default command's
+// argument: a PATH, a flag).
+func dispatch(word string) *command {
+	for i := range commands {
+		c := &commands[i]
+		if c.name != "" && c.name == word || slices.Contains(c.aliases, word) {
+			return c
 		}
 	}
 	return nil
@@ -278,10 +309,16 @@ func wrap(s string, width int, indent string) string {
 	return strings.Join(lines, "\n"+indent)
 }
 
+// cmdSchema is `syslet schema`: the JSON Schema of spec format v1.
+func cmdSchema(_ []string, _ io.Reader, stdout, _ io.Writer) int {
+	stdout.Write(spec.Schema)
+	return exitOK
+}
+
 // cmdHelp is `syslet help [COMMAND] [--format text|markdown]`: the overall
 // usage or one command's help, or the whole command-line reference in
 // Markdown (what docs/reference/cli.md is made of).
-func cmdHelp(args []string, stdout, stderr io.Writer) int {
+func cmdHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	format := "text"
 	var name string
 	for i := 0; i < len(args); i++ {

@@ -28,7 +28,7 @@ func writeCompletion(w io.Writer, shell string) bool {
 // cmdCompletion is `syslet completion SHELL`: the completion script, drawn
 // from the command table and the flag definitions like --help. The package
 // installs the same scripts (pkg/release/packaging/completions, kept equal by a test).
-func cmdCompletion(args []string, stdout, stderr io.Writer) int {
+func cmdCompletion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := commandFlags("completion")
 	err := f.Parse(args)
 	if err != nil {

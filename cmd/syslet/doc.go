@@ -6,6 +6,8 @@
 // Layer: cmd, the top. It may import pkg/app, pkg/load and ground
 // packages, never plan, executor, render or a host adapter directly: what
 // it runs is pkg/app/deploy's, what it prints is pkg/app/view's. Its
-// commands and flags are defined once (cli.go, flags.go); --help, the
-// command-line reference (docs/reference/cli.md), the man pages, the shell completions and the usage errors are drawn from them.
+// commands and flags are defined once (cli.go, flags.go); the dispatch of
+// a command line, --help, the command-line reference
+// (docs/reference/cli.md), the man pages, the shell completions and the
+// usage errors are drawn from them.
 package main

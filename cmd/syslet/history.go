@@ -28,7 +28,7 @@ func (o *historyOptions) define(f *flags) {
 	f.Int(&o.limit, "n", 20, "show the last `N` runs (0: all)")
 }
 
-func cmdHistory(args []string, stdout, stderr io.Writer) int {
+func cmdHistory(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o historyOptions
 	f := commandFlags("history")
 	o.define(f)

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/gcpolicy"
-	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/verdict"
 )
 
@@ -47,42 +46,13 @@ func recovered(stderr io.Writer, code *int) {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer recovered(stderr, &code)
+	c := lookup("")
 	if len(args) > 0 {
-		switch args[0] {
-		case "validate":
-			return cmdValidate(args[1:], stdin, stdout, stderr)
-		case "render":
-			return cmdRender(args[1:], stdin, stdout, stderr)
-		case "host-key":
-			return cmdHostKey(args[1:], stdout, stderr)
-		case "adopt":
-			return cmdAdopt(args[1:], stdout, stderr)
-		case "schema":
-			stdout.Write(spec.Schema)
-			return exitOK
-		case "push":
-			return cmdPush(args[1:], stdin, stdout, stderr)
-		case "ssh-command":
-			return cmdSSHCommand(args[1:], stdin, stdout, stderr)
-		case "version", "--version":
-			return cmdVersion(args[1:], stdout, stderr)
-		case "show":
-			return cmdShow(args[1:], stdin, stdout, stderr)
-		case "rollback":
-			return cmdRollback(args[1:], stdin, stdout, stderr)
-		case "history":
-			return cmdHistory(args[1:], stdout, stderr)
-		case "completion":
-			return cmdCompletion(args[1:], stdout, stderr)
-		case "notify-test":
-			return cmdNotifyTest(args[1:], stdout, stderr)
-		case "help", "-h", "--help":
-			return cmdHelp(args[1:], stdout, stderr)
-		case "apply":
-			args = args[1:]
+		if named := dispatch(args[0]); named != nil {
+			c, args = named, args[1:]
 		}
 	}
-	return cmdApply(args, stdin, stdout, stderr)
+	return c.run(args, stdin, stdout, stderr)
 }
 
 // parseInterspersed parses flags that may come before or after positional

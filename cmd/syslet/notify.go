@@ -138,7 +138,7 @@ func (o *notifyTestOptions) define(f *flags) {
 // cmdNotifyTest is `syslet notify-test`: one example event to every
 // target of /etc/syslet/syslet.json, waited for, and each target's result
 // printed; exit 1 when any delivery failed or nothing is configured.
-func cmdNotifyTest(args []string, stdout, stderr io.Writer) int {
+func cmdNotifyTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o notifyTestOptions
 	f := commandFlags("notify-test")
 	o.define(f)

@@ -59,3 +59,35 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestTableDispatches: every command the help lists runs from the same
+// table, by its name or an alias; any other first word is the default
+// command's argument.
+func TestTableDispatches(t *testing.T) {
+	words := map[string]bool{}
+	for i := range commands {
+		c := &commands[i]
+		if c.run == nil {
+			t.Errorf("%s has no run", c.title())
+		}
+		if c.name != "" && dispatch(c.name) != c {
+			t.Errorf("%q does not dispatch to %s", c.name, c.title())
+		}
+		for _, w := range append([]string{c.name}, c.aliases...) {
+			if words[w] {
+				t.Errorf("%q names two commands", w)
+			}
+			words[w] = true
+		}
+	}
+	for w, want := range map[string]string{"apply": "", "--version": "version", "-h": "help", "--help": "help"} {
+		if c := dispatch(w); c == nil || c.name != want {
+			t.Errorf("dispatch(%q) = %v, want the command %q", w, c, want)
+		}
+	}
+	for _, w := range []string{"", "specs/", "--diff", "-"} {
+		if c := dispatch(w); c != nil {
+			t.Errorf("dispatch(%q) = %s, want none (the default command's argument)", w, c.title())
+		}
+	}
+}

@@ -19,7 +19,7 @@ func (o *hostKeyOptions) define(f *flags) {
 	f.String(&o.root, "root", "/", "read the host key and syslet's files under `DIR` as if it were /")
 }
 
-func cmdHostKey(args []string, stdout, stderr io.Writer) int {
+func cmdHostKey(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o hostKeyOptions
 	f := commandFlags("host-key")
 	o.define(f)

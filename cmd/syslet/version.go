@@ -65,7 +65,7 @@ func (o *versionOptions) define(f *flags) {
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
 }
 
-func cmdVersion(args []string, stdout, stderr io.Writer) int {
+func cmdVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o versionOptions
 	f := commandFlags("version")
 	o.define(f)

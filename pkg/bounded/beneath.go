@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/syslet/syslet/pkg/filemode"
 )
 
 // ErrEscapes is matched by errors.Is for every *EscapeError.
@@ -74,7 +76,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 		if err := unix.Fstatat(cur, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, nil, openError(cur, c, p, false, err)
 		}
-		if FileMode(st.Mode)&fs.ModeSymlink != 0 {
+		if filemode.FromStat(st.Mode)&fs.ModeSymlink != 0 {
 			if links++; links > maxLinks {
 				return nil, nil, &fs.PathError{Op: "open", Path: p, Err: unix.ELOOP}
 			}
@@ -88,7 +90,7 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 			comps = append(strings.Split(target, "/"), comps...)
 			continue
 		}
-		if (len(comps) > 0 || k.dir != nil) && FileMode(st.Mode).IsDir() {
+		if (len(comps) > 0 || k.dir != nil) && filemode.FromStat(st.Mode).IsDir() {
 			fd, err := retry(func() (int, error) {
 				return unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			})
@@ -99,12 +101,12 @@ func OpenBeneath(dir, name string, k Kind) (*os.File, fs.FileInfo, error) {
 			continue
 		}
 		if k.dir != nil {
-			return nil, nil, &NotRegularError{Path: p, Mode: FileMode(st.Mode), Dir: true}
+			return nil, nil, &NotRegularError{Path: p, Mode: filemode.FromStat(st.Mode), Dir: true}
 		}
 		if len(comps) > 0 {
 			return nil, nil, &fs.PathError{Op: "open", Path: p, Err: unix.ENOTDIR}
 		}
-		if m := FileMode(st.Mode); !m.IsRegular() {
+		if m := filemode.FromStat(st.Mode); !m.IsRegular() {
 			return nil, nil, &NotRegularError{Path: p, Mode: m} // refused without being opened
 		}
 		fd, _, err := OpenAt(cur, c, p, Kind{What: k.What, Max: k.Max})

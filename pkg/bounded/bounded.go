@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/digest"
-	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/filemode"
 )
 
 // Kind is a kind of file syslet reads, with its cap.
@@ -60,15 +60,12 @@ type NotRegularError struct {
 
 func (e *NotRegularError) Error() string {
 	if e.Dir {
-		return fmt.Sprintf("%s is %s, not a directory: syslet reads it only as a real directory, never through a symlink", e.Path, Describe(e.Mode))
+		return fmt.Sprintf("%s is %s, not a directory: syslet reads it only as a real directory, never through a symlink", e.Path, filemode.Describe(e.Mode))
 	}
-	return fmt.Sprintf("%s is %s, not a regular file: syslet reads it only as a regular file, never through a symlink", e.Path, Describe(e.Mode))
+	return fmt.Sprintf("%s is %s, not a regular file: syslet reads it only as a regular file, never through a symlink", e.Path, filemode.Describe(e.Mode))
 }
 
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
-
-// Describe names a file type for a message: "a FIFO", "a symlink".
-func Describe(m fs.FileMode) string { return host.DescribeMode(m) }
 
 // Size spells a byte count for a cap: "16 MiB", "4096 bytes".
 func Size(n int64) string {
@@ -85,26 +82,6 @@ func Size(n int64) string {
 
 func tooLarge(path string, k Kind) error {
 	return &LimitError{Path: path, What: k.What, Cap: Size(k.Max)}
-}
-
-// FileMode converts a stat mode to an fs.FileMode.
-func FileMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	}
-	return mode
 }
 
 const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
@@ -126,7 +103,7 @@ func OpenAt(dirfd int, name, p string, k Kind) (int, unix.Stat_t, error) {
 		unix.Close(fd)
 		return -1, st, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
-	if m := FileMode(st.Mode); !m.IsRegular() {
+	if m := filemode.FromStat(st.Mode); !m.IsRegular() {
 		unix.Close(fd)
 		return -1, st, &NotRegularError{Path: p, Mode: m}
 	}
@@ -147,8 +124,8 @@ func openError(dirfd int, name, p string, follow bool, err error) error {
 		if follow && errors.Is(err, unix.ENXIO) {
 			flags = 0
 		}
-		if unix.Fstatat(dirfd, name, &st, flags) == nil && !FileMode(st.Mode).IsRegular() {
-			return &NotRegularError{Path: p, Mode: FileMode(st.Mode)}
+		if unix.Fstatat(dirfd, name, &st, flags) == nil && !filemode.FromStat(st.Mode).IsRegular() {
+			return &NotRegularError{Path: p, Mode: filemode.FromStat(st.Mode)}
 		}
 	}
 	if errors.Is(err, unix.ENOENT) {
@@ -395,7 +372,7 @@ func ReadDir(path, what string, max int) ([]fs.DirEntry, error) {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 			var st unix.Stat_t
 			if unix.Lstat(path, &st) == nil {
-				return nil, &NotRegularError{Path: path, Mode: FileMode(st.Mode), Dir: true}
+				return nil, &NotRegularError{Path: path, Mode: filemode.FromStat(st.Mode), Dir: true}
 			}
 		}
 		if errors.Is(err, unix.ENOENT) {

@@ -21,7 +21,7 @@
 // long as they stay inside it: a spec directory (or webhookd's checkout)
 // never reads through a link that leaves it.
 //
-// Layer: ground. It imports pkg/digest, pkg/host (file types) and
-// golang.org/x/sys/unix only;
-// never plan, render, executor or pkg/app.
+// Layer: ground. It imports pkg/digest, pkg/filemode and
+// golang.org/x/sys/unix only; never pkg/host (whose adapters read through
+// it), plan, render, executor or pkg/app.
 package bounded

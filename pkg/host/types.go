@@ -172,27 +172,6 @@ type DirFile struct {
 	Mode    uint32 `json:"mode"`
 }
 
-// DescribeMode names a file type for a message: "a FIFO", "a symlink".
-func DescribeMode(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file"
-}
-
 // PullOptions are an image unit's pull settings that podman's pull API
 // takes ([Image] Arch=, OS=, Variant=, AllTags=, TLSVerify=, AuthFile=,
 // Policy=, Retry=, RetryDelay=), so the apply's pull step pulls what the

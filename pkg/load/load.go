@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load/quadletcheck"
@@ -75,7 +75,7 @@ func Path(path string, o Options) (*Set, error) {
 		// in its place (a path given on the command line may be one).
 		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 			s := &Set{Out: &render.Output{}}
-			s.Report.Errorf(path, "", spec.RuleSource, "is %s, not a regular file: syslet reads its stored specs only from a regular file, never through a symlink", bounded.Describe(fi.Mode()))
+			s.Report.Errorf(path, "", spec.RuleSource, "is %s, not a regular file: syslet reads its stored specs only from a regular file, never through a symlink", filemode.Describe(fi.Mode()))
 			return s, nil
 		}
 	}

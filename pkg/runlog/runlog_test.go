@@ -24,7 +24,7 @@ func TestRunRoundTrip(t *testing.T) {
 	if err := r.Step(4); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Action(Action{Index: 0, Step: 4, Op: "write-unit"}, ResultOK, "", 3*time.Millisecond); err != nil {
+	if err := r.Actions([]Landed{{Action: Action{Index: 0, Step: 4, Op: "write-unit"}, Result: ResultOK, Took: 3 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close() // killed: no end line
@@ -185,7 +185,7 @@ func TestBeginReservesRoomEndGivesItBack(t *testing.T) {
 		t.Errorf("reserved, but only %d bytes are allocated for a %d-byte file", alloc, size)
 	}
 	for i := range 50 {
-		if err := r.Action(acts[i], ResultOK, "", time.Millisecond); err != nil {
+		if err := r.Actions([]Landed{{Action: acts[i], Result: ResultOK, Took: time.Millisecond}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -223,13 +223,6 @@ func (j *Journal) Record(intent, end Record) (string, error) {
 // Step records that a step begins.
 func (r *Run) Step(step int) error { return r.write(Record{Type: TypeStep, Step: step}) }
 
-// Action records one action's result.
-func (r *Run) Action(a Action, result, errMsg string, took time.Duration) error {
-	i := a.Index
-	return r.write(Record{Type: TypeAction, Index: &i, Step: a.Step, Op: a.Op, Target: a.Target,
-		Result: result, Error: errMsg, Millis: took.Milliseconds()})
-}
-
 // Landed is one action's result, for Actions.
 type Landed struct {
 	Action Action
@@ -238,8 +231,9 @@ type Landed struct {
 	Took   time.Duration
 }
 
-// Actions records several actions' results, one line each, in one write
-// and one fsync: the executor lands the file writes of a step together.
+// Actions records actions' results, one line each, in one write and one
+// fsync: the executor lands one action as it ends, or the file writes of a
+// step together.
 func (r *Run) Actions(ls []Landed) error {
 	if len(ls) == 0 {
 		return nil

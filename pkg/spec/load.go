@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
@@ -129,7 +130,7 @@ func inputError(p string, err error) error {
 	case errors.As(err, &nr) && nr.Mode.IsDir():
 		return &InputError{Source: p, Rule: RuleSource, Msg: "is a directory; spec directories are not read recursively"}
 	case errors.As(err, &nr):
-		return &InputError{Source: p, Rule: RuleSource, Msg: "is " + bounded.Describe(nr.Mode) + ", not a regular file: syslet reads specs only from regular files"}
+		return &InputError{Source: p, Rule: RuleSource, Msg: "is " + filemode.Describe(nr.Mode) + ", not a regular file: syslet reads specs only from regular files"}
 	case errors.Is(err, bounded.ErrEscapes):
 		return &InputError{Source: p, Rule: RuleSource, Msg: "is a symlink leading outside its directory: syslet reads specs only from inside the directory"}
 	}

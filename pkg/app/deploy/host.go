@@ -264,35 +264,35 @@ func (h *hostConn) executor(opened *secrets.Opened) (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
-	eh := executor.Host{Files: stagingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
+	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
 	if opened != nil {
 		eh.Secrets = decrypter{opened}
 	}
 	return eh, nil
 }
 
-// stagingFiles is the files adapter as the executor asks for it: its
-// staged writes as executor.Staged.
-type stagingFiles struct{ fsroot.Root }
+// preparingFiles is the files adapter as the executor asks for it: its
+// prepared writes as executor.Prepared.
+type preparingFiles struct{ fsroot.Root }
 
-func (f stagingFiles) StageFile(p string, data []byte, mode uint32) (executor.Staged, error) {
-	s, err := f.Root.StageFile(p, data, mode)
+func (f preparingFiles) PrepareFile(p string, data []byte, mode uint32) (executor.Prepared, error) {
+	s, err := f.Root.PrepareFile(p, data, mode)
 	if err != nil {
 		return nil, err // not a typed nil inside the interface
 	}
 	return s, nil
 }
 
-func (f stagingFiles) StageDir(p string, files []host.DirFile) (executor.Staged, error) {
-	s, err := f.Root.StageDir(p, files)
+func (f preparingFiles) PrepareDir(p string, files []host.DirFile) (executor.Prepared, error) {
+	s, err := f.Root.PrepareDir(p, files)
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (f stagingFiles) StageLink(p, target string) (executor.Staged, error) {
-	s, err := f.Root.StageLink(p, target)
+func (f preparingFiles) PrepareLink(p, target string) (executor.Prepared, error) {
+	s, err := f.Root.PrepareLink(p, target)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package deploy
 
 import (
-	"time"
-
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
@@ -13,15 +11,7 @@ type recorder struct{ run *runlog.Run }
 
 func (r recorder) StepBegins(s plan.Step) error { return r.run.Step(int(s)) }
 
-func (r recorder) ActionLanded(i int, a plan.Action, err error, took time.Duration) error {
-	res, msg := runlog.ResultOK, ""
-	if err != nil {
-		res, msg = runlog.ResultFailed, err.Error()
-	}
-	return r.run.Action(journalAction(i, a), res, msg, took)
-}
-
-// ActionsLanded journals a batch of landed actions with one fsync.
+// ActionsLanded journals landed actions with one fsync.
 func (r recorder) ActionsLanded(ls []executor.Landed) error {
 	out := make([]runlog.Landed, len(ls))
 	for k, l := range ls {

@@ -16,7 +16,7 @@ import (
 // of its own: the batch syncs once at its end. One whose current version
 // already holds exactly these files, each with its link and nothing else
 // beside them, is left alone. Anything else, an earlier version or
-// something in the way, is staged and switched as an apply does it. A
+// something in the way, is prepared and switched as an apply does it. A
 // render of thousands of config dirs synced each one's files and
 // directories, twice over when nothing had changed.
 func (b *Batch) WriteDir(p string, files []host.DirFile) error {

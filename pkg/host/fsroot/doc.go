@@ -19,6 +19,14 @@
 // becomes visible with a single rename(2) of "..data". The names of that
 // layout are pkg/layout's, shared with the planner that reads it back.
 //
+// An apply splits each write in two (prepare.go): PrepareFile, PrepareDir
+// and PrepareLink write every byte next to the target before anything is
+// stopped; Swap then only renames, and Settle or Undo ends the write. A
+// config dir is prepared one of two ways, each its own type: the next
+// version inside a dir that exists (version.go), or a new dir built whole
+// beside its place (preparedir.go). "Staging" is another step's word
+// (pkg/host/stage: the generator's check before the apply).
+//
 // Layer: adapter (a ground package only pkg/app may import). It imports
 // pkg/host and pkg/layout; never plan, render or executor, whose
 // interfaces it implements.

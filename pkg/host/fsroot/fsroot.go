@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -73,8 +74,8 @@ func (r Root) openDir(p string, create bool) (int, error) {
 }
 
 // openDirCreated is openDir that also returns the topmost directory it
-// created on the way ("" when it created none), so a staging that is
-// discarded can remove what it made.
+// created on the way ("" when it created none), so a prepared write
+// that is discarded can remove what it made.
 func (r Root) openDirCreated(p string, create bool) (int, string, error) {
 	created := ""
 	fd, err := unix.Open(r.Dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -131,7 +132,7 @@ func describe(dirfd int, hostPath, name string, err error) error {
 				return &SymlinkError{Path: hostPath}
 			}
 			if !m.IsDir() {
-				return &fs.PathError{Op: "open", Path: hostPath, Err: fmt.Errorf("not a directory (%s): %w", kind(m), unix.ENOTDIR)}
+				return &fs.PathError{Op: "open", Path: hostPath, Err: fmt.Errorf("not a directory (%s): %w", filemode.Describe(m), unix.ENOTDIR)}
 			}
 		}
 	}
@@ -144,23 +145,7 @@ func lstatAt(dirfd int, name string) (fs.FileMode, error) {
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, err
 	}
-	return bounded.FileMode(st.Mode), nil
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file"
+	return filemode.FromStat(st.Mode), nil
 }
 
 func split(p string) (dir, base string) {
@@ -171,10 +156,10 @@ func split(p string) (dir, base string) {
 // WriteFile replaces p atomically with data and mode, creating parent
 // directories (0755) as needed. A directory in the way is removed: every
 // path syslet writes lies in a tree it owns. A symlink anywhere on the
-// way, or at p itself, is an error naming it. It is StageFile, Swap and
-// Release in one go.
+// way, or at p itself, is an error naming it. It is PrepareFile, Swap and
+// Settle in one go.
 func (r Root) WriteFile(p string, data []byte, mode uint32) error {
-	s, err := r.StageFile(p, data, mode)
+	s, err := r.PrepareFile(p, data, mode)
 	if err != nil {
 		return err
 	}
@@ -182,7 +167,7 @@ func (r Root) WriteFile(p string, data []byte, mode uint32) error {
 		s.Undo()
 		return err
 	}
-	return s.Release()
+	return s.Settle()
 }
 
 // tempName is a short random name: it must fit NAME_MAX whatever the
@@ -274,9 +259,9 @@ func ignoreMissing(err error) error {
 // reading the directory sees the old set or the new set, never a mix.
 // Per-file links are added or removed right after the switch (files with
 // an internal name, such as syslet's digest manifest, get none); old
-// versions are deleted last. It is StageDir, Swap and Release in one go.
+// versions are deleted last. It is PrepareDir, Swap and Settle in one go.
 func (r Root) WriteDir(p string, files []host.DirFile) error {
-	s, err := r.StageDir(p, files)
+	s, err := r.PrepareDir(p, files)
 	if err != nil {
 		return err
 	}
@@ -284,7 +269,7 @@ func (r Root) WriteDir(p string, files []host.DirFile) error {
 		s.Undo()
 		return err
 	}
-	return s.Release()
+	return s.Settle()
 }
 
 // Remove deletes p (a file, a symlink or a whole directory, never what a
@@ -485,7 +470,7 @@ func (b *Batch) WriteFile(p string, data []byte, mode uint32) error {
 // before): left alone when it holds data with mode already, else swapped
 // for data by a temporary file renamed over it, atomic, synced with the
 // rest at Close. Anything else in the way (a directory, a symlink) is
-// handled as an apply handles it, staged and synced, or named as an error.
+// handled as an apply handles it, prepared and synced, or named as an error.
 func (b *Batch) replace(dirfd int, p, base string, data []byte, mode uint32) error {
 	same, regular := holds(dirfd, base, p, data, mode)
 	if !regular {

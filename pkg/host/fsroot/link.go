@@ -11,19 +11,19 @@ import (
 	"github.com/syslet/syslet/pkg/layout"
 )
 
-// StageLink stages making p a symlink to target (a name in p's own
-// directory: an instance's link to its template) like StageFile stages a
-// file: the new link is made next to p under a temporary name, what is at
+// PrepareLink prepares making p a symlink to target (a name in p's own
+// directory: an instance's link to its template) like PrepareFile
+// prepares a file: the new link is made next to p under a temporary name, what is at
 // p (a link, or a regular file: a hand-written instance taken over) is
 // kept for Undo as a hard link, and the directory is fsynced; Swap renames
 // the link over p. A directory at p is refused, and no symlink on the way
 // to p is followed.
-func (r Root) StageLink(p, target string) (*StagedFile, error) {
+func (r Root) PrepareLink(p, target string) (*PreparedFile, error) {
 	hp := clean(p)
 	if target == "" || strings.Contains(target, "/") {
 		return nil, fmt.Errorf("linking %s: the target %q must be a name beside it", hp, target)
 	}
-	s, dfd, fail, err := r.beginStage(hp, "linking")
+	s, dfd, fail, err := r.beginPrepare(hp, "linking")
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +51,10 @@ func (r Root) StageLink(p, target string) (*StagedFile, error) {
 	return s, nil
 }
 
-// WriteLink makes p a symlink to target atomically: StageLink, Swap and
-// Release in one go.
+// WriteLink makes p a symlink to target atomically: PrepareLink, Swap and
+// Settle in one go.
 func (r Root) WriteLink(p, target string) error {
-	s, err := r.StageLink(p, target)
+	s, err := r.PrepareLink(p, target)
 	if err != nil {
 		return err
 	}
@@ -62,5 +62,5 @@ func (r Root) WriteLink(p, target string) error {
 		s.Undo()
 		return err
 	}
-	return s.Release()
+	return s.Settle()
 }

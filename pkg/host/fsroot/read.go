@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/gcpolicy"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
@@ -164,7 +165,7 @@ func fstat(fd int) (fs.FileMode, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, err
 	}
-	return bounded.FileMode(st.Mode), nil
+	return filemode.FromStat(st.Mode), nil
 }
 
 // walk records everything inside the open directory dirfd (host path hp).
@@ -344,7 +345,7 @@ func readFileAt(dirfd int, name, hp string, b *bounded.Budget, l Limits, isUnit 
 		return host.File{}, describe(dirfd, hp, name, errors.Unwrap(err))
 	}
 	defer unix.Close(fd)
-	f := host.File{Mode: bounded.FileMode(st.Mode), ModTime: st.Mtim.Nano()}
+	f := host.File{Mode: filemode.FromStat(st.Mode), ModTime: st.Mtim.Nano()}
 	if isUnit || l.KeepFile == 0 || st.Size <= l.KeepFile {
 		k := unitKind
 		if !isUnit {

@@ -35,7 +35,7 @@ func Dial(ctx context.Context) (*Manager, error) {
 	return &Manager{conn: conn, journalctl: "journalctl"}, nil
 }
 
-// Close releases the D-Bus connection.
+// Close closes the D-Bus connection.
 func (m *Manager) Close() { m.conn.Close() }
 
 // UnitStates returns the state of every named unit, keyed by the name as

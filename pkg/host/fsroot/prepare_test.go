@@ -51,7 +51,7 @@ func leftovers(t *testing.T, dir string) []string {
 	return out
 }
 
-func TestStageFileChangesNothingUntilSwap(t *testing.T) {
+func TestPrepareFileChangesNothingUntilSwap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		before func(r Root) // what is at the target first
@@ -71,23 +71,23 @@ func TestStageFileChangesNothingUntilSwap(t *testing.T) {
 			tree := r.Path("/etc/containers/config")
 			before := snapshotTree(t, tree)
 
-			// Staged and discarded: the tree is as it was, created directories included.
-			s, err := r.StageFile(p, []byte("new"), 0o644)
+			// Prepared and discarded: the tree is as it was, created directories included.
+			s, err := r.PrepareFile(p, []byte("new"), 0o644)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := snapshotTree(t, tree); !strings.Contains(got, layout.TempPrefix) {
-				t.Errorf("nothing staged next to the target:\n%s", got)
+				t.Errorf("nothing prepared next to the target:\n%s", got)
 			}
 			if err := s.Undo(); err != nil {
 				t.Fatal(err)
 			}
 			if got := snapshotTree(t, tree); got != before {
-				t.Errorf("a discarded staging left the tree changed:\n%s\nwant\n%s", got, before)
+				t.Errorf("a discarded preparing left the tree changed:\n%s\nwant\n%s", got, before)
 			}
 
-			// Staged, swapped, undone: back to what it was.
-			s, err = r.StageFile(p, []byte("new"), 0o644)
+			// Prepared, swapped, undone: back to what it was.
+			s, err = r.PrepareFile(p, []byte("new"), 0o644)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,35 +104,35 @@ func TestStageFileChangesNothingUntilSwap(t *testing.T) {
 				t.Errorf("Undo did not put the tree back:\n%s\nwant\n%s", got, before)
 			}
 
-			// Staged, swapped, released: the new file and nothing else.
-			s, err = r.StageFile(p, []byte("new"), 0o644)
+			// Prepared, swapped, settled: the new file and nothing else.
+			s, err = r.PrepareFile(p, []byte("new"), 0o644)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Swap(); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Release(); err != nil {
+			if err := s.Settle(); err != nil {
 				t.Fatal(err)
 			}
 			if data, err := os.ReadFile(r.Path(p)); err != nil || string(data) != "new" {
-				t.Fatalf("after Release: %q %v", data, err)
+				t.Fatalf("after Settle: %q %v", data, err)
 			}
 			if l := leftovers(t, tree); len(l) != 0 {
 				t.Errorf("temporary names left: %v", l)
 			}
 			if err := s.Undo(); err != nil {
-				t.Errorf("Undo after Release must do nothing: %v", err)
+				t.Errorf("Undo after Settle must do nothing: %v", err)
 			}
 		})
 	}
 }
 
-func TestStageFileRefusesSymlinks(t *testing.T) {
+func TestPrepareFileRefusesSymlinks(t *testing.T) {
 	r := New(t.TempDir())
 	os.MkdirAll(r.Path("/etc/containers/systemd"), 0o755)
 	os.Symlink("/etc/shadow", r.Path("/etc/containers/systemd/a.container"))
-	if _, err := r.StageFile("/etc/containers/systemd/a.container", []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), "symlink") {
+	if _, err := r.PrepareFile("/etc/containers/systemd/a.container", []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("err = %v", err)
 	}
 	if l := leftovers(t, r.Path("/etc")); len(l) != 0 {
@@ -140,7 +140,7 @@ func TestStageFileRefusesSymlinks(t *testing.T) {
 	}
 }
 
-func TestStageDirChangesNothingUntilSwap(t *testing.T) {
+func TestPrepareDirChangesNothingUntilSwap(t *testing.T) {
 	p := "/etc/containers/config/app/etc/app/conf.d"
 	v1 := []host.DirFile{{Name: "a.conf", Content: []byte("1"), Mode: 0o644}, {Name: "b.conf", Content: []byte("2"), Mode: 0o600}, {Name: layout.Digests, Content: []byte("d1"), Mode: 0o600}}
 	v2 := []host.DirFile{{Name: "a.conf", Content: []byte("1b"), Mode: 0o644}, {Name: "c.conf", Content: []byte("3"), Mode: 0o644}, {Name: layout.Digests, Content: []byte("d2"), Mode: 0o600}}
@@ -164,7 +164,7 @@ func TestStageDirChangesNothingUntilSwap(t *testing.T) {
 			tree := r.Path("/etc/containers/config")
 			before := snapshotTree(t, tree)
 
-			s, err := r.StageDir(p, v2)
+			s, err := r.PrepareDir(p, v2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,18 +172,18 @@ func TestStageDirChangesNothingUntilSwap(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := snapshotTree(t, tree); got != before {
-				t.Errorf("a discarded staging left the tree changed:\n%s\nwant\n%s", got, before)
+				t.Errorf("a discarded preparing left the tree changed:\n%s\nwant\n%s", got, before)
 			}
 
-			s, err = r.StageDir(p, v2)
+			s, err = r.PrepareDir(p, v2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := snapshotTree(t, tree); !strings.Contains(got, before) && tc.name == "new config dir" {
-				t.Errorf("staging changed what a reader sees:\n%s", got)
+				t.Errorf("preparing changed what a reader sees:\n%s", got)
 			}
 			if data, _ := os.ReadFile(r.Path(p + "/a.conf")); tc.name == "next version" && string(data) != "1" {
-				t.Errorf("a.conf read %q while only staged, want the old 1", data)
+				t.Errorf("a.conf read %q while only prepared, want the old 1", data)
 			}
 			if err := s.Swap(); err != nil {
 				t.Fatal(err)
@@ -201,14 +201,14 @@ func TestStageDirChangesNothingUntilSwap(t *testing.T) {
 				t.Errorf("Undo did not put the tree back:\n%s\nwant\n%s", got, before)
 			}
 
-			s, err = r.StageDir(p, v2)
+			s, err = r.PrepareDir(p, v2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Swap(); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Release(); err != nil {
+			if err := s.Settle(); err != nil {
 				t.Fatal(err)
 			}
 			if l := leftovers(t, tree); len(l) != 0 {
@@ -216,16 +216,16 @@ func TestStageDirChangesNothingUntilSwap(t *testing.T) {
 			}
 			got := listDir(t, r.Path(p))
 			if !strings.HasPrefix(got, "..data->..v") || strings.Count(got, "..v") != 2 || !strings.HasSuffix(got, " a.conf->..data/a.conf c.conf->..data/c.conf") {
-				t.Errorf("after Release: %s", got)
+				t.Errorf("after Settle: %s", got)
 			}
 		})
 	}
 }
 
-// An instance's link is staged like a file: nothing a reader sees changes
+// An instance's link is prepared like a file: nothing a reader sees changes
 // until Swap, Undo puts back what was there (another link, a hand-written
-// file), Release leaves the link alone.
-func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
+// file), Settle leaves the link alone.
+func TestPrepareLinkChangesNothingUntilSwap(t *testing.T) {
 	const dir = "/etc/containers/systemd"
 	p := dir + "/web@2.container"
 	for _, tc := range []struct {
@@ -242,8 +242,8 @@ func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
 			tc.before(r)
 			tree := r.Path(dir)
 			before := snapshotTree(t, tree)
-			for _, end := range []string{"discard", "undo", "release"} {
-				s, err := r.StageLink(p, "web@.container")
+			for _, end := range []string{"discard", "undo", "settle"} {
+				s, err := r.PrepareLink(p, "web@.container")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -252,7 +252,7 @@ func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
 						t.Fatal(err)
 					}
 					if got := snapshotTree(t, tree); got != before {
-						t.Errorf("a discarded staging left the tree changed:\n%s\nwant\n%s", got, before)
+						t.Errorf("a discarded preparing left the tree changed:\n%s\nwant\n%s", got, before)
 					}
 					continue
 				}
@@ -271,11 +271,11 @@ func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
 					}
 					continue
 				}
-				if err := s.Release(); err != nil {
+				if err := s.Settle(); err != nil {
 					t.Fatal(err)
 				}
 				if l, err := os.Readlink(r.Path(p)); err != nil || l != "web@.container" {
-					t.Fatalf("after Release: %q %v", l, err)
+					t.Fatalf("after Settle: %q %v", l, err)
 				}
 				if l := leftovers(t, tree); len(l) != 0 {
 					t.Errorf("temporary names left: %v", l)
@@ -285,7 +285,7 @@ func TestStageLinkChangesNothingUntilSwap(t *testing.T) {
 	}
 }
 
-func TestStageLinkRefuses(t *testing.T) {
+func TestPrepareLinkRefuses(t *testing.T) {
 	r := New(t.TempDir())
 	os.MkdirAll(r.Path("/etc/containers/systemd/web@1.container"), 0o755)
 	for _, tc := range []struct{ path, target, want string }{
@@ -293,8 +293,8 @@ func TestStageLinkRefuses(t *testing.T) {
 		{"/etc/containers/systemd/web@2.container", "../web@.container", "a name beside it"},
 		{"/etc/containers/systemd/web@2.container", "", "a name beside it"},
 	} {
-		if _, err := r.StageLink(tc.path, tc.target); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("StageLink(%s, %q) = %v, want an error saying %q", tc.path, tc.target, err, tc.want)
+		if _, err := r.PrepareLink(tc.path, tc.target); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("PrepareLink(%s, %q) = %v, want an error saying %q", tc.path, tc.target, err, tc.want)
 		}
 	}
 	if l := leftovers(t, r.Path("/etc")); len(l) != 0 {

@@ -1,0 +1,350 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/plan"
+)
+
+// steps is the nine steps in their order, each with how its actions run
+// (indexes into the plan, in plan order) and what a failure in it leaves
+// behind. How a step runs returns what ends the run; a failure that leaves
+// the other actions of its step to run (a reload, a start) is only in the
+// Result.
+var steps = [...]struct {
+	step   plan.Step
+	window window
+	run    func(e *run, ctx context.Context, idx []int) error
+}{
+	{plan.StepPull, untouched, (*run).oneByOne},
+	{plan.StepStop, undoable, jobBatch(host.JobStop)},
+	{plan.StepWriteConfig, undoable, (*run).swapBatch}, // and the secrets, one by one before it
+	{plan.StepWriteUnits, undoable, (*run).swapBatch},
+	{plan.StepPrune, final, (*run).oneByOne},
+	{plan.StepDelete, final, (*run).oneByOne},
+	{plan.StepDaemonReload, final, (*run).oneByOne}, // the plan holds one
+	{plan.StepReload, final, jobBatch(host.JobReload)},
+	{plan.StepStart, final, (*run).starts},
+}
+
+// window is what a failure in a step leaves behind.
+type window int
+
+const (
+	// untouched: nothing on the host changed yet (step 1 only adds images).
+	untouched window = iota
+	// undoable: a failure puts back the files swapped in and starts again
+	// what was stopped (prepare.go); every file write is prepared before
+	// the first such step.
+	undoable
+	// final: the writes are settled (what they replaced let go), and a
+	// failure leaves the host as it is for the next run to resume.
+	final
+)
+
+// walk runs the plan's steps in order, each as its row of steps says, and
+// returns what ended the run early (nil: it ran to its end).
+func (e *run) walk(ctx context.Context, byStep [][]int) error {
+	var last plan.Step
+	for k, s := range steps {
+		idx := byStep[k]
+		if len(idx) == 0 {
+			continue
+		}
+		if err := e.enter(ctx, s.step, s.window, last); err != nil {
+			return err
+		}
+		if err := s.run(e, ctx, idx); err != nil {
+			return err
+		}
+		last = s.step
+	}
+	if last != 0 && e.opts.AfterStep != nil {
+		e.opts.AfterStep(last)
+	}
+	return nil
+}
+
+// enter is what comes before a step's actions: a stop request ends the
+// run here, the test hook hears the step before, every file write is
+// prepared before the first step that changes the host, the writes are
+// settled once the steps that could put the host back are behind, and
+// the journal records that the step begins.
+func (e *run) enter(ctx context.Context, s plan.Step, w window, last plan.Step) error {
+	if err := e.interrupted(ctx); err != nil {
+		return err
+	}
+	if last != 0 && e.opts.AfterStep != nil {
+		e.opts.AfterStep(last)
+		if err := e.interrupted(ctx); err != nil {
+			return err
+		}
+	}
+	if w >= undoable && e.prepared == nil {
+		if err := e.prepare(); err != nil {
+			return err
+		}
+	}
+	if w == final {
+		e.settle()
+	}
+	if e.opts.Recorder != nil {
+		if err := e.opts.Recorder.StepBegins(s); err != nil {
+			return fmt.Errorf("%w: %w", ErrJournal, err)
+		}
+	}
+	return nil
+}
+
+// byStep lists the indexes of the plan's actions per row of steps, in
+// plan order. The plan comes sorted; the executor does not rely on it.
+func byStep(p *plan.Plan) [][]int {
+	out := make([][]int, len(steps))
+	for i, a := range p.Actions {
+		for k := range steps {
+			if steps[k].step == a.Step {
+				out[k] = append(out[k], i)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// oneByOne runs each action after the one before has landed; any failure
+// ends the run.
+func (e *run) oneByOne(ctx context.Context, idx []int) error {
+	for _, i := range idx {
+		if err := e.interrupted(ctx); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		err := e.do(ctx, i)
+		jerr := e.land(Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0)})
+		e.result(i, err, nil)
+		if jerr != nil {
+			return jerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// swapBatch runs a write step: its other actions (podman secrets) one by
+// one, then its file writes, prepared before the run stopped anything,
+// swapped in side by side.
+func (e *run) swapBatch(ctx context.Context, idx []int) error {
+	var writes, others []int
+	for _, i := range idx {
+		if fileWrites[e.p.Actions[i].Op] {
+			writes = append(writes, i)
+		} else {
+			others = append(others, i)
+		}
+	}
+	if err := e.oneByOne(ctx, others); err != nil {
+		return err
+	}
+	return e.swaps(ctx, writes)
+}
+
+// writeWorkers is how many file writes run at once: each waits for its
+// fsyncs, which the disk serves together.
+const writeWorkers = 8
+
+// swaps swaps in the prepared file writes at idx, up to writeWorkers at
+// once. The first failure, or a stop request, stops new swaps; those in
+// flight finish. Every swap that ran lands once all have (one journal
+// record), and is listed in the result in plan order; the rest were not
+// reached.
+func (e *run) swaps(ctx context.Context, idx []int) error {
+	results := make(chan Landed, len(idx))
+	sem := make(chan struct{}, writeWorkers)
+	var landed []Landed
+	var stopErr error
+	receive := func(l Landed) {
+		landed = append(landed, l)
+		if l.Err != nil && stopErr == nil {
+			stopErr = l.Err
+		}
+	}
+	sent := 0
+	for _, i := range idx {
+		if stopErr == nil {
+			stopErr = e.interrupted(ctx)
+		}
+		if stopErr != nil {
+			break
+		}
+		sem <- struct{}{}
+		sent++
+		go func() {
+			defer func() { <-sem }()
+			t0 := time.Now()
+			err := e.swap(i)
+			results <- Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0)}
+		}()
+		for more := true; more; {
+			select {
+			case l := <-results:
+				receive(l)
+			default:
+				more = false
+			}
+		}
+	}
+	for len(landed) < sent {
+		receive(<-results)
+	}
+	if err := e.land(landed...); err != nil && stopErr == nil {
+		stopErr = err
+	}
+	slices.SortFunc(landed, byIndex)
+	for _, l := range landed {
+		e.result(l.Index, l.Err, nil)
+	}
+	return stopErr
+}
+
+// jobBatch runs a step of unit jobs of kind op as one batch (jobs).
+func jobBatch(op host.JobOp) func(e *run, ctx context.Context, idx []int) error {
+	return func(e *run, ctx context.Context, idx []int) error {
+		_, err := e.jobs(ctx, idx, op)
+		return err
+	}
+}
+
+// starts runs the start step as one batch, then once more, alone, the
+// image builds that failed in it (buildRetry).
+func (e *run) starts(ctx context.Context, idx []int) error {
+	failed, err := e.jobs(ctx, idx, host.JobStart)
+	if err != nil {
+		return err
+	}
+	again := buildRetry(e.p, failed)
+	if len(again) == 0 {
+		return nil
+	}
+	if err := e.interrupted(ctx); err != nil {
+		return err
+	}
+	return e.retryBuilds(ctx, again)
+}
+
+// jobs runs the stop, reload or start actions at idx (all of one op) as
+// one batch: queued together, each landing as its job ends, under one
+// deadline counted from the queueing. The result lists them in plan
+// order; failed starts and reloads carry the unit's last log lines. It
+// returns each failed action's error by its index, and what stops the
+// run: a journal failure, or a failed stop (the steps after it need the
+// units down).
+func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error, error) {
+	timeout := e.opts.StartTimeout
+	if op == host.JobStop {
+		timeout = e.opts.StopTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	errs := make([]error, len(idx))
+	var stopErr error
+	t0 := time.Now()
+	e.h.Systemd.Jobs(cctx, op, e.targets(idx), func(k int, err error) {
+		a := e.p.Actions[idx[k]]
+		errs[k] = e.jobError(ctx, cctx, op, a, timeout, err)
+		if jerr := e.land(Landed{Index: idx[k], Action: a, Err: errs[k], Took: time.Since(t0)}); jerr != nil && stopErr == nil {
+			stopErr = jerr
+		}
+	})
+	failed := map[int]error{}
+	for k, i := range idx {
+		if errs[k] == nil {
+			e.result(i, nil, nil)
+			continue
+		}
+		failed[i] = errs[k]
+		var log []string
+		if op != host.JobStop {
+			log, _ = e.h.Systemd.LastLog(context.WithoutCancel(ctx), e.p.Actions[i].Target, e.opts.LogLines)
+		} else if stopErr == nil {
+			stopErr = errs[k]
+		}
+		e.result(i, errs[k], log)
+	}
+	return failed, stopErr
+}
+
+// buildRetry picks, of a start batch's failures (by action index), what
+// is tried once more: each image build that failed, with the starts that
+// failed only because they require it (their job's result "dependency").
+// Nothing when no build failed.
+//
+// Podman's storage is not safe for a build beside other podman commands:
+// a volume or network created, or a container started, while the build
+// mounts its working container can delete that container and its layer
+// under it ("unmounting build container: layer not known", "identifier is
+// not a container"; upstream buildah#5674, podman#23671). A first deploy
+// starts everything at once and so met it on fresh hosts. Tried again
+// alone, once the batch is over, the build has nothing beside it. A
+// build that fails for its own reasons fails again, and is reported as
+// the second try failed.
+func buildRetry(p *plan.Plan, failed map[int]error) []int {
+	var builds, dependents []int
+	for i, err := range failed {
+		a := p.Actions[i]
+		var je *host.JobError
+		switch {
+		case !errors.As(err, &je):
+			// A deadline or a lost bus: another try would only wait as long.
+		case path.Ext(a.Unit) == ".build" && je.Result == "failed":
+			builds = append(builds, i)
+		case je.Result == "dependency":
+			dependents = append(dependents, i)
+		}
+	}
+	if len(builds) == 0 {
+		return nil
+	}
+	again := append(builds, dependents...)
+	slices.Sort(again)
+	return again
+}
+
+// retryBuilds starts again the builds (and their dependents) of a batch
+// that failed, as one batch of their own: systemd runs each build before
+// what requires it. What lands replaces the first try in the result; the
+// journal holds both tries, the last one counting.
+func (e *run) retryBuilds(ctx context.Context, again []int) error {
+	retried := map[string]bool{}
+	for _, i := range again {
+		retried[e.p.Actions[i].Target] = true
+	}
+	e.log.Warn().Strs("units", e.targets(again)).Msg("an image build failed; trying it once more, alone (a build beside other podman commands can lose its working container)")
+	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool { return f.Action.Op == plan.OpStart && retried[f.Action.Target] })
+	_, err := e.jobs(ctx, again, host.JobStart)
+	return err
+}
+
+// jobError words a unit's job error: a stop of a unit systemd has not
+// loaded reached its goal; a wait the batch deadline (not the caller)
+// ended says so plainly (for a Notify=healthy container: its health check
+// never passed).
+func (e *run) jobError(ctx, cctx context.Context, op host.JobOp, a plan.Action, timeout time.Duration, err error) error {
+	if err == nil || op == host.JobStop && errors.Is(err, host.ErrNotFound) {
+		return nil
+	}
+	if ctx.Err() != nil || !errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if op == host.JobStop {
+		return fmt.Errorf("stopping %s did not finish within %s: %w", a.Target, timeout, err)
+	}
+	return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, timeout, err)
+}
