@@ -36,7 +36,7 @@ func renderStream(t *testing.T, stream string) *render.Output {
 		t.Fatalf("specs invalid:\n%s", set.Report.String())
 	}
 	// Planned as a run plans it: once its checks are done (Release).
-	set.Release()
+	set.DropSpecs()
 	return set.Out
 }
 

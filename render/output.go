@@ -33,7 +33,7 @@ type Output struct {
 // and its own, Service web@1.service, Container web-1.
 type Unit struct {
 	// Spec is what the unit was rendered from, for the checks; nil once
-	// the set is released (Output.Release). Origin stays.
+	// the set's specs are dropped (Output.DropSpecs). Origin stays.
 	Spec     *spec.Spec  `json:"-"`
 	Origin   spec.Origin `json:"-"`
 	Kind     spec.Kind   `json:"kind"`
@@ -57,7 +57,7 @@ type Unit struct {
 	// Lines are every line that reaches Merged, with its JSON path, but
 	// for syslet's marker (its [X-Syslet] keys other than Instance=): the
 	// unit's own, then its drop-ins' (an instance's: its template's lines,
-	// then the drop-ins'). For the checks: nil once released.
+	// then the drop-ins'). For the checks: nil once dropped (DropSpecs).
 	Lines   []Line   `json:"-"`
 	DropIns []DropIn `json:"dropIns,omitempty"`
 	// Templates: Template is set on the template (web@.container), which
@@ -106,11 +106,11 @@ type Uses struct {
 	ConfigDirs  []string `json:"configDirs,omitempty"`  // host paths
 }
 
-// Release lets go of what only the checks read — each unit's spec and
+// DropSpecs lets go of what only the checks read — each unit's spec and
 // lines (its drop-ins' too) — once they are done: a plan never reads
 // them, and for a hundred thousand specs they are some 45 MB held
 // through the planning. Secrets keep their specs (a plan names them).
-func (o *Output) Release() {
+func (o *Output) DropSpecs() {
 	for _, u := range o.Units {
 		u.Spec, u.Lines = nil, nil
 		for i := range u.DropIns {

@@ -23,29 +23,29 @@ import (
 // whatever could be decoded and rendered, also when Report has errors.
 type Set struct {
 	Sources []spec.Source
-	// Specs are nil once the set is released (Release); Count stays.
+	// Specs are nil once the set's specs are dropped (DropSpecs); Count stays.
 	Specs  []*spec.Spec
 	Out    *render.Output
 	Report report.Report
 
-	released int    // how many specs there were when released
-	digest   string // Digest, once made: the input never changes
+	dropped int    // how many specs there were when dropped
+	digest  string // Digest, once made: the input never changes
 }
 
 // Count is the number of specs decoded.
 func (s *Set) Count() int {
 	if s.Specs == nil {
-		return s.released
+		return s.dropped
 	}
 	return len(s.Specs)
 }
 
-// Release lets go of what only the checks read: the specs themselves and
-// the rendered units' lines (render.Output.Release). Call it once every
+// DropSpecs lets go of what only the checks read: the specs themselves and
+// the rendered units' lines (render.Output.DropSpecs). Call it once every
 // check is done; the rendered units, sources and report stay.
-func (s *Set) Release() {
-	s.released, s.Specs = s.Count(), nil
-	s.Out.Release()
+func (s *Set) DropSpecs() {
+	s.dropped, s.Specs = s.Count(), nil
+	s.Out.DropSpecs()
 }
 
 // Options say where a Path's input comes from and how much of it is read.

@@ -323,7 +323,7 @@ func run(ctx context.Context, req *Request) (*view.Outcome, error) {
 			}
 			return ended(out, failed(err), err)
 		}
-		defer lk.release()
+		defer lk.unlock()
 	} else if who, busy, err := held(req.Root); err != nil {
 		return ended(out, failed(err), err)
 	} else if busy {

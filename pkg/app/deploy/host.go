@@ -106,8 +106,8 @@ type podmanCheck struct {
 
 // startCheck runs checkPodman on its own goroutine; when the check fails
 // or finds errors in the specs it calls onInvalid (what the run is waiting
-// for is then not worth waiting for). Once it is done l is released
-// (load.Set.Release): the plan needs neither its specs nor its lines.
+// for is then not worth waiting for). Once it is done the specs are dropped
+// (load.Set.DropSpecs): the plan needs neither its specs nor its lines.
 func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, onInvalid func()) *podmanCheck {
 	c := &podmanCheck{done: make(chan struct{})}
 	go func() {
@@ -118,7 +118,7 @@ func (h *hostConn) startCheck(ctx context.Context, req *Request, l *load.Set, on
 		// The check was the last to read the specs and the units' lines:
 		// let them go now, before the host is read (a big set's specs are
 		// 45 MB).
-		l.Release()
+		l.DropSpecs()
 		if c.err != nil || l.Report.HasErrors() {
 			onInvalid()
 		}

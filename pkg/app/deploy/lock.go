@@ -50,8 +50,8 @@ var ErrLockTimeout = errors.New("apply lock not acquired")
 // second, free lock).
 type lock struct{ f, dir *os.File }
 
-// release clears the holder record and unlocks.
-func (l *lock) release() {
+// unlock clears the holder record and lets the lock go.
+func (l *lock) unlock() {
 	_ = l.f.Truncate(0)
 	l.f.Close()
 	l.dir.Close()

@@ -20,7 +20,7 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.release()
+	defer first.unlock()
 	log := newSeenView()
 	t0 := time.Now()
 	_, err = acquire(context.Background(), nil, root, 300*time.Millisecond, Holder{PID: os.Getpid()}, log)
@@ -46,7 +46,7 @@ func TestLockWaitEndsOnStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.release()
+	defer first.unlock()
 	stop := make(chan struct{})
 	go func() { time.Sleep(200 * time.Millisecond); close(stop) }()
 	_, err = acquire(context.Background(), stop, root, 0, Holder{PID: 2}, newSeenView())
@@ -66,7 +66,7 @@ func TestLockIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.release()
+	l.unlock()
 	if _, busy, _ := held(root); busy {
 		t.Fatal("released lock still held")
 	}
@@ -74,7 +74,7 @@ func TestLockIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l2.release()
+	l2.unlock()
 }
 
 // holdDuring starts an apply of stack on h that stops inside its
@@ -208,15 +208,15 @@ func TestLockFileDeletedWhileHeld(t *testing.T) {
 	if who, busy, _ := held(root); !busy || who.PID != os.Getpid() {
 		t.Errorf("held() behind a waiter = %+v %v", who, busy)
 	}
-	first.release()
+	first.unlock()
 	if l := <-waiting; l != nil {
-		l.release()
+		l.unlock()
 	}
 	second, err := acquire(context.Background(), nil, root, time.Second, Holder{PID: 3, Source: "second"}, newSeenView())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer second.release()
+	defer second.unlock()
 	if who, busy, _ := held(root); !busy || who.PID != 3 {
 		t.Errorf("held() after the new holder took it = %+v %v", who, busy)
 	}

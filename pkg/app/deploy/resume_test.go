@@ -228,7 +228,7 @@ func TestDiffDuringApplyDoesNotResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lk.release()
+	defer lk.unlock()
 	r := h.run(t, diff)
 	if r.err != nil {
 		t.Fatal(r.err)

@@ -329,7 +329,7 @@ func TestNoSaveDuringAnApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lk.release()
+	defer lk.unlock()
 	file := filepath.Join(t.TempDir(), "busy.plan")
 	req := h.request(h.specs)
 	req.Diff, req.SavePlan = true, file

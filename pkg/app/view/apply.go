@@ -115,14 +115,14 @@ func ResultLine(r *executor.Result) string {
 // as it found it.
 func UndoLine(u *executor.Undo) string {
 	if len(u.Files) == 0 && len(u.Started) == 0 && len(u.Errors) == 0 && len(u.Kept) == 0 {
-		return fmt.Sprintf("Nothing was stopped or replaced: every file is staged before anything stops, and the %d staged file(s) were removed again; the host runs what it ran before.", u.Discarded)
+		return fmt.Sprintf("Nothing was stopped or replaced: every file is prepared before anything stops, and the %d prepared file(s) were removed again; the host runs what it ran before.", u.Discarded)
 	}
 	var did []string
 	if n := len(u.Files); n > 0 {
 		did = append(did, fmt.Sprintf("put back %d file(s) it had swapped in", n))
 	}
 	if u.Discarded > 0 {
-		did = append(did, fmt.Sprintf("removed %d staged file(s) it had not swapped in yet", u.Discarded))
+		did = append(did, fmt.Sprintf("removed %d prepared file(s) it had not swapped in yet", u.Discarded))
 	}
 	if len(u.Started) > 0 {
 		did = append(did, "started again what step 2 had stopped ("+strings.Join(u.Started, ", ")+")")
