@@ -213,7 +213,7 @@ func checkTrees(t *testing.T, h *testhost.Host) treeReport {
 	// Unit files (and drop-ins), and the config files their markers record.
 	unitRoot := layout.Under(root, layout.UnitDir)
 	filepath.WalkDir(unitRoot, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || layout.Leftover(e.Name()) || !(layout.IsQuadletFile(e.Name()) || strings.HasSuffix(e.Name(), ".conf")) {
+		if err != nil || e.IsDir() || layout.Leftover(e.Name()) || !(unit.IsQuadletFile(e.Name()) || strings.HasSuffix(e.Name(), ".conf")) {
 			return nil
 		}
 		hp := layout.UnitDir + strings.TrimPrefix(p, unitRoot)

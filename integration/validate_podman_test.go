@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/syslet/syslet/integration/testhost"
-	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/unit"
 )
 
@@ -181,13 +180,13 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 			// generated unit shows the feature was not applied).
 			m := unsupported.FindStringSubmatch(msg)
 			feature := usesFeature(t, data)
-			sec := unit.Sections[filepath.Ext(e.Name())]
-			typeSince, _ := unit.KeySince(sec, unit.KindKey[sec])
+			k := unit.KindOf(e.Name())
+			typeSince, _ := unit.KeySince(k.Section, k.TypeKey)
 			switch {
 			case unit.OldestPodman.Less(typeSince):
 				// A type the host's podman does not have (.artifact before
 				// 5.7): its generator skips the file, no service is made.
-				if refused || strings.Contains(r.Stdout, layout.Service(e.Name())) {
+				if refused || strings.Contains(r.Stdout, unit.DefaultService(e.Name())) {
 					t.Errorf("%s: podman 5.4.2 has no %s units, yet it converted the file (refused=%v %s)", e.Name(), filepath.Ext(e.Name()), refused, msg)
 				}
 			case m != nil:

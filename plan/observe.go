@@ -292,7 +292,7 @@ func installedServices(files map[string]host.File) []string {
 			}
 			data = t.Data
 		}
-		svc := layout.Service(fileName)
+		svc := unit.DefaultService(fileName)
 		if bytes.Contains(data, []byte(unit.KeyServiceName)) {
 			if uf, err := unit.Parse(data); err == nil {
 				svc = unit.ServiceOf(fileName, uf)

@@ -86,7 +86,7 @@ func Check(o *Output) report.Report {
 		}
 		for _, r := range refsOf(lines) {
 			ext := path.Ext(r.Target)
-			if _, inst, ok := layout.Template(r.Target); ok && inst == "" && ext != ".container" {
+			if _, inst, ok := layout.Template(r.Target); ok && inst == "" && !unit.KindOf(r.Target).Templates {
 				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to the template %s, but syslet templates containers only (podman 5.7 and later instantiate a %s template per container instance)", r.Line.Key, r.Target, ext)
 				continue
 			}

@@ -145,7 +145,7 @@ func dropIns(s *spec.Spec, owner string, ds []spec.DropIn) []DropIn {
 	if len(ds) == 0 {
 		return nil
 	}
-	own := unit.Sections["."+string(s.Kind)]
+	own := s.Kind.Quadlet().Section
 	out := make([]DropIn, 0, len(ds))
 	for _, d := range ds {
 		rd := DropIn{Name: d.Name, Path: layout.DropInPath(owner, d.Name), Owner: owner, File: &unit.File{}}

@@ -4,7 +4,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -29,7 +28,7 @@ func refsOf(lines []Line) []Ref {
 	return rs
 }
 
-func isQuadletRef(s string) bool { return layout.IsQuadletFile(s) }
+func isQuadletRef(s string) bool { return unit.IsQuadletFile(s) }
 
 // lineRefs returns the unit file names a line refers to.
 func lineRefs(l Line) []string {

@@ -134,7 +134,7 @@ func (o *Output) newUnit(s *spec.Spec) (*Unit, *builder) {
 	u, f, lines := o.slab.take(linesOf(s))
 	*u = Unit{Spec: s, Origin: s.Origin(), Kind: s.Kind, Name: s.Name, FileName: s.FileName(),
 		File: f, Template: s.Template(), Lines: lines, RemovalSet: s.RemovalAllowedSet}
-	u.Path, u.Service = layout.UnitPath(u.FileName), layout.Service(u.FileName)
+	u.Path, u.Service = layout.UnitPath(u.FileName), unit.DefaultService(u.FileName)
 	return u, &builder{u: u}
 }
 
@@ -316,7 +316,7 @@ func (o *Output) container(s *spec.Spec) {
 		if used := u.Used(); used.ConfigFiles != nil || used.ConfigDirs != nil {
 			iu.Uses = &Uses{ConfigFiles: used.ConfigFiles, ConfigDirs: used.ConfigDirs}
 		}
-		iu.Path, iu.Service = layout.UnitPath(iu.FileName), layout.Service(iu.FileName)
+		iu.Path, iu.Service = layout.UnitPath(iu.FileName), unit.DefaultService(iu.FileName)
 		iu.merge(u)
 		o.Units = append(o.Units, iu)
 	}

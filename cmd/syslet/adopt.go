@@ -8,6 +8,7 @@ import (
 	"github.com/syslet/syslet/pkg/app/adopt"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/redact"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // cmdAdopt prints v1 specs for hand-written quadlet files (and the build
@@ -16,7 +17,7 @@ import (
 func cmdAdopt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	pos, err := parseInterspersed(commandFlags("adopt").FlagSet, args)
 	if err == nil && len(pos) == 0 {
-		err = fmt.Errorf("%w: syslet adopt FILE… (quadlet unit files: .container, .volume, .network, .build, .pod, .image, .kube, .artifact)", errUsage)
+		err = fmt.Errorf("%w: syslet adopt FILE… (quadlet unit files: %s)", errUsage, strings.Join(unit.Exts(), ", "))
 	}
 	if err != nil {
 		return usage(stdout, stderr, "adopt", err)

@@ -47,53 +47,6 @@ const PinFile = "99-syslet-pin.conf"
 // PinPath is the host path of a container's pin drop-in.
 func PinPath(unitFile string) string { return path.Join(UnitDir, DropInDir(unitFile), PinFile) }
 
-// Exts are the unit file types quadlet generates services from, and by
-// whose file names units refer to each other (Volume=data.volume).
-var Exts = []string{".container", ".volume", ".network", ".build", ".image", ".pod", ".kube", ".artifact"}
-
-// IsQuadletFile reports whether name is a quadlet unit file name: one of
-// Exts after a non-empty base.
-func IsQuadletFile(name string) bool {
-	for _, e := range Exts {
-		if len(name) > len(e) && strings.HasSuffix(name, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// Service is the systemd service quadlet generates for a unit file name
-// that sets no ServiceName=: x.container → x.service, x.volume →
-// x-volume.service, and so on; x.kube, like x.container, runs as
-// x.service. A template keeps its "@" last: web@.container → web@.service,
-// data@.volume → data-volume@.service (podman 5.7 and later; the specs
-// only template containers and kube units, whose names no release
-// changed). pkg/load/quadletcheck's tests hold this to podman's own
-// GetUnitServiceName for every type.
-func Service(unitFile string) string {
-	ext := path.Ext(unitFile)
-	base := strings.TrimSuffix(unitFile, ext)
-	suffix := ""
-	switch ext {
-	case ".volume", ".network", ".build", ".image", ".pod", ".artifact":
-		suffix = "-" + strings.TrimPrefix(ext, ".")
-	}
-	if t, ok := strings.CutSuffix(base, "@"); ok {
-		return t + suffix + "@.service"
-	}
-	return base + suffix + ".service"
-}
-
-// ServiceNamed is the service of a unit file whose [<Type>] ServiceName=
-// is serviceName: podman takes the name as written, "" means Service's
-// default.
-func ServiceNamed(unitFile, serviceName string) string {
-	if serviceName == "" {
-		return Service(unitFile)
-	}
-	return serviceName + ".service"
-}
-
 // Template splits a unit file name of systemd's template form:
 // "web@1.container" is the instance "1" of the template "web@.container";
 // "web@.container" is the template itself (instance ""). ok is false for

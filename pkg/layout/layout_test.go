@@ -2,20 +2,6 @@ package layout
 
 import "testing"
 
-func TestService(t *testing.T) {
-	for in, want := range map[string]string{
-		"web.container": "web.service",
-		"data.volume":   "data-volume.service",
-		"net.network":   "net-network.service",
-		"app.build":     "app-build.service",
-		"x.pod":         "x-pod.service",
-	} {
-		if got := Service(in); got != want {
-			t.Errorf("Service(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestVersion(t *testing.T) {
 	for _, tc := range []struct {
 		name string

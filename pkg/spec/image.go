@@ -6,7 +6,7 @@ import (
 
 	"go.podman.io/image/v5/docker/reference"
 
-	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // Image references are checked with podman's own parser (the container
@@ -27,7 +27,7 @@ var transports = []string{"docker://", "docker-archive:", "oci-archive:", "oci:"
 // Image=, or "" when it would not. A quadlet unit reference (app.build,
 // base.image) is the converter's to check.
 func checkImageRef(ref string) string {
-	if layout.IsQuadletFile(ref) || imageID.MatchString(ref) {
+	if unit.IsQuadletFile(ref) || imageID.MatchString(ref) {
 		return ""
 	}
 	for _, t := range transports {

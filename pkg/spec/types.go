@@ -2,9 +2,9 @@ package spec
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // Kind is the spec's "type" field.
@@ -23,17 +23,30 @@ const (
 )
 
 // Kinds lists every kind in the order syslet handles them when one order is
-// needed (resources before the units that use them: images and artifacts
-// before the builds and containers that run or mount them, a pod before
-// its containers, containers before a kube unit that may join them).
-var Kinds = []Kind{Network, Volume, Secret, Image, Artifact, Build, Pod, Container, Kube}
+// needed: the quadlet kinds in the order of their table (unit.Kinds:
+// resources before the units that use them), with secrets after the
+// volumes, where they have always been (their place orders the plan's
+// write-config step).
+var Kinds = func() []Kind {
+	var ks []Kind
+	for _, k := range unit.Kinds {
+		ks = append(ks, Kind(k.Name))
+		if Kind(k.Name) == Volume {
+			ks = append(ks, Secret)
+		}
+	}
+	return ks
+}()
+
+// Quadlet is the kind's row of the table of quadlet kinds, nil for a
+// secret (which has no unit file) or an unknown kind.
+func (k Kind) Quadlet() *unit.Kind { return unit.KindNamed(string(k)) }
 
 // Ext is the quadlet file extension of a kind ("" for secrets, which have
 // no unit file).
 func (k Kind) Ext() string {
-	switch k {
-	case Container, Volume, Network, Build, Pod, Image, Kube, Artifact:
-		return "." + string(k)
+	if q := k.Quadlet(); q != nil {
+		return q.Ext()
 	}
 	return ""
 }
@@ -41,19 +54,15 @@ func (k Kind) Ext() string {
 // KindOfFile is the kind of a quadlet unit file name ("web@1.container" →
 // container), "" for anything else.
 func KindOfFile(fileName string) Kind {
-	for _, k := range Kinds {
-		if e := k.Ext(); e != "" && len(fileName) > len(e) && strings.HasSuffix(fileName, e) {
-			return k
-		}
+	if q := unit.KindOf(fileName); q != nil {
+		return Kind(q.Name)
 	}
 	return ""
 }
 
 // Templates reports whether specs of kind k may be templates with
-// instances: containers, whose service and resource names no podman
-// release derives differently for a template (quadlet names a template
-// volume's, network's or pod's service differently from 5.7 on).
-func (k Kind) Templates() bool { return k == Container }
+// instances (the kind table's Templates).
+func (k Kind) Templates() bool { q := k.Quadlet(); return q != nil && q.Templates }
 
 // State is a container's desiredState.
 type State string

@@ -11,23 +11,27 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// sections lists the unit sections each kind accepts; X- sections of the
-// user's own are accepted too, except the reserved ones.
-var sections = map[Kind][]string{
-	Container: {unit.Unit, unit.Container, unit.Service, unit.Install, unit.Quadlet},
-	Volume:    {unit.Unit, unit.Volume, unit.Service, unit.Install, unit.Quadlet},
-	Network:   {unit.Unit, unit.Network, unit.Service, unit.Install, unit.Quadlet},
-	Build:     {unit.Unit, unit.Build, unit.Service, unit.Install, unit.Quadlet},
-	Pod:       {unit.Unit, unit.Pod, unit.Service, unit.Install, unit.Quadlet},
-	Image:     {unit.Unit, unit.Image, unit.Service, unit.Install, unit.Quadlet},
-	Kube:      {unit.Unit, unit.Kube, unit.Service, unit.Install, unit.Quadlet},
-	Artifact:  {unit.Unit, unit.Artifact, unit.Service, unit.Install, unit.Quadlet},
+// sections lists the unit sections a kind accepts: its own (the kind
+// table's) among systemd's and quadlet's; X- sections of the user's own
+// are accepted too, except the reserved ones.
+func sections(kind Kind) []string {
+	return []string{unit.Unit, kind.Quadlet().Section, unit.Service, unit.Install, unit.Quadlet}
 }
 
-// reservedSections are syslet's marker and the X- names quadlet uses for
-// the sections it rewrites; a user section of that name would be clobbered.
-var reservedSections = []string{unit.Syslet, "X-Container", "X-Volume", "X-Network", "X-Build",
-	"X-Image", "X-Pod", "X-Kube", "X-Quadlet", "X-Artifact"}
+// reserved reports whether a section is syslet's marker or an X- name
+// quadlet uses for a section it rewrites (X-Container, X-Quadlet, …): a
+// user section of that name would be clobbered.
+func reserved(section string) bool {
+	if section == unit.Syslet || section == "X-"+unit.Quadlet {
+		return true
+	}
+	for _, k := range unit.Kinds {
+		if section == "X-"+k.Section {
+			return true
+		}
+	}
+	return false
+}
 
 // mapKeys are the keys whose value may be an object, and how one map entry
 // becomes one line: key, separator, value. An empty value gives the bare
@@ -73,14 +77,14 @@ func (d *decoder) unit(v *jsontree.Node, kind Kind) []Section {
 		case hasControl(name):
 			d.errf(sv.Path(), RuleControlChar, "section name %q contains a control character", name)
 			continue
-		case slices.Contains(reservedSections, name):
+		case reserved(name):
 			d.errf(sv.Path(), RuleReservedSection, "section [%s] is reserved: syslet or quadlet writes it", name)
 			continue
 		case !isWord(name, false):
 			d.errf(sv.Path(), RuleSection, "section name %q is not valid", name)
 			continue
-		case !slices.Contains(sections[kind], name) && !strings.HasPrefix(name, "X-"):
-			d.errf(sv.Path(), RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections[kind], ", "))
+		case !slices.Contains(sections(kind), name) && !strings.HasPrefix(name, "X-"):
+			d.errf(sv.Path(), RuleSection, "section [%s] is not valid in a %s unit (allowed: %s, or X-<name> of your own)", name, kind, strings.Join(sections(kind), ", "))
 			continue
 		}
 		if sv.Kind != jsontree.Object {

@@ -10,7 +10,9 @@
 // file is syslet's.
 //
 // The package knows the section and key names syslet cares about, and — as
-// one table of data — which podman release introduced each key of the
+// tables of data — the quadlet kinds (Kinds, kinds.go: extension, section,
+// service name, the keys naming the podman object, what a change does,
+// what may refer to one), which podman release introduced each key of the
 // quadlet sections (KeySince, Podman) and which values older generators
 // read differently (Features), but nothing about specs or hosts.
 //

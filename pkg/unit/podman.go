@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Podman is a podman release as major.minor. Patch releases add no quadlet
@@ -205,7 +203,7 @@ func Words(v string) []string {
 // ("db.container"), or "".
 func quadletWord(value string) string {
 	for _, w := range strings.Fields(value) {
-		if layout.IsQuadletFile(w) {
+		if IsQuadletFile(w) {
 			return w
 		}
 	}

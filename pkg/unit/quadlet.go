@@ -1,10 +1,7 @@
 package unit
 
 import (
-	"path"
 	"strings"
-
-	"github.com/syslet/syslet/pkg/layout"
 )
 
 // Section names syslet renders or reads.
@@ -77,31 +74,16 @@ func QuadletSection(section string) bool {
 	return ok
 }
 
-// Sections lists, per quadlet unit file extension, the section its
-// converter reads (".container" → Container).
-var Sections = map[string]string{
-	".container": Container, ".volume": Volume, ".network": Network, ".build": Build,
-	".pod": Pod, ".image": Image, ".kube": Kube, ".artifact": Artifact,
-}
-
-// KindKey is, per type section, a key every release that has the type
-// knows: the key table's release for it is the type's own (an artifact's,
-// podman 5.7).
-var KindKey = map[string]string{Container: KeyImage, Volume: KeyVolumeName, Network: KeyNetworkName, Build: KeyImageTag,
-	Pod: KeyPodName, Image: KeyImage, Kube: KeyYaml, Artifact: KeyArtifact}
-
 // ServiceOf is the systemd service quadlet generates for the unit file
-// fileName with content f: its type section's ServiceName= (the last
-// one, as quadlet reads it), else layout's default.
+// fileName with content f: its kind's section's ServiceName= (the last
+// one, as quadlet reads it), else DefaultService.
 func ServiceOf(fileName string, f *File) string {
 	name := ""
-	if f != nil {
-		if sec, ok := Sections[path.Ext(fileName)]; ok {
-			name, _ = f.Last(sec, KeyServiceName)
-			name = strings.Trim(name, `"`)
-		}
+	if k := KindOf(fileName); f != nil && k != nil {
+		name, _ = f.Last(k.Section, KeyServiceName)
+		name = strings.Trim(name, `"`)
 	}
-	return layout.ServiceNamed(fileName, name)
+	return ServiceNamed(fileName, name)
 }
 
 // Merge is what quadlet converts: the unit with its drop-ins merged in, in

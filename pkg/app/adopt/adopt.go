@@ -126,7 +126,7 @@ func convert(f File, instances []File) (obj, []string, error) {
 	base := path.Base(f.Path)
 	kind := spec.KindOfFile(base)
 	if kind == "" {
-		return nil, nil, fmt.Errorf("not a quadlet unit file (%s)", strings.Join(layout.Exts, ", "))
+		return nil, nil, fmt.Errorf("not a quadlet unit file (%s)", strings.Join(unit.Exts(), ", "))
 	}
 	name := strings.TrimSuffix(base, kind.Ext())
 	tmpl, _, isTemplate := layout.Template(base)

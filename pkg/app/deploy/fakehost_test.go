@@ -20,6 +20,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // fakeHost is one machine in memory: a systemd that only knows the unit
@@ -204,7 +205,7 @@ func (h *fakeHost) unitFiles() map[string][]byte {
 	for _, e := range ents {
 		if e.Type().IsRegular() {
 			if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
-				out[layout.Service(e.Name())] = b
+				out[unit.DefaultService(e.Name())] = b
 			}
 		}
 	}

@@ -175,7 +175,7 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 		if _, inst, ok := layout.Template(n); ok && inst == "" {
 			continue // its service is a template: verified through its instances
 		}
-		name := layout.Service(n)
+		name := unit.DefaultService(n)
 		if uf, err := unit.Parse(future[n]); err == nil {
 			name = unit.ServiceOf(n, uf) // ServiceName=
 		}

@@ -1,7 +1,6 @@
 package quadletcheck
 
 import (
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,7 +51,7 @@ var culprits = []culprit{
 var unsupportedKey = regexp.MustCompile(`^unsupported key '([^']+)' in group '([^']+)'`)
 
 // quadletSection is the section a unit type's converter reads.
-func quadletSection(u *render.Unit) string { return unit.Sections[path.Ext(u.FileName)] }
+func quadletSection(u *render.Unit) string { return u.Kind.Quadlet().Section }
 
 // blame returns the JSON path a converter message is about: the line of the
 // key it names (and, where several lines have that key, the one whose value

@@ -12,7 +12,6 @@ import (
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 	"github.com/containers/podman/v5/version/rawversion"
 
-	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/parallel"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
@@ -157,8 +156,8 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 	}
 	// A unit type a release does not have is told once, for the unit, by
 	// the release its type section's keys came with.
-	if sec := unit.Sections[path.Ext(c.FileName)]; sec != "" {
-		if since, ok := unit.KeySince(sec, unit.KindKey[sec]); ok && target.Less(since) {
+	if k := unit.KindOf(c.FileName); k != nil {
+		if since, ok := unit.KeySince(k.Section, k.TypeKey); ok && target.Less(since) {
 			c.gated = true
 			if !quiet {
 				rep.Errorf(c.Spec.Source, c.Spec.Path()+".type", spec.RuleNewerPodman,
@@ -210,7 +209,7 @@ func servicesOf(l render.Line) string {
 	}
 	var b strings.Builder
 	for _, w := range strings.Fields(l.Value) {
-		if !layout.IsQuadletFile(w) {
+		if !unit.IsQuadletFile(w) {
 			continue
 		}
 		f := parser.NewUnitFile()
@@ -474,7 +473,7 @@ func quadletFiles(msg string) []string {
 	for _, w := range strings.FieldsFunc(msg, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || r == '@' || r == '\\' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
 	}) {
-		if w = strings.TrimRight(w, "."); layout.IsQuadletFile(w) {
+		if w = strings.TrimRight(w, "."); unit.IsQuadletFile(w) {
 			out = append(out, w)
 		}
 	}

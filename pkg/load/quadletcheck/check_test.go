@@ -65,18 +65,18 @@ func TestServiceNamesAreQuadlets(t *testing.T) {
 	if len(kinds) != 7 {
 		t.Fatalf("rendered kinds %v, want all seven of podman 5.4", kinds)
 	}
-	// layout.Service, the one place syslet names services, for every file
-	// type quadlet generates from.
-	for _, ext := range layout.Exts {
+	// unit.DefaultService, the one place syslet names services, for every
+	// kind of the kind table.
+	for _, ext := range unit.Exts() {
 		for _, base := range []string{"app.v1_x", "web@", "web@1", "a-b@c.d"} {
 			f := parser.NewUnitFile()
 			f.Filename = base + ext
 			name, err := quadlet.GetUnitServiceName(f)
-			if err != nil || name+".service" != layout.Service(f.Filename) {
-				t.Errorf("%s: layout says %s, quadlet %s.service (%v)", f.Filename, layout.Service(f.Filename), name, err)
+			if err != nil || name+".service" != unit.DefaultService(f.Filename) {
+				t.Errorf("%s: syslet says %s, quadlet %s.service (%v)", f.Filename, unit.DefaultService(f.Filename), name, err)
 			}
 			// ServiceName= wins, as quadlet reads it.
-			if sec, ok := unit.Sections[ext]; ok && base == "app.v1_x" {
+			if sec := unit.KindOf(f.Filename).Section; base == "app.v1_x" {
 				uf := &unit.File{}
 				uf.Add(sec, unit.KeyServiceName, "custom")
 				f.Add(sec, unit.KeyServiceName, "custom")
