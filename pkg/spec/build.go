@@ -10,7 +10,6 @@ import (
 )
 
 func (d *decoder) build(n *jsontree.Node, s *Spec) {
-	s.ReclaimPolicy = d.policy(n)
 	s.Containerfile = d.content(n, "containerfile")
 	if strings.TrimSpace(s.Containerfile) == "" {
 		d.errf(jsontree.Child(n.Path(), "containerfile"), RuleRequired, "containerfile is required: the Containerfile's content")
@@ -94,7 +93,5 @@ func (d *decoder) build(n *jsontree.Node, s *Spec) {
 			}
 		}
 	}
-	d.forced(s, unit.Build, unit.KeyFile, "")
-	d.forced(s, unit.Build, unit.KeySetWorkingDirectory, "")
-	d.serviceName(s)
+	d.plain(n, s)
 }

@@ -132,9 +132,7 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 			d.errf(v.Path, RuleImageRef, "Image %q is not an image reference podman accepts: %s", v.Text, why)
 		}
 	}
-	if s.Name != "" { // a missing name is reported already
-		d.forced(s, unit.Container, unit.KeyContainerName, s.ContainerName())
-	}
+	d.owned(s, "") // ContainerName=
 	if pod, ok := s.Last(unit.Container, unit.KeyPod); ok && s.DesiredState == Stopped {
 		// The pod's service starts every container of the pod that does
 		// not say otherwise: a stopped one would be started with it.
@@ -151,7 +149,6 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		}
 	}
 	d.serviceName(s)
-
 	typ, hasType := s.Last(unit.Service, unit.KeyType)
 	restart, hasRestart := s.Last(unit.Service, unit.KeyRestart)
 	switch s.DesiredState {
@@ -160,18 +157,9 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 			d.errf(typ.Path, RuleStateConflict, "[Service] Type=oneshot conflicts with desiredState %q: use desiredState \"oneshot\"", s.DesiredState)
 		}
 	}
-	// The earlier syslet overwrote these, so a host it deployed carries
-	// syslet's values whatever the spec says; overwriting them again keeps
-	// its takeover a no-op (docs/how-to/migrate.md says where that is unsafe).
-	switch s.DesiredState {
-	case Running:
-		d.forcedFor(s, unit.Service, unit.KeyRestart, RestartRunning, `for desiredState "running", as the earlier syslet did`)
-		d.forcedFor(s, unit.Install, unit.KeyWantedBy, WantedByRunning, `for desiredState "running", as the earlier syslet did`)
-	case Oneshot:
-		d.forcedFor(s, unit.Service, unit.KeyType, TypeOneshot, `for desiredState "oneshot", as the earlier syslet did`)
-		if hasRestart && restart.Text != "no" {
-			d.errf(restart.Path, RuleStateConflict, "[Service] Restart=%s conflicts with desiredState \"oneshot\": a oneshot job runs to completion", restart.Text)
-		}
+	d.owned(s, s.DesiredState) // Restart=, WantedBy= or Type=
+	if s.DesiredState == Oneshot && hasRestart && restart.Text != "no" {
+		d.errf(restart.Path, RuleStateConflict, "[Service] Restart=%s conflicts with desiredState \"oneshot\": a oneshot job runs to completion", restart.Text)
 	}
 	switch {
 	case len(s.ConfigDirs) == 0:

@@ -11,26 +11,65 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// fields lists the top-level fields each kind accepts besides apiVersion,
-// type and name. Anything else is an error: a mistyped field in a deploy
-// spec is a bug, not something to ignore.
-var fields = map[Kind][]string{
-	Container: {"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances"},
-	Volume:    {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
-	Network:   {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
-	Build:     {"unit", "containerfile", "contextFiles", "reclaimPolicy", "dropIns"},
-	Secret:    {"ciphertext", "external"},
-	Pod:       {"unit", "removalAllowed", "dropIns"},
-	Image:     {"unit", "removalAllowed", "reclaimPolicy", "dropIns"},
-	Kube:      {"unit", "yaml", "removalAllowed", "dropIns"},
-	Artifact:  {"unit", "removalAllowed", "dropIns"},
+// kindSpec is what a spec of one kind is beyond its type and name: the
+// top-level fields it accepts (anything else is refused: a mistyped field
+// in a deploy spec is a bug, not something to ignore), how they are
+// decoded and checked, and the keys syslet sets in its unit for them
+// (besides the kind's name key, which every kind that has one owns).
+// Everything else about a kind is its row in pkg/unit's table of kinds.
+type kindSpec struct {
+	kind   Kind
+	fields []string
+	// decode checks what is the kind's own, and then (plain) the keys
+	// syslet owns and ServiceName=.
+	decode func(d *decoder, n *jsontree.Node, s *Spec)
+	owns   []Owned
+}
+
+// kindSpecs are the kinds of spec, in the order messages list them (set
+// in init: a decoder refers back to the table through Spec.Owned).
+var kindSpecs []kindSpec
+
+func init() {
+	kindSpecs = []kindSpec{
+		{Container, []string{"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances"}, (*decoder).container, containerOwns},
+		{Volume, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).plain, nil},
+		{Network, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).plain, nil},
+		{Build, []string{"unit", "containerfile", "contextFiles", "reclaimPolicy", "dropIns"}, (*decoder).build, buildOwns},
+		{Secret, []string{"ciphertext", "external"}, (*decoder).secret, nil},
+		{Pod, []string{"unit", "removalAllowed", "dropIns"}, (*decoder).plain, nil},
+		{Image, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).image, nil},
+		{Kube, []string{"unit", "yaml", "removalAllowed", "dropIns"}, (*decoder).kube, kubeOwns},
+		{Artifact, []string{"unit", "removalAllowed", "dropIns"}, (*decoder).artifact, nil},
+	}
+	ownedKeys = map[Kind][]Owned{}
+	for _, ks := range kindSpecs {
+		ownedKeys[ks.kind] = ownedOf(ks)
+	}
+}
+
+// specOf is the kind's row of kindSpecs, or nil for an unknown kind.
+func specOf(k Kind) *kindSpec {
+	for i := range kindSpecs {
+		if kindSpecs[i].kind == k {
+			return &kindSpecs[i]
+		}
+	}
+	return nil
+}
+
+// Accepts reports whether a spec of kind k may have the top-level field:
+// "removalAllowed", "reclaimPolicy", …
+func (k Kind) Accepts(field string) bool {
+	ks := specOf(k)
+	return ks != nil && slices.Contains(ks.fields, field)
 }
 
 // kindNames is every kind's type, for messages.
 func kindNames() string {
-	names := make([]string, 0, len(fields))
-	for _, k := range []Kind{Container, Volume, Network, Build, Secret, Pod, Image, Kube, Artifact} {
-		names = append(names, string(k))
+	names := make([]string, 0, len(kindSpecs))
+	for _, ks := range kindSpecs {
+		names = append(names, string(ks.kind))
 	}
 	return strings.Join(names, ", ")
 }
@@ -99,13 +138,14 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 
 	kind := d.str(n, "type", true)
 	s.Kind = Kind(kind)
-	if lower := Kind(strings.ToLower(kind)); lower != s.Kind && fields[lower] != nil {
+	if lower := Kind(strings.ToLower(kind)); lower != s.Kind && specOf(lower) != nil {
 		// The earlier syslet accepted "Container"; its users' specs must
 		// keep working.
 		d.warnf(n.Get("type").Path(), RuleType, "type %q is read as %q; write it in lower case", kind, lower)
 		s.Kind = lower
 	}
-	_, knownKind := fields[s.Kind]
+	ks := specOf(s.Kind)
+	knownKind := ks != nil
 	if v := n.Get("type"); v != nil && v.Kind == jsontree.String && !knownKind {
 		d.errf(v.Path(), RuleType, "type %q is not one of %s", kind, kindNames())
 	}
@@ -122,17 +162,17 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 	if !knownKind {
 		return s // which other fields are allowed depends on the type
 	}
-	allowed := append([]string{"apiVersion", "type", "name"}, fields[s.Kind]...)
+	allowed := append([]string{"apiVersion", "type", "name"}, ks.fields...)
 	for j, k := range n.Keys {
 		if !slices.Contains(allowed, k) && k != "instances" { // instances on another kind are an error of their own
-			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(fields[s.Kind], ", "))
+			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(ks.fields, ", "))
 		}
 	}
 	if v := n.Get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
 		// Older releases of the earlier syslet accepted a volume or network
 		// without unit and read it as {}; syslet does too, and --strict
 		// holds CI to the rule that unit is required.
-		d.warnf(jsontree.Child(n.Path(), "unit"), RuleRequired, "unit is missing and read as {}: write \"unit\": {\"%s\": {}}", map[Kind]string{Volume: unit.Volume, Network: unit.Network}[s.Kind])
+		d.warnf(jsontree.Child(n.Path(), "unit"), RuleRequired, "unit is missing and read as {}: write \"unit\": {\"%s\": {}}", s.Kind.Quadlet().Section)
 	}
 
 	if v := n.Get("unit"); v != nil {
@@ -149,29 +189,10 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 			s.RemovalAllowed, s.RemovalAllowedSet = v.Text == "true", true
 		}
 	}
-	switch s.Kind {
-	case Container:
-		d.container(n, s)
-	case Volume:
+	if s.Kind.Accepts("reclaimPolicy") {
 		s.ReclaimPolicy = d.policy(n)
-		d.resource(s, unit.Volume, unit.KeyVolumeName)
-	case Network:
-		s.ReclaimPolicy = d.policy(n)
-		d.resource(s, unit.Network, unit.KeyNetworkName)
-	case Build:
-		d.build(n, s)
-	case Secret:
-		d.secret(n, s)
-	case Pod:
-		d.pod(s)
-	case Image:
-		s.ReclaimPolicy = d.policy(n)
-		d.image(s)
-	case Kube:
-		d.kube(n, s)
-	case Artifact:
-		d.artifact(s)
 	}
+	ks.decode(d, n, s)
 	if v := n.Get("dropIns"); v != nil {
 		s.DropIns = d.dropIns(v, s.Kind)
 	}
@@ -276,39 +297,12 @@ func (d *decoder) objects(v *jsontree.Node, what string, allowed ...string) []*j
 	return out
 }
 
-// forced warns about a key syslet sets itself when the user set it to
-// something else: syslet overwrites it, as the earlier syslet did, so its
-// specs keep working. The same value is tolerated silently.
-func (d *decoder) forced(s *Spec, section, key, want string) {
-	d.forcedFor(s, section, key, want, "")
-}
-
-// forcedFor is forced with why syslet sets the key ("for desiredState
-// \"running\", as the earlier syslet did"), for keys it sets only in some
-// cases.
-func (d *decoder) forcedFor(s *Spec, section, key, want, why string) {
-	if why != "" {
-		why = " " + why
-	}
-	for _, v := range s.Values(section, key) {
-		switch {
-		case want == "" && why != "":
-			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored:%s; remove it", section, key, why)
-		case want == "":
-			d.warnf(v.Path, RuleForcedKey, "[%s] %s is ignored: syslet sets it to its own build context; remove it", section, key)
-		case v.Text != want:
-			d.warnf(v.Path, RuleForcedKey, "[%s] %s=%s is overwritten: syslet sets it to %q%s; remove it", section, key, v.Text, want, why)
-		}
-	}
-}
-
-// resource checks the keys syslet sets in a .volume or .network unit: the
-// podman object is named after the spec, because the plan looks it up by
-// the spec name.
-func (d *decoder) resource(s *Spec, section, nameKey string) {
-	if s.Name != "" { // a missing name is reported already
-		d.forced(s, section, nameKey, s.Name)
-	}
+// plain checks what every unit is checked for after what is its kind's
+// own: the keys syslet sets in it (Spec.Owned, those of every
+// desiredState), then ServiceName=. A spec that is only its unit (a
+// volume, a network, a pod) is checked for nothing else.
+func (d *decoder) plain(_ *jsontree.Node, s *Spec) {
+	d.owned(s, "")
 	d.serviceName(s)
 }
 

@@ -26,14 +26,20 @@
 //     order and JSON paths, duplicate keys, the depth limit, and the fast
 //     one-pass reader with the token reader behind it. It is internal: its
 //     API follows this package's needs and is nobody else's to import.
-//   - decode.go: the decoder and its findings, one spec's top-level
+//   - decode.go: the decoder and its findings, the kinds of spec (their
+//     top-level fields and decoders: everything else about a quadlet kind
+//     is its row in pkg/unit's table of kinds), one spec's top-level
 //     fields, and the field readers every kind shares (strings, modes,
-//     file contents, lists of objects, keys syslet sets itself).
+//     file contents, lists of objects).
+//   - owned.go: the one list of the keys syslet sets in a unit itself
+//     (Spec.Owned), which spec warns about, render writes and adopt
+//     leaves out.
 //   - unit.go: the unit object: sections, keys, list and map values, and
 //     the quoting that keeps one Environment assignment one word.
-//   - container.go, build.go, secret.go: what only that kind has (config
-//     files and dirs and their mount paths; the containerfile, context
-//     files and image tags; ciphertext or external), with sops.go for
+//   - container.go, build.go, pod.go, secret.go: what only that kind has
+//     (config files and dirs and their mount paths; the containerfile,
+//     context files and image tags; an image unit's or artifact's required
+//     key, a kube unit's YAML; ciphertext or external), with sops.go for
 //     reading a SOPS document's keys without decrypting it.
 //   - names.go: name checks shared by every kind: spec and secret names,
 //     word shapes, control characters, host path limits.

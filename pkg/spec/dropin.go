@@ -21,16 +21,6 @@ import (
 // the only files quadlet reads from a drop-in directory.
 var dropInNameRe = regexp.MustCompile(`^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.conf$`)
 
-// dropInForced are the keys syslet sets in the unit itself: a drop-in
-// setting one would override what the plan relies on (the podman
-// object's name, the service's name, where a build or kube file is).
-var dropInForced = []string{
-	unit.Container + "." + unit.KeyContainerName, unit.Volume + "." + unit.KeyVolumeName,
-	unit.Network + "." + unit.KeyNetworkName, unit.Pod + "." + unit.KeyPodName,
-	unit.Build + "." + unit.KeyFile, unit.Build + "." + unit.KeySetWorkingDirectory,
-	unit.Kube + "." + unit.KeyYaml,
-}
-
 // dropIns decodes a dropIns object: file name → unit sections.
 func (d *decoder) dropIns(v *jsontree.Node, kind Kind) []DropIn {
 	if v.Kind != jsontree.Object {
@@ -38,6 +28,7 @@ func (d *decoder) dropIns(v *jsontree.Node, kind Kind) []DropIn {
 		return nil
 	}
 	var out []DropIn
+	owned := dropInOwned(kind)
 	for i, name := range v.Keys {
 		dv := v.Vals[i]
 		switch {
@@ -61,7 +52,7 @@ func (d *decoder) dropIns(v *jsontree.Node, kind Kind) []DropIn {
 		for _, sec := range di.Unit {
 			for _, e := range sec.Entries {
 				switch {
-				case slices.Contains(dropInForced, sec.Name+"."+e.Key):
+				case slices.Contains(owned, sec.Name+"."+e.Key):
 					d.errf(e.Path, RuleDropIn, "[%s] %s cannot be set in a drop-in: syslet sets it in the unit, and the plan relies on it", sec.Name, e.Key)
 				case e.Key == unit.KeyServiceName && unit.QuadletSection(sec.Name):
 					d.errf(e.Path, RuleDropIn, "[%s] ServiceName cannot be set in a drop-in: set it in the unit", sec.Name)

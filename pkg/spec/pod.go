@@ -8,29 +8,21 @@ import (
 )
 
 // The quadlet types besides containers, volumes, networks and builds:
-// pods (several containers in one network namespace), image units (a
-// pull), kube units (podman kube play of a YAML file syslet writes) and
-// artifacts (an OCI artifact pull, podman 5.7 and later: its keys are
-// gated like any newer key).
-
-// pod checks a pod unit: the podman pod is named after the spec, as
-// containers' Pod=NAME.pod and the plan find it.
-func (d *decoder) pod(s *Spec) {
-	if s.Name != "" {
-		d.forced(s, unit.Pod, unit.KeyPodName, s.Name)
-	}
-	d.serviceName(s)
-}
+// pods (several containers in one network namespace: their PodName= is
+// the kind's name key, and nothing else of theirs needs checking here),
+// image units (a pull), kube units (podman kube play of a YAML file syslet
+// writes) and artifacts (an OCI artifact pull, podman 5.7 and later: its
+// keys are gated like any newer key).
 
 // image checks an image unit: its Image= is what is pulled, and what a
 // container with Image=NAME.image runs (or ImageTag=, when set).
-func (d *decoder) image(s *Spec) {
+func (d *decoder) image(n *jsontree.Node, s *Spec) {
 	if d.missing(s, unit.Image, unit.KeyImage) {
 		d.errf(jsontree.Child(s.Path(), "unit")+".Image", RuleImageRequired, "[Image] Image is required: the image to pull")
 	} else if v, ok := s.Last(unit.Image, unit.KeyImage); ok && strings.TrimSpace(v.Text) == "" {
 		d.errf(v.Path, RuleImageRequired, "[Image] Image must name an image")
 	}
-	d.serviceName(s)
+	d.plain(n, s)
 }
 
 // kube checks a kube unit: its YAML is the yaml field, which syslet
@@ -43,14 +35,13 @@ func (d *decoder) kube(n *jsontree.Node, s *Spec) {
 	case v.Kind == jsontree.String && strings.TrimSpace(s.Yaml) == "":
 		d.errf(v.Path(), RuleRequired, "yaml must not be empty: the Kubernetes YAML podman kube play runs")
 	}
-	d.forcedFor(s, unit.Kube, unit.KeyYaml, "", "syslet writes the yaml field to its own file and points Yaml= at it")
-	d.serviceName(s)
+	d.plain(n, s)
 }
 
 // artifact checks an artifact unit: Artifact= names what is pulled.
-func (d *decoder) artifact(s *Spec) {
+func (d *decoder) artifact(n *jsontree.Node, s *Spec) {
 	if d.missing(s, unit.Artifact, unit.KeyArtifact) {
 		d.errf(jsontree.Child(s.Path(), "unit")+".Artifact", RuleImageRequired, "[Artifact] Artifact is required: the artifact to pull")
 	}
-	d.serviceName(s)
+	d.plain(n, s)
 }
