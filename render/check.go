@@ -57,18 +57,23 @@ func Check(o *Output) report.Report {
 		}
 		secrets[s.Name] = s.Spec
 	}
+	// The podman names of what runs (containers, pods): the kinds that run
+	// under a name syslet sets. A volume's or network's name is its spec's,
+	// which spec.CheckSet keeps unique.
 	names := map[string]*Unit{}
 	for _, u := range o.Units {
-		n := u.Container
-		if u.Kind == spec.Pod {
-			n = "pod " + u.Resource
-		}
-		if n == "" || u.Template {
+		k := u.Kind.Quadlet()
+		if !k.Runs() || k.NameKey == "" || u.Template {
 			continue // a template's name has %i in it: its instances' are checked
 		}
+		name := u.Container
+		if name == "" {
+			name = u.Resource
+		}
+		n := k.Object + " " + name
 		if prev, ok := names[n]; ok && prev.FileName != u.FileName {
 			rep.Errorf(u.Spec.Source, u.Spec.Path()+".name", spec.RuleNameConflict,
-				"%s would create podman %s %q, which %s (%s) creates too", u.FileName, kindWord(u), strings.TrimPrefix(n, "pod "), prev.FileName, prev.Spec.Ref())
+				"%s would create podman %s %q, which %s (%s) creates too", u.FileName, k.Object, name, prev.FileName, prev.Spec.Ref())
 			continue
 		}
 		names[n] = u
@@ -141,20 +146,16 @@ func Check(o *Output) report.Report {
 	return rep
 }
 
-func kindWord(u *Unit) string {
-	if u.Kind == spec.Pod {
-		return "pod"
+// refKinds lists, per key, the extensions of the kinds a reference on it
+// may name (the kind table's ReferencedBy): quadlet links other kinds on
+// these keys either not at all or to something else (Image=x.volume is
+// not an image).
+var refKinds = func() map[string][]string {
+	m := map[string][]string{}
+	for _, k := range unit.Kinds {
+		for _, key := range k.ReferencedBy {
+			m[key] = append(m[key], k.Ext())
+		}
 	}
-	return "container"
-}
-
-// refKinds lists, per key, the unit types a reference may name (quadlet
-// links other types on these keys either not at all or to something else:
-// Image=x.volume is not an image).
-var refKinds = map[string][]string{
-	unit.KeyVolume:  {".volume"},
-	unit.KeyMount:   {".volume", ".image", ".artifact"},
-	unit.KeyNetwork: {".network", ".container"}, // x.container: share x's network namespace
-	unit.KeyImage:   {".image", ".build"},
-	unit.KeyPod:     {".pod"},
-}
+	return m
+}()

@@ -11,45 +11,14 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// pod renders a .pod: the podman pod is named after the spec (PodName=),
-// as containers' Pod=NAME.pod and the plan find it.
-func (o *Output) pod(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.Resource = s.Name
-	u.RemovalAllowed = s.RemovalAllowed
-	u.State = spec.Running // a pod's service runs: started, restarted and stopped like a container's
-	b.user(s, unit.Unit)
-	b.add(unit.Pod, unit.KeyPodName, s.Name, s.Path())
-	b.userExcept(s, unit.Pod, unit.KeyPodName)
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Pod, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, "")
-	u.finish()
-	b.sealDropIns(nil)
-	o.Units = append(o.Units, u)
-}
-
 // image renders a .image: Image= is pulled (by the apply's pull step when
 // podman's pull API takes every key the unit sets, else by its service);
-// containers with Image=NAME.image run ImageTag=, or Image= when unset.
+// containers with Image=NAME.image run ImageTag=, or Image= when unset
+// (its ObjectKeys).
 func (o *Output) image(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.RemovalAllowed = s.RemovalAllowed
-	u.ReclaimPolicy = s.ReclaimPolicy
-	b.user(s, unit.Unit)
-	b.user(s, unit.Image)
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Image, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
-	u.finish()
+	u, b := o.plain(s)
 	b.sealDropIns(nil)
 	u.Image, _ = u.Merged.Last(unit.Image, unit.KeyImage)
-	u.Resource = u.Image
-	if tag, ok := u.Merged.Last(unit.Image, unit.KeyImageTag); ok && tag != "" {
-		u.Resource = tag
-	}
 	u.Pull = pullOptions(u.Merged)
 	o.Units = append(o.Units, u)
 }
@@ -97,39 +66,13 @@ func truth(v string) bool {
 }
 
 // kube renders a .kube: the spec's YAML is a config file syslet writes
-// (layout.KubeYaml) and Yaml= points at; a change to it restarts the unit.
+// (layout.KubeYaml) and Yaml= points at (spec.Owned); a change to it
+// restarts the unit.
 func (o *Output) kube(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.RemovalAllowed = s.RemovalAllowed
-	u.State = spec.Running
-	b.user(s, unit.Unit)
-	b.userExcept(s, unit.Kube, unit.KeyYaml)
-	b.add(unit.Kube, unit.KeyYaml, layout.KubeYaml(s.Name), s.Path()+".yaml")
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Kube, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, "")
-	u.finish()
+	u, b := o.plain(s)
 	u.uses().ConfigFiles = []string{layout.KubeYaml(s.Name)}
 	o.Files = append(o.Files, File{Path: layout.KubeYaml(s.Name), Content: []byte(s.Yaml), Mode: spec.DefaultMode, Kind: ConfigFile, Owner: u.FileName})
 	b.sealDropIns(o.filesOf(u.FileName))
-	o.Units = append(o.Units, u)
-}
-
-// artifact renders a .artifact (podman 5.7 and later): its service pulls
-// Artifact=, which containers mount with Mount=type=artifact,source=NAME.artifact.
-func (o *Output) artifact(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.RemovalAllowed = s.RemovalAllowed
-	b.user(s, unit.Unit)
-	b.user(s, unit.Artifact)
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Artifact, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, "")
-	u.finish()
-	b.sealDropIns(nil)
-	u.Resource, _ = u.Merged.Last(unit.Artifact, unit.KeyArtifact)
 	o.Units = append(o.Units, u)
 }
 

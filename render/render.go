@@ -68,24 +68,7 @@ func (out *Output) add(s *spec.Spec) {
 	if s.Name == "" {
 		return
 	}
-	switch s.Kind {
-	case spec.Container:
-		out.container(s)
-	case spec.Volume:
-		out.Units = append(out.Units, out.resource(s, unit.Volume, unit.KeyVolumeName))
-	case spec.Network:
-		out.Units = append(out.Units, out.resource(s, unit.Network, unit.KeyNetworkName))
-	case spec.Build:
-		out.build(s)
-	case spec.Pod:
-		out.pod(s)
-	case spec.Image:
-		out.image(s)
-	case spec.Kube:
-		out.kube(s)
-	case spec.Artifact:
-		out.artifact(s)
-	case spec.Secret:
+	if s.Kind == spec.Secret {
 		if s.External {
 			out.ExternalSecrets = append(out.ExternalSecrets, &ExternalSecret{Spec: s, Name: s.Name})
 			return
@@ -93,13 +76,59 @@ func (out *Output) add(s *spec.Spec) {
 		sum := sha256.Sum256([]byte(s.Ciphertext))
 		out.Secrets = append(out.Secrets, &Secret{Spec: s, Name: s.Name, Keys: slices.Clone(s.SecretKeys),
 			Hash: hex.EncodeToString(sum[:]), Ciphertext: []byte(s.Ciphertext)})
+		return
 	}
+	if s.Kind.Quadlet() == nil {
+		return
+	}
+	if r := renderers[s.Kind]; r != nil {
+		r(out, s)
+		return
+	}
+	u, b := out.plain(s)
+	b.sealDropIns(nil)
+	out.Units = append(out.Units, u)
+}
+
+// renderers are the kinds whose units need more than plain renders: the
+// files syslet writes for them, or facts the plan reads that only their
+// keys tell. Every other kind (volumes, networks, pods, artifacts) is its
+// spec's sections with the keys syslet owns.
+var renderers = map[spec.Kind]func(*Output, *spec.Spec){
+	spec.Container: (*Output).container,
+	spec.Build:     (*Output).build,
+	spec.Image:     (*Output).image,
+	spec.Kube:      (*Output).kube,
+}
+
+// plain renders a unit as its spec's sections, with the keys syslet owns
+// (spec.Owned) in place of the spec's and syslet's marker, and fills in
+// what the kind table and the spec say of it: the podman object's name
+// (from the merged unit, once sealed), whether it may be removed, what
+// runs. A renderer of its own starts from it.
+func (o *Output) plain(s *spec.Spec) (*Unit, *builder) {
+	u, b := o.newUnit(s)
+	k := s.Kind.Quadlet()
+	u.RemovalAllowed = s.RemovalAllowed || !s.Kind.Accepts("removalAllowed")
+	u.ReclaimPolicy = s.ReclaimPolicy
+	if u.State = s.DesiredState; u.State == "" && k.Runs() {
+		u.State = spec.Running // started, restarted and stopped like a running container
+	}
+	b.sections(s, k.Section)
+	var removal *bool
+	if s.Kind.Accepts("removalAllowed") {
+		removal = &s.RemovalAllowed
+	}
+	b.marker(removal, s.ReclaimPolicy)
+	u.finish()
+	return u, b
 }
 
 // builder accumulates a unit's lines with their origins, then produces the
 // unit.File in section order.
 type builder struct {
-	u *Unit
+	u  *Unit
+	at string // the spec's JSON path, once asked for
 }
 
 // addsOther is about how many lines syslet adds to a unit of a kind
@@ -183,33 +212,47 @@ func (b *builder) mark(key, value string) {
 	b.u.File.Add(unit.Syslet, key, value)
 }
 
-// user copies the user's entries of one section.
-func (b *builder) user(s *spec.Spec, section string) {
-	sec := s.Lookup(section)
-	if sec == nil {
-		return
+// section copies the user's entries of one section but for the keys
+// syslet owns there (spec.Kind.Owned, for the spec's desiredState), then
+// adds those with syslet's values.
+func (b *builder) section(s *spec.Spec, section string) {
+	owned := s.Kind.Owned()
+	ownedHere := func(key string) bool {
+		return slices.ContainsFunc(owned, func(o spec.Owned) bool { return o.Section == section && o.Key == key && o.For(s) })
 	}
-	for _, e := range sec.Entries {
-		for _, v := range e.Lines {
-			b.add(section, e.Key, v.Text, v.Path)
+	if sec := s.Lookup(section); sec != nil {
+		for _, e := range sec.Entries {
+			if ownedHere(e.Key) {
+				continue
+			}
+			for _, v := range e.Lines {
+				b.add(section, e.Key, v.Text, v.Path)
+			}
+		}
+	}
+	for _, o := range owned {
+		if o.Section == section && o.For(s) {
+			b.add(section, o.Key, o.Value(s), o.Origin(b.specPath(s)))
 		}
 	}
 }
 
-// userExcept copies a section without the keys syslet forces.
-func (b *builder) userExcept(s *spec.Spec, section string, skip ...string) {
-	sec := s.Lookup(section)
-	if sec == nil {
-		return
+// specPath is the spec's JSON path, made once per unit (the lines syslet
+// adds point at it).
+func (b *builder) specPath(s *spec.Spec) string {
+	if b.at == "" {
+		b.at = s.Path()
 	}
-	for _, e := range sec.Entries {
-		if slices.Contains(skip, e.Key) {
-			continue
-		}
-		for _, v := range e.Lines {
-			b.add(section, e.Key, v.Text, v.Path)
-		}
+	return b.at
+}
+
+// sections renders the unit's sections: [Unit], the kind's own, [Service],
+// [Install], then the user's X- sections and [Quadlet].
+func (b *builder) sections(s *spec.Spec, own string) {
+	for _, sec := range []string{unit.Unit, own, unit.Service, unit.Install} {
+		b.section(s, sec)
 	}
+	b.rest(s, unit.Unit, own, unit.Service, unit.Install)
 }
 
 // rest copies the user's own X- sections (and [Quadlet]) sorted by name,
@@ -242,20 +285,21 @@ func (b *builder) marker(removal *bool, policy spec.Policy) {
 	}
 }
 
+// container renders a .container: its config files and dirs, mounted
+// read-only, and its instances when it is a template.
 func (o *Output) container(s *spec.Spec) {
 	u, b := o.newUnit(s)
 	u.State = s.DesiredState
 	u.RemovalAllowed = s.RemovalAllowed
-	origin := s.Path()
+	origin := b.specPath(s)
 
 	if _, ok := s.Last(unit.Unit, unit.KeyDescription); !ok {
 		b.add(unit.Unit, unit.KeyDescription, s.Name+" container", origin)
 	}
-	b.user(s, unit.Unit)
+	b.section(s, unit.Unit)
 
 	u.Container = s.ContainerName()
-	b.add(unit.Container, unit.KeyContainerName, u.Container, origin)
-	b.userExcept(s, unit.Container, unit.KeyContainerName)
+	b.section(s, unit.Container)
 	for _, f := range s.ConfigFiles {
 		host := layout.ConfigPath(s.Name, f.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
@@ -273,24 +317,9 @@ func (o *Output) container(s *spec.Spec) {
 		slices.SortFunc(dir.Files, func(a, b DirFile) int { return strings.Compare(a.Name, b.Name) })
 		o.Dirs = append(o.Dirs, dir)
 	}
-
-	// The keys a desiredState sets overwrite the spec's, as the earlier
-	// syslet's did (spec warns about a different value), so a host it
-	// deployed already has these lines.
-	switch s.DesiredState {
-	case spec.Running:
-		b.userExcept(s, unit.Service, unit.KeyRestart)
-		b.add(unit.Service, unit.KeyRestart, spec.RestartRunning, origin)
-		b.userExcept(s, unit.Install, unit.KeyWantedBy)
-		b.add(unit.Install, unit.KeyWantedBy, spec.WantedByRunning, origin)
-	case spec.Oneshot:
-		b.userExcept(s, unit.Service, unit.KeyType)
-		b.add(unit.Service, unit.KeyType, spec.TypeOneshot, origin)
-		b.user(s, unit.Install)
-	default:
-		b.user(s, unit.Service)
-		b.user(s, unit.Install)
-	}
+	// The keys a desiredState sets overwrite the spec's (spec.Owned).
+	b.section(s, unit.Service)
+	b.section(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
 	var instances []*Unit
@@ -322,39 +351,12 @@ func (o *Output) container(s *spec.Spec) {
 	}
 }
 
-// resource renders a .volume or .network: the podman object's name is
-// forced to the spec name, so it never becomes "systemd-<name>".
-func (o *Output) resource(s *spec.Spec, section, nameKey string) *Unit {
-	u, b := o.newUnit(s)
-	u.Resource = s.Name
-	u.RemovalAllowed = s.RemovalAllowed
-	u.ReclaimPolicy = s.ReclaimPolicy
-	b.user(s, unit.Unit)
-	b.add(section, nameKey, s.Name, s.Path())
-	b.userExcept(s, section, nameKey)
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, section, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, s.ReclaimPolicy)
-	u.finish()
-	b.sealDropIns(nil)
-	return u
-}
-
+// build renders a .build: its Containerfile and context files are files
+// syslet writes under the build's directory, which File= and
+// SetWorkingDirectory= point at (spec.Owned).
 func (o *Output) build(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.ReclaimPolicy = s.ReclaimPolicy
-	u.RemovalAllowed = true
+	u, b := o.plain(s)
 	dir := layout.BuildDirOf(s.Name)
-	b.user(s, unit.Unit)
-	b.userExcept(s, unit.Build, unit.KeyFile, unit.KeySetWorkingDirectory)
-	b.add(unit.Build, unit.KeyFile, layout.Containerfile(s.Name), s.Path()+".containerfile")
-	b.add(unit.Build, unit.KeySetWorkingDirectory, dir, s.Path())
-	b.user(s, unit.Service)
-	b.user(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Build, unit.Service, unit.Install)
-	b.marker(nil, s.ReclaimPolicy)
-	u.finish()
 	// The image is known by its first tag: that is the name quadlet gives
 	// containers that use Image=NAME.build (GetBuiltImageName).
 	if tags := u.File.Lookup(unit.Build, unit.KeyImageTag); len(tags) > 0 {
@@ -379,7 +381,8 @@ func (u *Unit) finish() {
 
 // sealDropIns renders the unit's drop-ins, records their digests with
 // those of files in the marker (seal), and derives the planner's facts
-// from the merged unit.
+// from the merged unit: what it requires, and the podman object it makes
+// (unless its renderer named it already).
 func (b *builder) sealDropIns(files []File) {
 	u := b.u
 	u.DropIns = dropIns(u.Spec, u.FileName, u.Spec.DropIns)
@@ -389,6 +392,9 @@ func (b *builder) sealDropIns(files []File) {
 	}
 	b.seal(sealed)
 	u.merge(nil)
+	if u.Resource == "" {
+		u.Resource = u.Kind.Quadlet().ObjectName(u.Name, u.Merged)
+	}
 }
 
 // merge sets Merged and Lines from the unit's drop-ins (and, for an
