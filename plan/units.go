@@ -264,38 +264,14 @@ func (b *builder) container(u *render.Unit) {
 			uc.Reasons = append(uc.Reasons, "config dirs of "+u.Link+" changed")
 		}
 	}
-	for _, v := range u.Used().Volumes {
-		if b.recreated[v+".volume"] {
+	// What it requires was recreated, rebuilt, pulled again or restarted
+	// (b.recreated): it restarts too. A restart of what runs (its pod, to
+	// which it is bound) only stops a unit that is there already.
+	for _, r := range u.Used().Requires {
+		if rk := unit.KindOf(r); b.recreated[r] && rk.Restarts != "" && (iu != nil || !rk.Runs()) {
 			restart = true
-			uc.Reasons = append(uc.Reasons, "volume "+v+" recreated")
+			uc.Reasons = append(uc.Reasons, rk.RestartCause(r))
 		}
-	}
-	for _, n := range u.Used().Networks {
-		if b.recreated[n+".network"] {
-			restart = true
-			uc.Reasons = append(uc.Reasons, "network "+n+" recreated")
-		}
-	}
-	if u.Build != "" && b.recreated[u.Build+".build"] {
-		restart = true
-		uc.Reasons = append(uc.Reasons, "image rebuilt by "+u.Build+".build")
-	}
-	for _, im := range u.Used().Images {
-		if b.recreated[im+".image"] {
-			restart = true
-			uc.Reasons = append(uc.Reasons, "image unit "+im+".image changed")
-		}
-	}
-	for _, a := range u.Used().Artifacts {
-		if b.recreated[a+".artifact"] {
-			restart = true
-			uc.Reasons = append(uc.Reasons, "artifact "+a+".artifact changed")
-		}
-	}
-	if u.Pod != "" && b.recreated[u.Pod+".pod"] && iu != nil {
-		// The pod's restart stops its containers (they are bound to it).
-		restart = true
-		uc.Reasons = append(uc.Reasons, "pod "+u.Pod+" restarts")
 	}
 	for _, s := range u.Used().Secrets {
 		if b.secrets[s] && iu != nil {
@@ -317,7 +293,9 @@ func (b *builder) container(u *render.Unit) {
 		}
 		uc.Reasons = append(uc.Reasons, what)
 	}
-	if u.Kind == spec.Pod && !create && restart && running(st) {
+	if u.Kind.Quadlet().Restarts != "" && !create && restart && running(st) {
+		// Its restart restarts the units that require it (a pod's
+		// containers).
 		b.recreated[u.FileName] = true
 	}
 	isRunning := running(st)

@@ -70,14 +70,14 @@ type Unit struct {
 	State     spec.State `json:"state,omitempty"`
 	Container string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
 	Image     string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
-	Build     string     `json:"build,omitempty"`     // .build unit name providing the image
-	Pod       string     `json:"pod,omitempty"`       // .pod unit the container runs in
+	Pod       string     `json:"pod,omitempty"`       // .pod unit the container runs in (Pod=)
 	// Uses are what the unit refers to and mounts; nil for a unit that
 	// refers to nothing. Read them through Used, which never is.
 	*Uses
-	// Volumes, networks, builds, pods, images and artifacts: the podman
-	// object the unit manages (VolumeName, NetworkName, ImageTag, PodName,
-	// an image unit's ImageTag or Image, Artifact) and what may happen to it.
+	// Every kind but containers and kube units: the podman object the
+	// unit manages (its kind's ObjectKeys: VolumeName, NetworkName, a
+	// build's first ImageTag, PodName, an image unit's ImageTag or Image,
+	// Artifact) and what may happen to it.
 	Resource       string `json:"resource,omitempty"`
 	RemovalAllowed bool   `json:"removalAllowed"`
 	// RemovalSet: the spec wrote removalAllowed itself (spec's
@@ -94,13 +94,14 @@ type Unit struct {
 
 // Uses are what a unit refers to and mounts. They are kept apart from
 // Unit because most units of a big set (volumes, networks) refer to
-// nothing, and seven empty lists are 168 bytes held per unit for the whole
+// nothing, and four empty lists are 96 bytes held per unit for the whole
 // run.
 type Uses struct {
-	Images      []string `json:"images,omitempty"`    // .image units it runs or mounts
-	Artifacts   []string `json:"artifacts,omitempty"` // .artifact units it mounts
-	Volumes     []string `json:"volumes,omitempty"`
-	Networks    []string `json:"networks,omitempty"`
+	// Requires are the unit files its lines name (data.volume, app.build,
+	// shop.pod, …), each once: the units quadlet makes its service
+	// require, and whose recreation or restart restarts it. In the order
+	// of the kind table, then of the lines.
+	Requires    []string `json:"requires,omitempty"`
 	Secrets     []string `json:"secrets,omitempty"`     // podman secret names
 	ConfigFiles []string `json:"configFiles,omitempty"` // host paths
 	ConfigDirs  []string `json:"configDirs,omitempty"`  // host paths

@@ -2,6 +2,7 @@ package render
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/syslet/syslet/pkg/spec"
@@ -116,25 +117,17 @@ func (u *Unit) derive() {
 		}
 	}
 	for _, r := range u.refs() {
-		base := strings.TrimSuffix(r.Target, path.Ext(r.Target))
-		switch path.Ext(r.Target) {
-		case ".volume":
-			appendOnce(&u.uses().Volumes, "v", base)
-		case ".network":
-			appendOnce(&u.uses().Networks, "n", base)
-		case ".build":
-			if r.Line.Key == unit.KeyImage && r.Line.Section == unit.Container {
-				u.Build = base
-			}
-		case ".image":
-			appendOnce(&u.uses().Images, "i", base)
-		case ".artifact":
-			appendOnce(&u.uses().Artifacts, "a", base)
-		case ".pod":
-			if r.Line.Key == unit.KeyPod && r.Line.Section == unit.Container {
-				u.Pod = base
-			}
+		appendOnce(&u.uses().Requires, "r", r.Target)
+		if r.Line.Key == unit.KeyPod && r.Line.Section == unit.Container {
+			u.Pod = strings.TrimSuffix(r.Target, path.Ext(r.Target))
 		}
+	}
+	if u.Uses != nil && len(u.Requires) > 1 {
+		// In the table's order, each kind's in line order: the order the
+		// plan gives the reasons a unit restarts in.
+		slices.SortStableFunc(u.Requires, func(a, b string) int {
+			return slices.Index(unit.Kinds, unit.KindOf(a)) - slices.Index(unit.Kinds, unit.KindOf(b))
+		})
 	}
 	if u.Kind != spec.Container {
 		return

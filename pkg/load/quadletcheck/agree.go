@@ -1,7 +1,6 @@
 package quadletcheck
 
 import (
-	"path"
 	"slices"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/containers/podman/v5/pkg/systemd/quadlet"
 
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // agree compares what render derived about a unit with what the converter
@@ -26,10 +26,10 @@ func agree(c *checked, file, service *parser.UnitFile, byService map[string]stri
 	if service.Filename != c.Service {
 		differ("the service", c.Service, service.Filename)
 	}
-	var resource string
-	switch c.Kind {
-	case spec.Container:
-		resource = quadlet.GetContainerResourceName(file)
+	k := c.Kind.Quadlet()
+	switch k.Object {
+	case unit.ObjectContainer:
+		resource := quadlet.GetContainerResourceName(file)
 		if resource == "" {
 			// The converter only resolves %N; the name with other specifiers
 			// is passed to podman as written (systemd fills them in).
@@ -42,59 +42,31 @@ func agree(c *checked, file, service *parser.UnitFile, byService map[string]stri
 		if resource != c.Container {
 			differ("the container name", c.Container, resource)
 		}
-	case spec.Volume, spec.Network, spec.Build, spec.Pod, spec.Image, spec.Artifact:
-		resource = c.info.ResourceName
-		if resource != c.Resource {
+	case "": // a kube unit: its objects are its YAML's
+	default:
+		if resource := c.info.ResourceName; resource != c.Resource {
 			differ("the "+string(c.Kind)+" name", c.Resource, resource)
 		}
 	}
-	if c.Kind != spec.Container {
+	if k.Object != unit.ObjectContainer {
 		return
 	}
-	// The units a container requires, by kind, as the converter wrote them
-	// into its service: Requires=NAME-volume.service, BindsTo= its pod's
-	// service and so on (byService maps a service back to its quadlet file).
-	var volumes, networks, images, artifacts []string
-	build, pod := "", ""
+	// The units a container requires, as the converter wrote them into its
+	// service: Requires=NAME-volume.service, BindsTo= its pod's service and
+	// so on (byService maps a service back to its quadlet file). Containers
+	// are left out on both sides: a [Unit] dependency on one (After=,
+	// Requires=db.container) is translated to the same Requires=, and is
+	// not a line render reads.
+	var required []string
 	reqs := append(service.LookupAllStrv(quadlet.UnitGroup, "Requires"), service.LookupAllStrv(quadlet.UnitGroup, "BindsTo")...)
 	for _, req := range reqs {
-		required, ok := byService[req]
-		if !ok {
-			continue
-		}
-		base := strings.TrimSuffix(required, path.Ext(required))
-		switch path.Ext(required) {
-		case ".volume":
-			volumes = append(volumes, base) // sameSet compacts
-		case ".network":
-			networks = append(networks, base)
-		case ".build":
-			build = base
-		case ".image":
-			images = append(images, base)
-		case ".artifact":
-			artifacts = append(artifacts, base)
-		case ".pod":
-			pod = base
+		if f, ok := byService[req]; ok && unit.KindOf(f).Object != unit.ObjectContainer {
+			required = append(required, f) // sameSet compacts
 		}
 	}
-	if !sameSet(volumes, c.Used().Volumes) {
-		differ("the volumes it requires", strings.Join(c.Used().Volumes, " "), strings.Join(volumes, " "))
-	}
-	if !sameSet(networks, c.Used().Networks) {
-		differ("the networks it requires", strings.Join(c.Used().Networks, " "), strings.Join(networks, " "))
-	}
-	if !sameSet(images, c.Used().Images) {
-		differ("the image units it requires", strings.Join(c.Used().Images, " "), strings.Join(images, " "))
-	}
-	if !sameSet(artifacts, c.Used().Artifacts) {
-		differ("the artifacts it requires", strings.Join(c.Used().Artifacts, " "), strings.Join(artifacts, " "))
-	}
-	if build != c.Build {
-		differ("the build it requires", c.Build, build)
-	}
-	if pod != c.Pod {
-		differ("the pod it runs in", c.Pod, pod)
+	rendered := slices.DeleteFunc(slices.Clone(c.Used().Requires), func(f string) bool { return unit.KindOf(f).Object == unit.ObjectContainer })
+	if !sameSet(required, rendered) {
+		differ("the units it requires", strings.Join(rendered, " "), strings.Join(slices.Compact(slices.Sorted(slices.Values(required))), " "))
 	}
 }
 

@@ -107,7 +107,7 @@ func TestDisagreementIsReported(t *testing.T) {
 	}{
 		{"service", func(o *render.Output) { o.Units[1].Service = "db-container.service" }, `the service "db-container.service" but podman's quadlet derives "db.service"`},
 		{"volume name", func(o *render.Output) { o.Units[0].Resource = "systemd-data" }, `the volume name "systemd-data" but podman's quadlet derives "data"`},
-		{"requires", func(o *render.Output) { o.Units[1].Uses.Volumes = nil }, `the volumes it requires "" but podman's quadlet derives "data"`},
+		{"requires", func(o *render.Output) { o.Units[1].Uses.Requires = nil }, `the units it requires "" but podman's quadlet derives "data.volume"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, rep := loadStream(t, `[{"apiVersion":"v1","type":"volume","name":"data","unit":{}},

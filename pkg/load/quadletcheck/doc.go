@@ -10,8 +10,8 @@
 // It also gates keys by podman release: a key the target release does not
 // know yet is an error naming the release that introduced it (the table is
 // pkg/unit's). And it checks that what syslet derives about each generated
-// unit — service name, podman resource name, the volumes, networks and
-// build a container requires — is what the converter derives; a difference
+// unit — service name, podman resource name, the units a container
+// requires — is what the converter derives; a difference
 // is reported as a syslet bug, so the two can never silently disagree.
 //
 // No binary, no root, no host: the converter reads nothing but its input
