@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/syslet/syslet/pkg/host"
-	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -72,16 +72,19 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	wg.Go(b.readInstalled)
 	b.index()
 	wg.Wait()
-	// Resources first, then what runs in order of dependence: a pod
-	// before its containers (which restart with it), containers before
-	// kube units.
+	// Resources first, then what runs in the kind table's order, which is
+	// the order of dependence: a pod before its containers (which restart
+	// with it), containers before kube units.
 	for _, u := range out.Units {
 		if !runs(u.Kind) {
 			b.resource(u)
 		}
 	}
 	b.secretChanges()
-	for _, k := range []spec.Kind{spec.Pod, spec.Container, spec.Kube} {
+	for _, k := range spec.Kinds {
+		if !runs(k) {
+			continue
+		}
 		for _, u := range out.Units {
 			if u.Kind == k {
 				b.container(u)
@@ -111,7 +114,7 @@ func (b *builder) index() {
 		if i := strings.LastIndexByte(p, '/'); i > 0 {
 			b.children[p[:i]] = append(b.children[p[:i]], p)
 		}
-		for _, root := range [...]string{layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot} {
+		for _, root := range filesRoots {
 			if len(p) > len(root)+1 && p[len(root)] == '/' && strings.HasPrefix(p, root) {
 				end := len(p)
 				if i := strings.IndexByte(p[len(root)+1:], '/'); i >= 0 {
@@ -148,7 +151,20 @@ var irreversible = map[Op]bool{OpDeleteVolume: true, OpDeleteNetwork: true, OpDe
 // runs reports whether a kind's service runs something (and is started,
 // restarted and stopped like a container) rather than creating a podman
 // object once.
-func runs(k spec.Kind) bool { return k == spec.Container || k == spec.Pod || k == spec.Kube }
+func runs(k spec.Kind) bool { q := k.Quadlet(); return q != nil && q.Runs() }
+
+// filesRoots are the directories holding the files syslet writes for
+// units besides the unit files (the kinds' FilesRoot: config files, build
+// contexts, kube YAML), one directory per unit.
+var filesRoots = func() []string {
+	var roots []string
+	for _, k := range unit.Kinds {
+		if k.FilesRoot != "" {
+			roots = append(roots, k.FilesRoot)
+		}
+	}
+	return roots
+}()
 
 func kindRank(k spec.Kind) int {
 	return slices.Index(spec.Kinds, k)

@@ -2,12 +2,14 @@ package plan
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -44,7 +46,7 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 	for _, p := range b.staleUnder(root, u.FileName) {
 		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
 		b.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: root}, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
-		if u.Kind == spec.Build {
+		if u.Kind.Quadlet().OnChange == unit.ChangeRebuild { // a context file: the image changes
 			changed = true
 			uc.Reasons = append(uc.Reasons, "context file "+p+" removed")
 		}
@@ -207,13 +209,8 @@ func (b *builder) staleUnder(root, owner string) []string {
 // with the unit: a container's config, a build's context, a kube unit's
 // YAML; "" for the kinds that have none.
 func filesRoot(k spec.Kind, name string) string {
-	switch k {
-	case spec.Container:
-		return layout.ConfigDirOf(name)
-	case spec.Build:
-		return layout.BuildDirOf(name)
-	case spec.Kube:
-		return layout.KubeDirOf(name)
+	if q := k.Quadlet(); q != nil && q.FilesRoot != "" {
+		return path.Join(q.FilesRoot, name)
 	}
 	return ""
 }

@@ -1,7 +1,7 @@
 package plan
 
 import (
-	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -35,7 +35,7 @@ func (b *builder) pullUnit(u *render.Unit, why string) bool {
 func (b *builder) pulled(u *render.Unit, iu *installedUnit, uc *UnitChange, changed, meta bool) {
 	rank := kindRank(u.Kind)
 	st := b.state(u.Service, iu)
-	missing := u.Kind == spec.Image && !b.imagePresent(u.Resource)
+	missing := u.Kind.Quadlet().Object == unit.ObjectImage && !b.imagePresent(u.Resource)
 	switch {
 	case changed || missing:
 		uc.Effect = EffectPull
@@ -45,7 +45,7 @@ func (b *builder) pulled(u *render.Unit, iu *installedUnit, uc *UnitChange, chan
 			b.recreated[u.FileName] = true
 		}
 		uc.Reasons = append(uc.Reasons, why)
-		pulled := u.Kind == spec.Image && b.pullUnit(u, why)
+		pulled := b.pullUnit(u, why)
 		if changed || !pulled {
 			// Its service runs once and stays active: run it again with
 			// the new definition (or to pull what is missing).

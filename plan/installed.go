@@ -84,33 +84,19 @@ func (iu *installedUnit) reclaimDelete() bool {
 	return v == string(spec.Delete)
 }
 
-// resourceName is the podman object an installed volume, network, build
-// or image unit manages ("" for the kinds whose object goes with their
-// service: pods, kube units, artifacts, containers).
+// resourceName is the podman object an installed unit manages that
+// outlives its service, the kinds with a reclaimPolicy (volumes,
+// networks, builds' and image units' images); "" for the kinds whose
+// object goes with their service: pods, kube units, artifacts,
+// containers.
 func (iu *installedUnit) resourceName() string { return resourceOf(iu.kind, iu.name, iu.parsed()) }
 
 // resourceOf is resourceName for a unit of kind k named name that reads f.
 func resourceOf(k spec.Kind, name string, f *unit.File) string {
-	switch k {
-	case spec.Image:
-		if v, ok := f.Last(unit.Image, unit.KeyImageTag); ok && v != "" {
-			return v
-		}
-		v, _ := f.Last(unit.Image, unit.KeyImage)
-		return v
-	case spec.Volume, spec.Network, spec.Build:
-	default:
+	if !k.Accepts("reclaimPolicy") {
 		return ""
 	}
-	key := map[spec.Kind]string{spec.Volume: unit.KeyVolumeName, spec.Network: unit.KeyNetworkName, spec.Build: unit.KeyImageTag}[k]
-	sec := map[spec.Kind]string{spec.Volume: unit.Volume, spec.Network: unit.Network, spec.Build: unit.Build}[k]
-	if v, ok := f.Last(sec, key); ok {
-		return v
-	}
-	if k == spec.Build {
-		return ""
-	}
-	return "systemd-" + name // quadlet's default name
+	return k.Quadlet().ObjectName(name, f)
 }
 
 func (b *builder) readInstalled() {
@@ -207,27 +193,24 @@ func (b *builder) readInstalled() {
 // ("" for none): the stand-in for podman's image store when it is not
 // read.
 func installedImage(iu *installedUnit, uf *unit.File) string {
-	switch iu.kind {
-	case spec.Container:
-		img, _ := uf.Last(unit.Container, unit.KeyImage)
-		return img
-	case spec.Build:
-		tag, _ := uf.Last(unit.Build, unit.KeyImageTag)
-		return tag
-	case spec.Image:
+	switch k := iu.kind.Quadlet(); {
+	case k.Object == unit.ObjectImage:
 		return resourceOf(iu.kind, iu.name, uf)
+	case k.Runs():
+		img, _ := uf.Last(k.Section, unit.KeyImage)
+		return img
 	}
 	return ""
 }
 
 // runsUnstarted reports whether a unit's service counts as running when
-// systemd is not read: what a resource's service does once, and a
-// container that is started at boot and not a oneshot.
+// systemd is not read: a kind whose service stays active once started
+// (Remains), and a container that is started at boot and not a oneshot.
 func runsUnstarted(k spec.Kind, uf *unit.File) bool {
-	switch k {
-	case spec.Volume, spec.Network, spec.Pod, spec.Kube, spec.Image, spec.Artifact:
+	switch q := k.Quadlet(); {
+	case q.Remains:
 		return true
-	case spec.Container:
+	case q.Runs():
 		t, _ := uf.Last(unit.Service, unit.KeyType)
 		return t != "oneshot" && len(uf.Lookup(unit.Install, unit.KeyWantedBy)) > 0
 	}

@@ -239,14 +239,14 @@ func newerThanLoad(at time.Time, err error, files map[string]host.File) bool {
 }
 
 // imagesToCheck lists the distinct registry images of containers that are
-// meant to run, and the tags of builds.
+// meant to run, and the images builds and image units make.
 func imagesToCheck(out *render.Output) []string {
 	var refs []string
 	for _, u := range out.Units {
 		switch {
-		case u.Kind == spec.Container && u.Image != "" && u.State != spec.Stopped && !u.Template:
+		case u.Kind.Quadlet().Runs() && u.Image != "" && u.State != spec.Stopped && !u.Template:
 			refs = append(refs, u.Image)
-		case (u.Kind == spec.Build || u.Kind == spec.Image) && u.Resource != "":
+		case u.Kind.Quadlet().Object == unit.ObjectImage && u.Resource != "":
 			refs = append(refs, u.Resource)
 		}
 	}

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/syslet/syslet/pkg/layout"
-	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 )
 
 // stale plans installed units that no spec declares any more.
@@ -91,14 +90,13 @@ func (b *builder) staleOne(iu *installedUnit) {
 				b.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
 			}
 		}
-		if res := iu.resourceName(); res != "" && iu.kind != spec.Container {
+		if res := iu.resourceName(); res != "" {
 			switch keep := b.keepResource(iu, res); {
 			case keep != "":
 				uc.Reasons = append(uc.Reasons, keep)
 				b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
 			case iu.reclaimDelete():
-				op := map[spec.Kind]Op{spec.Volume: OpDeleteVolume, spec.Network: OpDeleteNetwork, spec.Build: OpDeleteImage, spec.Image: OpDeleteImage}[iu.kind]
-				b.add(Action{Op: op, Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
+				b.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
 			default:
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
@@ -106,6 +104,21 @@ func (b *builder) staleOne(iu *installedUnit) {
 		}
 	}
 	b.p.Units = append(b.p.Units, uc)
+}
+
+// deleteOp is the op that deletes each kind of podman object a unit's
+// kind may make and outlive it (its Object).
+var deleteOp = map[string]Op{unit.ObjectVolume: OpDeleteVolume, unit.ObjectNetwork: OpDeleteNetwork, unit.ObjectImage: OpDeleteImage}
+
+// kindOfRoot is the kind whose units keep their files in root (its
+// FilesRoot), or nil.
+func kindOfRoot(root string) *unit.Kind {
+	for _, k := range unit.Kinds {
+		if k.FilesRoot != "" && k.FilesRoot == root {
+			return k
+		}
+	}
+	return nil
 }
 
 // dirInUse reports whether a desired unit other than fileName keeps dir:
@@ -132,20 +145,13 @@ func (b *builder) orphans() {
 		if !f.Mode.IsDir() {
 			continue
 		}
-		var kind spec.Kind
-		switch path.Dir(p) {
-		case layout.ConfigRoot:
-			kind = spec.Container
-		case layout.BuildRoot:
-			kind = spec.Build
-		case layout.KubeRoot:
-			kind = spec.Kube
-		default:
+		k := kindOfRoot(path.Dir(p))
+		if k == nil {
 			continue
 		}
 		// A container's config dir may belong to a template as well.
-		fn := path.Base(p) + kind.Ext()
-		tn := path.Base(p) + "@" + kind.Ext()
+		fn := path.Base(p) + k.Ext()
+		tn := path.Base(p) + "@" + k.Ext()
 		if b.desired[fn] != nil || b.inst[fn] != nil || b.desired[tn] != nil || b.inst[tn] != nil {
 			continue
 		}

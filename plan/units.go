@@ -125,7 +125,9 @@ func (b *builder) compareInstance(u *render.Unit, uc *UnitChange) (iu *installed
 	return iu, !same, same, true
 }
 
-// resource plans a volume, network or build unit.
+// resource plans a unit whose service makes a podman object once
+// (volumes, networks, builds, image units, artifacts): what a change does
+// is its kind's OnChange.
 func (b *builder) resource(u *render.Unit) {
 	uc := newChange(u)
 	iu, changed, meta, ok := b.compare(u, &uc)
@@ -135,53 +137,48 @@ func (b *builder) resource(u *render.Unit) {
 	st := b.state(u.Service, iu)
 	uc.needReload, uc.Before, uc.After = st.NeedDaemonReload, beforeState(st), st.ActiveState
 	rank := kindRank(u.Kind)
-	contextChanged := u.Kind == spec.Build && b.files(u, &uc)
+	k := u.Kind.Quadlet()
+	contextChanged := k.OnChange == unit.ChangeRebuild && b.files(u, &uc)
 
 	switch {
 	case iu == nil:
 		uc.Effect = EffectCreate
 		uc.Reasons = append(uc.Reasons, "new "+string(u.Kind))
 		uc.After = "active"
-		switch u.Kind {
-		case spec.Build:
+		if k.OnChange == unit.ChangeRebuild {
 			uc.After = "built"
-		case spec.Image:
-			b.pullUnit(u, "new image unit")
 		}
+		b.pullUnit(u, "new "+string(u.Kind)+" unit")
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
-	case changed && u.Kind == spec.Volume && b.opts.Rollback:
+	case changed && k.HoldsData && b.opts.Rollback:
 		// Recreating it would delete its data: the volume stays as the
 		// failed run left it, and the rollback says so.
 		b.unwrite(u.Path)
 		uc.Write, uc.Effect = false, EffectKeep
-		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate volume "+u.Resource+" and delete its data")
+		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate "+string(u.Kind)+" "+u.Resource+" and delete its data")
 		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1]})
-	case changed && u.Kind == spec.Volume:
+	case changed && k.HoldsData:
 		if !iu.removalAllowed() || !iu.reclaimDelete() {
 			b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source, Message: fmt.Sprintf(
-				"volume %s changed (%s), which needs the volume deleted and created again, but its installed marker forbids that (RemovalAllowed=%t, ReclaimPolicy=%s); to recreate it, first apply the spec unchanged with removalAllowed true and reclaimPolicy Delete",
-				u.Resource, summarizeKeys(uc.Keys), iu.removalAllowed(), markerPolicy(iu))})
+				"%s %s changed (%s), which needs the %s deleted and created again, but its installed marker forbids that (RemovalAllowed=%t, ReclaimPolicy=%s); to recreate it, first apply the spec unchanged with removalAllowed true and reclaimPolicy Delete",
+				u.Kind, u.Resource, summarizeKeys(uc.Keys), u.Kind, iu.removalAllowed(), markerPolicy(iu))})
 			uc.Effect = EffectRecreate
 			break
 		}
 		fallthrough
-	case changed && u.Kind == spec.Network:
+	case changed && k.OnChange == unit.ChangeRecreate:
 		uc.Effect = EffectRecreate
 		uc.Reasons = append(uc.Reasons, summarizeKeys(uc.Keys))
 		b.recreated[u.FileName] = true
 		if running(st) {
 			b.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "recreate " + string(u.Kind)}, rank)
 		}
-		op := OpDeleteVolume
-		if u.Kind == spec.Network {
-			op = OpDeleteNetwork
-		}
-		b.add(Action{Op: op, Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options"}, rank)
+		b.add(Action{Op: deleteOp[k.Object], Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options"}, rank)
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
 		uc.After = "active"
-	case u.Kind == spec.Image || u.Kind == spec.Artifact:
+	case k.OnChange == unit.ChangePull:
 		b.pulled(u, iu, &uc, changed, meta)
-	case u.Kind == spec.Build && (changed || contextChanged || !b.imagePresent(u.Resource)):
+	case k.OnChange == unit.ChangeRebuild && (changed || contextChanged || !b.imagePresent(u.Resource)):
 		uc.Effect = EffectRebuild
 		switch {
 		case changed:

@@ -103,11 +103,9 @@ func DropInDirs(unitFile string) []string {
 	return dirs
 }
 
-// Kube units' YAML files live under KubeRoot, one directory per unit.
+// Kube units' YAML files live under KubeRoot, one directory per unit
+// (KubeRoot/NAME, removed whole with the unit).
 const KubeRoot = "/etc/containers/kube"
-
-// KubeDirOf is a kube unit's directory, removed whole with the unit.
-func KubeDirOf(kube string) string { return path.Join(KubeRoot, kube) }
 
 // KubeYaml is the YAML file a kube unit's Yaml= points at.
 func KubeYaml(kube string) string { return path.Join(KubeRoot, kube, kube+".yaml") }
