@@ -487,21 +487,13 @@ func quadletFiles(msg string) []string {
 func unitInfo(f *parser.UnitFile) *quadlet.UnitInfo {
 	name, _ := quadlet.GetUnitServiceName(f)
 	info := &quadlet.UnitInfo{ServiceName: name}
-	switch path.Ext(f.Filename) {
-	case ".container":
-		info.ResourceName = quadlet.GetContainerResourceName(f)
-	case ".build":
-		info.ResourceName = quadlet.GetBuiltImageName(f)
-	case ".artifact":
-		info.ServiceName = quadlet.GetArtifactServiceName(f)
-	case ".pod":
-		info.ContainersToStart = []string{}
-		info.ResourceName = quadlet.GetPodResourceName(f)
+	if p, ok := podmanKinds[path.Ext(f.Filename)]; ok && p.info != nil {
+		p.info(f, info)
 	}
 	return info
 }
 
-// convertOne calls the converter for the unit's type. A panic inside it is
+// convertOne calls the converter for the unit's kind. A panic inside it is
 // a finding too: the generator on a host would crash the same way, and then
 // no unit at all would be generated.
 func convertOne(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (service *parser.UnitFile, warnings, err error) {
@@ -510,28 +502,62 @@ func convertOne(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (service
 			service, err = nil, fmt.Errorf("the converter crashed on this unit (%v); podman's generator would crash too", r)
 		}
 	}()
-	switch path.Ext(f.Filename) {
-	case ".container":
-		return quadlet.ConvertContainer(f, infos, false)
-	case ".volume":
-		return quadlet.ConvertVolume(f, infos, false)
-	case ".network":
-		return quadlet.ConvertNetwork(f, infos, false)
-	case ".build":
-		return quadlet.ConvertBuild(f, infos, false)
-	case ".pod":
-		return quadlet.ConvertPod(f, infos, false)
-	case ".image":
-		service, err = quadlet.ConvertImage(f, infos, false)
-		return service, nil, err
-	case ".kube":
-		service, err = quadlet.ConvertKube(f, infos, false)
-		return service, nil, err
-	case ".artifact":
-		service, err = quadlet.ConvertArtifact(f, infos, false)
-		return service, nil, err
+	p, ok := podmanKinds[path.Ext(f.Filename)]
+	if !ok {
+		return nil, nil, fmt.Errorf("syslet does not render %s units", path.Ext(f.Filename))
 	}
-	return nil, nil, fmt.Errorf("syslet does not render %s units", path.Ext(f.Filename))
+	return p.convert(f, infos)
+}
+
+// podmanKinds are podman's own functions per quadlet kind, called as its
+// generator (cmd/quadlet) calls them: what it fills in of a unit's info
+// before converting any (besides the service name), and the converter.
+// Podman has no entry point that picks them by the file's extension, so
+// each kind of unit.Kinds has its row here (TestPodmanKinds).
+var podmanKinds = map[string]struct {
+	info    func(f *parser.UnitFile, info *quadlet.UnitInfo)
+	convert func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error)
+}{
+	".container": {
+		func(f *parser.UnitFile, info *quadlet.UnitInfo) {
+			info.ResourceName = quadlet.GetContainerResourceName(f)
+		},
+		func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+			return quadlet.ConvertContainer(f, infos, false)
+		}},
+	".volume": {nil, func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+		return quadlet.ConvertVolume(f, infos, false)
+	}},
+	".network": {nil, func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+		return quadlet.ConvertNetwork(f, infos, false)
+	}},
+	".build": {
+		func(f *parser.UnitFile, info *quadlet.UnitInfo) { info.ResourceName = quadlet.GetBuiltImageName(f) },
+		func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+			return quadlet.ConvertBuild(f, infos, false)
+		}},
+	".pod": {
+		func(f *parser.UnitFile, info *quadlet.UnitInfo) {
+			info.ContainersToStart = []string{}
+			info.ResourceName = quadlet.GetPodResourceName(f)
+		},
+		func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+			return quadlet.ConvertPod(f, infos, false)
+		}},
+	".image": {nil, func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+		service, err := quadlet.ConvertImage(f, infos, false)
+		return service, nil, err
+	}},
+	".kube": {nil, func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+		service, err := quadlet.ConvertKube(f, infos, false)
+		return service, nil, err
+	}},
+	".artifact": {
+		func(f *parser.UnitFile, info *quadlet.UnitInfo) { info.ServiceName = quadlet.GetArtifactServiceName(f) },
+		func(f *parser.UnitFile, infos map[string]*quadlet.UnitInfo) (*parser.UnitFile, error, error) {
+			service, err := quadlet.ConvertArtifact(f, infos, false)
+			return service, nil, err
+		}},
 }
 
 // splitJoined undoes errors.Join: the converter returns its warnings as one
