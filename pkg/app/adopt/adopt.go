@@ -132,7 +132,7 @@ func convert(f File, instances []File) (obj, []string, error) {
 	tmpl, _, isTemplate := layout.Template(base)
 	if isTemplate {
 		name = strings.TrimSuffix(name, "@")
-		if kind != spec.Container {
+		if !kind.Templates() {
 			return nil, nil, fmt.Errorf("a template of a %s unit; syslet templates containers only", kind)
 		}
 	}
@@ -140,132 +140,45 @@ func convert(f File, instances []File) (obj, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var notes []string
-	o := obj{{"apiVersion", "v1"}, {"type", string(kind)}, {"name", name}}
+	a := &adoption{file: f, unit: uf, name: name, template: tmpl, instances: instances, drop: map[string]bool{unit.Syslet: true}}
+	// The spec this becomes, as far as the keys syslet owns go.
+	sp := &spec.Spec{Kind: kind, Name: name}
+	if isTemplate {
+		sp.Instances = []spec.Instance{}
+	}
+	if kind.Accepts("desiredState") {
+		sp.DesiredState = spec.Running
+		if t, _ := uf.Last(unit.Service, unit.KeyType); t == string(spec.Oneshot) {
+			sp.DesiredState = spec.Oneshot
+		}
+	}
+	a.state = sp.DesiredState
+	for _, o := range kind.Owned() {
+		a.owned(o, sp)
+	}
 	// syslet's own marker, if the file has one, carries the policies.
-	removal, policy := "", ""
-	if v, ok := uf.Last(unit.Syslet, unit.KeyRemovalAllowed); ok {
-		removal = v
+	removal, _ := uf.Last(unit.Syslet, unit.KeyRemovalAllowed)
+	policy, _ := uf.Last(unit.Syslet, unit.KeyReclaimPolicy)
+	var pre, post obj
+	if ad := adopters[kind]; ad != nil {
+		pre, post = ad(a)
 	}
-	if v, ok := uf.Last(unit.Syslet, unit.KeyReclaimPolicy); ok {
-		policy = v
+	extra := pre
+	if kind.Accepts("removalAllowed") && removal == "false" {
+		extra = append(extra, kv{"removalAllowed", false})
 	}
-	drop := map[string]bool{unit.Syslet: true}
-	forcedTo := func(section, key, want string) {
-		v, ok := uf.Last(section, key)
-		switch {
-		case !ok:
-			notes = append(notes, fmt.Sprintf("[%s] %s= is not set; syslet sets %s=%s, so the first apply changes the podman object's name (a new, empty one for a volume)", section, key, key, want))
-		case v != want:
-			notes = append(notes, fmt.Sprintf("[%s] %s=%s differs from the unit name; syslet sets %s=%s", section, key, v, key, want))
-		}
-		drop[section+"."+key] = true
+	if kind.Accepts("reclaimPolicy") && policy != "" {
+		extra = append(extra, kv{"reclaimPolicy", policy})
 	}
-	forced := func(section, key string) { forcedTo(section, key, name) }
-	var extra obj
-	switch kind {
-	case spec.Container:
-		if isTemplate {
-			forcedTo(unit.Container, unit.KeyContainerName, name+"-%i")
-		} else {
-			forced(unit.Container, unit.KeyContainerName)
-		}
-		state := "running"
-		if t, _ := uf.Last(unit.Service, unit.KeyType); t == "oneshot" {
-			state = "oneshot"
-		}
-		if state != "running" {
-			extra = append(extra, kv{"desiredState", state})
-		} else {
-			// A running container's Restart= and WantedBy= are syslet's
-			// (as they were the earlier syslet's): another value cannot
-			// be kept in the spec, only in a drop-in of the operator's.
-			for _, k := range []struct{ section, key, want, reset string }{
-				{unit.Service, unit.KeyRestart, spec.RestartRunning, ""},
-				// WantedBy= adds up: an empty one first drops syslet's.
-				{unit.Install, unit.KeyWantedBy, spec.WantedByRunning, " after an empty WantedBy="},
-			} {
-				vs := uf.Lookup(k.section, k.key)
-				if len(vs) == 0 || slices.Equal(vs, []string{k.want}) {
-					continue
-				}
-				drop[k.section+"."+k.key] = true
-				v := strings.Join(vs, " ")
-				notes = append(notes, fmt.Sprintf("[%s] %s=%s cannot be kept in the spec: syslet sets %s=%s for a running container, as the earlier syslet did, so the first apply restarts it with that; to keep yours, write [%s] %s=%s%s in a drop-in, which syslet leaves alone (%s.d/%s.conf)",
-					k.section, k.key, v, k.key, k.want, k.section, k.key, v, k.reset, path.Base(f.Path), strings.ToLower(k.key)))
-			}
-		}
-		if removal == "false" {
-			extra = append(extra, kv{"removalAllowed", false})
-		}
-		if isTemplate {
-			var insts []any
-			for _, i := range instances {
-				_, inst, _ := layout.Template(path.Base(i.Path))
-				n, d := instance(i, inst, tmpl, uf)
-				notes = append(notes, n...)
-				if len(d) == 0 {
-					insts = append(insts, inst)
-				} else {
-					insts = append(insts, obj{{"name", inst}, {"dropIns", d}})
-				}
-			}
-			if insts == nil {
-				insts = []any{}
-				notes = append(notes, "a template without instances: syslet enables none (list them in instances)")
-			}
-			extra = append(extra, kv{"instances", insts})
-		}
-	case spec.Pod:
-		forced(unit.Pod, unit.KeyPodName)
-		if removal == "false" {
-			extra = append(extra, kv{"removalAllowed", false})
-		}
-	case spec.Image:
-		extra = policies(removal, policy)
-	case spec.Artifact:
-		if removal == "false" {
-			extra = append(extra, kv{"removalAllowed", false})
-		}
-	case spec.Kube:
-		drop[unit.Kube+"."+unit.KeyYaml] = true
-		if y, _ := uf.Last(unit.Kube, unit.KeyYaml); y != layout.KubeYaml(name) {
-			notes = append(notes, fmt.Sprintf("[Kube] Yaml=%s: syslet writes the YAML to %s and points Yaml= there, so the first apply restarts the unit", y, layout.KubeYaml(name)))
-		}
-		if f.Yaml == nil {
-			notes = append(notes, "the YAML file was not read; fill in the yaml field")
-		}
-		extra = append(extra, kv{"yaml", string(f.Yaml)})
-		if removal == "false" {
-			extra = append(extra, kv{"removalAllowed", false})
-		}
-	case spec.Volume:
-		forced(unit.Volume, unit.KeyVolumeName)
-		extra = policies(removal, policy)
-	case spec.Network:
-		forced(unit.Network, unit.KeyNetworkName)
-		extra = policies(removal, policy)
-	case spec.Build:
-		drop[unit.Build+"."+unit.KeyFile] = true
-		drop[unit.Build+"."+unit.KeySetWorkingDirectory] = true
-		cf, ctx, n := buildContext(uf, name, f.Context)
-		notes = append(notes, n...)
-		extra = append(extra, kv{"containerfile", cf})
-		if len(ctx) > 0 {
-			extra = append(extra, kv{"contextFiles", ctx})
-		}
-		if policy != "" {
-			extra = append(extra, kv{"reclaimPolicy", policy})
-		}
-	}
+	extra = append(extra, post...)
 	var u obj
 	for _, s := range uf.Sections {
-		if drop[s.Name] {
+		if a.drop[s.Name] {
 			continue
 		}
 		var keys obj
 		for _, e := range s.Entries {
-			if drop[s.Name+"."+e.Key] {
+			if a.drop[s.Name+"."+e.Key] {
 				continue
 			}
 			keys = keys.add(e.Key, e.Value)
@@ -274,12 +187,125 @@ func convert(f File, instances []File) (obj, []string, error) {
 			u = append(u, kv{s.Name, keys})
 		}
 	}
+	o := obj{{"apiVersion", "v1"}, {"type", string(kind)}, {"name", name}}
 	o = append(o, extra...)
 	o = append(o, kv{"unit", u})
 	if d := dropIns(f.DropIns); len(d) > 0 {
 		o = append(o, kv{"dropIns", d})
 	}
-	return o, notes, nil
+	return o, a.notes, nil
+}
+
+// adoption is one unit file being adopted: what its spec leaves out of
+// the unit (drop: "Section" or "Section.Key") and the notes on what the
+// first apply changes.
+type adoption struct {
+	file      File
+	unit      *unit.File
+	name      string
+	template  string // its template file name when it is one
+	instances []File
+	state     spec.State // a container's desiredState, as the unit reads
+	drop      map[string]bool
+	notes     []string
+}
+
+func (a *adoption) note(format string, args ...any) {
+	a.notes = append(a.notes, fmt.Sprintf(format, args...))
+}
+
+// owned leaves a key syslet owns (spec.Owned) out of the unit adopted as
+// sp and notes what the first apply changes for it: the object's name, or
+// a desiredState's key the unit sets otherwise. A file's path of syslet's
+// is its kind's adopter's to note.
+func (a *adoption) owned(o spec.Owned, sp *spec.Spec) {
+	switch want := o.Value(sp); {
+	case !o.For(sp):
+	case o.State != "":
+		// A desiredState's keys are syslet's (as they were the earlier
+		// syslet's): another value cannot be kept in the spec, only in a
+		// drop-in of the operator's, which syslet leaves alone. [Install]
+		// keys add up: an empty one first drops syslet's.
+		vs := a.unit.Lookup(o.Section, o.Key)
+		if len(vs) == 0 || slices.Equal(vs, []string{want}) {
+			return
+		}
+		a.drop[o.Section+"."+o.Key] = true
+		reset := ""
+		if o.Section == unit.Install {
+			reset = " after an empty " + o.Key + "="
+		}
+		v := strings.Join(vs, " ")
+		a.note("[%s] %s=%s cannot be kept in the spec: syslet sets %s=%s for a %s container, as the earlier syslet did, so the first apply restarts it with that; to keep yours, write [%s] %s=%s%s in a drop-in, which syslet leaves alone (%s.d/%s.conf)",
+			o.Section, o.Key, v, o.Key, want, sp.DesiredState, o.Section, o.Key, v, reset, path.Base(a.file.Path), strings.ToLower(o.Key))
+	case o.Name:
+		switch v, ok := a.unit.Last(o.Section, o.Key); {
+		case !ok:
+			a.note("[%s] %s= is not set; syslet sets %s=%s, so the first apply changes the podman object's name (a new, empty one for a volume)", o.Section, o.Key, o.Key, want)
+		case v != want:
+			a.note("[%s] %s=%s differs from the unit name; syslet sets %s=%s", o.Section, o.Key, v, o.Key, want)
+		}
+		a.drop[o.Section+"."+o.Key] = true
+	default: // a file of syslet's
+		a.drop[o.Section+"."+o.Key] = true
+	}
+}
+
+// adopters adopt what a kind's spec has besides its unit (its fields):
+// the spec fields to put before the shared ones (removalAllowed,
+// reclaimPolicy) and after them.
+var adopters = map[spec.Kind]func(a *adoption) (pre, post obj){
+	spec.Container: adoptContainer,
+	spec.Kube:      adoptKube,
+	spec.Build:     adoptBuild,
+}
+
+// adoptContainer: its desiredState, and a template's instances.
+func adoptContainer(a *adoption) (pre, post obj) {
+	if a.state != spec.Running {
+		pre = append(pre, kv{"desiredState", string(a.state)})
+	}
+	if a.template == "" {
+		return pre, nil
+	}
+	var insts []any
+	for _, i := range a.instances {
+		_, inst, _ := layout.Template(path.Base(i.Path))
+		n, d := instance(i, inst, a.template, a.unit)
+		a.notes = append(a.notes, n...)
+		if len(d) == 0 {
+			insts = append(insts, inst)
+		} else {
+			insts = append(insts, obj{{"name", inst}, {"dropIns", d}})
+		}
+	}
+	if insts == nil {
+		insts = []any{}
+		a.note("a template without instances: syslet enables none (list them in instances)")
+	}
+	return pre, obj{{"instances", insts}}
+}
+
+// adoptKube: the YAML its Yaml= names, read by Read.
+func adoptKube(a *adoption) (pre, post obj) {
+	if y, _ := a.unit.Last(unit.Kube, unit.KeyYaml); y != layout.KubeYaml(a.name) {
+		a.note("[Kube] Yaml=%s: syslet writes the YAML to %s and points Yaml= there, so the first apply restarts the unit", y, layout.KubeYaml(a.name))
+	}
+	if a.file.Yaml == nil {
+		a.note("the YAML file was not read; fill in the yaml field")
+	}
+	return obj{{"yaml", string(a.file.Yaml)}}, nil
+}
+
+// adoptBuild: the Containerfile and the other files of its context.
+func adoptBuild(a *adoption) (pre, post obj) {
+	cf, ctx, n := buildContext(a.unit, a.name, a.file.Context)
+	a.notes = append(a.notes, n...)
+	pre = obj{{"containerfile", cf}}
+	if len(ctx) > 0 {
+		pre = append(pre, kv{"contextFiles", ctx})
+	}
+	return pre, nil
 }
 
 // instance adopts one instance of a template: its drop-ins, and a note
@@ -341,17 +367,6 @@ func usedSecrets(f File) []string {
 		names = append(names, render.SecretNames(v)...)
 	}
 	return names
-}
-
-func policies(removal, policy string) obj {
-	var o obj
-	if removal == "false" {
-		o = append(o, kv{"removalAllowed", false})
-	}
-	if policy != "" {
-		o = append(o, kv{"reclaimPolicy", policy})
-	}
-	return o
 }
 
 // buildContext finds the Containerfile and the other context files of a
