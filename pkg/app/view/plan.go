@@ -172,7 +172,7 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		table(w, rows)
 		fmt.Fprintln(w)
 	}
-	if c := p.Count(); c.Drift > 0 {
+	if c := p.Count(); c.Drift > 0 && !p.Empty() {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
 	fmt.Fprintln(w, PlanSummary(p))
@@ -197,6 +197,11 @@ func PlanSummary(p *plan.Plan) string {
 		// "No changes detected." is the earlier syslet's phrase, which
 		// scripts around it look for (its CUE tutorial's apply command
 		// skips its confirmation on it): it stays in the converged output.
+		// What follows it says what is true: a host whose hand edits an
+		// apply keeps does not match the specs.
+		if c := p.Count(); c.Drift > 0 {
+			return fmt.Sprintf("No changes detected. The host differs from the specs only where %d unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.", c.Drift)
+		}
 		return "No changes detected. The host matches the specs."
 	}
 	c := p.Count()
