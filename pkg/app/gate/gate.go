@@ -238,7 +238,8 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 			soaking = append(soaking, u)
 		}
 	}
-	end := time.Now().Add(soak)
+	soakStart := time.Now()
+	end := soakStart.Add(soak)
 	for len(soaking) > 0 {
 		last := !time.Now().Before(end)
 		health, err := live.Health(ctx, services(soaking))
@@ -247,7 +248,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 			return g
 		}
 		for _, u := range soaking {
-			if why := stillUp(u, base[u.service], health[u.service], soak); why != "" {
+			if why := stillUp(base[u.service], health[u.service], time.Since(soakStart), soak); why != "" {
 				fail(u, why)
 			} else if u.health {
 				if why, _ := healthYet(ctx, live, u); why != "" {
@@ -298,18 +299,21 @@ func upYet(u Unit, h host.UnitHealth) (why string, up bool) {
 }
 
 // stillUp judges a service during the soak window against how it was
-// when it came up.
-func stillUp(u Unit, was, now host.UnitHealth, soak time.Duration) string {
+// when it came up; into is how far into the window it was found so, which
+// the reason names: a unit that went down after 300ms did not fail to
+// come up "within the 5s window", it went down 300ms into it.
+func stillUp(was, now host.UnitHealth, into, soak time.Duration) string {
+	when := fmt.Sprintf("%s into the %s soak window", into.Round(time.Millisecond), soak)
 	switch {
 	case now.NRestarts > was.NRestarts && now.Up():
 		// Back up already: what it exited with went with that process.
-		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts)
+		return fmt.Sprintf("restarted %d time(s) by Restart= %s (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, when, was.NRestarts, now.NRestarts)
 	case now.NRestarts > was.NRestarts:
-		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts, ended(now))
+		return fmt.Sprintf("restarted %d time(s) by Restart= %s (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, when, was.NRestarts, now.NRestarts, ended(now))
 	case now.InvocationID != was.InvocationID:
-		return fmt.Sprintf("started again within the %s soak window (InvocationID changed); %s", soak, ended(now))
+		return fmt.Sprintf("started again %s (InvocationID changed); %s", when, ended(now))
 	case !now.Up():
-		return fmt.Sprintf("not up within the %s soak window: %s/%s; %s", soak, now.ActiveState, now.SubState, ended(now))
+		return fmt.Sprintf("went down %s: %s/%s; %s", when, now.ActiveState, now.SubState, ended(now))
 	}
 	return ""
 }

@@ -62,3 +62,21 @@ func TestRunReadDeadlineNotTheCallers(t *testing.T) {
 		t.Errorf("got %+v", g)
 	}
 }
+
+// A unit that goes down during the soak window is said to have gone down
+// that far into it, not to have failed to come up "within" the whole
+// window: the gate's verdict came after 326ms, and its reason agrees.
+func TestSoakReasonSaysWhenItWentDown(t *testing.T) {
+	up := host.UnitHealth{ActiveState: "active", SubState: "running", InvocationID: "a"}
+	down := host.UnitHealth{ActiveState: "deactivating", SubState: "stop-post", Result: "exit-code", InvocationID: "a", ExecMainCode: 1, ExecMainStatus: 1}
+	got := stillUp(up, down, 326*time.Millisecond, 5*time.Second)
+	want := "went down 326ms into the 5s soak window: deactivating/stop-post; result exit-code, exit status 1"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	restarted := up
+	restarted.NRestarts = 2
+	if got := stillUp(up, restarted, 1200*time.Millisecond, 5*time.Second); !strings.HasPrefix(got, "restarted 2 time(s) by Restart= 1.2s into the 5s soak window") {
+		t.Errorf("restarted: %q", got)
+	}
+}
