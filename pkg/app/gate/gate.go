@@ -19,12 +19,17 @@ import (
 // lines, and podman's health check verdicts.
 type Host interface {
 	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
-	LastLog(ctx context.Context, name string, n int) ([]string, error)
+	LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
 }
 
 // DefaultSoak is how long started containers must stay up.
 const DefaultSoak = 5 * time.Second
+
+// logLines is how many of a failed unit's lines its failure carries: for
+// a container, its own output (pkg/host/systemd's LastLog leaves podman's
+// noise out) and then how systemd saw it end.
+const logLines = 10
 
 // gatePoll is how often the gate looks while it waits.
 const gatePoll = 250 * time.Millisecond
@@ -153,6 +158,10 @@ type Limits struct {
 	// that stops answering fails the gate (naming the deadline) instead of
 	// holding the run without end. Zero: no deadline of its own.
 	Read time.Duration
+	// Since is when the run began changing the host: a failed unit's log
+	// lines before it are an earlier run's, and are left out of its
+	// failure (zero: all of them).
+	Since time.Time
 }
 
 // Run waits for the units to be up within lim.Start and then soaks them
@@ -171,7 +180,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 	}
 	fail := func(u Unit, why string) {
 		f := Failure{Service: u.service, Reason: why}
-		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, 15)
+		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, lim.Since, logLines)
 		g.Failures = append(g.Failures, f)
 	}
 	// The state of the units could not be read: the gate cannot judge
@@ -355,8 +364,8 @@ func (d deadlineHost) Health(ctx context.Context, names []string) (h map[string]
 	return h, err
 }
 
-func (d deadlineHost) LastLog(ctx context.Context, name string, n int) (lines []string, err error) {
-	err = d.bound(ctx, func(ctx context.Context) error { lines, err = d.Host.LastLog(ctx, name, n); return err })
+func (d deadlineHost) LastLog(ctx context.Context, name string, since time.Time, n int) (lines []string, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { lines, err = d.Host.LastLog(ctx, name, since, n); return err })
 	return lines, err
 }
 

@@ -18,7 +18,7 @@ func (frozenHost) Health(ctx context.Context, _ []string) (map[string]host.UnitH
 	return nil, ctx.Err()
 }
 
-func (frozenHost) LastLog(ctx context.Context, _ string, _ int) ([]string, error) {
+func (frozenHost) LastLog(ctx context.Context, _ string, _ time.Time, _ int) ([]string, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
