@@ -159,7 +159,7 @@ func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict
 		rec.Applied, rec.Failed, rec.NotReached, rec.Millis = len(res.Applied), len(res.Failed), len(res.NotReached), res.Duration.Milliseconds()
 	}
 	if g != nil && len(g.Failures) > 0 {
-		rec.Error = "health gate: " + failures(g)
+		rec.Error, rec.GateFailed = "health gate: "+failures(g), len(g.Failures)
 	} else if res != nil && res.Undo != nil {
 		rec.Error = view.UndoLine(res.Undo)
 		rec.PutBack = len(res.Undo.Errors) == 0
