@@ -16,7 +16,10 @@ import (
 // run is one Apply in progress: the plan, the host, the options with their
 // defaults filled in, and the Result it builds as actions land.
 type run struct {
-	p    *plan.Plan
+	// began is when Apply began: a failed unit's log lines before it are
+	// not this run's.
+	began time.Time
+	p     *plan.Plan
 	h    Host
 	opts Options
 	log  zerolog.Logger

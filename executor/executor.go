@@ -52,7 +52,9 @@ type Systemd interface {
 	// landed. A stop of a unit systemd has not loaded lands with an error
 	// wrapping host.ErrNotFound.
 	Jobs(ctx context.Context, op host.JobOp, names []string, landed func(i int, err error))
-	LastLog(ctx context.Context, name string, n int) ([]string, error)
+	// LastLog is what a unit logged since a time (its older lines are not
+	// this run's), the last n lines, for a failure's excerpt.
+	LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error)
 }
 
 // Podman changes podman's image, volume, network and secret stores.
@@ -204,7 +206,7 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, err
 	}
 	opts.defaults()
-	e := &run{p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions))}
+	e := &run{began: start, p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions))}
 	idx := byStep(p)
 	stopErr := e.walk(ctx, idx)
 	e.finish(ctx, stopErr)

@@ -123,7 +123,7 @@ func (f *fake) Jobs(_ context.Context, op host.JobOp, names []string, landed fun
 		landed(i, f.call(string(op)+" "+n))
 	}
 }
-func (f *fake) LastLog(_ context.Context, n string, _ int) ([]string, error) {
+func (f *fake) LastLog(_ context.Context, n string, _ time.Time, _ int) ([]string, error) {
 	return []string{n + ": boom"}, nil
 }
 func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { return f.call("pull " + r) }

@@ -272,7 +272,7 @@ func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error
 		failed[i] = errs[k]
 		var log []string
 		if op != host.JobStop {
-			log, _ = e.h.Systemd.LastLog(context.WithoutCancel(ctx), e.p.Actions[i].Target, e.opts.LogLines)
+			log, _ = e.h.Systemd.LastLog(context.WithoutCancel(ctx), e.p.Actions[i].Target, e.began, e.opts.LogLines)
 		} else if stopErr == nil {
 			stopErr = errs[k]
 		}

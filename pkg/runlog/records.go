@@ -78,6 +78,9 @@ type Record struct {
 	Applied    int `json:"applied,omitempty"`
 	Failed     int `json:"failed,omitempty"`
 	NotReached int `json:"notReached,omitempty"`
+	// GateFailed counts the units that failed the health gate (a run whose
+	// every action landed can still have failed).
+	GateFailed int `json:"gateFailed,omitempty"`
 	// PutBack: the run failed before step 5 and put back everything it
 	// had swapped in and stopped (podman secrets aside, which stay).
 	PutBack bool `json:"putBack,omitempty"`

@@ -38,6 +38,7 @@ func (r *runner) apply(ctx context.Context, in passInput, res passResult, pl pla
 			return res.end(verdict.Failed, fmt.Errorf("%w; nothing was changed", err))
 		}
 	}
+	began := time.Now()
 	xres, err := r.execute(ctx, run, in, p, opened)
 	res.result = xres
 	if xres != nil {
@@ -57,14 +58,16 @@ func (r *runner) apply(ctx context.Context, in passInput, res passResult, pl pla
 		r.endRun(run, xres, v, nil)
 		return res.end(v, err)
 	}
-	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), opened)
+	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), began, opened)
 }
 
 // judge holds the units a pass started to the health gate and ends the
-// pass with its verdict.
-func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, opened *secrets.Opened) (passResult, error) {
+// pass with its verdict. since is when the pass began changing the host
+// (zero when it changed nothing): the units' log lines before it are not
+// its.
+func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, since time.Time, opened *secrets.Opened) (passResult, error) {
 	req := r.req
-	g := gate.Run(ctx, gateHost{r.h.live}, units, gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout}, req.Stop)
+	g := gate.Run(ctx, gateHost{r.h.live}, units, gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout, Since: since}, req.Stop)
 	scrubGate(g, opened)
 	res.gate = g
 	r.view.Gate(g)
@@ -119,7 +122,7 @@ func (r *runner) judgeEarlier(ctx context.Context, in passInput, res passResult,
 	if err != nil {
 		return res.end(verdict.Failed, fmt.Errorf("%w: %w", executor.ErrJournal, err))
 	}
-	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), opened)
+	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), time.Time{}, opened)
 }
 
 // execute runs the plan with the journal as its recorder.
@@ -156,7 +159,7 @@ func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict
 		rec.Applied, rec.Failed, rec.NotReached, rec.Millis = len(res.Applied), len(res.Failed), len(res.NotReached), res.Duration.Milliseconds()
 	}
 	if g != nil && len(g.Failures) > 0 {
-		rec.Error = "health gate: " + failures(g)
+		rec.Error, rec.GateFailed = "health gate: "+failures(g), len(g.Failures)
 	} else if res != nil && res.Undo != nil {
 		rec.Error = view.UndoLine(res.Undo)
 		rec.PutBack = len(res.Undo.Errors) == 0

@@ -288,6 +288,7 @@ func run(ctx context.Context, req *Request) (*view.Outcome, error) {
 		return ended(out, failed(err), err)
 	}
 	out.Source, out.Specs, out.Sources, out.Findings = in.source, in.set.Count(), len(in.set.Sources), in.set.Report.Findings
+	storedNotCurrent(in, gens, req.View)
 	if in.set.Report.HasErrors() {
 		req.View.Findings(in.set.Report)
 		out.Summary = fmt.Sprintf("%d error(s) in the specs; nothing was changed", in.set.Report.Errors())

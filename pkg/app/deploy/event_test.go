@@ -2,14 +2,14 @@ package deploy
 
 import (
 	"encoding/json"
-	"github.com/syslet/syslet/pkg/app/view"
-	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // TestEvents: what each kind of run tells the people who are not

@@ -291,7 +291,7 @@ func (s fakeSystemd) Health(_ context.Context, names []string) (map[string]host.
 	return out, nil
 }
 
-func (s fakeSystemd) LastLog(_ context.Context, name string, n int) ([]string, error) {
+func (s fakeSystemd) LastLog(_ context.Context, name string, _ time.Time, n int) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.logs[name]

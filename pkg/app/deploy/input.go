@@ -1,7 +1,12 @@
 package deploy
 
 import (
+	"fmt"
+	"os"
+
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 )
@@ -74,6 +79,26 @@ type passInput struct {
 	// resume carries forward what an unfinished run left undone (not
 	// while another apply holds the lock, nor in a rollback after a gate).
 	resume bool
+	// stored is set when the specs are the stream the last apply from
+	// stdin stored (a plain `syslet`): its file and when it was written.
+	stored *view.Stored
+}
+
+// storedNotCurrent warns when the stored stream a plain `syslet` applies
+// is not what the host's current generation (the last run that ended
+// well) applied: that run came from elsewhere (a path, webhookd), and this
+// one would undo it.
+func storedNotCurrent(in passInput, gens *generation.Store, v view.Operation) {
+	if in.stored == nil {
+		return
+	}
+	latest, err := gens.Latest()
+	if err != nil || latest == nil || latest.InputDigest == in.set.Digest() {
+		return
+	}
+	v.Warning(fmt.Sprintf("%s is not what the host's current generation applied (run %s from %s, %s): applying it undoes that run; "+
+		"to keep it, apply the specs it came from (`syslet history %s --specs` prints them)",
+		in.stored.Path, latest.Run, latest.Source, latest.Time.UTC().Format("2006-01-02 15:04 UTC"), latest.Run))
 }
 
 // readInput loads the run's input: the specs Path names, or for a
@@ -84,7 +109,14 @@ func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passIn
 		if err != nil {
 			return passInput{}, err
 		}
-		return passInput{kind: inputPass, set: l, source: req.Source}, nil
+		in := passInput{kind: inputPass, set: l, source: req.Source}
+		if req.Path == "" {
+			p := layout.Under(req.Root, layout.StoredSpecs)
+			if fi, err := os.Stat(p); err == nil {
+				in.stored = &view.Stored{Path: p, At: fi.ModTime()}
+			}
+		}
+		return in, nil
 	}
 	gen, err := pickGeneration(gens, jr, req.Generation)
 	if err != nil {

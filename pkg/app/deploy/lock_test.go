@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 func TestLockTimeoutNamesHolder(t *testing.T) {

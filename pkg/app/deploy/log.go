@@ -27,7 +27,10 @@ func newLogger(w io.Writer, runID string) zerolog.Logger {
 	if f, ok := w.(*os.File); ok && f == os.Stderr && stderrIsJournal() {
 		out = journalWriter{}
 	} else {
-		out = zerolog.ConsoleWriter{Out: w, NoColor: !view.IsTerminal(w), TimeFormat: "15:04:05.000"}
+		// The run's id heads the actions ("Applying (run …)") and ends
+		// their summary: on each console line it is clutter. The
+		// journal's entries keep it as SYSLET_RUN.
+		out = zerolog.ConsoleWriter{Out: w, NoColor: !view.IsTerminal(w), TimeFormat: "15:04:05.000", FieldsExclude: []string{"run"}}
 	}
 	return zerolog.New(out).With().Timestamp().Str("run", runID).Logger()
 }

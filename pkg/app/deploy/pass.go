@@ -180,7 +180,7 @@ func (r *runner) vet(ctx context.Context, in passInput, pl planned, c checked, o
 
 // against is what a pass's plan was made against, for its header.
 func (r *runner) against(in passInput) view.Against {
-	return view.Against{Specs: in.set.Count(), Sources: len(in.set.Sources), Root: r.req.Root, NoHost: r.req.hostless()}
+	return view.Against{Specs: in.set.Count(), Sources: len(in.set.Sources), Root: r.req.Root, NoHost: r.req.hostless(), Stored: in.stored}
 }
 
 // stageKept says where the staging directory was kept, if it was.

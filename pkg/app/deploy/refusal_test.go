@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"errors"
-	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 )
 

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"errors"
-	"github.com/syslet/syslet/pkg/verdict"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 )
 

@@ -253,8 +253,8 @@ func (g gateHost) Health(ctx context.Context, names []string) (map[string]host.U
 	return g.live.Systemd.Health(ctx, names)
 }
 
-func (g gateHost) LastLog(ctx context.Context, name string, n int) ([]string, error) {
-	return g.live.Systemd.LastLog(ctx, name, n)
+func (g gateHost) LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error) {
+	return g.live.Systemd.LastLog(ctx, name, since, n)
 }
 
 func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, error) {

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"errors"
-	"github.com/syslet/syslet/pkg/verdict"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/render"
 )
 

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"github.com/syslet/syslet/pkg/verdict"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // stack is a small host: a network, a volume reclaimed on removal, a

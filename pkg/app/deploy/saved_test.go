@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/syslet/syslet/pkg/app/planfile"
-	"github.com/syslet/syslet/pkg/verdict"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // savedHost is a host the stack and a secret were applied to, and the

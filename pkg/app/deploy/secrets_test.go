@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"github.com/syslet/syslet/pkg/app/view"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/render"

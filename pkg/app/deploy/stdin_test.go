@@ -2,13 +2,14 @@ package deploy
 
 import (
 	"errors"
-	"github.com/syslet/syslet/pkg/verdict"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -91,5 +92,35 @@ func TestStdinIsStoredForTheNextRun(t *testing.T) {
 	last := h.last(t)
 	if last.Result() != runlog.ResultNoChanges || last.Intent.Source != stored || r.out.Source != stored {
 		t.Errorf("journal: %s from %q; want no-changes from %s", last.Result(), last.Intent.Source, stored)
+	}
+}
+
+// A plain run applies the stream the last apply from stdin stored: its
+// plan's header names that file and its age, and when the host's current
+// generation came from elsewhere (an apply of a directory since), the run
+// warns that it would undo it, naming that run.
+func TestStoredSpecsAreNamedAndWarnedWhenNotCurrent(t *testing.T) {
+	h := newHost(t)
+	req := h.request("-")
+	req.Stdin = strings.NewReader(stack)
+	if r := h.run(t, req); r.err != nil {
+		t.Fatal(r.err)
+	}
+	plain := h.request("")
+	plain.Diff = true
+	r := h.run(t, plain)
+	stored := layout.Under(h.root, layout.StoredSpecs)
+	if r.err != nil || !strings.Contains(r.stdout, "from "+stored+" (stored by an apply from stdin at ") || !strings.Contains(r.stdout, "just now)") {
+		t.Fatalf("header of a plain run: %v\n%s", r.err, r.stdout)
+	}
+	if r.view.has("Warning") {
+		t.Errorf("a warning while the stored specs are the current generation's: %q", r.view.Calls("Warning"))
+	}
+
+	changed := h.apply(t, writeSpecs(t, strings.Replace(stack, "registry.example/api:1", "registry.example/api:2", 1)))
+	r = h.run(t, plain)
+	want := stored + " is not what the host's current generation applied (run " + changed.out.RunID
+	if !slices.ContainsFunc(r.view.Calls("Warning"), func(c string) bool { return strings.Contains(c, want) }) {
+		t.Errorf("no warning %q: %q", want, r.view.Calls())
 	}
 }

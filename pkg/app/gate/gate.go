@@ -19,12 +19,17 @@ import (
 // lines, and podman's health check verdicts.
 type Host interface {
 	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
-	LastLog(ctx context.Context, name string, n int) ([]string, error)
+	LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
 }
 
 // DefaultSoak is how long started containers must stay up.
 const DefaultSoak = 5 * time.Second
+
+// logLines is how many of a failed unit's lines its failure carries: for
+// a container, its own output (pkg/host/systemd's LastLog leaves podman's
+// noise out) and then how systemd saw it end.
+const logLines = 10
 
 // gatePoll is how often the gate looks while it waits.
 const gatePoll = 250 * time.Millisecond
@@ -153,6 +158,10 @@ type Limits struct {
 	// that stops answering fails the gate (naming the deadline) instead of
 	// holding the run without end. Zero: no deadline of its own.
 	Read time.Duration
+	// Since is when the run began changing the host: a failed unit's log
+	// lines before it are an earlier run's, and are left out of its
+	// failure (zero: all of them).
+	Since time.Time
 }
 
 // Run waits for the units to be up within lim.Start and then soaks them
@@ -171,7 +180,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 	}
 	fail := func(u Unit, why string) {
 		f := Failure{Service: u.service, Reason: why}
-		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, 15)
+		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, lim.Since, logLines)
 		g.Failures = append(g.Failures, f)
 	}
 	// The state of the units could not be read: the gate cannot judge
@@ -238,7 +247,8 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 			soaking = append(soaking, u)
 		}
 	}
-	end := time.Now().Add(soak)
+	soakStart := time.Now()
+	end := soakStart.Add(soak)
 	for len(soaking) > 0 {
 		last := !time.Now().Before(end)
 		health, err := live.Health(ctx, services(soaking))
@@ -247,7 +257,7 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 			return g
 		}
 		for _, u := range soaking {
-			if why := stillUp(u, base[u.service], health[u.service], soak); why != "" {
+			if why := stillUp(base[u.service], health[u.service], time.Since(soakStart), soak); why != "" {
 				fail(u, why)
 			} else if u.health {
 				if why, _ := healthYet(ctx, live, u); why != "" {
@@ -298,18 +308,21 @@ func upYet(u Unit, h host.UnitHealth) (why string, up bool) {
 }
 
 // stillUp judges a service during the soak window against how it was
-// when it came up.
-func stillUp(u Unit, was, now host.UnitHealth, soak time.Duration) string {
+// when it came up; into is how far into the window it was found so, which
+// the reason names: a unit that went down after 300ms did not fail to
+// come up "within the 5s window", it went down 300ms into it.
+func stillUp(was, now host.UnitHealth, into, soak time.Duration) string {
+	when := fmt.Sprintf("%s into the %s soak window", into.Round(time.Millisecond), soak)
 	switch {
 	case now.NRestarts > was.NRestarts && now.Up():
 		// Back up already: what it exited with went with that process.
-		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts)
+		return fmt.Sprintf("restarted %d time(s) by Restart= %s (NRestarts %d → %d): it exited and was started again", now.NRestarts-was.NRestarts, when, was.NRestarts, now.NRestarts)
 	case now.NRestarts > was.NRestarts:
-		return fmt.Sprintf("restarted %d time(s) by Restart= within the %s soak window (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, soak, was.NRestarts, now.NRestarts, ended(now))
+		return fmt.Sprintf("restarted %d time(s) by Restart= %s (NRestarts %d → %d); %s", now.NRestarts-was.NRestarts, when, was.NRestarts, now.NRestarts, ended(now))
 	case now.InvocationID != was.InvocationID:
-		return fmt.Sprintf("started again within the %s soak window (InvocationID changed); %s", soak, ended(now))
+		return fmt.Sprintf("started again %s (InvocationID changed); %s", when, ended(now))
 	case !now.Up():
-		return fmt.Sprintf("not up within the %s soak window: %s/%s; %s", soak, now.ActiveState, now.SubState, ended(now))
+		return fmt.Sprintf("went down %s: %s/%s; %s", when, now.ActiveState, now.SubState, ended(now))
 	}
 	return ""
 }
@@ -351,8 +364,8 @@ func (d deadlineHost) Health(ctx context.Context, names []string) (h map[string]
 	return h, err
 }
 
-func (d deadlineHost) LastLog(ctx context.Context, name string, n int) (lines []string, err error) {
-	err = d.bound(ctx, func(ctx context.Context) error { lines, err = d.Host.LastLog(ctx, name, n); return err })
+func (d deadlineHost) LastLog(ctx context.Context, name string, since time.Time, n int) (lines []string, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { lines, err = d.Host.LastLog(ctx, name, since, n); return err })
 	return lines, err
 }
 

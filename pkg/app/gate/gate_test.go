@@ -18,7 +18,7 @@ func (frozenHost) Health(ctx context.Context, _ []string) (map[string]host.UnitH
 	return nil, ctx.Err()
 }
 
-func (frozenHost) LastLog(ctx context.Context, _ string, _ int) ([]string, error) {
+func (frozenHost) LastLog(ctx context.Context, _ string, _ time.Time, _ int) ([]string, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -60,5 +60,23 @@ func TestRunReadDeadlineNotTheCallers(t *testing.T) {
 	g := Run(ctx, frozenHost{}, []Unit{{service: "web.service"}}, Limits{Start: time.Minute, Read: 200 * time.Millisecond}, nil)
 	if len(g.Failures) != 1 || strings.Contains(g.Failures[0].Reason, "within 200ms") {
 		t.Errorf("got %+v", g)
+	}
+}
+
+// A unit that goes down during the soak window is said to have gone down
+// that far into it, not to have failed to come up "within" the whole
+// window: the gate's verdict came after 326ms, and its reason agrees.
+func TestSoakReasonSaysWhenItWentDown(t *testing.T) {
+	up := host.UnitHealth{ActiveState: "active", SubState: "running", InvocationID: "a"}
+	down := host.UnitHealth{ActiveState: "deactivating", SubState: "stop-post", Result: "exit-code", InvocationID: "a", ExecMainCode: 1, ExecMainStatus: 1}
+	got := stillUp(up, down, 326*time.Millisecond, 5*time.Second)
+	want := "went down 326ms into the 5s soak window: deactivating/stop-post; result exit-code, exit status 1"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	restarted := up
+	restarted.NRestarts = 2
+	if got := stillUp(up, restarted, 1200*time.Millisecond, 5*time.Second); !strings.HasPrefix(got, "restarted 2 time(s) by Restart= 1.2s into the 5s soak window") {
+		t.Errorf("restarted: %q", got)
 	}
 }

@@ -19,6 +19,18 @@ type Against struct {
 	// running system (--root).
 	Root   string
 	NoHost bool
+	// Stored is set when the specs are the stream the last apply from
+	// stdin stored (a plain `syslet`): which file, and when it was stored.
+	Stored *Stored
+	// Now is when the plan is shown (zero: now), for the stored
+	// stream's age.
+	Now time.Time
+}
+
+// Stored is the stream an apply from stdin stored for later plain runs.
+type Stored struct {
+	Path string
+	At   time.Time
 }
 
 // PlanWithHeader writes the plan for people, with what it was made
@@ -28,12 +40,36 @@ func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 	if a.NoHost {
 		what = redact.Escape(a.Root) + " (no host: systemd and podman are not read, secrets are not decrypted; installed units are assumed to run as declared)"
 	}
-	fmt.Fprintf(w, "syslet plan: %d spec(s) from %d source(s) against %s\n\n", a.Specs, a.Sources, what)
+	from := fmt.Sprintf("%d source(s)", a.Sources)
+	if s := a.Stored; s != nil {
+		// A plain `syslet` applies what an apply from stdin stored, maybe
+		// long ago: the header names it and its age.
+		now := a.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		from = fmt.Sprintf("%s (stored by an apply from stdin at %s, %s)", redact.Escape(s.Path), s.At.UTC().Format("2006-01-02 15:04 UTC"), Ago(now.Sub(s.At)))
+	}
+	fmt.Fprintf(w, "syslet plan: %d spec(s) from %s against %s\n\n", a.Specs, from, what)
 	if r := p.Resume; r != nil {
 		fmt.Fprintln(w, Resuming(r))
 		fmt.Fprintln(w)
 	}
 	Plan(w, p)
+}
+
+// Ago says how long ago, in a word a person reads at a glance: "just
+// now", "12 minutes ago", "3 hours ago", "5 days ago".
+func Ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d minute(s) ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d hour(s) ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d day(s) ago", int(d/(24*time.Hour)))
 }
 
 // Resuming is the header line of a plan that carries an unfinished run

@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,6 +33,8 @@ type RunSummary struct {
 	Applied    int    `json:"applied"`
 	Failed     int    `json:"failed"`
 	NotReached int    `json:"notReached"`
+	// GateFailed counts the units that failed the health gate.
+	GateFailed int `json:"gateFailed,omitempty"`
 }
 
 // Summarize is what the journal says of one run, counted.
@@ -51,7 +54,7 @@ func Summarize(r *runlog.RunInfo) RunSummary {
 		s.Error = r.End.Error
 		d := r.End.Time.Sub(r.Intent.Time)
 		s.Duration = &d
-		s.NotReached = r.End.NotReached
+		s.NotReached, s.GateFailed = r.End.NotReached, r.End.GateFailed
 	} else {
 		s.NotReached = len(r.Intent.Actions) - s.Applied - s.Failed
 	}
@@ -93,11 +96,11 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 		if s.Resumes != "" {
 			src += " (resumes " + redact.Escape(s.Resumes) + ")"
 		}
-		if s.RollbackOf != "" {
+		if s.RollbackOf != "" && !strings.Contains(s.Source, s.RollbackOf) {
 			src += " (rolls back " + redact.Escape(s.RollbackOf) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", redact.Escape(s.Run), gen, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
-			redact.Escape(s.Result), s.Actions, s.Applied, s.Failed, s.NotReached, src)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\n", redact.Escape(s.Run), gen, s.Started.Local().Format("2006-01-02 15:04:05"), dur,
+			redact.Escape(s.Result), s.Actions, s.Applied, failedCell(s), s.NotReached, src)
 	}
 	tw.Flush()
 	for _, r := range runs {
@@ -105,6 +108,19 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), redact.Escape(s.Error))
 		}
 	}
+}
+
+// failedCell is the FAILED column: failed actions, and the units that
+// failed the health gate, which a run whose every action landed counts
+// too ("1 gate": one unit did not pass it).
+func failedCell(s RunSummary) string {
+	switch {
+	case s.GateFailed == 0:
+		return fmt.Sprint(s.Failed)
+	case s.Failed == 0:
+		return fmt.Sprintf("%d gate", s.GateFailed)
+	}
+	return fmt.Sprintf("%d+%d gate", s.Failed, s.GateFailed)
 }
 
 // RunActions is `syslet history RUN`: the run and each planned action

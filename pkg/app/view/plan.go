@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -60,11 +61,11 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.New))
+					fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.New))
 				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.Old))
+					fmt.Fprintf(w, "      - [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old))
 				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", redact.Escape(k.Section), redact.Escape(k.Key), redact.Escape(k.Old), redact.Escape(k.New))
+					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old), keyValue(k.New))
 				}
 			}
 		}
@@ -172,10 +173,21 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		table(w, rows)
 		fmt.Fprintln(w)
 	}
-	if c := p.Count(); c.Drift > 0 {
+	if c := p.Count(); c.Drift > 0 && !p.Empty() {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
 	fmt.Fprintln(w, PlanSummary(p))
+}
+
+// fullDigest is a sha256 digest written out whole.
+var fullDigest = regexp.MustCompile(`sha256:([0-9a-f]{12})[0-9a-f]{52}`)
+
+// keyValue is a unit key's value as a plan shows it: escaped, with each
+// whole sha256 digest cut to its first 12 hex digits (the --output json
+// plan keeps them whole). A marker's 64-digit digests filled a line each
+// and told a reader nothing 12 digits do not.
+func keyValue(v string) string {
+	return redact.Escape(fullDigest.ReplaceAllString(v, "sha256:$1…"))
 }
 
 // units are the plan's units that keep says to draw, in plan order.
@@ -197,6 +209,11 @@ func PlanSummary(p *plan.Plan) string {
 		// "No changes detected." is the earlier syslet's phrase, which
 		// scripts around it look for (its CUE tutorial's apply command
 		// skips its confirmation on it): it stays in the converged output.
+		// What follows it says what is true: a host whose hand edits an
+		// apply keeps does not match the specs.
+		if c := p.Count(); c.Drift > 0 {
+			return fmt.Sprintf("No changes detected. The host differs from the specs only where %d unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.", c.Drift)
+		}
 		return "No changes detected. The host matches the specs."
 	}
 	c := p.Count()

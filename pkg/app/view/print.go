@@ -27,8 +27,17 @@ func Printf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, format, args...)
 }
 
-// Error writes "who: err" on a line of its own, escaped.
-func Error(w io.Writer, who string, err error) { Printf(w, "%s: %s\n", who, err) }
+// Error writes "who: err", escaped. An error of several lines (one that
+// joins the errors of several specs) is drawn as its lines, the second and
+// later indented, each escaped on its own: a line break in it is a line
+// break, not a "\x0a" in the middle of one line.
+func Error(w io.Writer, who string, err error) {
+	lines := strings.Split(strings.TrimRight(err.Error(), "\n"), "\n")
+	Printf(w, "%s: %s\n", who, lines[0])
+	for _, l := range lines[1:] {
+		Printf(w, "  %s\n", l)
+	}
+}
 
 // Lines writes text (a tool's output: the generator's, systemd-analyze's)
 // line by line, each escaped.

@@ -2,7 +2,9 @@ package view
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +31,19 @@ func TestIsTerminalOnlyForATerminal(t *testing.T) {
 		if IsTerminal(x) {
 			t.Errorf("%s is taken for a terminal", name)
 		}
+	}
+}
+
+// An error joining several specs' errors is drawn as its lines, each
+// escaped: no literal \x0a, and a control character inside a line is
+// still escaped.
+func TestErrorOfSeveralLines(t *testing.T) {
+	var b strings.Builder
+	Error(&b, "syslet", errors.New("secrets cannot be opened on this host; nothing was changed:\nsecret \"shop\" (t5/70-secrets.json [0]): no identity\nsecret \"db\" (t5/71.json [0]): bad \x1b[31mMAC"))
+	want := "syslet: secrets cannot be opened on this host; nothing was changed:\n" +
+		"  secret \"shop\" (t5/70-secrets.json [0]): no identity\n" +
+		"  secret \"db\" (t5/71.json [0]): bad \\x1b[31mMAC\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

@@ -224,7 +224,7 @@ func TestFailingStartIsJobErrorWithLog(t *testing.T) {
 	var lines []string
 	// journald may take a moment to index the lines it just received.
 	for range 20 {
-		if lines, err = m.LastLog(ctx, u, 20); err != nil {
+		if lines, err = m.LastLog(ctx, u, time.Time{}, 20); err != nil {
 			t.Fatal(err)
 		}
 		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "syslet-fixture-boom") }) {
@@ -236,10 +236,10 @@ func TestFailingStartIsJobErrorWithLog(t *testing.T) {
 	if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "syslet-fixture-boom") }) {
 		t.Errorf("LastLog does not show the unit's output")
 	}
-	if short, _ := m.LastLog(ctx, u, 2); len(short) != 2 {
+	if short, _ := m.LastLog(ctx, u, time.Time{}, 2); len(short) != 2 {
 		t.Errorf("LastLog(n=2) returned %d lines", len(short))
 	}
-	if none, err := m.LastLog(ctx, "syslet-t-never-ran.service", 5); err != nil || len(none) != 0 {
+	if none, err := m.LastLog(ctx, "syslet-t-never-ran.service", time.Time{}, 5); err != nil || len(none) != 0 {
 		t.Errorf("LastLog of a unit without entries = %q, %v", none, err)
 	}
 }
@@ -316,7 +316,7 @@ Exec=sleep 100000
 RunInit=true
 `)
 	if err := timed(t, "Start(quadlet container incl. pull)", func() error { return m.Start(ctx, u) }); err != nil {
-		logs, _ := m.LastLog(ctx, u, 20)
+		logs, _ := m.LastLog(ctx, u, time.Time{}, 20)
 		t.Fatalf("%v\n%s", err, strings.Join(logs, "\n"))
 	}
 	pid, _ := m.MainPID(ctx, u)
@@ -331,7 +331,7 @@ RunInit=true
 	}
 	st, _ := m.UnitStates(ctx, []string{u})
 	t.Logf("after stop: %+v", st[u])
-	logs, _ := m.LastLog(ctx, u, 4)
+	logs, _ := m.LastLog(ctx, u, time.Time{}, 4)
 	t.Logf("LastLog:\n  %s", strings.Join(logs, "\n  "))
 }
 

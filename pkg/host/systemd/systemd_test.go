@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	godbus "github.com/godbus/dbus/v5"
 
@@ -76,9 +77,11 @@ func fakeJournalctl(t *testing.T, out string, code int) (prog, argsFile string) 
 }
 
 func TestLastLog(t *testing.T) {
-	prog, argsFile := fakeJournalctl(t, "2026-01-01T00:00:00+0000 h web[1]: one\n2026-01-01T00:00:01+0000 h web[1]: two\n", 0)
+	prog, argsFile := fakeJournalctl(t, `{"MESSAGE":"one","SYSLOG_IDENTIFIER":"web","_PID":"1","__REALTIME_TIMESTAMP":"1767225600000000"}
+{"MESSAGE":"two","SYSLOG_IDENTIFIER":"web","_PID":"1","__REALTIME_TIMESTAMP":"1767225601000000"}
+`, 0)
 	m := &Manager{journalctl: prog}
-	lines, err := m.LastLog(context.Background(), "web.service", 5)
+	lines, err := m.LastLog(context.Background(), "web.service", time.Time{}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func TestLastLog(t *testing.T) {
 		t.Errorf("lines = %q", lines)
 	}
 	args, _ := os.ReadFile(argsFile)
-	if got, want := strings.Fields(string(args)), []string{"-u", "web.service", "-n", "5", "--no-pager", "-o", "short-iso", "-q"}; !reflect.DeepEqual(got, want) {
+	if got, want := strings.Fields(string(args)), []string{"-u", "web.service", "-n", "200", "--no-pager", "-q", "-o", "json", "--output-fields=MESSAGE,CONTAINER_NAME,SYSLOG_IDENTIFIER,_PID"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("journalctl args = %q, want %q", got, want)
 	}
 }
@@ -94,12 +97,12 @@ func TestLastLog(t *testing.T) {
 func TestLastLogEmptyAndZero(t *testing.T) {
 	prog, argsFile := fakeJournalctl(t, "", 0)
 	m := &Manager{journalctl: prog}
-	lines, err := m.LastLog(context.Background(), "quiet.service", 10)
+	lines, err := m.LastLog(context.Background(), "quiet.service", time.Time{}, 10)
 	if err != nil || lines != nil {
 		t.Errorf("LastLog on an empty journal = %q, %v; want no lines, no error", lines, err)
 	}
 	os.Remove(argsFile)
-	if lines, err := m.LastLog(context.Background(), "quiet.service", 0); err != nil || lines != nil {
+	if lines, err := m.LastLog(context.Background(), "quiet.service", time.Time{}, 0); err != nil || lines != nil {
 		t.Errorf("LastLog(n=0) = %q, %v", lines, err)
 	}
 	if _, err := os.Stat(argsFile); err == nil {
@@ -110,7 +113,7 @@ func TestLastLogEmptyAndZero(t *testing.T) {
 func TestLastLogFailure(t *testing.T) {
 	prog, _ := fakeJournalctl(t, "", 1)
 	m := &Manager{journalctl: prog}
-	_, err := m.LastLog(context.Background(), "web.service", 3)
+	_, err := m.LastLog(context.Background(), "web.service", time.Time{}, 3)
 	if err == nil || !strings.Contains(err.Error(), `reading journal of unit "web.service"`) || !strings.Contains(err.Error(), "some complaint") {
 		t.Errorf("err = %v, want the unit and journalctl's stderr", err)
 	}
