@@ -137,6 +137,7 @@ var wantRule = map[string]string{
 	"104-image-tag-uppercase.json":        "image-tag",
 	"105-image-tag-too-long.json":         "image-tag",
 	"106-image-tag-character.json":        "image-tag",
+	"108-misspelled-field.json":           "misspelled-field",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

@@ -164,9 +164,14 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 	}
 	allowed := append([]string{"apiVersion", "type", "name"}, ks.fields...)
 	for j, k := range n.Keys {
-		if !slices.Contains(allowed, k) && k != "instances" { // instances on another kind are an error of their own
-			d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(ks.fields, ", "))
+		if slices.Contains(allowed, k) || k == "instances" { // instances on another kind are an error of their own
+			continue
 		}
+		if near := nearMiss(k, allowed); near != "" {
+			d.errf(n.Vals[j].Path(), RuleMisspelledField, "unknown field %q for a %s spec: did you mean %s?", k, s.Kind, near)
+			continue
+		}
+		d.warnf(n.Vals[j].Path(), RuleUnknownField, "unknown field %q for a %s spec is ignored (allowed: %s)", k, s.Kind, strings.Join(ks.fields, ", "))
 	}
 	if v := n.Get("unit"); v == nil && (s.Kind == Volume || s.Kind == Network) {
 		// Older releases of the earlier syslet accepted a volume or network
@@ -288,9 +293,14 @@ func (d *decoder) objects(v *jsontree.Node, what string, allowed ...string) []*j
 			continue
 		}
 		for j, k := range it.Keys {
-			if !slices.Contains(allowed, k) {
-				d.warnf(it.Vals[j].Path(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
+			if slices.Contains(allowed, k) {
+				continue
 			}
+			if near := nearMiss(k, allowed); near != "" {
+				d.errf(it.Vals[j].Path(), RuleMisspelledField, "unknown field %q in %s: did you mean %s?", k, what, near)
+				continue
+			}
+			d.warnf(it.Vals[j].Path(), RuleUnknownField, "unknown field %q in %s is ignored (allowed: %s)", k, what, strings.Join(allowed, ", "))
 		}
 		out = append(out, it)
 	}

@@ -91,7 +91,11 @@ func (d *decoder) instances(v *jsontree.Node, s *Spec) {
 			inst.Name = it.Text
 		case jsontree.Object:
 			for j, k := range it.Keys {
-				if k != "name" && k != "dropIns" {
+				switch {
+				case k == "name" || k == "dropIns":
+				case nearMiss(k, []string{"name", "dropIns"}) != "":
+					d.errf(it.Vals[j].Path(), RuleMisspelledField, "unknown field %q in an instance: did you mean %s?", k, nearMiss(k, []string{"name", "dropIns"}))
+				default:
 					d.warnf(it.Vals[j].Path(), RuleUnknownField, "unknown field %q in an instance is ignored (allowed: name, dropIns)", k)
 				}
 			}

@@ -11,6 +11,7 @@ const (
 	RuleNotObject       = "spec-not-object"        // a stream item is not an object
 	RuleDuplicateKey    = "duplicate-key"          // a JSON object repeats a key
 	RuleUnknownField    = "unknown-field"          // a field the spec's type does not have
+	RuleMisspelledField = "misspelled-field"       // an unknown field one or two edits (or only case) away from a known one
 	RuleFieldType       = "field-type"             // a field has the wrong JSON type
 	RuleRequired        = "required"               // a required field is missing or empty
 	RuleAPIVersion      = "api-version"            // apiVersion is not "v1"
