@@ -502,6 +502,7 @@ func (s *secretStore) Secrets(context.Context) ([]host.Secret, error) {
 }
 
 func (s *secretStore) ImageExists(context.Context, string) (bool, error) { return true, nil }
+func (s *secretStore) ImageID(context.Context, string) (string, error)   { return "", nil }
 
 func planJSON(t *testing.T, p *plan.Plan) string {
 	t.Helper()

@@ -41,6 +41,8 @@ type ReloadReader interface {
 type StoreReader interface {
 	Secrets(ctx context.Context) ([]host.Secret, error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
+	// ImageID is the ID of the image ref names ("" when there is none).
+	ImageID(ctx context.Context, ref string) (string, error)
 }
 
 // Sources are the readers Observe uses. Units and Store may be nil: a
@@ -57,6 +59,11 @@ type Observed struct {
 	Units   map[string]host.UnitState `json:"units"`
 	Secrets map[string]host.Secret    `json:"secrets"`
 	Images  map[string]bool           `json:"images"`
+	// ImageIDs are the IDs of the images a pinned container's Image=
+	// names (read only on a host that holds a rollback's pins): a pin of
+	// the image its Image= resolves to anyway is removed without a
+	// restart. Not part of a saved plan's fingerprint: the pins are.
+	ImageIDs map[string]string `json:"-"`
 	// UnitsKnown and StoreKnown say whether systemd and podman were read.
 	// Without them the plan assumes the host matches its installed files.
 	UnitsKnown bool `json:"unitsKnown"`
@@ -189,7 +196,39 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 			return nil, err
 		}
 	}
+	if src.Store != nil {
+		if err := readPinnedImages(ctx, src.Store, out, files, obs); err != nil {
+			return nil, err
+		}
+	}
 	return obs, nil
+}
+
+// readPinnedImages resolves the Image= of each container that holds a
+// rollback's pin to the image's ID (Observed.ImageIDs). A host without
+// pins asks podman for nothing.
+func readPinnedImages(ctx context.Context, store StoreReader, out *render.Output, files map[string]host.File, obs *Observed) error {
+	for _, u := range out.Units {
+		if u.Kind != spec.Container || u.Template || u.Image == "" {
+			continue
+		}
+		f, ok := files[layout.PinPath(u.FileName)]
+		if _, ours := render.ParsePin(f.Data); !ok || !ours {
+			continue
+		}
+		if _, done := obs.ImageIDs[u.Image]; done {
+			continue
+		}
+		id, err := store.ImageID(ctx, u.Image)
+		if err != nil {
+			return fmt.Errorf("inspecting image %q: %w", u.Image, err)
+		}
+		if obs.ImageIDs == nil {
+			obs.ImageIDs = map[string]string{}
+		}
+		obs.ImageIDs[u.Image] = id
+	}
+	return nil
 }
 
 // shareRendered makes each unit file that holds exactly what is rendered

@@ -84,6 +84,7 @@ func (s *store) Secrets(context.Context) ([]host.Secret, error) {
 }
 
 func (s *store) ImageExists(_ context.Context, ref string) (bool, error) { return true, nil }
+func (s *store) ImageID(context.Context, string) (string, error)         { return "", nil }
 
 // Files, systemd and podman are read side by side; what only the files
 // reveal is asked afterwards: the state of a unit installed but no longer

@@ -17,8 +17,10 @@ import (
 // container then runs what its Image= says again.
 
 // pin plans the pin drop-in of a desired container and reports whether the
-// image it runs changes (the container then restarts).
-func (b *builder) pin(u *render.Unit, uc *UnitChange) bool {
+// image it runs changes (the container then restarts), or its unit changes
+// without that (meta: a pin removed whose image the container's Image=
+// names anyway).
+func (b *builder) pin(u *render.Unit, uc *UnitChange) (restart, meta bool) {
 	p := layout.PinPath(u.FileName)
 	rel := strings.TrimPrefix(p, layout.UnitDir+"/")
 	cur, installed := b.obs.Files[p]
@@ -27,29 +29,36 @@ func (b *builder) pin(u *render.Unit, uc *UnitChange) bool {
 		data := render.PinDropIn(want)
 		b.dropIns[rel] = data
 		if installed && bytes.Equal(cur.Data, data) {
-			return false
+			return false, false
 		}
 		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Payload: &Payload{Content: data, Mode: 0o644}, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
 		if had, ours := render.ParsePin(cur.Data); installed && ours && had.ImageID == want.ImageID {
 			// Pinned to the same image by an earlier rollback: the file
 			// says another run, the container runs the same.
 			uc.Reasons = append(uc.Reasons, "rollback: keeps running image "+shortID(want.ImageID)+", as in run "+want.Run)
-			return false
+			return false, false
 		}
 		uc.Reasons = append(uc.Reasons, "rollback: runs image "+shortID(want.ImageID)+" again, as in run "+want.Run)
-		return true
+		return true, false
 	}
 	if !installed {
-		return false
+		return false, false
 	}
 	had, ours := render.ParsePin(cur.Data)
 	if !ours || had.InputDigest == b.opts.InputDigest {
-		return false // someone else's drop-in, or the rollback's input is still the host's
+		return false, false // someone else's drop-in, or the rollback's input is still the host's
 	}
 	b.dropIns[rel] = nil
-	b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
+	// Root: its drop-in directory goes too when the pin leaves it empty.
+	b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
+	if id := b.obs.ImageIDs[u.Image]; id != "" && strings.TrimPrefix(id, "sha256:") == strings.TrimPrefix(had.ImageID, "sha256:") {
+		// The specs changed, not this container: its Image= names the
+		// image it was pinned to, so it runs on as it is.
+		uc.Reasons = append(uc.Reasons, "rollback pin removed: "+u.Image+" is image "+shortID(id)+", the one it was pinned to")
+		return false, true
+	}
 	uc.Reasons = append(uc.Reasons, "rollback pin to image "+shortID(had.ImageID)+" removed: the specs changed since")
-	return true
+	return true, false
 }
 
 // unpinStale removes the pin drop-in of a container no spec declares.
@@ -61,7 +70,7 @@ func (b *builder) unpinStale(iu *installedUnit, rank int) {
 	if f, ok := b.obs.Files[p]; ok && f.Link == "" && !f.Mode.IsDir() {
 		if _, ours := render.ParsePin(f.Data); ours {
 			b.dropIns[strings.TrimPrefix(p, layout.UnitDir+"/")] = nil
-			b.add(Action{Op: OpRemoveUnit, Target: p, Unit: iu.fileName, Reason: "its container is removed"}, rank)
+			b.add(Action{Op: OpRemoveUnit, Target: p, Unit: iu.fileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "its container is removed"}, rank)
 		}
 	}
 }

@@ -229,8 +229,12 @@ func (b *builder) container(u *render.Unit) {
 	if filesChanged {
 		restart = true
 	}
-	if !u.Template && b.pin(u, &uc) {
-		restart = true
+	if !u.Template {
+		if again, pinOnly := b.pin(u, &uc); again {
+			restart = true
+		} else if pinOnly {
+			meta = true
+		}
 	}
 	reload := b.dirs(u, &uc)
 	if u.Template {

@@ -64,6 +64,8 @@ type fakeHost struct {
 	// image ID a container runs (Containers) by "name@image".
 	unhealthyOn map[string]string
 	imageOf     map[string]string
+	// imageIDs are what an image reference resolves to now (ImageID).
+	imageIDs map[string]string
 
 	// podman
 	images       map[string]bool
@@ -113,6 +115,7 @@ func newHost(t *testing.T) *fakeHost {
 		failStartOn: map[string]string{},
 		unhealthyOn: map[string]string{},
 		imageOf:     map[string]string{},
+		imageIDs:    map[string]string{},
 	}
 }
 
@@ -335,6 +338,12 @@ func (p fakePodman) ImageExists(_ context.Context, ref string) (bool, error) {
 		return true, nil
 	}
 	return p.images[ref], nil
+}
+
+func (p fakePodman) ImageID(_ context.Context, ref string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.imageIDs[ref], nil
 }
 
 func (p fakePodman) PullImage(_ context.Context, ref string, _ io.Writer) error {

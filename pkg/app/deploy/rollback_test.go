@@ -10,6 +10,7 @@ import (
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/verdict"
+	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
 
@@ -313,5 +314,43 @@ func TestRollbackThatChangedNothingSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(h.file(t, layout.UnitPath("web.container")), "web:2") {
 		t.Errorf("the failed run's unit was not left in place")
+	}
+}
+
+// After a rollback, the next input that leaves web as the generation had
+// it — its Image= resolving to the very image it was pinned to — removes
+// the pin without restarting web: the input changed, not web. And once
+// the stack is removed, no empty drop-in directory of the pin is left.
+func TestPinOfTheSameImageGoesWithoutARestart(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	h.imageIDs["registry.example/web:1"] = "sha256:web1"
+	h.apply(t, writeSpecs(t, good))
+	h.crashOn["web.service"] = "web:2"
+	req := h.request(writeSpecs(t, bad))
+	req.Soak = 300 * 1e6
+	if r := h.run(t, req); r.out.Verdict != verdict.RolledBack || !h.exists(layout.PinPath("web.container")) {
+		t.Fatalf("no rollback with a pin: %v", r.err)
+	}
+
+	h.reset()
+	other := strings.Replace(stack, "registry.example/api:1", "registry.example/api:2", 1)
+	r := h.apply(t, writeSpecs(t, other))
+	if h.exists(layout.PinPath("web.container")) || contains(h.Calls("stop"), "stop web.service") || contains(h.Calls("start"), "start web.service") {
+		t.Errorf("web's pin not removed, or web restarted: calls %q", h.Calls())
+	}
+	for _, u := range r.out.Plan.Units {
+		if u.FileName == "web.container" && (u.Effect != plan.EffectMetadata || !strings.Contains(strings.Join(u.Reasons, "; "), "the one it was pinned to")) {
+			t.Errorf("web.container: %s %q", u.Effect, u.Reasons)
+		}
+	}
+
+	empty := h.request(writeSpecs(t, "[]"))
+	empty.AllowRemovals = true
+	if r := h.run(t, empty); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if h.exists(layout.UnitDir + "/web.container.d") {
+		t.Errorf("the pin's drop-in directory is left behind: %q", h.managedTrees(t))
 	}
 }

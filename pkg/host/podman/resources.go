@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
+	"github.com/containers/podman/v5/pkg/bindings"
 	"github.com/containers/podman/v5/pkg/bindings/images"
 	"github.com/containers/podman/v5/pkg/bindings/network"
 	"github.com/containers/podman/v5/pkg/bindings/volumes"
@@ -18,6 +20,34 @@ const rmiNotFound = 1
 // ImageExists reports whether ref is in local image storage.
 func (c *Client) ImageExists(ctx context.Context, ref string) (bool, error) {
 	return c.exists(ctx, "image", "/images/%s/exists", ref)
+}
+
+// ImageID returns the ID of the image ref names in local storage ("" when
+// there is none), as podman's image inspect reports it.
+func (c *Client) ImageID(ctx context.Context, ref string) (string, error) {
+	cctx, err := c.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	conn, err := bindings.GetClient(cctx)
+	if err != nil {
+		return "", err
+	}
+	resp, err := conn.DoRequest(cctx, nil, http.MethodGet, "/images/%s/json", nil, nil, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspecting image %q: %w", ref, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return "", nil
+	}
+	var im struct {
+		ID string `json:"Id"`
+	}
+	if err := resp.Process(&im); err != nil {
+		return "", fmt.Errorf("inspecting image %q: %w", ref, err)
+	}
+	return im.ID, nil
 }
 
 // PullImage pulls ref from its registry, writing podman's progress text to
