@@ -67,6 +67,10 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		view.Findings(stdout, l.Report)
 		if !l.Report.HasErrors() {
+			// What was checked of the secrets comes first: the verdict
+			// line stays the last, which CI scripts read.
+			names, recipients := secretRecipients(l.Specs)
+			view.SecretsChecked(stdout, names, recipients)
 			view.Valid(stdout, len(l.Specs), len(l.Sources))
 		}
 	}
@@ -74,6 +78,20 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// secretRecipients are the secret specs (those syslet decrypts, not
+// external ones) and the age recipients each is encrypted for.
+func secretRecipients(specs []*spec.Spec) ([]string, map[string][]string) {
+	var names []string
+	out := map[string][]string{}
+	for _, s := range specs {
+		if s.Kind == spec.Secret && s.Ciphertext != "" {
+			names = append(names, s.Name)
+			out[s.Name] = spec.Recipients(s.Ciphertext)
+		}
+	}
+	return names, out
 }
 
 // podmanFlag parses --podman: the podman release specs are checked against.

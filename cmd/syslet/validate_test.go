@@ -414,3 +414,15 @@ func TestValidateEachFileAlone(t *testing.T) {
 		}
 	}
 }
+
+// validate cannot know which host a secret is for: it says what it
+// checked of each secret spec (its form, the age recipients it is
+// encrypted for) and where the rest is checked, and the verdict stays the
+// last line.
+func TestValidateSaysWhatItCheckedOfSecrets(t *testing.T) {
+	code, out, _ := runCLI(t, "validate", filepath.Join("..", "..", "examples"))
+	if code != exitOK || !strings.Contains(out, "1 secret spec(s): checked as SOPS documents encrypted for age recipients; which host can open them is not checked here") ||
+		!strings.Contains(out, "  shop: encrypted for age1") || !strings.HasSuffix(out, "are valid\n") {
+		t.Errorf("validate examples: exit %d\n%s", code, out)
+	}
+}

@@ -109,6 +109,18 @@ func sopsKeys(doc []byte) ([]string, []sopsFinding) {
 	return keys, out
 }
 
+// Recipients lists the age recipients a secret spec's ciphertext is
+// encrypted for, as its sops metadata names them (in clear text): what
+// `syslet validate` can tell without any host's identity. Nil when the
+// document is not one Validate accepts.
+func Recipients(ciphertext string) []string {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(ciphertext), &root); err != nil || root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		return nil
+	}
+	return ageRecipients(mapGet(root.Content[0], "sops"))
+}
+
 // ageRecipients lists the age recipients of a sops metadata map: the
 // top-level "age" list and those of "key_groups" (Shamir key groups).
 func ageRecipients(meta *yaml.Node) []string {

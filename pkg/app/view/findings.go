@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/report"
@@ -35,4 +36,19 @@ type Validation struct {
 // Valid is the line `syslet validate` ends with when nothing is wrong.
 func Valid(w io.Writer, specs, sources int) {
 	fmt.Fprintf(w, "%d spec(s) from %d source(s) are valid\n", specs, sources)
+}
+
+// SecretsChecked says what validate checked of the secret specs, and what
+// it cannot: it holds no host's identity, so whether a host can open a
+// secret is that host's question. recipients are each secret's age
+// recipients, by spec name.
+func SecretsChecked(w io.Writer, names []string, recipients map[string][]string) {
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d secret spec(s): checked as SOPS documents encrypted for age recipients; which host can open them is not checked here "+
+		"(no host identity): `syslet --diff` on the host does, and `syslet host-key` there prints its recipient.\n", len(names))
+	for _, n := range names {
+		fmt.Fprintf(w, "  %s: encrypted for %s\n", redact.Escape(n), redact.Escape(strings.Join(recipients[n], ", ")))
+	}
 }
