@@ -97,10 +97,17 @@ since refuses its own (the table says "stale"; nothing changed there) while the 
 			examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
 				"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 		{name: "ssh-command", run: cmdSSHCommand, synopsis: []string{"[--diff-only]"},
-			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin" and the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin")`,
+			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the health read of its --pause ("syslet status --stdin --output json")`,
 			defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
 			// lines of /root/.ssh/authorized_keys
 			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
+		{name: "status", run: cmdStatus, synopsis: []string{"[--output json] [PATH | --stdin | -]"},
+			summary:     "how systemd sees the services the specs run (default /etc/syslet/config.json): state, last result, restarts, InvocationID; read-only, never waits for an apply",
+			defineFlags: func(f *flags) { new(statusOptions).define(f) },
+			notes: `The services are those of every container the specs want running. syslet status exits 0
+whenever it could read systemd, whatever the services' states (read them in --output json),
+1 when it could not, 2 when the specs are invalid.`,
+			examples: []string{"syslet status", "syslet status --output json specs/"}},
 		{name: "show", run: cmdShow, synopsis: []string{"FILE [--output json]"},
 			summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
 			defineFlags: func(f *flags) { new(showOptions).define(f) },

@@ -156,6 +156,10 @@ func TestSSHCommand(t *testing.T) {
 		{"check a saved plan on a diff-only key", []string{"--diff-only"}, ptr("syslet --diff --plan - --stdin"), exitError, "not a valid saved plan"},
 		{"apply a saved plan on a diff-only key", []string{"--diff-only"}, ptr("syslet --plan - --stdin"), exitError, "may only plan"},
 		{"a plan file of the host", nil, ptr("syslet --plan /root/x.plan --stdin"), exitError, "not an allowed command"},
+		// The health read of push --pause runs syslet status, which stops at the invalid stdin too.
+		{"status", nil, ptr("syslet status --stdin --output json"), exitInvalid, "apiVersion"},
+		{"status on a diff-only key", []string{"--diff-only"}, ptr("syslet status --stdin --output json"), exitInvalid, "apiVersion"},
+		{"status of the stored specs", nil, ptr("syslet status"), exitError, "not an allowed command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,13 +10,13 @@ import (
 	"github.com/syslet/syslet/pkg/sshcommand"
 )
 
-// cmdSSHCommand is the authorized_keys forced command: it runs the plan or
-// apply the client asked for in SSH_ORIGINAL_COMMAND, in this process,
+// cmdSSHCommand is the authorized_keys forced command: it runs the plan,
+// apply or status read the client asked for in SSH_ORIGINAL_COMMAND, in this process,
 // when the policy allows it, and refuses anything else.
 type sshCommandOptions struct{ diffOnly bool }
 
 func (o *sshCommandOptions) define(f *flags) {
-	f.Bool(&o.diffOnly, "diff-only", false, "allow only what changes nothing: the plan (syslet --diff --stdin), saving it (--out -) and checking a saved one (--diff --plan - --stdin)")
+	f.Bool(&o.diffOnly, "diff-only", false, "allow only what changes nothing: the plan (syslet --diff --stdin), saving it (--out -), checking a saved one (--diff --plan - --stdin) and the services' health (syslet status --stdin --output json)")
 }
 
 func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -35,6 +35,9 @@ func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if err != nil {
 		view.Error(stderr, "syslet ssh-command", err)
 		return exitError
+	}
+	if argv[0] == "status" { // the one subcommand allowed: read-only
+		return cmdStatus(argv[1:], stdin, stdout, stderr)
 	}
 	return cmdApply(argv, stdin, stdout, stderr)
 }

@@ -56,6 +56,21 @@ func (h UnitHealth) Up() bool {
 	return h.ActiveState == "active" && (h.SubState == "running" || h.SubState == "exited")
 }
 
+// ServiceHealth is one service's health under its name, as `syslet
+// status --output json` prints it (Container: podman's name for it).
+type ServiceHealth struct {
+	Service   string `json:"service"`
+	Container string `json:"container,omitempty"`
+	UnitHealth
+}
+
+// HealthReport is the document `syslet status --output json` prints, and
+// `syslet push` reads before and after a pause to tell whether a host's
+// services fell over or were restarted in between.
+type HealthReport struct {
+	Services []ServiceHealth `json:"services"`
+}
+
 // Container is one podman container as the health gate and a generation
 // record read it: the image it runs (by ID and by the name it was started
 // with) and its health check's status ("" when it has none; "starting",

@@ -12,21 +12,23 @@ const Program = "syslet"
 
 // The invocations a forced command allows: a plan, or an apply, of specs
 // read from standard input; a plan saved on stdout; a saved plan read from
-// stdin before the specs, applied or checked. Nothing else: no PATH (it
-// would read files on the host), no plan file on the host, no --root, no
-// subcommands.
+// stdin before the specs, applied or checked; the health of the specs'
+// services as JSON (what `syslet push --pause` reads before and after a
+// pause). Nothing else: no PATH (it would read files on the host), no plan
+// file on the host, no --root, no other subcommand.
 var (
 	Plan      = []string{"--diff", "--stdin"}
 	Apply     = []string{"--stdin"}
 	PlanSave  = []string{"--diff", "--stdin", "--out", "-"}
 	PlanApply = []string{"--plan", "-", "--stdin"}
 	PlanCheck = []string{"--diff", "--plan", "-", "--stdin"}
+	Status    = []string{"status", "--stdin", "--output", "json"}
 )
 
 // planOnly are the invocations that change nothing on the host; Apply and
 // PlanApply change it.
 var (
-	planOnly = [][]string{Plan, PlanSave, PlanCheck}
+	planOnly = [][]string{Plan, PlanSave, PlanCheck, Status}
 	changing = [][]string{Apply, PlanApply}
 )
 

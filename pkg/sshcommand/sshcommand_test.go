@@ -59,6 +59,12 @@ func TestCheck(t *testing.T) {
 		{"saved plan with force", "syslet --plan - --stdin --force", true, false, nil},
 		{"out without diff", "syslet --stdin --out -", true, false, nil},
 		{"saved plan reordered", "syslet --stdin --plan -", true, false, nil},
+		// The health read of syslet push --pause: read-only, so a diff-only key may make it.
+		{"status", "syslet status --stdin --output json", true, false, []string{"status", "--stdin", "--output", "json"}},
+		{"status with diff-only key", "syslet status --stdin --output json", true, true, []string{"status", "--stdin", "--output", "json"}},
+		{"status of the stored specs", "syslet status", true, false, nil},
+		{"status of a host path", "syslet status --output json /etc", true, false, nil},
+		{"status as text", "syslet status --stdin", true, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +83,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	plans := []string{"syslet --diff --stdin", "syslet --diff --stdin --out -", "syslet --diff --plan - --stdin"}
+	plans := []string{"syslet --diff --stdin", "syslet --diff --stdin --out -", "syslet --diff --plan - --stdin", "syslet status --stdin --output json"}
 	if got := (Policy{}).Allowed(); !slices.Equal(got, append(slices.Clone(plans), "syslet --stdin", "syslet --plan - --stdin")) {
 		t.Errorf("Allowed() = %q", got)
 	}

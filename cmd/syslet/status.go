@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/syslet/syslet/pkg/app/deploy"
+	"github.com/syslet/syslet/pkg/app/status"
+	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/spec"
+)
+
+// cmdStatus is `syslet status`: how systemd sees the services the specs
+// run, read-only. It takes no lock, so it never waits for an apply; it is
+// what `syslet push --pause` reads on each host before and after a pause.
+type statusOptions struct {
+	output string
+	stdin  bool
+}
+
+func (o *statusOptions) define(f *flags) {
+	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\")")
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (every service with its active and sub state, last result, InvocationID and NRestarts)")
+}
+
+func cmdStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o statusOptions
+	f := commandFlags("status")
+	o.define(f)
+	pos, err := parseInterspersed(f.FlagSet, args)
+	if err != nil {
+		return usage(stdout, stderr, "status", fmt.Errorf("%w: %w", errUsage, err))
+	}
+	path, err := oneSource(pos, o.stdin)
+	if err == nil && o.output != "text" && o.output != "json" {
+		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
+	}
+	if err != nil {
+		return usage(stdout, stderr, "status", err)
+	}
+	if path == "" {
+		path = layout.StoredSpecs
+	}
+	srcs, err := spec.ReadSources(path, stdin)
+	if err != nil {
+		view.Error(stderr, "syslet status", err)
+		return exitError
+	}
+	l := load.Sources(srcs)
+	if l.Report.HasErrors() {
+		view.Findings(stderr, l.Report)
+		return exitInvalid
+	}
+	ctx := context.Background()
+	m, err := status.Dial(ctx, deploy.Defaults.DialTimeout)
+	if err != nil {
+		view.Error(stderr, "syslet status", err)
+		return exitError
+	}
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(ctx, deploy.Defaults.ReadTimeout)
+	defer cancel()
+	r, err := status.Read(ctx, m, l.Out)
+	if err != nil {
+		view.Error(stderr, "syslet status", err)
+		return exitError
+	}
+	if o.output == "json" {
+		return writeJSON(stdout, r)
+	}
+	status.Write(stdout, r)
+	return exitOK
+}

@@ -1,0 +1,15 @@
+// Package status reads, and only reads, how systemd sees the services a
+// spec set runs: for every container that should be running, its active
+// and sub state, its last result, its InvocationID (a new one with every
+// start, Restart='s included) and its NRestarts. It is what `syslet
+// status` prints, and what `syslet push` reads on a host right after its
+// change and again after a pause, to tell a host that fell over or was
+// restarted in between from one that held (pkg/push).
+//
+// It takes no lock and writes nothing: a status read never waits for an
+// apply, nor delays one.
+//
+// Layer: app. It reads systemd through the small Host interface it
+// declares (the systemd adapter, dialled by Dial); it imports render and
+// the ground packages for their values, never pkg/app/deploy or view.
+package status
