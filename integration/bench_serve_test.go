@@ -219,7 +219,7 @@ func benchFleet(t *testing.T, runs int, tb *table) {
 		d, gap, out := timedPush(t, e, append([]string{"--hosts-dir", "hosts", "--parallel", "4", "--remote-command", "syslet --soak 0"}, args...))
 		gaps = append(gaps, gap)
 		for _, i := range targets {
-			if row := tableRow(t, out, names[i]); !strings.Contains(row, " ok ") || !strings.Contains(row, "1 to change") {
+			if row := tableRow(t, out, names[i]); !strings.Contains(row, " applied ") || !strings.Contains(row, "1 to change") {
 				t.Fatalf("%s: %s\n%s", names[i], row, out)
 			}
 			checkFleetHost(t, hosts[i].h, o)

@@ -354,8 +354,8 @@ func TestPushSavedPlans(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("push --diff --out:\n%s", r)
 	}
-	mustContain(t, "push --diff --out table", tableRow(t, r.stdout, "web1"), "web1 ok 1 to create")
-	mustContain(t, "push --diff --out table", tableRow(t, r.stdout, "web2"), "web2 ok 1 to create")
+	mustContain(t, "push --diff --out table", tableRow(t, r.stdout, "web1"), "web1 planned 1 to create")
+	mustContain(t, "push --diff --out table", tableRow(t, r.stdout, "web2"), "web2 planned 1 to create")
 	mustContain(t, "push --diff --out", r.stdout, "Saved 2 plan(s): plans/web1.plan, plans/web2.plan")
 	mustContain(t, "push --diff --out", r.stderr, "web1 | Plan: ", "syslet --diff --stdin --out - on 2 host(s)")
 	for _, h := range []string{"web1", "web2"} {
@@ -383,9 +383,9 @@ func TestPushSavedPlans(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("push --plan with a stale host: exit %d; want 1:\n%s", r.code, r)
 	}
-	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 ok 1 to create", "applied, 0 failed, 0 not reached")
+	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 applied 1 to create", "applied, 0 failed, 0 not reached")
 	mustContain(t, "web2 row", tableRow(t, r.stdout, "web2"), "web2 stale -")
-	mustContain(t, "push --plan", r.stdout, "web2: stale: \"syslet --plan - --stdin\" exited 1 (the host refused its saved plan", "1 of 2 host(s) ok, 0 failed, 1 stale")
+	mustContain(t, "push --plan", r.stdout, "web2: stale: \"syslet --plan - --stdin\" exited 1 (the host refused its saved plan", "2 host(s): 1 applied, 1 stale (refused their saved plan; nothing changed there)")
 	mustContain(t, "push --plan", r.stderr, "web2 | Saved plan is stale: ", "web2 |   - unit app2.service: active/running → ", "syslet --plan - --stdin on 2 host(s)")
 	if got := strings.TrimSpace(web1.MustRun(t, "systemctl is-active extra.service app1.service")); got != "active\nactive" {
 		t.Errorf("web1 after its plan: extra, app1 = %q; want active, active", got)

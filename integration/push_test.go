@@ -275,7 +275,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 		t.Fatalf("push --diff failed:\n%s", r)
 	}
 	mustContain(t, "push --diff output", r.stdout, "web1 | syslet plan: 2 spec(s) from 1 source(s) against host", "web1 | Plan: ", "hello.container")
-	mustContain(t, "push --diff table", tableRow(t, r.stdout, "web1"), "web1 ok 2 to create; 6 actions")
+	mustContain(t, "push --diff table", tableRow(t, r.stdout, "web1"), "web1 planned 2 to create; 6 actions")
 	mustContain(t, "push --diff progress", r.stderr, "syslet --diff --stdin on 1 host(s)")
 	if got := h.Run("test -e /etc/containers/systemd/hello.container || test -e /etc/syslet/config.json"); got.OK() {
 		t.Fatal("push --diff changed the host")
@@ -286,7 +286,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 		t.Fatalf("push failed:\n%s", r)
 	}
 	mustContain(t, "push output", r.stdout, "web1 | Applying", "web1 | Summary: 6 applied, 0 failed, 0 not reached")
-	mustContain(t, "push table", tableRow(t, r.stdout, "web1"), "web1 ok 2 to create; 6 actions", "applied, 0 failed, 0 not reached")
+	mustContain(t, "push table", tableRow(t, r.stdout, "web1"), "web1 applied 2 to create; 6 actions", "applied, 0 failed, 0 not reached")
 	if got := strings.TrimSpace(h.MustRun(t, "systemctl is-active hello.service shared-network.service")); got != "active\nactive" {
 		t.Errorf("after push: hello.service, shared-network.service = %q; want active, active", got)
 	}
@@ -299,7 +299,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 		t.Fatalf("second push failed:\n%s", r)
 	}
 	mustContain(t, "second push output", r.stdout, "web1 | No changes detected. The host matches the specs.")
-	mustContain(t, "second push table", tableRow(t, r.stdout, "web1"), "web1 ok no changes")
+	mustContain(t, "second push table", tableRow(t, r.stdout, "web1"), "web1 unchanged no changes")
 	if strings.Contains(r.stdout, "Applying") {
 		t.Errorf("second push applied something:\n%s", r)
 	}
@@ -401,10 +401,10 @@ func TestPushFleet(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("fleet push with an unreachable host: exit %d; want 1:\n%s", r.code, r)
 	}
-	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 ok 2 to create; 6 actions", "applied, 0 failed")
-	mustContain(t, "web2 row", tableRow(t, r.stdout, "web2"), "web2 ok 2 to create; 6 actions; 6 applied, 0 failed, 0 not reached")
+	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 applied 2 to create; 6 actions", "applied, 0 failed")
+	mustContain(t, "web2 row", tableRow(t, r.stdout, "web2"), "web2 applied 2 to create; 6 actions; 6 applied, 0 failed, 0 not reached")
 	mustContain(t, "gone row", tableRow(t, r.stdout, "gone"), "gone unreachable -")
-	mustContain(t, "fleet output", r.stdout, fmt.Sprintf("gone: unreachable: connecting to 127.0.0.1:%d", closed), "2 of 3 host(s) ok, 1 failed",
+	mustContain(t, "fleet output", r.stdout, fmt.Sprintf("gone: unreachable: connecting to 127.0.0.1:%d", closed), "3 host(s): 2 applied, 1 unreachable",
 		"web1 | ", "web2 | ")
 	for _, c := range []struct {
 		h        *testhost.Host
@@ -423,8 +423,8 @@ func TestPushFleet(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("second fleet push --diff failed:\n%s", r)
 	}
-	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 ok no changes")
-	mustContain(t, "web2 row", tableRow(t, r.stdout, "web2"), "web2 ok no changes")
+	mustContain(t, "web1 row", tableRow(t, r.stdout, "web1"), "web1 unchanged no changes")
+	mustContain(t, "web2 row", tableRow(t, r.stdout, "web2"), "web2 unchanged no changes")
 }
 
 // TestPushRefusedLocally: invalid or empty specs are refused on this
@@ -659,9 +659,9 @@ func TestPushInterrupt(t *testing.T) {
 		t.Errorf("exit %d; want 130 (interrupted)", code)
 	}
 	mustContain(t, "interrupt notice", stderr.String(), "interrupted: starting no more hosts; running ones finish")
-	mustContain(t, "web1 row", tableRow(t, stdout.String(), "web1"), "web1 ok 1 to create; ", "applied, 0 failed, 0 not reached")
-	mustContain(t, "later row", tableRow(t, stdout.String(), "later"), "later not started")
-	mustContain(t, "interrupted push", stdout.String(), "later: not started: interrupted\n", "1 of 2 host(s) ok, 0 failed, 1 not started\n")
+	mustContain(t, "web1 row", tableRow(t, stdout.String(), "web1"), "web1 applied 1 to create; ", "applied, 0 failed, 0 not reached")
+	mustContain(t, "later row", tableRow(t, stdout.String(), "later"), "later not reached -")
+	mustContain(t, "interrupted push", stdout.String(), "not reached (never connected to, left as they were): later\n", "2 host(s): 1 applied, 1 not reached\n")
 	if got := strings.TrimSpace(h.MustRun(t, "systemctl is-active slow.service")); got != "active" {
 		t.Errorf("slow.service %q: the running deploy did not finish", got)
 	}

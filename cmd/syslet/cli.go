@@ -86,15 +86,9 @@ delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`
 		{name: "push", run: cmdPush, synopsis: []string{"[flags] TARGET… PATH", "[flags] --hosts-dir DIR [TARGET…]"},
 			summary:     "validate here, then plan/apply on each TARGET ([user@]host[:port]) over SSH; with --hosts-dir each TARGET gets DIR/<host>/ plus DIR/common/ (no TARGET: every host directory)",
 			defineFlags: func(f *flags) { new(pushOptions).define(f) },
-			notes: `push exits 0 when every host succeeded, 1 when any failed, 2 when specs are invalid or empty
-(then nothing was sent), 130 when interrupted. A first Ctrl-C starts no more hosts, a second
-one forwards SIGINT to the running ones. Each host holds what it started to its health gate and,
-when a container fails it, rolls back to its last good generation (its syslet's defaults:
---rollback=auto, --soak 5s); the table then says "rolled back" for that host.
-push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
-specs applies on each host exactly its saved plan, and a host whose state or input changed
-since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`,
+			notes:       pushNotes,
 			examples: []string{"syslet push --diff root@web1 hosts/web1/", "syslet push --hosts-dir hosts/ web1 web2",
+				"syslet push --hosts-dir hosts/ --batch 1,25% --pause 2m --parallel 10",
 				"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 		{name: "ssh-command", run: cmdSSHCommand, synopsis: []string{"[--diff-only]"},
 			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the health read of its --pause ("syslet status --stdin --output json")`,

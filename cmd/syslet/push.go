@@ -47,7 +47,38 @@ type pushOptions struct {
 	out, planDir string
 	targets      []string
 	path         string // "" with --hosts-dir
+	// The rollout: --batch, --max-failed (as given: the default depends
+	// on --batch), --pause; and --output.
+	batch, maxFailed string
+	pause            time.Duration
+	output           string
+	strategy         push.Strategy
 }
+
+// pushNotes are push's notes in --help, the reference and syslet(1).
+const pushNotes = `Exit codes: 0 every host applied, was unchanged or (--diff) planned; 1 a host failed, was
+unreachable, refused its host key or its stale saved plan, or was not reached; 2 the specs are
+invalid or empty (then nothing was sent); 4 a rollout stopped because a host rolled back (each
+host that failed rolled back and serves its last good generation); 5 a host's rollback failed
+too (it needs a person); 130 interrupted.
+Each host holds what it started to its health gate and, when a container fails it, rolls back
+to its last good generation (its syslet's defaults: --rollback=auto, --soak 5s).
+A rollout (--batch 1,25%: one host, then a quarter of the targets at a time, the last size
+repeating; a percentage is rounded down, at least one host) starts a batch only when the one
+before has ended, and starts no further host once more hosts have failed (failed, rolled back,
+refused a stale plan, were unreachable) than --max-failed allows (default 0 with --batch: the
+first failure stops it): the rest are "not reached" and are never connected to. --pause D waits
+after each batch but the last, then looks at its hosts again, read-only ("syslet status" and
+"syslet --diff" with the same specs): a container down or restarted since its health gate, or a
+host that no longer matches its specs, counts as failed. A first Ctrl-C starts no more hosts
+(during a pause: ends it and the rollout), a second one forwards SIGINT to the running ones.
+--output json prints one JSON document when every host's turn is over: every host with its
+batch, outcome (applied, unchanged, planned, failed, refused, unreachable, not reached, rolled
+back, rollback failed, stale), exit code, run IDs and durations, and why the rollout stopped;
+the hosts' output and the table then go to stderr.
+push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
+specs applies on each host exactly its saved plan, and a host whose state or input changed
+since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`
 
 // parsePush parses `syslet push` arguments. Without --hosts-dir the last
 // positional argument is the spec PATH ("-" for stdin) and the others are
@@ -68,6 +99,10 @@ func (o *pushOptions) define(f *flags) {
 	f.Bool(&o.allowEmpty, "allow-empty", false, "push a set with no specs (removes every removable syslet unit)")
 	f.String(&o.out, "out", "", "with --diff: save each host's plan as `DIR`/<host>.plan (0600), for --plan DIR")
 	f.String(&o.planDir, "plan", "", "apply on each host exactly its plan saved in `DIR`/<host>.plan (by push --diff --out DIR), given the same specs; a host whose state or input changed since refuses its plan (\"stale\" in the table) and the others go ahead; with --diff, only check whether each still holds")
+	f.String(&o.batch, "batch", "", "roll out in batches of these sizes, in target order: `LIST` of host counts or percentages of the targets, the last repeating (1,25%: one host, then a quarter at a time)")
+	f.String(&o.maxFailed, "max-failed", "", "start no further host once more than `N` hosts (or N% of the targets) have failed (default with --batch: 0, the first failure stops the rollout)")
+	f.Duration(&o.pause, "pause", 0, "with --batch: wait `D` after each batch but the last, then look at its hosts again (services up and not restarted, no drift) before the next")
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
 }
 
 func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
@@ -93,6 +128,9 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	case o.out != "" && o.planDir != "":
 		return o, fmt.Errorf("%w: --out and --plan both given", errUsage)
 	}
+	if err := o.parseRollout(); err != nil {
+		return o, err
+	}
 	if o.hostsDir != "" {
 		o.targets = pos
 	} else {
@@ -112,6 +150,41 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseRollout reads --batch, --max-failed, --pause and --output into
+// the strategy.
+func (o *pushOptions) parseRollout() error {
+	if o.output != "text" && o.output != "json" {
+		return fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
+	}
+	s := &o.strategy
+	if o.batch != "" {
+		sizes, err := push.ParseSizes(o.batch)
+		if err != nil {
+			return fmt.Errorf("%w: --batch: %v", errUsage, err)
+		}
+		s.Batches, s.MaxFailed = sizes, &push.Size{}
+	}
+	if o.maxFailed != "" {
+		n, err := push.ParseSize(o.maxFailed, 0)
+		if err != nil {
+			return fmt.Errorf("%w: --max-failed: %v", errUsage, err)
+		}
+		s.MaxFailed = &n
+	}
+	switch {
+	case o.pause < 0:
+		return fmt.Errorf("%w: --pause must not be negative", errUsage)
+	case o.pause > 0 && o.batch == "":
+		return fmt.Errorf("%w: --pause waits between batches: give --batch too", errUsage)
+	case o.pause > 0 && o.diff:
+		return fmt.Errorf("%w: --pause looks at what a batch applied: with --diff nothing is applied", errUsage)
+	}
+	s.Pause = o.pause
+	s.StatusCommand = o.remoteCommand + " " + strings.Join(sshcommand.Status, " ")
+	s.DiffCommand = o.remoteCommand + " " + strings.Join(sshcommand.Plan, " ")
+	return nil
 }
 
 // command is what runs on each host: the remote program with the flags of
@@ -186,7 +259,7 @@ func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
 	for i := range results {
 		r := &results[i]
 		p := planFile(out, r.Target.Arg)
-		if r.Status == push.OK {
+		if r.Status.OK() {
 			s, _, err := planfile.Read(bytes.NewReader(r.Output))
 			if err == nil {
 				err = s.WriteFile(p)
@@ -312,31 +385,82 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		close(abort)
 		fmt.Fprintln(stderr, "syslet push: interrupted again: asking running hosts to stop after their current action")
 	}()
-	fmt.Fprintf(stderr, "syslet push: %s on %d host(s), %d at a time\n", o.command(), len(jobs), min(o.parallel, len(jobs)))
-	results := push.Run(ctx, jobs, push.Options{
+	fmt.Fprintf(stderr, "syslet push: %s on %d host(s), %d at a time%s\n", o.command(), len(jobs), min(o.parallel, len(jobs)), o.rolloutLine(len(jobs)))
+	// With --output json stdout holds the document alone: the hosts'
+	// output and the table go to stderr.
+	human := stdout
+	if o.output == "json" {
+		human = stderr
+	}
+	rep := push.Rollout(ctx, jobs, push.Options{
 		Command:        o.command(),
 		Parallel:       o.parallel,
 		ConnectTimeout: o.connectTimeout,
 		CommandTimeout: o.commandTimeout,
 		HostKeys:       hk,
-		Stdout:         stdout,
+		Stdout:         human,
 		Stderr:         stderr,
 		Abort:          abort,
 		Capture:        o.out != "",
-	})
+		Log:            stderr,
+	}, o.strategy)
 	var saved []string
 	if o.out != "" {
-		saved = keepPlans(o.out, results, stderr)
+		saved = keepPlans(o.out, rep.Results, stderr)
 	}
-	fmt.Fprintln(stdout)
-	push.WriteTable(stdout, results)
+	fmt.Fprintln(human)
+	push.WriteTable(human, rep)
 	if len(saved) > 0 {
-		fmt.Fprintf(stdout, "Saved %d plan(s): %s (apply with: syslet push --plan %s and the same specs)\n", len(saved), strings.Join(saved, ", "), o.out)
+		fmt.Fprintf(human, "Saved %d plan(s): %s (apply with: syslet push --plan %s and the same specs)\n", len(saved), strings.Join(saved, ", "), o.out)
+	}
+	code = pushExit(rep, ctx.Err() != nil)
+	if o.output == "json" {
+		doc := rep.Document(o.command())
+		doc.ExitCode = code
+		if writeJSON(stdout, doc) != exitOK {
+			return exitError
+		}
+	}
+	return code
+}
+
+// rolloutLine describes the strategy for the line push starts with.
+func (o pushOptions) rolloutLine(n int) string {
+	s := o.strategy
+	var parts []string
+	if len(s.Batches) > 0 {
+		parts = append(parts, fmt.Sprintf("in %d batch(es) of %s", len(push.Batches(n, s.Batches)), o.batch))
+	}
+	if s.MaxFailed != nil {
+		parts = append(parts, fmt.Sprintf("stopping once more than %d host(s) have failed (--max-failed %s)", s.MaxFailed.Of(n), s.MaxFailed))
+	}
+	if s.Pause > 0 {
+		parts = append(parts, fmt.Sprintf("pausing %s after each batch", s.Pause))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}
+
+// pushExit is push's exit code (pushNotes): a host that needs a person
+// first, then an interrupt, then a rollout stopped by rollbacks alone,
+// then any other failure.
+func pushExit(rep push.Report, interrupted bool) int {
+	rolledBackOnly := true
+	for _, r := range rep.Results {
+		if !r.Status.OK() && r.Status != push.NotReached && r.Status != push.RolledBack {
+			rolledBackOnly = false
+		}
 	}
 	switch {
-	case ctx.Err() != nil:
+	case push.Count(rep.Results, push.RollbackFailed) > 0:
+		return exitRollbackBad
+	case interrupted:
 		return exitInterrupted
-	case push.AnyFailed(results):
+	case rep.Stop != nil && !rep.Stop.Interrupted && rolledBackOnly:
+		return exitRolledBack
+	case push.AnyFailed(rep.Results):
 		return exitError
 	}
 	return exitOK

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/push"
 )
 
 func TestParsePush(t *testing.T) {
@@ -36,6 +41,15 @@ func TestParsePush(t *testing.T) {
 		{args: []string{"--parallel", "0", "web1", "specs/"}, bad: "--parallel"},
 		{args: []string{"--remote-command", " ", "web1", "specs/"}, bad: "--remote-command"},
 		{args: []string{"--bogus", "web1", "specs/"}, bad: "bogus"},
+		{args: []string{"--batch", "1,25%", "--pause", "30s", "web1", "specs/"}, targets: []string{"web1"}, path: "specs/", command: "syslet --stdin"},
+		{args: []string{"--diff", "--batch", "10%", "--hosts-dir", "hosts"}, command: "syslet --diff --stdin"},
+		{args: []string{"--batch", "0", "web1", "specs/"}, bad: "--batch: invalid size \"0\""},
+		{args: []string{"--batch", "1,,2", "web1", "specs/"}, bad: "--batch"},
+		{args: []string{"--batch", "150%", "web1", "specs/"}, bad: "more than 100%"},
+		{args: []string{"--max-failed", "x", "web1", "specs/"}, bad: "--max-failed"},
+		{args: []string{"--pause", "10s", "web1", "specs/"}, bad: "give --batch too"},
+		{args: []string{"--diff", "--batch", "1", "--pause", "10s", "web1", "specs/"}, bad: "with --diff nothing is applied"},
+		{args: []string{"--output", "yaml", "web1", "specs/"}, bad: "--output must be text or json"},
 	}
 	for _, tt := range tests {
 		o, err := parsePush(tt.args, io.Discard)
@@ -55,6 +69,89 @@ func TestParsePush(t *testing.T) {
 	}
 	if o, _ := parsePush([]string{"-i", "a", "-i", "b", "web1", "x"}, io.Discard); !slices.Equal(o.identities, []string{"a", "b"}) {
 		t.Errorf("-i twice: %q", o.identities)
+	}
+
+	// The rollout: --max-failed defaults to 0 with --batch and to no
+	// limit without; the pause's read-only commands follow --remote-command.
+	for _, tt := range []struct {
+		args      []string
+		batches   string
+		maxFailed string // "" no limit
+	}{
+		{[]string{"web1", "x"}, "[]", ""},
+		{[]string{"--batch", "1,25%", "web1", "x"}, "[1 25%]", "0"},
+		{[]string{"--batch", "1", "--max-failed", "10%", "web1", "x"}, "[1]", "10%"},
+		{[]string{"--max-failed", "2", "web1", "x"}, "[]", "2"},
+	} {
+		o, err := parsePush(tt.args, io.Discard)
+		if err != nil {
+			t.Fatalf("parsePush(%q): %v", tt.args, err)
+		}
+		mf := ""
+		if o.strategy.MaxFailed != nil {
+			mf = o.strategy.MaxFailed.String()
+		}
+		if got := fmt.Sprint(o.strategy.Batches); got != tt.batches || mf != tt.maxFailed {
+			t.Errorf("parsePush(%q): batches %s, max failed %q; want %s, %q", tt.args, got, mf, tt.batches, tt.maxFailed)
+		}
+	}
+	o, _ := parsePush([]string{"--remote-command", "sudo syslet", "--batch", "1", "--pause", "1m", "web1", "x"}, io.Discard)
+	if s := o.strategy; s.Pause != time.Minute || s.StatusCommand != "sudo syslet status --stdin --output json" || s.DiffCommand != "sudo syslet --diff --stdin" {
+		t.Errorf("strategy %+v", s)
+	}
+}
+
+// pushExit's precedence: a host that needs a person, an interrupt, a
+// rollout stopped by rollbacks alone, any other failure.
+func TestPushExit(t *testing.T) {
+	res := func(ss ...push.Status) []push.Result {
+		var r []push.Result
+		for _, s := range ss {
+			r = append(r, push.Result{Status: s})
+		}
+		return r
+	}
+	stop := &push.Stop{Batch: 1, Host: "web1", Outcome: push.RolledBack}
+	for _, tt := range []struct {
+		name        string
+		rep         push.Report
+		interrupted bool
+		want        int
+	}{
+		{"all applied", push.Report{Results: res(push.Applied, push.Unchanged)}, false, exitOK},
+		{"planned", push.Report{Results: res(push.Planned)}, false, exitOK},
+		{"canary rolled back, rest not reached", push.Report{Results: res(push.RolledBack, push.NotReached), Stop: stop}, false, exitRolledBack},
+		{"rolled back without a rollout stop", push.Report{Results: res(push.RolledBack, push.Applied)}, false, exitError},
+		{"rolled back and another failed", push.Report{Results: res(push.RolledBack, push.Unreachable, push.NotReached), Stop: stop}, false, exitError},
+		{"a rollback failed", push.Report{Results: res(push.RollbackFailed, push.NotReached), Stop: stop}, true, exitRollbackBad},
+		{"interrupted", push.Report{Results: res(push.Applied, push.NotReached), Stop: &push.Stop{Interrupted: true}}, true, exitInterrupted},
+		{"failed", push.Report{Results: res(push.Failed, push.Applied)}, false, exitError},
+		{"stale", push.Report{Results: res(push.Stale)}, false, exitError},
+	} {
+		if got := pushExit(tt.rep, tt.interrupted); got != tt.want {
+			t.Errorf("%s: exit %d; want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The lines push reads run IDs and rollback verdicts from are the ones
+// syslet prints.
+func TestPushReadsTheApplyLines(t *testing.T) {
+	var b bytes.Buffer
+	view.Applying(&b, "20261201T1015-1")
+	view.RollbackSummary(&b, view.Rollback{Failed: "R1", Run: "R2", Generation: "R0", Why: "web.service: down"})
+	view.RollbackSummary(&b, view.Rollback{Failed: "R1", Run: "R2", Generation: "R0", Why: "web.service: down", Err: errors.New("no")})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if lines[0] != "Applying (run 20261201T1015-1):" {
+		t.Errorf("the apply's first line is %q; push reads \"Applying (run ID):\"", lines[0])
+	}
+	var rolled, failed bool
+	for _, l := range lines {
+		rolled = rolled || strings.HasPrefix(l, push.RolledBackPrefix)
+		failed = failed || strings.HasPrefix(l, push.RollbackFailedPrefix)
+	}
+	if !rolled || !failed {
+		t.Errorf("no line begins with %q or %q:\n%s", push.RolledBackPrefix, push.RollbackFailedPrefix, b.String())
 	}
 }
 

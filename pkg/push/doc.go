@@ -16,7 +16,22 @@
 //     remote command's stdin, its output streamed back line by line with the
 //     host's name in front; cancelling the context stops starting hosts,
 //     closing Options.Abort forwards SIGINT to the running ones (run.go);
-//   - the result table: host, result, plan summary, duration (table.go).
+//   - rollouts: the targets in batches of counts or percentages (batch.go),
+//     no host started once more have failed than a budget allows, so
+//     that a bad change stops at its canary and the hosts after it are
+//     never even connected to; a pause after each batch, then a read-only
+//     look at its hosts again (their services still up, not restarted
+//     since their health gate, no drift: check.go), a host that fell over
+//     counting as failed (rollout.go);
+//   - the result table and the --output json document: host, batch,
+//     result, plan summary, run IDs, durations, and why a rollout stopped
+//     (table.go, document.go).
+//
+// A host's result is read from its syslet's exit code (0, 4 rolled back,
+// 5 rollback failed, 1 with a stale saved plan's refusal) and from the
+// summary lines of its output (the plan line, "Applying (run …):", the
+// apply's summary, the rollback's verdict); `syslet status --output json`
+// (host.HealthReport) is the one document read whole.
 //
 // Loading and validating the specs is not done here: the caller validates
 // them with the same code as a local apply and hands over only valid

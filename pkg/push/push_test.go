@@ -114,6 +114,12 @@ Host *
 	}
 }
 
+// Run is a rollout of one batch, no budget: every host at once,
+// o.Parallel at a time (push without --batch).
+func Run(ctx context.Context, jobs []Job, o Options) []Result {
+	return Rollout(ctx, jobs, o, Strategy{}).Results
+}
+
 // fixture is a client key, a known_hosts file and helpers to run jobs.
 type fixture struct {
 	t          *testing.T
@@ -239,7 +245,7 @@ func TestAcceptNewPins(t *testing.T) {
 	}}
 	var stdout bytes.Buffer
 	r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(hk, &stdout, nil))[0]
-	if r.Status != OK {
+	if r.Status != Planned {
 		t.Fatalf("status %v, err %v", r.Status, r.Err)
 	}
 	fp := ssh.FingerprintSHA256(srv.hostKey.PublicKey())
@@ -252,7 +258,7 @@ func TestAcceptNewPins(t *testing.T) {
 	}
 	// The pinned key is now simply known.
 	r = Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, &stdout, nil))[0]
-	if r.Status != OK {
+	if r.Status != Planned {
 		t.Fatalf("second push: status %v, err %v", r.Status, r.Err)
 	}
 	if fi, _ := os.Stat(f.knownHosts); fi.Mode().Perm() != 0o600 {
@@ -306,7 +312,7 @@ func TestRunFleet(t *testing.T) {
 		code    int
 		summary string
 	}{
-		{OK, 0, "1 to create, 1 to start, 2 unchanged; 5 actions"},
+		{Planned, 0, "1 to create, 1 to start, 2 unchanged; 5 actions"},
 		{Failed, 1, "no changes"},
 		{Unreachable, -1, ""},
 	}
@@ -332,14 +338,14 @@ func TestRunFleet(t *testing.T) {
 	for i := range res {
 		res[i].Duration = 1500 * time.Millisecond
 	}
-	WriteTable(&table, res)
+	WriteTable(&table, Report{Results: res, Batches: 1})
 	wantTable := `HOST  RESULT       PLAN                                             DURATION
-web1  ok           1 to create, 1 to start, 2 unchanged; 5 actions  1.5s
+web1  planned      1 to create, 1 to start, 2 unchanged; 5 actions  1.5s
 web2  failed       no changes                                       1.5s
 gone  unreachable  -                                                1.5s
 web2: failed: "syslet --diff --stdin" exited 1
 gone: unreachable: connecting to ` + jobs[2].Target.Addr() + `: dial tcp ` + jobs[2].Target.Addr() + `: connect: connection refused
-1 of 3 host(s) ok, 2 failed
+3 host(s): 1 planned, 1 failed, 1 unreachable
 `
 	if table.String() != wantTable {
 		t.Errorf("table:\n%s\nwant:\n%s", table.String(), wantTable)
@@ -399,15 +405,15 @@ func TestInterruptStopsStartingHosts(t *testing.T) {
 	cancel() // Ctrl-C while the first host runs
 	close(release)
 	res := <-done
-	if res[0].Status != OK {
+	if res[0].Status != Succeeded {
 		t.Errorf("running host: %v %v; want it to finish", res[0].Status, res[0].Err)
 	}
-	if res[1].Status != NotStarted || second.execs.Load() != 0 || second.authCalls.Load() != 0 {
-		t.Errorf("second host: %v; execs %d; want not started, never contacted", res[1].Status, second.execs.Load())
+	if res[1].Status != NotReached || second.execs.Load() != 0 || second.authCalls.Load() != 0 {
+		t.Errorf("second host: %v; execs %d; want not reached, never contacted", res[1].Status, second.execs.Load())
 	}
 	var table bytes.Buffer
-	WriteTable(&table, res)
-	if !strings.HasSuffix(table.String(), "second: not started: context canceled\n1 of 2 host(s) ok, 0 failed, 1 not started\n") {
+	WriteTable(&table, Report{Results: res, Batches: 1})
+	if !strings.HasSuffix(table.String(), "second  not reached  -     -\nnot reached (never connected to, left as they were): second\n2 host(s): 1 ok, 1 not reached\n") {
 		t.Errorf("table:\n%s", table.String())
 	}
 }

@@ -2,7 +2,6 @@ package push
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +50,9 @@ type Options struct {
 	// streaming it (the saved plan of `syslet --diff --stdin --out -`,
 	// whose human output is on stderr: the summary is read there).
 	Capture bool
+	// Log receives the rollout's own lines: each batch as it starts, the
+	// pauses, the checks after them, and why the rollout stopped.
+	Log io.Writer
 }
 
 // maxCapture bounds a captured stdout.
@@ -60,9 +62,17 @@ const maxCapture = 256 << 20
 type Status int
 
 const (
-	// OK: the remote command ran and exited 0.
-	OK Status = iota
-	// Failed: the remote command ran and failed, or the connection broke.
+	// Applied: the remote apply ran, changed the host and exited 0.
+	Applied Status = iota
+	// Unchanged: the remote plan found nothing to change (apply or plan).
+	Unchanged
+	// Planned: the remote plan (--diff) found changes to make and exited 0.
+	Planned
+	// Succeeded: the remote command exited 0 without a summary push
+	// recognises (another remote command, an older syslet).
+	Succeeded
+	// Failed: the remote command ran and failed, the connection broke, or
+	// the host fell over during the pause after its batch.
 	Failed
 	// Refused: the host key was unknown, changed or revoked; nothing was
 	// authenticated or run.
@@ -70,8 +80,9 @@ const (
 	// Unreachable: no SSH session could be set up (connect, key exchange,
 	// authentication).
 	Unreachable
-	// NotStarted: the run was interrupted before this host's turn.
-	NotStarted
+	// NotReached: the host's turn never came (the rollout stopped, or an
+	// interrupt came first); no connection was opened to it.
+	NotReached
 	// RolledBack: the host applied the change, a container failed its
 	// health gate, and the host's syslet restored the last good
 	// generation (exit code 4): the host serves, the change did not land.
@@ -84,29 +95,32 @@ const (
 	Stale
 )
 
+// OK reports whether the host did what was asked of it.
+func (s Status) OK() bool { return s <= Succeeded }
+
 // StalePrefix begins the line with which syslet refuses a stale saved
 // plan (pkg/app/view's line of the same name; a test in cmd/syslet keeps
 // the two equal).
 const StalePrefix = "Saved plan is stale"
 
+// statusNames are the words the table and --output json use.
+var statusNames = [...]string{
+	Applied:        "applied",
+	Unchanged:      "unchanged",
+	Planned:        "planned",
+	Succeeded:      "ok",
+	Failed:         "failed",
+	Refused:        "refused",
+	Unreachable:    "unreachable",
+	NotReached:     "not reached",
+	RolledBack:     "rolled back",
+	RollbackFailed: "rollback failed",
+	Stale:          "stale",
+}
+
 func (s Status) String() string {
-	switch s {
-	case OK:
-		return "ok"
-	case Failed:
-		return "failed"
-	case Refused:
-		return "refused"
-	case Unreachable:
-		return "unreachable"
-	case NotStarted:
-		return "not started"
-	case RolledBack:
-		return "rolled back"
-	case RollbackFailed:
-		return "rollback failed"
-	case Stale:
-		return "stale"
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -115,58 +129,41 @@ func (s Status) String() string {
 type Result struct {
 	Target   Target
 	Status   Status
-	Err      error         // why, when Status is not OK
-	ExitCode int           // the remote command's exit status; -1 when it did not report one
-	Summary  string        // the plan (and apply) summary read from the remote output
-	Duration time.Duration // connect to end of command
+	Err      error  // why, when Status is not OK
+	ExitCode int    // the remote command's exit status; -1 when it did not report one
+	Summary  string // the plan (and apply) summary read from the remote output
+	// Runs are the run IDs the host's syslet announced, in order: the
+	// apply's, then its rollback's.
+	Runs []string
+	// Verdict is the host's own last word on a failed health gate, as
+	// its syslet said it ("run … failed its health gate (…); run …
+	// applied the generation of run … again, and it passed the gate.").
+	Verdict string
+	// Batch is the host's batch, from 1.
+	Batch int
+	// Started is when its connection was begun (zero when not reached);
+	// Connect is how long connect, host key check and login took, and
+	// Duration the whole of it, to the end of its command.
+	Started  time.Time
+	Connect  time.Duration
+	Duration time.Duration
 	// Output is the remote stdout, with Options.Capture.
 	Output []byte
+	// Check is the look at the host after the pause that followed its
+	// batch; nil when there was none.
+	Check *Check
+
+	// baseline is the host's service health read right after its
+	// command, which the check after the pause compares with.
+	baseline []byte
 }
 
-// Run deploys each job's stream to its host, at most o.Parallel at once,
-// and returns one result per job in job order. Cancelling ctx stops
-// starting hosts (the rest are NotStarted); hosts already started run to
-// the end (see Options.Abort).
-func Run(ctx context.Context, jobs []Job, o Options) []Result {
-	if o.Parallel < 1 {
-		o.Parallel = 1
-	}
-	width := 0
-	for _, j := range jobs {
-		width = max(width, len(j.Target.Arg))
-	}
-	var outMu sync.Mutex
-	results := make([]Result, len(jobs))
-	sem := make(chan struct{}, o.Parallel)
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			for k := i; k < len(jobs); k++ {
-				results[k] = Result{Target: jobs[k].Target, Status: NotStarted, ExitCode: -1, Err: context.Cause(ctx)}
-			}
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			prefix := fmt.Sprintf("%-*s | ", width, j.Target.Arg)
-			results[i] = runOne(j, o, &outMu, prefix)
-		}()
-	}
-	wg.Wait()
-	return results
-}
-
-func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
-	start := time.Now()
-	r = Result{Target: j.Target, ExitCode: -1}
-	defer func() { r.Duration = time.Since(start) }()
+func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result) {
+	r = Result{Target: j.Target, ExitCode: -1, Started: time.Now()}
+	defer func() { r.Duration = time.Since(r.Started) }()
 
 	client, err := dial(j, o)
+	r.Connect = time.Since(r.Started)
 	if err != nil {
 		r.Status, r.Err = Unreachable, err
 		var hk *HostKeyError
@@ -228,7 +225,7 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	}
 	stdout.Flush()
 	stderr.Flush()
-	r.Summary = sum.String()
+	r.Summary, r.Runs, r.Verdict = sum.String(), sum.runIDs(), sum.verdictLine()
 	if o.Capture {
 		r.Output = captured.buf.Bytes()
 		if captured.over && err == nil {
@@ -239,7 +236,7 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	var exit *ssh.ExitError
 	switch {
 	case err == nil:
-		r.Status, r.ExitCode = OK, 0
+		r.Status, r.ExitCode = sum.success(), 0
 		if timedOut { // it finished on SIGTERM in time, but not its job
 			r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
 		}
@@ -264,7 +261,56 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix string) (r Result) {
 	default:
 		r.Status, r.Err = Failed, fmt.Errorf("running %q: %w", o.Command, err)
 	}
+
+	if probe != "" && r.Status.OK() {
+		// The baseline of the check after the pause, read at once on the
+		// same connection: what the host's services look like just after
+		// its health gate passed.
+		out, err := runCaptured(client, probe, j.Stream, o.CommandTimeout)
+		if err != nil {
+			r.Status, r.Err = Failed, fmt.Errorf("the change landed, but reading its services for the check after the pause failed: %w", err)
+		}
+		r.baseline = out
+	}
 	return r
+}
+
+// runCaptured runs a read-only command on an open connection with stdin,
+// and returns its stdout; a non-zero exit is an error carrying the
+// command's last line on stderr. timeout bounds it (0: no bound).
+func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Duration) ([]byte, error) {
+	sess, err := client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("opening a session: %w", err)
+	}
+	defer sess.Close()
+	stdout, stderr := &capture{max: maxCapture}, &capture{max: 64 << 10}
+	sess.Stdin, sess.Stdout, sess.Stderr = bytes.NewReader(stdin), stdout, stderr
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() { client.Close() })
+		defer t.Stop()
+	}
+	err = sess.Run(cmd)
+	var exit *ssh.ExitError
+	switch {
+	case err == nil && stdout.over:
+		return nil, fmt.Errorf("%q printed more than %d MiB", cmd, maxCapture>>20)
+	case err == nil:
+		return stdout.buf.Bytes(), nil
+	case errors.As(err, &exit) && exit.Signal() == "":
+		err = fmt.Errorf("%q exited %d%s", cmd, exit.ExitStatus(), exitHint[exit.ExitStatus()])
+	default:
+		err = fmt.Errorf("running %q: %w", cmd, err)
+	}
+	if last := lastLine(stderr.buf.String()); last != "" {
+		err = fmt.Errorf("%w: %s", err, last)
+	}
+	return stdout.buf.Bytes(), err
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
 }
 
 // exitHint explains the exit codes of the remote command that have a

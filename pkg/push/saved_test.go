@@ -39,7 +39,7 @@ func TestRunSavedPlans(t *testing.T) {
 	o := f.options(nil, &stdout, &stderr)
 	o.Command, o.Capture = "syslet --diff --stdin --out -", true
 	res := Run(context.Background(), []Job{f.job(saver.addr, "web1")}, o)
-	if r := res[0]; r.Status != OK || string(r.Output) != plan || r.Summary != "1 to create; 3 actions" {
+	if r := res[0]; r.Status != Planned || string(r.Output) != plan || r.Summary != "1 to create; 3 actions" {
 		t.Errorf("captured: status %v output %q summary %q (err %v)", r.Status, r.Output, r.Summary, r.Err)
 	}
 	if strings.Contains(stdout.String(), `"format"`) || !strings.Contains(stderr.String(), "web1 | Plan: 1 to create") {
@@ -64,8 +64,8 @@ func TestRunSavedPlans(t *testing.T) {
 		t.Errorf("failing host: status %v, err %v", r.Status, r.Err)
 	}
 	var table bytes.Buffer
-	WriteTable(&table, res)
-	for _, want := range []string{"web2  stale", "web3  failed", "web2: stale: ", "0 of 2 host(s) ok, 1 failed, 1 stale (refused their saved plan; nothing changed there)"} {
+	WriteTable(&table, Report{Results: res, Batches: 1})
+	for _, want := range []string{"web2  stale", "web3  failed", "web2: stale: ", "2 host(s): 1 failed, 1 stale (refused their saved plan; nothing changed there)"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

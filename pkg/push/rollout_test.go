@@ -1,0 +1,431 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestParseSizes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string
+	}{
+		{"1", "[1]"}, {"1,25%", "[1 25%]"}, {"10%", "[10%]"}, {"2, 3", "[2 3]"}, {"100%", "[100%]"},
+	} {
+		got, err := ParseSizes(tt.in)
+		if err != nil || fmt.Sprint(got) != tt.want {
+			t.Errorf("ParseSizes(%q) = %v, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "0%", "101%", "1,,2", "x", "25 %", "+3", "1.5"} {
+		if got, err := ParseSizes(bad); err == nil {
+			t.Errorf("ParseSizes(%q) = %v; want an error", bad, got)
+		}
+	}
+	if s, err := ParseSize("0", 0); err != nil || s.Of(7) != 0 {
+		t.Errorf("a budget of 0: %v, %v", s, err)
+	}
+	if s, _ := ParseSize("10%", 0); s.Of(25) != 2 {
+		t.Errorf("10%% of 25 = %d; want 2 (rounded down)", s.Of(25))
+	}
+}
+
+func TestBatches(t *testing.T) {
+	sizes := func(s string) []Size { z, _ := ParseSizes(s); return z }
+	for _, tt := range []struct {
+		n     int
+		sizes []Size
+		want  []int
+	}{
+		{5, nil, []int{5}},
+		{5, sizes("1,2"), []int{1, 2, 2}},
+		{200, sizes("10%"), []int{20, 20, 20, 20, 20, 20, 20, 20, 20, 20}},
+		{10, sizes("1,25%"), []int{1, 2, 2, 2, 2, 1}},
+		{3, sizes("10%"), []int{1, 1, 1}}, // a size that comes to no host counts one
+		{2, sizes("5"), []int{2}},
+		{0, sizes("1"), nil},
+	} {
+		if got := Batches(tt.n, tt.sizes); !slices.Equal(got, tt.want) {
+			t.Errorf("Batches(%d, %v) = %v; want %v", tt.n, tt.sizes, got, tt.want)
+		}
+	}
+}
+
+// fakeHost answers as a host's syslet would: the apply (with a verdict
+// of its own), `syslet status` and `syslet --diff`.
+type fakeHost struct {
+	srv *testServer
+	// code and lines are the apply's exit code and output.
+	code  int
+	lines []string
+	// invocation is what `syslet status` reports for app.service.
+	invocation atomic.Value
+	drifted    atomic.Bool
+
+	mu         sync.Mutex
+	start, end time.Time // of the apply
+}
+
+func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost {
+	h := &fakeHost{code: code, lines: lines}
+	h.invocation.Store("inv-1")
+	h.srv = startServer(t, f.client.PublicKey(), func(s *execSession) int {
+		switch s.Cmd {
+		case "syslet --stdin":
+			h.mu.Lock()
+			h.start = time.Now()
+			h.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			for _, l := range h.lines {
+				fmt.Fprintln(s.Stdout, l)
+			}
+			h.mu.Lock()
+			h.end = time.Now()
+			h.mu.Unlock()
+			return h.code
+		case "syslet status --stdin --output json":
+			fmt.Fprintf(s.Stdout, `{"services":[{"service":"app.service","container":"app","activeState":"active","subState":"running","result":"success","invocationId":%q,"nRestarts":0}]}`+"\n", h.invocation.Load())
+			return 0
+		case "syslet --diff --stdin":
+			if h.drifted.Load() {
+				fmt.Fprintln(s.Stdout, "Plan: 0 to create, 1 to change, 3 unchanged; 2 actions (digest 1234).")
+			} else {
+				fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
+			}
+			return 0
+		}
+		fmt.Fprintf(s.Stderr, "unexpected command %q\n", s.Cmd)
+		return 64
+	})
+	f.know(h.srv.addr, h.srv.hostKey.PublicKey())
+	return h
+}
+
+func (h *fakeHost) times() (time.Time, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.start, h.end
+}
+
+var (
+	appliedLines    = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)"}
+	rolledBackLines = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)",
+		"Health gate FAILED after 3s:", "  app.service: restarted 5 time(s) by Restart= before it was up",
+		"", "Applying (run 20261201T1015-2):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-2)",
+		"", "ROLLED BACK: run 20261201T1015-1 failed its health gate (app.service: restarted 5 time(s) by Restart= before it was up); run 20261201T1015-2 applied the generation of run 20261201T1015-0 again, and it passed the gate."}
+)
+
+func (f *fixture) rolloutOptions(log *bytes.Buffer) Options {
+	o := f.options(nil, nil, nil)
+	o.Command = "syslet --stdin"
+	if log != nil {
+		o.Log = log
+	}
+	return o
+}
+
+func zero() *Size { return &Size{} }
+
+func TestRolloutCanaryRollsBack(t *testing.T) {
+	f := newFixture(t)
+	canary := newFakeHost(t, f, 4, rolledBackLines...)
+	var rest []*fakeHost
+	jobs := []Job{f.job(canary.srv.addr, "web1")}
+	for i := 2; i <= 5; i++ {
+		h := newFakeHost(t, f, 0, appliedLines...)
+		rest = append(rest, h)
+		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("web%d", i)))
+	}
+	var log bytes.Buffer
+	sizes, _ := ParseSizes("1,2")
+	rep := Rollout(context.Background(), jobs, f.rolloutOptions(&log), Strategy{Batches: sizes, MaxFailed: zero()})
+
+	if rep.Batches != 3 {
+		t.Errorf("%d batches; want 3", rep.Batches)
+	}
+	if r := rep.Results[0]; r.Status != RolledBack || r.Batch != 1 || !slices.Equal(r.Runs, []string{"20261201T1015-1", "20261201T1015-2"}) {
+		t.Errorf("canary: %v batch %d runs %q (%v); want rolled back in batch 1", r.Status, r.Batch, r.Runs, r.Err)
+	}
+	for i, h := range rest {
+		r := rep.Results[i+1]
+		if r.Status != NotReached || r.Batch != []int{2, 2, 3, 3}[i] || h.srv.authCalls.Load() != 0 || h.srv.execs.Load() != 0 {
+			t.Errorf("%s: %v batch %d, %d logins tried; want not reached and never contacted", r.Target.Arg, r.Status, r.Batch, h.srv.authCalls.Load())
+		}
+	}
+	st := rep.Stop
+	if st == nil || st.Host != "web1" || st.Outcome != RolledBack || st.Batch != 1 || st.AfterPause || st.Interrupted || st.Failed != 1 || st.Allowed != 0 {
+		t.Fatalf("stop = %+v", st)
+	}
+	if !strings.Contains(st.Why, "failed its health gate (app.service: restarted 5 time(s)") {
+		t.Errorf("stop reason %q does not give the host's own verdict", st.Why)
+	}
+
+	d := rep.Document("syslet --stdin")
+	d.Hosts[0].Started, d.Hosts[0].Seconds, d.Hosts[0].ConnectSeconds = nil, 0, 0
+	data, _ := json.Marshal(d)
+	for _, want := range []string{
+		`"batches":3`,
+		`{"host":"web1","address":"` + canary.srv.addr + `","batch":1,"outcome":"rolled back","exitCode":4,"plan":"1 to change, 3 unchanged; 4 actions; 4 applied, 0 failed, 0 not reached","run":"20261201T1015-1","rollbackRun":"20261201T1015-2","reason":"run 20261201T1015-1 failed its health gate`,
+		`{"host":"web5","address":"` + rest[3].srv.addr + `","batch":3,"outcome":"not reached","exitCode":null,"reason":"the rollout stopped before this host's turn","seconds":0,"connectSeconds":0}`,
+		`"stopped":{"batch":1,"afterPause":false,"interrupted":false,"host":"web1","outcome":"rolled back","reason":"run 20261201T1015-1 failed`,
+		`"failed":1,"allowed":0,"message":"web1 rolled back in batch 1 (run 20261201T1015-1 failed`,
+		`"counts":{"not reached":4,"rolled back":1}`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, data)
+		}
+	}
+
+	var table bytes.Buffer
+	WriteTable(&table, rep)
+	for _, want := range []string{
+		"HOST  BATCH  RESULT       PLAN",
+		"web1  1      rolled back  1 to change, 3 unchanged; 4 actions; 4 applied, 0 failed, 0 not reached",
+		"web4  3      not reached  -",
+		"web1: rolled back: run 20261201T1015-1 failed its health gate",
+		"not reached (never connected to, left as they were): web2, web3, web4, web5\n",
+		"Rollout stopped: web1 rolled back in batch 1 (run 20261201T1015-1",
+		"; 1 host(s) failed, more than the 0 allowed.\n",
+	} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if !strings.HasSuffix(table.String(), "5 host(s): 4 not reached, 1 rolled back\n") {
+		t.Errorf("table's count:\n%s", table.String())
+	}
+	for _, want := range []string{"syslet push: batch 1 of 3: web1\n", "syslet push: rollout stopped: web1 rolled back in batch 1"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	if strings.Contains(log.String(), "batch 2 of 3") {
+		t.Errorf("batch 2 was announced:\n%s", log.String())
+	}
+}
+
+func TestRolloutBatchesInOrder(t *testing.T) {
+	f := newFixture(t)
+	var hosts []*fakeHost
+	var jobs []Job
+	for i := 1; i <= 5; i++ {
+		h := newFakeHost(t, f, 0, appliedLines...)
+		hosts = append(hosts, h)
+		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("web%d", i)))
+	}
+	sizes, _ := ParseSizes("1,2")
+	var log bytes.Buffer
+	rep := Rollout(context.Background(), jobs, f.rolloutOptions(&log), Strategy{Batches: sizes, MaxFailed: zero()})
+	if rep.Stop != nil || AnyFailed(rep.Results) {
+		t.Fatalf("stop %+v, results %+v", rep.Stop, rep.Results)
+	}
+	batchOf := []int{1, 2, 2, 3, 3}
+	for i, r := range rep.Results {
+		if r.Status != Applied || r.Batch != batchOf[i] || r.Runs[0] != "20261201T1015-1" {
+			t.Errorf("%s: %v batch %d; want applied in batch %d", r.Target.Arg, r.Status, r.Batch, batchOf[i])
+		}
+	}
+	// Every host of a batch began after every host of the batch before ended.
+	for i := range hosts {
+		for k := range hosts {
+			si, _ := hosts[i].times()
+			_, ek := hosts[k].times()
+			if batchOf[k] < batchOf[i] && !si.After(ek) {
+				t.Errorf("web%d (batch %d) began before web%d (batch %d) ended", i+1, batchOf[i], k+1, batchOf[k])
+			}
+		}
+	}
+	var table bytes.Buffer
+	WriteTable(&table, rep)
+	if !strings.HasSuffix(table.String(), "5 host(s): 5 applied\n") || strings.Contains(table.String(), "stopped") {
+		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+func TestRolloutBudgetStopsMidBatch(t *testing.T) {
+	f := newFixture(t)
+	var jobs []Job
+	var hosts []*fakeHost
+	for i := 1; i <= 10; i++ {
+		code := 0
+		if i <= 3 {
+			code = 1
+		}
+		h := newFakeHost(t, f, code)
+		hosts = append(hosts, h)
+		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("h%02d", i)))
+	}
+	sizes, _ := ParseSizes("50%")
+	budget, _ := ParseSize("20%", 0) // 2 of 10
+	o := f.rolloutOptions(nil)
+	o.Parallel = 1
+	rep := Rollout(context.Background(), jobs, o, Strategy{Batches: sizes, MaxFailed: &budget})
+	// h01–h03 fail one after the other; the third is one too many, and
+	// h04 and h05 of the same batch are never started.
+	for i, r := range rep.Results {
+		want := NotReached
+		if i < 3 {
+			want = Failed
+		}
+		if r.Status != want {
+			t.Errorf("%s: %v; want %v", r.Target.Arg, r.Status, want)
+		}
+		if want == NotReached && hosts[i].srv.authCalls.Load() != 0 {
+			t.Errorf("%s was contacted", r.Target.Arg)
+		}
+	}
+	if st := rep.Stop; st == nil || st.Host != "h03" || st.Batch != 1 || st.Failed != 3 || st.Allowed != 2 {
+		t.Errorf("stop = %+v", rep.Stop)
+	}
+}
+
+func TestRolloutNoBudgetGoesOn(t *testing.T) {
+	f := newFixture(t)
+	bad, good := newFakeHost(t, f, 1), newFakeHost(t, f, 0, appliedLines...)
+	sizes, _ := ParseSizes("1")
+	rep := Rollout(context.Background(), []Job{f.job(bad.srv.addr, "bad"), f.job(good.srv.addr, "good")}, f.rolloutOptions(nil), Strategy{Batches: sizes})
+	if rep.Stop != nil || rep.Results[0].Status != Failed || rep.Results[1].Status != Applied {
+		t.Errorf("without a budget: stop %+v, %v, %v", rep.Stop, rep.Results[0].Status, rep.Results[1].Status)
+	}
+}
+
+func pauseStrategy(pause time.Duration) Strategy {
+	sizes, _ := ParseSizes("1")
+	return Strategy{Batches: sizes, MaxFailed: zero(), Pause: pause,
+		StatusCommand: "syslet status --stdin --output json", DiffCommand: "syslet --diff --stdin"}
+}
+
+func TestRolloutPauseCatchesARestart(t *testing.T) {
+	f := newFixture(t)
+	web1, web2, web3 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+	jobs := []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2"), f.job(web3.srv.addr, "web3")}
+	var log syncBuffer
+	o := f.rolloutOptions(nil)
+	o.Log = &log
+	done := make(chan Report)
+	go func() { done <- Rollout(context.Background(), jobs, o, pauseStrategy(time.Second)) }()
+	// web1 passes its first look; during the pause after batch 2 web2's
+	// container is killed and started again by systemd.
+	waitFor(t, &log, "pausing 1s before looking at web2 again")
+	web2.invocation.Store("inv-2")
+	rep := <-done
+
+	if r := rep.Results[0]; r.Status != Applied || r.Check == nil || len(r.Check.Problems) != 0 {
+		t.Errorf("web1: %v, check %+v", r.Status, r.Check)
+	}
+	r := rep.Results[1]
+	if r.Status != Failed || r.Check == nil || len(r.Check.Problems) != 1 || !strings.Contains(r.Err.Error(), "after the 1s pause: app.service was started again (InvocationID changed), now active/running") {
+		t.Errorf("web2: %v %v, check %+v", r.Status, r.Err, r.Check)
+	}
+	if r := rep.Results[2]; r.Status != NotReached || web3.srv.authCalls.Load() != 0 {
+		t.Errorf("web3: %v; want not reached", r.Status)
+	}
+	if st := rep.Stop; st == nil || st.Host != "web2" || !st.AfterPause || st.Batch != 2 || st.Outcome != Failed {
+		t.Errorf("stop = %+v", rep.Stop)
+	} else if !strings.Contains(st.String(), "web2 failed after the pause that followed batch 2 (after the 1s pause: app.service was started again") {
+		t.Errorf("stop: %s", st)
+	}
+	for _, want := range []string{"after the pause: web1 still up, unrestarted and unchanged", "after the pause: web2 fell over", "rollout stopped: web2 failed after the pause"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	d := rep.Document("syslet --stdin")
+	if c := d.Hosts[1].Check; c == nil || len(c.Problems) != 1 || d.Hosts[2].Check != nil || !d.Stopped.AfterPause {
+		t.Errorf("document: %+v %+v", d.Hosts[1], d.Stopped)
+	}
+}
+
+func TestRolloutPauseCatchesDrift(t *testing.T) {
+	f := newFixture(t)
+	web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+	web1.drifted.Store(true)
+	rep := Rollout(context.Background(), []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2")}, f.rolloutOptions(nil), pauseStrategy(10*time.Millisecond))
+	if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), "it no longer matches its specs: 1 to change, 3 unchanged; 2 actions") {
+		t.Errorf("web1: %v %v", r.Status, r.Err)
+	}
+	if rep.Results[1].Status != NotReached {
+		t.Errorf("web2: %v", rep.Results[1].Status)
+	}
+}
+
+func TestRolloutInterruptDuringPause(t *testing.T) {
+	f := newFixture(t)
+	web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+	var log syncBuffer
+	o := f.rolloutOptions(nil)
+	o.Log = &log
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan Report)
+	go func() {
+		done <- Rollout(ctx, []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2")}, o, pauseStrategy(time.Minute))
+	}()
+	waitFor(t, &log, "pausing 1m0s")
+	cancel(fmt.Errorf("interrupted"))
+	rep := <-done
+	if rep.Results[0].Status != Applied || rep.Results[0].Check != nil {
+		t.Errorf("web1: %v, check %+v; want applied, not looked at again", rep.Results[0].Status, rep.Results[0].Check)
+	}
+	if r := rep.Results[1]; r.Status != NotReached || web2.srv.authCalls.Load() != 0 || r.Err.Error() != "interrupted before this host's turn" {
+		t.Errorf("web2: %v %v", r.Status, r.Err)
+	}
+	if st := rep.Stop; st == nil || !st.Interrupted || !st.AfterPause || st.String() != "interrupted during the pause after batch 1" {
+		t.Errorf("stop = %+v", rep.Stop)
+	}
+}
+
+func TestRolloutPauseNeedsStatus(t *testing.T) {
+	f := newFixture(t)
+	old := startServer(t, f.client.PublicKey(), func(s *execSession) int {
+		if s.Cmd == "syslet --stdin" {
+			fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
+			return 0
+		}
+		fmt.Fprintln(s.Stderr, "syslet: unknown flag") // an older syslet
+		return 64
+	})
+	f.know(old.addr, old.hostKey.PublicKey())
+	other := newFakeHost(t, f, 0)
+	rep := Rollout(context.Background(), []Job{f.job(old.addr, "old"), f.job(other.srv.addr, "other")}, f.rolloutOptions(nil), pauseStrategy(time.Millisecond))
+	if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), `reading its services for the check after the pause failed: "syslet status --stdin --output json" exited 64 (the host's syslet did not accept the command line: is it older than this one?): syslet: unknown flag`) {
+		t.Errorf("old: %v %v", r.Status, r.Err)
+	}
+	if rep.Results[1].Status != NotReached {
+		t.Errorf("other: %v", rep.Results[1].Status)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitFor(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.String(), s); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q in:\n%s", s, b.String())
+		}
+	}
+}
