@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -69,8 +70,9 @@ before has ended, and starts no further host once more hosts have failed (failed
 refused a stale plan, were unreachable) than --max-failed allows (default 0 with --batch: the
 first failure stops it): the rest are "not reached" and are never connected to. --pause D waits
 after each batch but the last, then looks at its hosts again, read-only ("syslet status" and
-"syslet --diff" with the same specs): a container down or restarted since its health gate, or a
-host that no longer matches its specs, counts as failed. A first Ctrl-C starts no more hosts
+"syslet --diff" with the same specs; status runs as the program of --remote-command without the
+flags after it): a container down or restarted since its health gate, or a host that no longer
+matches its specs, counts as failed. A first Ctrl-C starts no more hosts
 (during a pause: ends it and the rollout), a second one forwards SIGINT to the running ones.
 --output json prints one JSON document when every host's turn is over: every host with its
 batch, outcome (applied, unchanged, planned, failed, refused, unreachable, not reached, rolled
@@ -182,9 +184,24 @@ func (o *pushOptions) parseRollout() error {
 		return fmt.Errorf("%w: --pause looks at what a batch applied: with --diff nothing is applied", errUsage)
 	}
 	s.Pause = o.pause
-	s.StatusCommand = o.remoteCommand + " " + strings.Join(sshcommand.Status, " ")
+	s.StatusCommand = statusCommand(o.remoteCommand)
 	s.DiffCommand = o.remoteCommand + " " + strings.Join(sshcommand.Plan, " ")
 	return nil
+}
+
+// statusCommand is the health read of a pause: the remote command up to
+// its program (the word named syslet: "sudo syslet --soak 30s" → "sudo
+// syslet"), since flags after it are the plan's and apply's, which
+// status does not take; then the subcommand.
+func statusCommand(remote string) string {
+	words := strings.Fields(remote)
+	for i, w := range words {
+		if path.Base(w) == sshcommand.Program {
+			words = words[:i+1]
+			break
+		}
+	}
+	return strings.Join(append(words, sshcommand.Status...), " ")
 }
 
 // command is what runs on each host: the remote program with the flags of

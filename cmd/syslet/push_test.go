@@ -99,6 +99,16 @@ func TestParsePush(t *testing.T) {
 	if s := o.strategy; s.Pause != time.Minute || s.StatusCommand != "sudo syslet status --stdin --output json" || s.DiffCommand != "sudo syslet --diff --stdin" {
 		t.Errorf("strategy %+v", s)
 	}
+	for remote, want := range map[string]string{
+		"syslet": "syslet status --stdin --output json",
+		"sudo -n /usr/local/bin/syslet --soak 30s": "sudo -n /usr/local/bin/syslet status --stdin --output json",
+		"syslet --soak 1s":                         "syslet status --stdin --output json",
+		"my-syslet-wrapper":                        "my-syslet-wrapper status --stdin --output json",
+	} {
+		if got := statusCommand(remote); got != want {
+			t.Errorf("statusCommand(%q) = %q; want %q", remote, got, want)
+		}
+	}
 }
 
 // pushExit's precedence: a host that needs a person, an interrupt, a
