@@ -24,7 +24,8 @@
 //	}
 //
 // Start takes about 3–5 s. Several hosts may run at once (each has its own name, network
-// namespace, registry and SSH port); on a 2-core machine keep it to two or three.
+// namespace, registry and SSH port); on a 2-core machine keep it to two or three, but for a
+// test that needs a fleet: StartN(t, 5) boots five at once for one test.
 //
 // # Cleanup
 //

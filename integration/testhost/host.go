@@ -194,24 +194,64 @@ func Start(t testing.TB, opts ...Options) *Host {
 	}
 	h, err := start(instanceName(t.Name()), o)
 	if h != nil {
-		t.Cleanup(func() {
-			if t.Failed() {
-				h.dumpDiagnostics(t)
-				if os.Getenv("TESTHOST_KEEP_FAILED") == "1" {
-					t.Logf("testhost: TESTHOST_KEEP_FAILED=1: leaving %s running: TESTHOST_NAME=%s integration/testhost/testhost.sh ssh", h.name, h.name)
-					return
-				}
-			}
-			if err := h.Stop(); err != nil {
-				t.Errorf("testhost: stop %s: %v", h.name, err)
-			}
-		})
+		stopAtCleanup(t, h)
 	}
 	if err != nil {
 		t.Fatalf("testhost: start: %v", err)
 	}
 	t.Logf("testhost: %s up on 127.0.0.1:%d", h.name, h.port)
 	return h
+}
+
+// StartN boots n fresh hosts for t at once, as Start boots one, and stops
+// every one of them in t.Cleanup. The boots overlap (each mostly waits on
+// its guest's systemd), so five hosts cost far less than five boots one
+// after the other.
+func StartN(t testing.TB, n int, opts ...Options) []*Host {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	hosts, errs := make([]*Host, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hosts[i], errs[i] = start(instanceName(t.Name()), o)
+		}()
+	}
+	wg.Wait()
+	for _, h := range hosts {
+		if h != nil {
+			stopAtCleanup(t, h)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("testhost: start: %v", err)
+	}
+	for _, h := range hosts {
+		t.Logf("testhost: %s up on 127.0.0.1:%d", h.name, h.port)
+	}
+	return hosts
+}
+
+// stopAtCleanup stops h when t ends, after logging its diagnostics if t
+// failed (or leaves it running, with TESTHOST_KEEP_FAILED=1).
+func stopAtCleanup(t testing.TB, h *Host) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			h.dumpDiagnostics(t)
+			if os.Getenv("TESTHOST_KEEP_FAILED") == "1" {
+				t.Logf("testhost: TESTHOST_KEEP_FAILED=1: leaving %s running: TESTHOST_NAME=%s integration/testhost/testhost.sh ssh", h.name, h.name)
+				return
+			}
+		}
+		if err := h.Stop(); err != nil {
+			t.Errorf("testhost: stop %s: %v", h.name, err)
+		}
+	})
 }
 
 func start(name string, o Options) (*Host, error) {
