@@ -201,14 +201,25 @@ func pushHost(t *testing.T) *testhost.Host {
 // test must not get the next connection penalised.
 func verboseSSHD(t *testing.T, h *testhost.Host) string {
 	t.Helper()
-	if err := h.WriteFile("/etc/ssh/sshd_config.d/00-push-test.conf", []byte("LogLevel VERBOSE\nPerSourcePenalties no\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur, err := h.JournalCursor()
+	cur, err := sshdVerbose(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.MustRun(t, "systemctl reload ssh.service")
+	return cur
+}
+
+// sshdVerbose is verboseSSHD for any goroutine: it returns what went wrong.
+func sshdVerbose(h *testhost.Host) (string, error) {
+	if err := h.WriteFile("/etc/ssh/sshd_config.d/00-push-test.conf", []byte("LogLevel VERBOSE\nPerSourcePenalties no\n"), 0o644); err != nil {
+		return "", err
+	}
+	cur, err := h.JournalCursor()
+	if err != nil {
+		return "", err
+	}
+	if r := h.Run("systemctl reload ssh.service"); !r.OK() {
+		return "", fmt.Errorf("reloading sshd: %s", r)
+	}
 	// A probe connection from inside the guest that reads the banner and
 	// hangs up: once sshd has logged its start and its end at VERBOSE,
 	// the reloaded sshd is listening and has nothing more to say about it.
@@ -216,14 +227,10 @@ func verboseSSHD(t *testing.T, h *testhost.Host) string {
 		"journalctl -q -o cat -u ssh.service --after-cursor=" + testhost.Quote(cur) + " > /tmp/probe.log && " +
 		"grep -q 'Connection from' /tmp/probe.log && grep -Eq 'Connection (closed|reset)|kex_exchange_identification' /tmp/probe.log"
 	if r := h.Eventually(probe, 30*time.Second); !r.OK() {
-		t.Fatalf("sshd did not log connections at VERBOSE after a reload:\n%s\n%s", r, h.Run("cat /tmp/probe.log"))
+		return "", fmt.Errorf("sshd did not log connections at VERBOSE after a reload:\n%s\n%s", r, h.Run("cat /tmp/probe.log"))
 	}
 	time.Sleep(500 * time.Millisecond) // a last line of the probe (e.g. a penalty note) lands before the cursor
-	cur, err = h.JournalCursor()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cur
+	return h.JournalCursor()
 }
 
 // sshdLog is what the guest's sshd logged after cursor.
