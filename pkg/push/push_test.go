@@ -122,12 +122,12 @@ func Run(ctx context.Context, jobs []Job, o Options) []Result {
 
 // fixture is a client key, a known_hosts file and helpers to run jobs.
 type fixture struct {
-	t          *testing.T
+	t          testing.TB
 	client     ssh.Signer
 	knownHosts string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	return &fixture{t: t, client: newSigner(t), knownHosts: filepath.Join(t.TempDir(), "known_hosts")}
 }
 

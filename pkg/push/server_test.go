@@ -35,7 +35,7 @@ type execSession struct {
 	Signal <-chan string
 }
 
-func newSigner(t *testing.T) ssh.Signer {
+func newSigner(t testing.TB) ssh.Signer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -48,7 +48,7 @@ func newSigner(t *testing.T) ssh.Signer {
 	return s
 }
 
-func startServer(t *testing.T, clientKey ssh.PublicKey, handler func(*execSession) int) *testServer {
+func startServer(t testing.TB, clientKey ssh.PublicKey, handler func(*execSession) int) *testServer {
 	t.Helper()
 	srv := &testServer{hostKey: newSigner(t), handler: handler}
 	cfg := &ssh.ServerConfig{
