@@ -119,7 +119,7 @@ var (
 	appliedLines    = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)"}
 	rolledBackLines = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)",
 		"Health gate FAILED after 3s:", "  app.service: restarted 5 time(s) by Restart= before it was up",
-		"", "Applying (run 20261201T1015-2):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-2)",
+		"Plan: 0 to create, 1 to change, 3 unchanged; 3 actions (digest 9876).", "", "Applying (run 20261201T1015-2):", "Summary: 3 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-2)",
 		"", "ROLLED BACK: run 20261201T1015-1 failed its health gate (app.service: restarted 5 time(s) by Restart= before it was up); run 20261201T1015-2 applied the generation of run 20261201T1015-0 again, and it passed the gate."}
 )
 

@@ -45,7 +45,10 @@ func (s *summary) observe(line string) {
 	s.observeErr(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The first plan and apply summary are the change's: after a failed
+	// gate the rollback prints its own, which the verdict describes.
 	switch {
+	case s.plan != "" && (strings.HasPrefix(line, "No changes") || strings.HasPrefix(line, "Plan: ")):
 	case strings.HasPrefix(line, "No changes detected.") || strings.HasPrefix(line, "No changes."):
 		s.plan = "no changes"
 	case strings.HasPrefix(line, "Plan: "):
@@ -53,9 +56,10 @@ func (s *summary) observe(line string) {
 	case strings.HasPrefix(line, "Applying (run ") && strings.HasSuffix(line, "):"):
 		s.runs = append(s.runs, strings.TrimSuffix(strings.TrimPrefix(line, "Applying (run "), "):"))
 	case strings.HasPrefix(line, RolledBackPrefix):
-		s.verdict = strings.TrimPrefix(line, RolledBackPrefix)
+		s.verdict = strings.TrimSuffix(strings.TrimPrefix(line, RolledBackPrefix), ".")
 	case strings.HasPrefix(line, RollbackFailedPrefix):
-		s.verdict = strings.TrimPrefix(line, RollbackFailedPrefix)
+		s.verdict = strings.TrimSuffix(strings.TrimPrefix(line, RollbackFailedPrefix), ".")
+	case s.applied != "":
 	case strings.HasPrefix(line, "Summary: "):
 		s.applied = strings.TrimPrefix(line, "Summary: ")
 		if i := strings.Index(s.applied, " ("); i >= 0 { // drop the remote duration
