@@ -91,7 +91,7 @@ delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`
 				"syslet push --hosts-dir hosts/ --batch 1,25% --pause 2m --parallel 10",
 				"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 		{name: "ssh-command", run: cmdSSHCommand, synopsis: []string{"[--diff-only]"},
-			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the health read of its --pause ("syslet status --stdin --output json")`,
+			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the two reads of its --pause ("syslet --diff --stdin --detailed-exitcode", "syslet status --stdin --output json")`,
 			defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
 			// lines of /root/.ssh/authorized_keys
 			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},

@@ -62,25 +62,26 @@ unreachable, refused its host key or its stale saved plan, or was not reached; 2
 invalid or empty (then nothing was sent); 4 a rollout stopped because a host rolled back (each
 host that failed rolled back and serves its last good generation); 5 a host's rollback failed
 too (it needs a person); 130 interrupted.
-Each host holds what it started to its health gate and, when a container fails it, rolls back
-to its last good generation (its syslet's defaults: --rollback=auto, --soak 5s).
+Each host holds what it started to its health gate and, when a container fails it, rolls back to
+its last good generation (its syslet's defaults: --rollback=auto, --soak 5s).
 A rollout (--batch 1,25%: one host, then a quarter of the targets at a time, the last size
 repeating; a percentage is rounded down, at least one host) starts a batch only when the one
 before has ended, and starts no further host once more hosts have failed (failed, rolled back,
 refused a stale plan, were unreachable) than --max-failed allows (default 0 with --batch: the
 first failure stops it): the rest are "not reached" and are never connected to. --pause D waits
 after each batch but the last, then looks at its hosts again, read-only ("syslet status" and
-"syslet --diff" with the same specs; status runs as the program of --remote-command without the
-flags after it): a container down or restarted since its health gate, or a host that no longer
-matches its specs, counts as failed. A first Ctrl-C starts no more hosts
-(during a pause: ends it and the rollout), a second one forwards SIGINT to the running ones.
+"syslet --diff --detailed-exitcode" with the same specs; status runs as the program of
+--remote-command without the flags after it): a container down or restarted since its health
+gate, or a host that no longer matches its specs, counts as failed. A first Ctrl-C starts no
+more hosts (during a pause: ends it and the rollout), a second one forwards SIGINT to the
+running ones.
 --output json prints one JSON document when every host's turn is over: every host with its
 batch, outcome (applied, unchanged, planned, failed, refused, unreachable, not reached, rolled
 back, rollback failed, stale), exit code, run IDs and durations, and why the rollout stopped;
 the hosts' output and the table then go to stderr.
 push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
-specs applies on each host exactly its saved plan, and a host whose state or input changed
-since refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`
+specs applies on each host exactly its saved plan, and a host whose state or input changed since
+refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`
 
 // parsePush parses `syslet push` arguments. Without --hosts-dir the last
 // positional argument is the spec PATH ("-" for stdin) and the others are
@@ -185,7 +186,7 @@ func (o *pushOptions) parseRollout() error {
 	}
 	s.Pause = o.pause
 	s.StatusCommand = statusCommand(o.remoteCommand)
-	s.DiffCommand = o.remoteCommand + " " + strings.Join(sshcommand.Plan, " ")
+	s.DiffCommand = o.remoteCommand + " " + strings.Join(sshcommand.PlanExit, " ")
 	return nil
 }
 

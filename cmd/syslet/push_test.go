@@ -96,7 +96,7 @@ func TestParsePush(t *testing.T) {
 		}
 	}
 	o, _ := parsePush([]string{"--remote-command", "sudo syslet", "--batch", "1", "--pause", "1m", "web1", "x"}, io.Discard)
-	if s := o.strategy; s.Pause != time.Minute || s.StatusCommand != "sudo syslet status --stdin --output json" || s.DiffCommand != "sudo syslet --diff --stdin" {
+	if s := o.strategy; s.Pause != time.Minute || s.StatusCommand != "sudo syslet status --stdin --output json" || s.DiffCommand != "sudo syslet --diff --stdin --detailed-exitcode" {
 		t.Errorf("strategy %+v", s)
 	}
 	for remote, want := range map[string]string{

@@ -16,7 +16,7 @@ import (
 type sshCommandOptions struct{ diffOnly bool }
 
 func (o *sshCommandOptions) define(f *flags) {
-	f.Bool(&o.diffOnly, "diff-only", false, "allow only what changes nothing: the plan (syslet --diff --stdin), saving it (--out -), checking a saved one (--diff --plan - --stdin) and the services' health (syslet status --stdin --output json)")
+	f.Bool(&o.diffOnly, "diff-only", false, "allow only what changes nothing: the plan (syslet --diff --stdin), saving it (--out -), checking a saved one (--diff --plan - --stdin), the plan with its exit code (--diff --stdin --detailed-exitcode) and the services' health (syslet status --stdin --output json)")
 }
 
 func cmdSSHCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -36,13 +36,16 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 	}
 	defer client.Close()
 
-	out, err := runCaptured(client, s.DiffCommand, j.Stream, o.CommandTimeout)
-	if err != nil {
+	// The plan's exit code says it (--detailed-exitcode: 3 when changes
+	// are pending or units were edited by hand); its output says what.
+	out, code, err := runCaptured(client, s.DiffCommand, j.Stream, o.CommandTimeout, 3)
+	switch {
+	case err != nil:
 		c.Problems = append(c.Problems, fmt.Sprintf("its plan failed: %v", err))
-	} else if drift := planChanges(out); drift != "" {
-		c.Problems = append(c.Problems, "it no longer matches its specs: "+drift)
+	case code == 3:
+		c.Problems = append(c.Problems, "it no longer matches its specs: "+planDetail(out))
 	}
-	now, err := runCaptured(client, s.StatusCommand, j.Stream, o.CommandTimeout)
+	now, _, err := runCaptured(client, s.StatusCommand, j.Stream, o.CommandTimeout)
 	if err != nil {
 		c.Problems = append(c.Problems, fmt.Sprintf("reading its services failed: %v", err))
 		return c
@@ -55,20 +58,26 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 	return c
 }
 
-// planChanges reads the output of a remote plan and returns its summary
-// when it has changes to make, "" when it found none.
-func planChanges(out []byte) string {
+// planDetail says what a remote plan that found the host off its specs
+// printed: its plan summary, or the sentence of a plan whose only
+// difference is units edited by hand (drift, which an apply keeps).
+func planDetail(out []byte) string {
 	var sum summary
+	detail := ""
 	for _, l := range strings.Split(string(out), "\n") {
-		sum.observe(strings.TrimSuffix(l, "\r"))
+		l = strings.TrimSuffix(l, "\r")
+		sum.observe(l)
+		if d, ok := strings.CutPrefix(l, "No changes detected. "); ok {
+			detail = d
+		}
 	}
-	switch sum.plan {
-	case "no changes":
-		return ""
-	case "":
-		return "its plan printed no summary"
+	switch {
+	case sum.plan != "" && sum.plan != "no changes":
+		return sum.plan
+	case detail != "":
+		return detail
 	}
-	return sum.plan
+	return "its plan has changes to make"
 }
 
 // healthMoved compares two readings of a host's services: every service

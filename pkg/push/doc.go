@@ -30,8 +30,10 @@
 // A host's result is read from its syslet's exit code (0, 4 rolled back,
 // 5 rollback failed, 1 with a stale saved plan's refusal) and from the
 // summary lines of its output (the plan line, "Applying (run …):", the
-// apply's summary, the rollback's verdict); `syslet status --output json`
-// (host.HealthReport) is the one document read whole.
+// apply's summary, the rollback's verdict). After a pause, the plan's
+// exit code with --detailed-exitcode (3: off its specs) is the verdict,
+// and `syslet status --output json` (host.HealthReport) is the one
+// document read whole.
 //
 // Loading and validating the specs is not done here: the caller validates
 // them with the same code as a local apply and hands over only valid

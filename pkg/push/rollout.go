@@ -26,8 +26,9 @@ type Strategy struct {
 	Pause time.Duration
 	// StatusCommand prints a host's service health as JSON (host.Health
 	// Report); it is run right after the host's command and again after
-	// the pause. DiffCommand plans the same stream again: after the
-	// pause it must find nothing to change.
+	// the pause. DiffCommand plans the same stream again with
+	// --detailed-exitcode: after the pause it must exit 0 (nothing to
+	// change, no unit edited by hand), not 3.
 	StatusCommand, DiffCommand string
 }
 

@@ -68,7 +68,9 @@ type fakeHost struct {
 	lines []string
 	// invocation is what `syslet status` reports for app.service.
 	invocation atomic.Value
-	drifted    atomic.Bool
+	// drifted is what `syslet --diff` finds: "" nothing, "changed" a
+	// change to make, "edited" a unit edited by hand.
+	drifted atomic.Value
 
 	mu         sync.Mutex
 	start, end time.Time // of the apply
@@ -77,6 +79,7 @@ type fakeHost struct {
 func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost {
 	h := &fakeHost{code: code, lines: lines}
 	h.invocation.Store("inv-1")
+	h.drifted.Store("")
 	h.srv = startServer(t, f.client.PublicKey(), func(s *execSession) int {
 		switch s.Cmd {
 		case "syslet --stdin":
@@ -94,12 +97,16 @@ func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost 
 		case "syslet status --stdin --output json":
 			fmt.Fprintf(s.Stdout, `{"services":[{"service":"app.service","container":"app","activeState":"active","subState":"running","result":"success","invocationId":%q,"nRestarts":0}]}`+"\n", h.invocation.Load())
 			return 0
-		case "syslet --diff --stdin":
-			if h.drifted.Load() {
+		case "syslet --diff --stdin --detailed-exitcode":
+			switch h.drifted.Load() {
+			case "changed":
 				fmt.Fprintln(s.Stdout, "Plan: 0 to create, 1 to change, 3 unchanged; 2 actions (digest 1234).")
-			} else {
-				fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
+				return 3
+			case "edited":
+				fmt.Fprintln(s.Stdout, "No changes detected. The host differs from the specs only where 1 unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.")
+				return 3
 			}
+			fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
 			return 0
 		}
 		fmt.Fprintf(s.Stderr, "unexpected command %q\n", s.Cmd)
@@ -300,7 +307,7 @@ func TestRolloutNoBudgetGoesOn(t *testing.T) {
 func pauseStrategy(pause time.Duration) Strategy {
 	sizes, _ := ParseSizes("1")
 	return Strategy{Batches: sizes, MaxFailed: zero(), Pause: pause,
-		StatusCommand: "syslet status --stdin --output json", DiffCommand: "syslet --diff --stdin"}
+		StatusCommand: "syslet status --stdin --output json", DiffCommand: "syslet --diff --stdin --detailed-exitcode"}
 }
 
 func TestRolloutPauseCatchesARestart(t *testing.T) {
@@ -345,15 +352,20 @@ func TestRolloutPauseCatchesARestart(t *testing.T) {
 }
 
 func TestRolloutPauseCatchesDrift(t *testing.T) {
-	f := newFixture(t)
-	web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
-	web1.drifted.Store(true)
-	rep := Rollout(context.Background(), []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2")}, f.rolloutOptions(nil), pauseStrategy(10*time.Millisecond))
-	if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), "it no longer matches its specs: 1 to change, 3 unchanged; 2 actions") {
-		t.Errorf("web1: %v %v", r.Status, r.Err)
-	}
-	if rep.Results[1].Status != NotReached {
-		t.Errorf("web2: %v", rep.Results[1].Status)
+	for drift, want := range map[string]string{
+		"changed": "it no longer matches its specs: 1 to change, 3 unchanged; 2 actions",
+		"edited":  "it no longer matches its specs: The host differs from the specs only where 1 unit(s) were edited by hand",
+	} {
+		f := newFixture(t)
+		web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+		web1.drifted.Store(drift)
+		rep := Rollout(context.Background(), []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2")}, f.rolloutOptions(nil), pauseStrategy(10*time.Millisecond))
+		if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("%s: web1: %v %v", drift, r.Status, r.Err)
+		}
+		if rep.Results[1].Status != NotReached {
+			t.Errorf("%s: web2: %v", drift, rep.Results[1].Status)
+		}
 	}
 }
 

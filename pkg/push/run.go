@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -266,7 +267,7 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 		// The baseline of the check after the pause, read at once on the
 		// same connection: what the host's services look like just after
 		// its health gate passed.
-		out, err := runCaptured(client, probe, j.Stream, o.CommandTimeout)
+		out, _, err := runCaptured(client, probe, j.Stream, o.CommandTimeout)
 		if err != nil {
 			r.Status, r.Err = Failed, fmt.Errorf("the change landed, but reading its services for the check after the pause failed: %w", err)
 		}
@@ -276,12 +277,13 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 }
 
 // runCaptured runs a read-only command on an open connection with stdin,
-// and returns its stdout; a non-zero exit is an error carrying the
-// command's last line on stderr. timeout bounds it (0: no bound).
-func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Duration) ([]byte, error) {
+// and returns its stdout and exit status. An exit status other than 0 and
+// those allowed is an error carrying the command's last line on stderr.
+// timeout bounds it (0: no bound).
+func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Duration, allowed ...int) ([]byte, int, error) {
 	sess, err := client.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("opening a session: %w", err)
+		return nil, -1, fmt.Errorf("opening a session: %w", err)
 	}
 	defer sess.Close()
 	stdout, stderr := &capture{max: maxCapture}, &capture{max: 64 << 10}
@@ -292,20 +294,26 @@ func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Dura
 	}
 	err = sess.Run(cmd)
 	var exit *ssh.ExitError
+	code := -1
+	if err == nil {
+		code = 0
+	} else if errors.As(err, &exit) && exit.Signal() == "" {
+		code = exit.ExitStatus()
+	}
 	switch {
-	case err == nil && stdout.over:
-		return nil, fmt.Errorf("%q printed more than %d MiB", cmd, maxCapture>>20)
-	case err == nil:
-		return stdout.buf.Bytes(), nil
-	case errors.As(err, &exit) && exit.Signal() == "":
-		err = fmt.Errorf("%q exited %d%s", cmd, exit.ExitStatus(), exitHint[exit.ExitStatus()])
+	case code >= 0 && stdout.over:
+		return nil, code, fmt.Errorf("%q printed more than %d MiB", cmd, maxCapture>>20)
+	case code == 0 || slices.Contains(allowed, code):
+		return stdout.buf.Bytes(), code, nil
+	case code > 0:
+		err = fmt.Errorf("%q exited %d%s", cmd, code, exitHint[code])
 	default:
 		err = fmt.Errorf("running %q: %w", cmd, err)
 	}
 	if last := lastLine(stderr.buf.String()); last != "" {
 		err = fmt.Errorf("%w: %s", err, last)
 	}
-	return stdout.buf.Bytes(), err
+	return stdout.buf.Bytes(), code, err
 }
 
 func lastLine(s string) string {

@@ -12,9 +12,10 @@ const Program = "syslet"
 
 // The invocations a forced command allows: a plan, or an apply, of specs
 // read from standard input; a plan saved on stdout; a saved plan read from
-// stdin before the specs, applied or checked; the health of the specs'
-// services as JSON (what `syslet push --pause` reads before and after a
-// pause). Nothing else: no PATH (it would read files on the host), no plan
+// stdin before the specs, applied or checked; and what `syslet push
+// --pause` reads after a pause: the plan with --detailed-exitcode (3 when
+// the host is off its specs) and the health of the specs' services as
+// JSON. Nothing else: no PATH (it would read files on the host), no plan
 // file on the host, no --root, no other subcommand.
 var (
 	Plan      = []string{"--diff", "--stdin"}
@@ -22,13 +23,15 @@ var (
 	PlanSave  = []string{"--diff", "--stdin", "--out", "-"}
 	PlanApply = []string{"--plan", "-", "--stdin"}
 	PlanCheck = []string{"--diff", "--plan", "-", "--stdin"}
-	Status    = []string{"status", "--stdin", "--output", "json"}
+	// PlanExit is the plan of the check after a pause.
+	PlanExit = []string{"--diff", "--stdin", "--detailed-exitcode"}
+	Status   = []string{"status", "--stdin", "--output", "json"}
 )
 
 // planOnly are the invocations that change nothing on the host; Apply and
 // PlanApply change it.
 var (
-	planOnly = [][]string{Plan, PlanSave, PlanCheck, Status}
+	planOnly = [][]string{Plan, PlanSave, PlanCheck, PlanExit, Status}
 	changing = [][]string{Apply, PlanApply}
 )
 

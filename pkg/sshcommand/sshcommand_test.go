@@ -65,6 +65,8 @@ func TestCheck(t *testing.T) {
 		{"status of the stored specs", "syslet status", true, false, nil},
 		{"status of a host path", "syslet status --output json /etc", true, false, nil},
 		{"status as text", "syslet status --stdin", true, false, nil},
+		{"plan with its exit code", "syslet --diff --stdin --detailed-exitcode", true, true, []string{"--diff", "--stdin", "--detailed-exitcode"}},
+		{"apply with a plan's exit code", "syslet --stdin --detailed-exitcode", true, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	plans := []string{"syslet --diff --stdin", "syslet --diff --stdin --out -", "syslet --diff --plan - --stdin", "syslet status --stdin --output json"}
+	plans := []string{"syslet --diff --stdin", "syslet --diff --stdin --out -", "syslet --diff --plan - --stdin", "syslet --diff --stdin --detailed-exitcode", "syslet status --stdin --output json"}
 	if got := (Policy{}).Allowed(); !slices.Equal(got, append(slices.Clone(plans), "syslet --stdin", "syslet --plan - --stdin")) {
 		t.Errorf("Allowed() = %q", got)
 	}
