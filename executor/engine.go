@@ -20,10 +20,10 @@ type run struct {
 	// not this run's.
 	began time.Time
 	p     *plan.Plan
-	h    Host
-	opts Options
-	log  zerolog.Logger
-	res  *Result
+	h     Host
+	opts  Options
+	log   zerolog.Logger
+	res   *Result
 	// reached marks, by action index, the actions that landed (applied or
 	// failed): the rest are reported as not reached.
 	reached []bool
