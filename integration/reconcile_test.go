@@ -25,16 +25,24 @@ func TestDriftReconcileInWebhookd(t *testing.T) {
 	unitFile := "/etc/containers/systemd/web.container"
 	rendered := w.MustRun(t, "sha256sum "+unitFile)
 
-	// The hand edit, made live: the container runs with it.
-	w.MustRun(t, `sed -i '/^\[Container\]/a Environment=HAND=edited' `+unitFile+` && systemctl daemon-reload && systemctl restart web.service`)
+	// The hand edit, made live: the container runs with it. It is made
+	// under the apply lock, as an operator's own tooling might: a drift
+	// check that reads the edited file before the restart is done would
+	// otherwise reconcile at once and cancel the restart ("Job for
+	// web.service canceled", seen on a loaded CI machine). The reconcile
+	// waits for the lock, so it begins only once the edit runs.
 	hasHand := func() bool {
 		env := w.MustRun(t, "podman inspect web --format '{{range .Config.Env}}{{println .}}{{end}}'")
 		return strings.Contains(env, "HAND=edited")
 	}
-	if !hasHand() {
-		t.Fatal("the hand edit did not reach the container")
+	edited := strings.TrimSpace(w.MustRun(t, `mkdir -p /run/syslet && flock /run/syslet/apply.lock sh -ec "
+sed -i '/^\[Container\]/a Environment=HAND=edited' `+unitFile+`
+systemctl daemon-reload && systemctl restart web.service
+podman inspect web --format '{{range .Config.Env}}{{println .}}{{end}}' | grep -qx HAND=edited
+systemctl show -P InvocationID web.service"`))
+	if edited == "" {
+		t.Fatal("no InvocationID of web.service after the hand edit")
 	}
-	edited := prop(t, w.Host, "web.service", "InvocationID")
 	t0 := time.Now()
 
 	// Within an interval and a deploy the reconcile has put it back.
