@@ -77,10 +77,10 @@ func usageName(name string) string {
 var builds sync.Map // recipe → func() error, each building its base image once
 
 // buildRecipe builds recipe's base image unless it is built (testhost.sh build; a no-op when
-// cached, and it waits on a build already under way).
+// cached, and it waits on a build already under way). It is quiet: its errors say what failed.
 func buildRecipe(recipe string) error {
 	f, _ := builds.LoadOrStore(recipe, sync.OnceValue(func() error {
-		_, err := runScript(os.Stderr, []string{"TESTHOST_RECIPE=" + recipe}, "build")
+		_, err := runScript(nil, []string{"TESTHOST_RECIPE=" + recipe}, "build")
 		return err
 	}))
 	return f.(func() error)()
