@@ -340,6 +340,7 @@ func (w *whHost) rss() int {
 }
 
 func TestWebhookd(t *testing.T) {
+	t.Parallel()
 	w := startWebhookd(t)
 	if st := strings.TrimSpace(w.MustRun(t, "systemctl is-active webhookd.service")); st != "active" {
 		t.Fatalf("webhookd is %s", st)
