@@ -78,7 +78,9 @@ func startGitea(t *testing.T, h *testhost.Host) *giteaHost {
 	dir, err := giteaDir()
 	must(t, err)
 	g := &giteaHost{Host: h, t: t, password: randomHex(12)}
+	t0 := time.Now()
 	must(t, h.CopyIn(dir, "/opt/gitea"))
+	copied := time.Since(t0)
 	// Headless: the install is locked (no set-up page), webhooks may go to
 	// loopback (webhookd), SSH is Gitea's own server on 2222, the web
 	// pages and data files come from /opt/gitea (they are not embedded).
@@ -140,7 +142,9 @@ LEVEL = Info
 	must(t, h.WriteFile("/etc/gitea/app.ini", []byte(ini), 0o600))
 	h.MustRun(t, "chown gitea:gitea /etc/gitea/app.ini")
 	asGitea := "runuser -u gitea -- env HOME=/var/lib/gitea /opt/gitea/gitea --config /etc/gitea/app.ini "
+	t1 := time.Now()
 	h.MustRun(t, asGitea+"migrate")
+	migrated := time.Since(t1)
 	out := h.MustRun(t, asGitea+"admin user create --admin --username "+giteaUser+" --email ops@example.org --password "+g.password+
 		" --must-change-password=false --access-token --access-token-name tests --access-token-scopes all")
 	m := regexp.MustCompile(`Access token was successfully created\.\.\. (\S+)`).FindStringSubmatch(out)
@@ -156,7 +160,9 @@ LEVEL = Info
 	}
 	var v struct{ Version string }
 	must(t, json.Unmarshal(g.api("GET", "/version", nil, 200), &v))
-	t.Logf("Gitea %s runs as the user gitea (%s)", v.Version, strings.TrimSpace(h.MustRun(t, "ps -o user= -C gitea | sort -u | tr '\\n' ' '")))
+	t.Logf("Gitea %s runs as the user gitea (%s), set up in %s (copied in %s, migrated in %s)", v.Version,
+		strings.TrimSpace(h.MustRun(t, "ps -o user= -C gitea | sort -u | tr '\\n' ' '")), time.Since(t0).Round(100*time.Millisecond),
+		copied.Round(100*time.Millisecond), migrated.Round(100*time.Millisecond))
 	return g
 }
 
