@@ -17,6 +17,7 @@ import (
 // against podman 5.4's REST socket) inside a test host, the way
 // go-systemd's CI runs its tests in a privileged container.
 func TestAdaptersInGuest(t *testing.T) {
+	t.Parallel()
 	root, err := testhost.ModuleRoot()
 	must(t, err)
 	cache, err := testhost.CacheDir()

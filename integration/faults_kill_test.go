@@ -55,8 +55,12 @@ func faultCount(name string, def int) int {
 }
 
 func TestFaultRandomKills(t *testing.T) {
+	randomKills(t, faultCount("SYSLET_FAULT_KILLS", defaultKills))
+}
+
+// randomKills lands n random kills (SYSLET_FAULT_SEED replays a run's).
+func randomKills(t *testing.T, n int) {
 	t.Parallel()
-	n := faultCount("SYSLET_FAULT_KILLS", defaultKills)
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("SYSLET_FAULT_SEED"), 10, 64); err == nil {
 		seed = v

@@ -75,6 +75,9 @@ func recordFault(t *testing.T, r faultRow) {
 	if t.Failed() {
 		r.Survived = 0
 	}
+	if p := testhost.RecipeOf(t); p != testhost.Recipe() {
+		r.Fault = "[" + p + "] " + r.Fault // run by a platform suite
+	}
 	t.Logf("FAULT %s: %d tried, %d survived, data lost: %s; next run: %s", r.Fault, r.Tries, r.Survived, r.DataLost, r.NextRun)
 	faultTable.Lock()
 	defer faultTable.Unlock()

@@ -20,6 +20,7 @@ import (
 
 // TestHarness proves the test host is what the other tests rely on.
 func TestHarness(t *testing.T) {
+	t.Parallel()
 	h := startWithSyslet(t)
 
 	t.Run("systemd is PID 1 and the system is running", func(t *testing.T) {
@@ -175,6 +176,7 @@ func TestHarness(t *testing.T) {
 // TestConcurrentHosts runs two hosts at once (parallel subtests): each has its own registry,
 // network namespace and SSH port.
 func TestConcurrentHosts(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	ports := map[int]string{}
 	for i := range 2 {
@@ -207,6 +209,7 @@ func TestConcurrentHosts(t *testing.T) {
 // TestSweepRemovesLeftovers: an instance whose owner process died (a test run killed with kill -9)
 // is removed by the next sweep: no nspawn, no forwarder, no listening port, no cgroup, no run dir.
 func TestSweepRemovesLeftovers(t *testing.T) {
+	t.Parallel()
 	script, err := testhost.Script()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestHostileJournalDeletesNothing(t *testing.T) {
+	t.Parallel()
 	h := applyHost(t)
 	apply(t, h, specDir+"/demo-previous")
 	h.MustRun(t, "podman volume create victim-volume && podman network create victim-net")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,23 @@ var sysletBin string
 // webhookdBin is the webhookd binary built by TestMain for the guest.
 var webhookdBin string
 
-// debFile is the .deb built by TestMain from those two binaries, exactly
-// as a release packages them (package_test.go installs it).
-var debFile string
+// programs are the release's programs TestMain built: name → binary.
+var programs map[string]string
+
+// debFile builds the .deb of those two binaries once, exactly as a
+// release packages them (package_test.go installs it): on first use, so
+// that packaging runs beside the tests rather than before all of them.
+var debFile = sync.OnceValues(func() (string, error) {
+	root, err := testhost.ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	cache, err := testhost.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return release.Package(root, "deb", "amd64", programs, stamp, filepath.Join(cache, "dist"))
+})
 
 // stamp is the version and commit the binaries and the package carry.
 var stamp release.Stamp
@@ -64,28 +79,28 @@ func run(m *testing.M) int {
 	}
 	// One build of each binary and of the package for every test and host
 	// of the run, by the release's own code.
+	t0 = time.Now()
 	release.Log = os.Stderr
 	if stamp, err = release.ReadStamp(root); err != nil {
 		return fail("%v", err)
 	}
-	bins := map[string]string{}
+	programs = map[string]string{}
 	for _, p := range release.Programs {
-		bins[p.Name] = filepath.Join(cache, "bin", p.Name)
-		if err := release.Binary(root, p, "amd64", bins[p.Name], stamp); err != nil {
+		programs[p.Name] = filepath.Join(cache, "bin", p.Name)
+		if err := release.Binary(root, p, "amd64", programs[p.Name], stamp); err != nil {
 			return fail("%v", err)
 		}
 	}
-	sysletBin, webhookdBin = bins["syslet"], bins["webhookd"]
-	if debFile, err = release.Package(root, "deb", "amd64", bins, stamp, filepath.Join(cache, "dist")); err != nil {
-		return fail("%v", err)
-	}
+	sysletBin, webhookdBin = programs["syslet"], programs["webhookd"]
 	// The registry that fails on purpose, for the fault suite (faults_registry_test.go).
 	faultproxyBin = filepath.Join(cache, "bin", "faultproxy")
 	if err := buildFaultproxy(root, faultproxyBin); err != nil {
 		return fail("%v", err)
 	}
+	fmt.Fprintf(os.Stderr, "integration: binaries built in %s\n", time.Since(t0).Round(time.Millisecond))
 	code := m.Run()
 	writeFaultTable()
+	testhost.WriteUsage(os.Stderr)
 	return code
 }
 

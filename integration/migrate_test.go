@@ -24,6 +24,7 @@ import (
 // restart; every other service keeps its InvocationID, the volume keeps
 // its data, the image is not rebuilt, and a second plan is empty.
 func TestMigrateFromEarlierSyslet(t *testing.T) {
+	t.Parallel()
 	h := startWithSyslet(t)
 	root, err := testhost.ModuleRoot()
 	must(t, err)

@@ -256,6 +256,7 @@ rollback: %s
 // no secret value, token or webhook secret shows in any request or in the
 // journal.
 func TestNotificationsAndCommitStatus(t *testing.T) {
+	t.Parallel()
 	w := startWebhookd(t)
 	c := startReceiver(t, w.Host)
 	host := strings.TrimSpace(w.MustRun(t, "hostname"))
@@ -521,6 +522,7 @@ func TestNotificationsAndCommitStatus(t *testing.T) {
 // however often it is found again, the host is not changed, and after
 // `syslet --force` puts the file back the gauge returns to zero.
 func TestDriftCheckInWebhookd(t *testing.T) {
+	t.Parallel()
 	w := startWebhookd(t)
 	c := startReceiver(t, w.Host)
 	const interval = 5 * time.Second
@@ -648,6 +650,7 @@ func TestDriftCheckInWebhookd(t *testing.T) {
 // to syslet.json's target, changes nothing, and is gone after `syslet
 // --force`. syslet's own applies notify the same target.
 func TestDriftCheckTimer(t *testing.T) {
+	t.Parallel()
 	h := startWithSyslet(t)
 	c := startReceiver(t, h)
 	root, err := testhost.ModuleRoot()

@@ -29,7 +29,9 @@ func TestPackageInstallsAWorkingHost(t *testing.T) {
 		t.Fatalf("the guest is not fresh (Go, syslet or the repository found):\n%s", r)
 	}
 	const deb = "/root/syslet.deb"
-	must(t, h.CopyIn(debFile, deb))
+	debPath, err := debFile()
+	must(t, err)
+	must(t, h.CopyIn(debPath, deb))
 	must(t, h.CopyIn(filepath.Join(root, "examples"), specDir))
 	h.MustRun(t, "rm -f "+specDir+"/*.sh") // specs only: no repository tooling in the guest
 

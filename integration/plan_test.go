@@ -328,6 +328,7 @@ func TestSavedPlanRefusedWhenStale(t *testing.T) {
 // applies the other host's plan and refuses the changed one's there only,
 // and the table says which.
 func TestPushSavedPlans(t *testing.T) {
+	t.Parallel()
 	web1, web2 := pushHost(t), pushHost(t)
 	e := newPushEnv(t)
 	e.addHost("web1", web1.Port())

@@ -271,6 +271,7 @@ func tableRow(t *testing.T, stdout, host string) string {
 // TestPushPlanApplyConverge: `push --diff` prints the remote plan and
 // changes nothing; `push` applies it; a second push reports no changes.
 func TestPushPlanApplyConverge(t *testing.T) {
+	t.Parallel()
 	h := pushHost(t)
 	e := newPushEnv(t)
 	e.addHost("web1", h.Port())
@@ -316,6 +317,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 // nothing runs on the host; an unknown one is refused with its
 // fingerprint; --accept-new pins it.
 func TestPushHostKeys(t *testing.T) {
+	t.Parallel()
 	h := pushHost(t)
 	e := newPushEnv(t)
 	e.addHost("web1", h.Port())
@@ -386,6 +388,7 @@ func TestPushHostKeys(t *testing.T) {
 // port) from one hosts/ directory: each host gets hosts/common/ plus its
 // own directory, the table shows the failure, and the exit is non-zero.
 func TestPushFleet(t *testing.T) {
+	t.Parallel()
 	web1, web2 := pushHost(t), pushHost(t)
 	e := newPushEnv(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -437,6 +440,7 @@ func TestPushFleet(t *testing.T) {
 // TestPushRefusedLocally: invalid or empty specs are refused on this
 // machine; the host's sshd sees no connection at all.
 func TestPushRefusedLocally(t *testing.T) {
+	t.Parallel()
 	h := testhost.Start(t)
 	e := newPushEnv(t)
 	e.addHost("web1", h.Port())
@@ -480,6 +484,7 @@ func TestPushRefusedLocally(t *testing.T) {
 // `syslet ssh-command` can plan and apply through syslet push and do
 // nothing else; a --diff-only key can only plan.
 func TestPushForcedCommand(t *testing.T) {
+	t.Parallel()
 	h := pushHost(t)
 	e := newPushEnv(t)
 	e.addHost("web1", h.Port())
@@ -614,6 +619,7 @@ func sshRun(t *testing.T, h *testhost.Host, signer ssh.Signer, cmd string) sshRe
 // TestPushInterrupt: Ctrl-C during a push starts no more hosts and lets
 // the running one finish its deploy; the push exits 130.
 func TestPushInterrupt(t *testing.T) {
+	t.Parallel()
 	h := pushHost(t)
 	e := newPushEnv(t)
 	e.addHost("web1", h.Port())

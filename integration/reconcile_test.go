@@ -16,6 +16,7 @@ import (
 // trigger "reconcile", the drift gauge returns to zero, and the next checks
 // find nothing, so it deploys once, not on every interval.
 func TestDriftReconcileInWebhookd(t *testing.T) {
+	t.Parallel()
 	w := startWebhookd(t)
 	c := startReceiver(t, w.Host)
 	const interval = 5 * time.Second

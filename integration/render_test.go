@@ -266,6 +266,7 @@ func checkPorts(t *testing.T, h *testhost.Host, ports []string) map[string]strin
 // TestRenderExamples renders the repository's examples/ with syslet inside a real host, installs the
 // result, starts every container and checks them.
 func TestRenderExamples(t *testing.T) {
+	t.Parallel()
 	root, err := testhost.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -292,6 +293,7 @@ func TestRenderExamples(t *testing.T) {
 // TestRenderInline renders a small inline spec that uses an image made for the test, and checks that the
 // container serves that image's content on its published port.
 func TestRenderInline(t *testing.T) {
+	t.Parallel()
 	h := startWithSyslet(t)
 	ref, err := h.MakeImage("hello:v1", "hello-from-v1")
 	if err != nil {
@@ -320,6 +322,7 @@ func TestRenderInline(t *testing.T) {
 
 // TestRenderRejectsInvalidSpec: `syslet render` exits 2 on an invalid spec and writes nothing.
 func TestRenderRejectsInvalidSpec(t *testing.T) {
+	t.Parallel()
 	h := startWithSyslet(t)
 	if err := h.WriteFile("/root/bad/bad.json", []byte(`{"apiVersion": "v1", "type": "no-such-type", "name": "x"}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -337,6 +340,7 @@ func TestRenderRejectsInvalidSpec(t *testing.T) {
 // naming the key, and generates no service for it; so the checks above would catch a renderer that
 // writes one.
 func TestQuadletRejectsBrokenUnit(t *testing.T) {
+	t.Parallel()
 	h := testhost.Start(t)
 	unit := "[Container]\nImage=localhost:5000/busybox:latest\nBogus=1\n"
 	if err := h.WriteFile("/root/broken/broken.container", []byte(unit), 0o644); err != nil {

@@ -118,6 +118,7 @@ func show(t *testing.T, h *testhost.Host, props ...string) []string {
 
 // TestPushRollout: five hosts booted at once, three rollouts in a row.
 func TestPushRollout(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, 5)
 
 	// Every host runs v1.

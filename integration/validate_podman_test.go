@@ -126,11 +126,11 @@ func usesFeature(t *testing.T, data []byte) string {
 var generatorError = regexp.MustCompile(`converting "([^"]+)": (.*)$`)
 
 // TestHostGeneratorAgreesWithKeyTable runs the corpus of pkg/load/quadletcheck
-// through the host's own generator, podman 5.4.2's: the units syslet calls
-// valid for 5.4 it accepts, the ones syslet gates as needing a later
-// release it refuses for the key syslet names (or, for a [Unit] dependency
-// on a quadlet file, leaves untranslated), and the ones the converter
-// rejects it rejects too.
+// through the host's own generator (podman 5.4.2's on trixie, 5.8's on
+// Debian testing): the units syslet calls valid for the host's release it
+// accepts, the ones syslet gates as needing a later release it refuses for
+// the key syslet names (or, for a [Unit] dependency on a quadlet file,
+// leaves untranslated), and the ones the converter rejects it rejects too.
 func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 	t.Parallel()
 	root, err := testhost.ModuleRoot()
@@ -142,6 +142,9 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 	if err := h.CopyIn(corpus, "/root/corpus"); err != nil {
 		t.Fatal(err)
 	}
+	version := strings.TrimSpace(h.MustRun(t, "podman version --format '{{.Client.Version}}'"))
+	release, err := unit.ParsePodman(version)
+	must(t, err)
 	r := h.Run("QUADLET_UNIT_DIRS=/root/corpus /usr/libexec/podman/quadlet -dryrun -no-kmsg-log")
 	rejected := map[string]string{}
 	for _, line := range strings.Split(r.Stderr, "\n") {
@@ -161,7 +164,7 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 			continue
 		}
 		n++
-		needs, reject := unit.OldestPodman, false
+		needs, reject := unit.OldestPodman, false // a unit of the corpus names what it needs when it is newer
 		for _, line := range strings.Split(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "## podman "); ok {
 				if needs, err = unit.ParsePodman(v); err != nil {
@@ -172,8 +175,8 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 		}
 		msg, refused := rejected[e.Name()]
 		switch {
-		case unit.OldestPodman.Less(needs):
-			// syslet refuses these for 5.4. The host's generator must not
+		case release.Less(needs):
+			// syslet refuses these for the host's release. Its generator must not
 			// treat them as the linked 5.8 converter does: it refuses the
 			// key syslet gates, or it does not know the value feature
 			// syslet gates (refusing it, or ignoring it — then the
@@ -183,33 +186,33 @@ func TestHostGeneratorAgreesWithKeyTable(t *testing.T) {
 			k := unit.KindOf(e.Name())
 			typeSince, _ := unit.KeySince(k.Section, k.TypeKey)
 			switch {
-			case unit.OldestPodman.Less(typeSince):
+			case release.Less(typeSince):
 				// A type the host's podman does not have (.artifact before
 				// 5.7): its generator skips the file, no service is made.
 				if refused || strings.Contains(r.Stdout, unit.DefaultService(e.Name())) {
-					t.Errorf("%s: podman 5.4.2 has no %s units, yet it converted the file (refused=%v %s)", e.Name(), filepath.Ext(e.Name()), refused, msg)
+					t.Errorf("%s: podman %s has no %s units, yet it converted the file (refused=%v %s)", e.Name(), version, filepath.Ext(e.Name()), refused, msg)
 				}
 			case m != nil:
-				if since, ok := unit.KeySince(m[2], m[1]); !ok || !unit.OldestPodman.Less(since) {
-					t.Errorf("%s: podman 5.4.2 refuses [%s] %s, which syslet's table says 5.4 knows", e.Name(), m[2], m[1])
+				if since, ok := unit.KeySince(m[2], m[1]); !ok || !release.Less(since) {
+					t.Errorf("%s: podman %s refuses [%s] %s, which syslet's table says %s knows", e.Name(), version, m[2], m[1], release)
 				}
 			case feature == "":
-				t.Errorf("%s needs podman %s per syslet, but uses no newer key or feature syslet knows; podman 5.4.2 says: refused=%v %s", e.Name(), needs, refused, msg)
+				t.Errorf("%s needs podman %s per syslet, but uses no newer key or feature syslet knows; podman %s says: refused=%v %s", e.Name(), needs, version, refused, msg)
 			case !refused && strings.HasPrefix(feature, "naming a quadlet unit"):
 				// The dependency line reaches the service untranslated.
 				for _, line := range strings.Split(string(data), "\n") {
 					if k, _, ok := strings.Cut(line, "="); ok && slices.Contains(unit.DependencyKeys, k) && !strings.Contains(r.Stdout, "\n"+line+"\n") {
-						t.Errorf("%s: podman 5.4.2 translated %q; syslet gates that as 5.5", e.Name(), line)
+						t.Errorf("%s: podman %s translated %q; syslet gates that as 5.5", e.Name(), version, line)
 					}
 				}
 			}
-			t.Logf("%s (podman %s): podman 5.4.2 refused=%v %s", e.Name(), needs, refused, msg)
+			t.Logf("%s (podman %s): podman %s refused=%v %s", e.Name(), needs, version, refused, msg)
 		case refused != reject:
-			t.Errorf("%s: podman 5.4.2 refuses it: %v (%s); syslet's corpus says reject=%v", e.Name(), refused, msg, reject)
+			t.Errorf("%s: podman %s refuses it: %v (%s); syslet's corpus says reject=%v", e.Name(), version, refused, msg, reject)
 		}
 	}
 	if n < 100 {
 		t.Fatalf("ran %d corpus units", n)
 	}
-	t.Logf("podman 5.4.2's generator over %d corpus units: %d refused, all as syslet expects", n, len(rejected))
+	t.Logf("podman %s's generator over %d corpus units: %d refused, all as syslet expects for podman %s", version, n, len(rejected), release)
 }

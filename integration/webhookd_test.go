@@ -52,6 +52,31 @@ type whHost struct {
 
 func startWebhookd(t *testing.T) *whHost {
 	t.Helper()
+	w, deployKey := installWebhookd(t)
+	h := w.Host
+	// The "forge": root's sshd, the deploy key authorised for root, and
+	// known_hosts holding this guest's real ed25519 host key.
+	h.MustRun(t, "echo "+testhost.Quote(deployKey)+" >> /root/.ssh/authorized_keys")
+	h.MustRun(t, `echo "127.0.0.1 $(cut -d' ' -f1,2 /etc/ssh/ssh_host_ed25519_key.pub)" > /etc/syslet/known_hosts`)
+
+	// The config repository: a bare repo and a work clone with one container.
+	h.MustRun(t, "git init -q --bare -b main "+whBare+" && git init -q -b main "+whWork+
+		" && git -C "+whWork+" remote add origin "+whBare+
+		" && git -C "+whWork+" config user.email ops@example && git -C "+whWork+" config user.name ops && mkdir -p "+whWork+"/"+w.specDir)
+	w.writeSpec("localhost:5000/web:v1", "0", "")
+	w.commit("web v1")
+	w.writeConfig("ssh://root@127.0.0.1/srv/git/infra.git")
+	h.MustRun(t, "systemctl daemon-reload && systemctl enable --now webhookd.service")
+	return w
+}
+
+// installWebhookd starts a host with syslet, webhookd's binary and unit
+// (not started), podman's socket, images web:v1..v5 and webhookd's
+// credentials: an HMAC secret in whSecret and a deploy key in
+// /etc/syslet/deploy_ed25519, whose public half it returns as an
+// authorized_keys line for the forge.
+func installWebhookd(t *testing.T) (*whHost, string) {
+	t.Helper()
 	h := startWithSyslet(t)
 	w := &whHost{Host: h, t: t}
 	root, err := testhost.ModuleRoot()
@@ -65,8 +90,7 @@ func startWebhookd(t *testing.T) *whHost {
 		}
 	}
 
-	// Credentials: an HMAC secret, a deploy key authorised for root over
-	// SSH, and known_hosts holding this guest's real ed25519 host key.
+	// Credentials: an HMAC secret and a deploy key.
 	sec := make([]byte, 32)
 	rand.Read(sec)
 	w.secret = hex.EncodeToString(sec)
@@ -80,20 +104,8 @@ func startWebhookd(t *testing.T) *whHost {
 	h.MustRun(t, "install -d -m 0755 /etc/syslet && install -d -m 0700 /root/.ssh")
 	must(t, h.WriteFile(whSecret, []byte(w.secret+"\n"), 0o600))
 	must(t, h.WriteFile("/etc/syslet/deploy_ed25519", pem.EncodeToMemory(blk), 0o600))
-	h.MustRun(t, "echo "+testhost.Quote(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub))))+" >> /root/.ssh/authorized_keys")
-	h.MustRun(t, `echo "127.0.0.1 $(cut -d' ' -f1,2 /etc/ssh/ssh_host_ed25519_key.pub)" > /etc/syslet/known_hosts`)
-
-	// The config repository: a bare repo and a work clone with one container.
-	host := strings.TrimSpace(h.MustRun(t, "hostname"))
-	w.specDir = "hosts/" + host
-	h.MustRun(t, "git init -q --bare -b main "+whBare+" && git init -q -b main "+whWork+
-		" && git -C "+whWork+" remote add origin "+whBare+
-		" && git -C "+whWork+" config user.email ops@example && git -C "+whWork+" config user.name ops && mkdir -p "+whWork+"/"+w.specDir)
-	w.writeSpec("localhost:5000/web:v1", "0", "")
-	w.commit("web v1")
-	w.writeConfig("ssh://root@127.0.0.1/srv/git/infra.git")
-	h.MustRun(t, "systemctl daemon-reload && systemctl enable --now webhookd.service")
-	return w
+	w.specDir = "hosts/" + strings.TrimSpace(h.MustRun(t, "hostname"))
+	return w, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub)))
 }
 
 func (w *whHost) writeConfig(url string) {
@@ -328,6 +340,7 @@ func (w *whHost) rss() int {
 }
 
 func TestWebhookd(t *testing.T) {
+	t.Parallel()
 	w := startWebhookd(t)
 	if st := strings.TrimSpace(w.MustRun(t, "systemctl is-active webhookd.service")); st != "active" {
 		t.Fatalf("webhookd is %s", st)

@@ -1,6 +1,8 @@
 // Package testhost gives integration tests a real, disposable Linux host to deploy to: Debian trixie
 // with systemd 257 as PID 1, rootful podman 5.4 with quadlet, and a container registry on the
-// guest's 127.0.0.1:5000 that already holds localhost:5000/busybox:latest.
+// guest's 127.0.0.1:5000 that already holds localhost:5000/busybox:latest. A second platform,
+// Debian testing (podman 5.8, systemd 262), is chosen by TESTHOST_RECIPE=testing for a whole
+// process, or by OnRecipe for one test and its subtests.
 //
 // A host is a systemd-nspawn container booted from a cached base image (see testhost.sh and
 // recipe.sh beside this file; the image lives in integration/.cache). Tests reach it over SSH

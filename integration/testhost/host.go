@@ -27,6 +27,8 @@ type Host struct {
 	name   string
 	port   int
 	script string
+	recipe string // testhost.sh's TESTHOST_RECIPE: the platform it runs
+	test   string // the test that started it, as its Usage counts it
 
 	mu     sync.Mutex
 	client *ssh.Client
@@ -141,7 +143,7 @@ func runScript(logw io.Writer, env []string, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-// Build builds the base image if this checkout's recipe has none yet (about two minutes on a fresh
+// Build builds the base image if this process's recipe (Recipe) has none yet (about two minutes on a fresh
 // machine; a no-op when cached). It fails, with the reason, where the test host cannot run: not
 // root, host PID 1 is systemd, no cgroup2, missing tools that cannot be installed.
 func Build() error {
@@ -192,14 +194,17 @@ func Start(t testing.TB, opts ...Options) *Host {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	h, err := start(instanceName(t.Name()), o)
+	t0 := time.Now()
+	h, err := start(instanceName(t.Name()), RecipeOf(t), o)
 	if h != nil {
+		h.test = usageName(t.Name())
+		account(h.test, func(u *Usage) { u.Boots++; u.Boot += time.Since(t0) })
 		stopAtCleanup(t, h)
 	}
 	if err != nil {
 		t.Fatalf("testhost: start: %v", err)
 	}
-	t.Logf("testhost: %s up on 127.0.0.1:%d", h.name, h.port)
+	t.Logf("testhost: %s up on 127.0.0.1:%d in %s", h.name, h.port, time.Since(t0).Round(time.Millisecond))
 	return h
 }
 
@@ -213,18 +218,23 @@ func StartN(t testing.TB, n int, opts ...Options) []*Host {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	t0 := time.Now()
+	recipe := RecipeOf(t)
 	hosts, errs := make([]*Host, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hosts[i], errs[i] = start(instanceName(t.Name()), o)
+			hosts[i], errs[i] = start(instanceName(t.Name()), recipe, o)
 		}()
 	}
 	wg.Wait()
+	// The boots overlap: the harness's share is the wall time they took, once.
+	account(usageName(t.Name()), func(u *Usage) { u.Boots += n; u.Boot += time.Since(t0) })
 	for _, h := range hosts {
 		if h != nil {
+			h.test = usageName(t.Name())
 			stopAtCleanup(t, h)
 		}
 	}
@@ -244,7 +254,7 @@ func stopAtCleanup(t testing.TB, h *Host) {
 		if t.Failed() {
 			h.dumpDiagnostics(t)
 			if os.Getenv("TESTHOST_KEEP_FAILED") == "1" {
-				t.Logf("testhost: TESTHOST_KEEP_FAILED=1: leaving %s running: TESTHOST_NAME=%s integration/testhost/testhost.sh ssh", h.name, h.name)
+				t.Logf("testhost: TESTHOST_KEEP_FAILED=1: leaving %s running: %s", h.name, h.SSHCommand())
 				return
 			}
 		}
@@ -254,12 +264,15 @@ func stopAtCleanup(t testing.TB, h *Host) {
 	})
 }
 
-func start(name string, o Options) (*Host, error) {
+func start(name, recipe string, o Options) (*Host, error) {
 	script, err := Script()
 	if err != nil {
 		return nil, err
 	}
-	env := []string{"TESTHOST_NAME=" + name, "TESTHOST_OWNER=" + strconv.Itoa(os.Getpid())}
+	if err := buildRecipe(recipe); err != nil {
+		return nil, err
+	}
+	env := []string{"TESTHOST_NAME=" + name, "TESTHOST_OWNER=" + strconv.Itoa(os.Getpid()), "TESTHOST_RECIPE=" + recipe}
 	if o.Copy {
 		env = append(env, "TESTHOST_ROOTFS=copy")
 	}
@@ -270,7 +283,7 @@ func start(name string, o Options) (*Host, error) {
 		}
 		env = append(env, "TESTHOST_FWD="+strings.Join(f, ","))
 	}
-	h := &Host{name: name, script: script}
+	h := &Host{name: name, script: script, recipe: recipe}
 	out, err := runScript(nil, env, "up")
 	if err != nil {
 		return h, err // h is returned so that the caller still stops what may have started
@@ -283,7 +296,7 @@ func start(name string, o Options) (*Host, error) {
 	if err != nil {
 		return h, fmt.Errorf("testhost.sh up: bad port %q", out)
 	}
-	paths, err := runScript(nil, nil, "paths")
+	paths, err := runScript(nil, []string{"TESTHOST_RECIPE=" + recipe}, "paths")
 	if err != nil {
 		return h, err
 	}
@@ -315,8 +328,11 @@ func (h *Host) Port() int { return h.port }
 
 // SSHCommand returns an ssh command line that reaches the host, for logs and manual debugging.
 func (h *Host) SSHCommand() string {
-	return fmt.Sprintf("TESTHOST_NAME=%s %s ssh", h.name, h.script)
+	return fmt.Sprintf("TESTHOST_RECIPE=%s TESTHOST_NAME=%s %s ssh", h.recipe, h.name, h.script)
 }
+
+// Recipe is the platform the host runs (testhost.sh's TESTHOST_RECIPE).
+func (h *Host) Recipe() string { return h.recipe }
 
 func (h *Host) conn() (*ssh.Client, error) {
 	h.mu.Lock()
@@ -411,7 +427,9 @@ func (h *Host) MustRun(t testing.TB, cmd string) string {
 
 // Eventually runs cmd until it exits 0 or timeout passes, and returns the last result.
 func (h *Host) Eventually(cmd string, timeout time.Duration) Result {
-	deadline := time.Now().Add(timeout)
+	t0 := time.Now()
+	defer func() { account(h.test, func(u *Usage) { u.Poll += time.Since(t0) }) }()
+	deadline := t0.Add(timeout)
 	for {
 		r := h.Run(cmd)
 		if r.OK() || time.Now().After(deadline) {
@@ -696,13 +714,15 @@ func (h *Host) MakeImage(ref, marker string) (string, error) {
 // cleanup calls it; calling it again is a no-op.
 func (h *Host) Stop() error {
 	h.stopOnce.Do(func() {
+		t0 := time.Now()
+		defer func() { account(h.test, func(u *Usage) { u.Stop += time.Since(t0) }) }()
 		h.mu.Lock()
 		if h.client != nil {
 			h.client.Close()
 			h.client = nil
 		}
 		h.mu.Unlock()
-		_, h.stopErr = runScript(nil, []string{"TESTHOST_NAME=" + h.name, "TESTHOST_STOP_TIMEOUT=0"}, "down")
+		_, h.stopErr = runScript(nil, []string{"TESTHOST_NAME=" + h.name, "TESTHOST_RECIPE=" + h.recipe, "TESTHOST_STOP_TIMEOUT=0"}, "down")
 	})
 	return h.stopErr
 }

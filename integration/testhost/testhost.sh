@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# testhost.sh - disposable Debian trixie test hosts for syslet's integration tests: systemd 257 as PID 1
-# in a systemd-nspawn container, rootful podman 5.4 + quadlet, and a registry on the guest's
-# 127.0.0.1:5000 seeded with localhost:5000/busybox:latest. SSH as root on a loopback port of this machine.
+# testhost.sh - disposable Debian test hosts for syslet's integration tests: systemd as PID 1 in a
+# systemd-nspawn container, rootful podman + quadlet, and a registry on the guest's 127.0.0.1:5000 seeded
+# with localhost:5000/busybox:latest. SSH as root on a loopback port of this machine. Two platforms:
+# Debian trixie (systemd 257, podman 5.4; the default) and Debian testing (TESTHOST_RECIPE=testing).
 #
 #   testhost.sh tools            install the host tools it needs (apt; needs root)
 #   testhost.sh build            build the base image if the recipe changed (cached; about 2 min cold)
@@ -16,6 +17,8 @@
 #   testhost.sh paths            print the cache, base and key paths (for tools)
 #
 # Environment:
+#   TESTHOST_RECIPE  the platform: trixie (default; recipe.sh) or testing (recipe.sh, then recipe-testing.sh);
+#                    each has its own base image, cached under a hash of its recipe files
 #   TESTHOST_NAME    instance name, [a-z0-9-], up to 40 chars (default: default); instances run concurrently
 #   TESTHOST_CACHE   state directory (default: integration/.cache of this checkout)
 #   TESTHOST_OWNER   PID whose death makes the instance a leftover for `cleanup` (the Go test binary sets
@@ -39,11 +42,23 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=recipe.sh
 source "$HERE/recipe.sh"
 
+# A recipe other than trixie is trixie's with its own file sourced on top: its key hashes both files.
+RECIPE=${TESTHOST_RECIPE:-trixie}
+RECIPE_FILES=("$HERE/recipe.sh")
+if [[ $RECIPE != trixie ]]; then
+  [[ $RECIPE =~ ^[a-z0-9-]+$ && -f $HERE/recipe-$RECIPE.sh ]] ||
+    { echo "testhost: ERROR: no recipe '$RECIPE' (want trixie, or a file $HERE/recipe-NAME.sh)" >&2; exit 1; }
+  RECIPE_FILES+=("$HERE/recipe-$RECIPE.sh")
+  # shellcheck disable=SC1090
+  source "$HERE/recipe-$RECIPE.sh"
+fi
+
 CACHE=${TESTHOST_CACHE:-$HERE/../.cache}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd -P)
-KEY=$(cat "$HERE/recipe.sh" | sha256sum | cut -c1-12)
-BASE=$CACHE/base-$KEY
+KEY=$(cat "${RECIPE_FILES[@]}" | sha256sum | cut -c1-12)
+# trixie keeps the names it had before there were two recipes (base-KEY, debs, build.lock)
+if [[ $RECIPE == trixie ]]; then BASE=$CACHE/base-$KEY; SUFFIX=; else BASE=$CACHE/base-$RECIPE-$KEY; SUFFIX=-$RECIPE; fi
 SSHKEY=$BASE/ssh/id_ed25519
 NAME=${TESTHOST_NAME:-default}
 CACHEHASH=$(printf %s "$CACHE" | sha256sum | cut -c1-6)
@@ -174,16 +189,19 @@ cmd_build() {
   [[ $(id -u) == 0 ]] || die "build must run as root (debootstrap, chroot, nspawn)"
   cmd_tools
   preflight
-  exec 9>"$CACHE/build.lock"
+  exec 9>"$CACHE/build$SUFFIX.lock"   # one lock per recipe: two platforms build side by side
   flock 9
   if [[ -f $BASE/ready ]]; then log "base image $BASE was built meanwhile"; return 0; fi
   local t0=$SECONDS mirror; mirror=${TESTHOST_MIRROR:-$(host_mirror)}
   [[ -n $mirror ]] || die "no Debian archive URI in this machine's apt sources; set TESTHOST_MIRROR"
-  rm -rf "$BASE"; mkdir -p "$BASE/ssh" "$CACHE/debs"
+  rm -rf "$BASE"; mkdir -p "$BASE/ssh" "$CACHE/debs$SUFFIX"
   ssh-keygen -q -t ed25519 -N '' -C syslet-testhost -f "$SSHKEY"
+  # RECIPE_SCRIPT names debootstrap's script for a suite it may not know by name (testing: sid's)
+  local script=()
+  [[ -z ${RECIPE_SCRIPT:-} ]] || script=("/usr/share/debootstrap/scripts/$RECIPE_SCRIPT")
   log "debootstrap $RECIPE_SUITE from $mirror -> $BASE/rootfs (log: $BASE/debootstrap.log)"
-  debootstrap --variant=minbase --cache-dir="$CACHE/debs" --include="$RECIPE_PACKAGES" \
-    "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" > "$BASE/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --cache-dir="$CACHE/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
+    "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" > "$BASE/debootstrap.log" 2>&1 ||
     { tail -20 "$BASE/debootstrap.log" >&2; die "debootstrap failed (log: $BASE/debootstrap.log)"; }
   log "debootstrap done in $((SECONDS - t0))s"
   recipe_configure "$BASE/rootfs" "$SSHKEY.pub"
@@ -200,10 +218,12 @@ cmd_build() {
   gc_bases
 }
 
-gc_bases() { # delete base images of older recipes that no live instance uses
+gc_bases() { # delete base images of older versions of this recipe that no live instance uses
   local b r used
   for b in "$CACHE"/base-*; do
     [[ -d $b && $b != "$BASE" ]] || continue
+    if [[ $RECIPE == trixie ]]; then [[ ${b##*/} =~ ^base-[0-9a-f]{12}$ ]] || continue
+    else [[ ${b##*/} =~ ^base-$RECIPE-[0-9a-f]{12}$ ]] || continue; fi
     used=0
     for r in "$CACHE"/run/*/; do [[ $(cat "$r/base" 2>/dev/null) == "$b" ]] && alive "$(cat "$r/pid" 2>/dev/null)" && used=1; done
     if ((used == 0)); then log "removing old base image $b"; rm -rf "$b"; fi
@@ -411,7 +431,7 @@ cmd_cleanup() {
   log "cleanup: $n leftover(s) removed"
 }
 
-cmd_paths() { printf 'cache=%s\nbase=%s\nkey=%s\nsshkey=%s\nrun=%s\n' "$CACHE" "$BASE" "$KEY" "$SSHKEY" "$RUN"; }
+cmd_paths() { printf 'cache=%s\nbase=%s\nkey=%s\nsshkey=%s\nrun=%s\nrecipe=%s\n' "$CACHE" "$BASE" "$KEY" "$SSHKEY" "$RUN" "$RECIPE"; }
 
 case ${1:-} in
   tools) cmd_tools ;;

@@ -261,6 +261,10 @@ func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, err
 	return g.live.Podman.ContainerHealth(ctx, name)
 }
 
+func (g gateHost) Containers(ctx context.Context) (map[string]host.Container, error) {
+	return g.live.Podman.Containers(ctx)
+}
+
 // pinned reports whether a container carries a rollback pin now: it is
 // then pinned again (to this generation's image), not left with the pin
 // of another rollback.

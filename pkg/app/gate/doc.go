@@ -7,7 +7,9 @@
 // systemd does not wait for) within its start timeout, and then stay up
 // for one soak window, judged by systemd's own counters: the unit's
 // InvocationID and NRestarts must not move, and it must stay
-// active/running. Oneshots must have exited 0. All gated units soak at
+// active/running; at the window's end its container must be running as
+// podman lists it (systemd hears of a container's end only once podman's
+// cleanup of it is done). Oneshots must have exited 0. All gated units soak at
 // once, so the gate costs one window, not one per unit.
 //
 // Layer: app. It reads the host through the small Host interface it

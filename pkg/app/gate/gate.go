@@ -21,6 +21,7 @@ type Host interface {
 	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
 	LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
+	Containers(ctx context.Context) (map[string]host.Container, error)
 }
 
 // DefaultSoak is how long started containers must stay up.
@@ -265,6 +266,23 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 				}
 			}
 		}
+		if last && len(g.Failures) == 0 {
+			// systemd learns that a container ended only when conmon
+			// exits, and conmon waits for podman's cleanup of it first:
+			// seconds with podman 5.8 on a busy host, so a container that
+			// exited within the window can still show as up. podman knows
+			// at once: one list of its containers, at the window's end.
+			all, err := live.Containers(ctx)
+			if err != nil {
+				unread(err)
+				return g
+			}
+			for _, u := range soaking {
+				if why := containerUp(u, all); why != "" {
+					fail(u, why)
+				}
+			}
+		}
 		if len(g.Failures) > 0 || last {
 			return g
 		}
@@ -327,6 +345,19 @@ func stillUp(was, now host.UnitHealth, into, soak time.Duration) string {
 	return ""
 }
 
+// containerUp judges a service that systemd shows up by its container as
+// podman lists it: a reason when the container is not running.
+func containerUp(u Unit, all map[string]host.Container) string {
+	c, ok := all[u.container]
+	switch {
+	case !ok:
+		return fmt.Sprintf("its container %s is gone (podman has none by that name) while systemd still shows the unit up: it exited and was removed", u.container)
+	case c.State != "running":
+		return fmt.Sprintf("its container %s is %s (podman) while systemd still shows the unit up", u.container, c.State)
+	}
+	return ""
+}
+
 // healthYet asks podman for a container's health check verdict.
 func healthYet(ctx context.Context, live Host, u Unit) (why string, healthy bool) {
 	st, err := live.ContainerHealth(ctx, u.container)
@@ -372,6 +403,11 @@ func (d deadlineHost) LastLog(ctx context.Context, name string, since time.Time,
 func (d deadlineHost) ContainerHealth(ctx context.Context, name string) (st string, err error) {
 	err = d.bound(ctx, func(ctx context.Context) error { st, err = d.Host.ContainerHealth(ctx, name); return err })
 	return st, err
+}
+
+func (d deadlineHost) Containers(ctx context.Context) (all map[string]host.Container, err error) {
+	err = d.bound(ctx, func(ctx context.Context) error { all, err = d.Host.Containers(ctx); return err })
+	return all, err
 }
 
 // exitStatus is the main process's exit status; a signal counts as one.

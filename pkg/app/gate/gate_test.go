@@ -28,6 +28,56 @@ func (frozenHost) ContainerHealth(ctx context.Context, _ string) (string, error)
 	return "", ctx.Err()
 }
 
+func (frozenHost) Containers(ctx context.Context) (map[string]host.Container, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// lateHost is a host whose systemd shows web.service up throughout, while
+// podman lists its container as containers: systemd has not yet seen the
+// container end (conmon waits for podman's cleanup before it exits).
+type lateHost struct{ containers map[string]host.Container }
+
+func (lateHost) Health(_ context.Context, names []string) (map[string]host.UnitHealth, error) {
+	out := map[string]host.UnitHealth{}
+	for _, n := range names {
+		out[n] = host.UnitHealth{ActiveState: "active", SubState: "running", InvocationID: "inv-1"}
+	}
+	return out, nil
+}
+
+func (lateHost) LastLog(context.Context, string, time.Time, int) ([]string, error) { return nil, nil }
+
+func (lateHost) ContainerHealth(context.Context, string) (string, error) { return "", nil }
+
+func (h lateHost) Containers(context.Context) (map[string]host.Container, error) {
+	return h.containers, nil
+}
+
+// A container that exited within the soak window fails the gate though
+// systemd still shows its unit up; one that runs passes.
+func TestRunContainerEndedUnseenBySystemd(t *testing.T) {
+	units := []Unit{{service: "web.service", container: "web"}}
+	lim := Limits{Start: time.Second, Soak: 10 * time.Millisecond}
+	for _, tc := range []struct {
+		name       string
+		containers map[string]host.Container
+		want       string // in the reason; "" passes
+	}{
+		{"running", map[string]host.Container{"web": {Name: "web", State: "running"}}, ""},
+		{"exited", map[string]host.Container{"web": {Name: "web", State: "exited"}}, "its container web is exited (podman)"},
+		{"removed", map[string]host.Container{}, "its container web is gone"},
+	} {
+		g := Run(context.Background(), lateHost{tc.containers}, units, lim, nil)
+		switch {
+		case tc.want == "" && !g.Passed():
+			t.Errorf("%s: want the gate passed, got %+v", tc.name, g.Failures)
+		case tc.want != "" && (len(g.Failures) != 1 || g.Failures[0].Service != "web.service" || !strings.Contains(g.Failures[0].Reason, tc.want)):
+			t.Errorf("%s: want web.service failed with %q, got %+v", tc.name, tc.want, g.Failures)
+		}
+	}
+}
+
 // A gate whose reads hang fails within its read deadline and names it,
 // instead of holding the run as long as the bus stays frozen.
 func TestRunReadDeadline(t *testing.T) {
