@@ -35,6 +35,10 @@ type Store struct{ Dir string }
 // For is the store of a managed root ("/" on a host).
 func For(root string) Store { return Store{Dir: layout.Under(root, layout.Backups)} }
 
+// DefaultKeep is how many backups of each volume are kept by default: the
+// newest, older ones removed as a new one is saved.
+const DefaultKeep = 5
+
 // tmpPrefix marks a backup being written.
 const tmpPrefix = ".tmp-"
 
