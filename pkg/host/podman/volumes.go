@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/containers/podman/v5/pkg/bindings"
 	"github.com/containers/podman/v5/pkg/bindings/containers"
 	"github.com/containers/podman/v5/pkg/bindings/system"
 	"github.com/containers/podman/v5/pkg/bindings/volumes"
@@ -22,27 +23,88 @@ import (
 
 // ExportVolume streams the named volume's content, as a tar, to w. A
 // volume that does not exist is an error wrapping host.ErrNotFound.
+//
+// podman's volume export endpoint came after 5.4 (which answers 404 for
+// it, as for an absent volume): when the volume exists but the endpoint
+// does not, a volume of the local driver without mount options is read
+// from its data directory, which podman's inspect names, as podman's own
+// export of such a volume does (tarDir).
 func (c *Client) ExportVolume(ctx context.Context, name string, w io.Writer) error {
 	cctx, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
-	if err := volumes.Export(cctx, name, w); err != nil {
-		return fmt.Errorf("exporting volume %q: %w", name, notFound(err))
+	err = volumes.Export(cctx, name, w)
+	if err == nil {
+		return nil
+	}
+	if !is404(err) {
+		return fmt.Errorf("exporting volume %q: %w", name, err)
+	}
+	dir, err := c.localData(cctx, name, "export")
+	if err != nil {
+		return err
+	}
+	if err := tarDir(dir, w); err != nil {
+		return fmt.Errorf("exporting volume %q from %s: %w", name, dir, err)
 	}
 	return nil
 }
 
-// ImportVolume unpacks the tar read from r into the named volume.
+// ImportVolume unpacks the tar read from r into the named volume (the
+// same fallback as ExportVolume's for a podman without the endpoint).
 func (c *Client) ImportVolume(ctx context.Context, name string, r io.Reader) error {
 	cctx, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
-	if err := volumes.Import(cctx, name, r); err != nil {
-		return fmt.Errorf("importing into volume %q: %w", name, notFound(err))
+	exists, err := c.VolumeExists(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("importing into volume %q: %w", name, host.ErrNotFound)
+	}
+	// The endpoint is looked for without a body first: a tar sent to an
+	// endpoint that does not exist would be read for nothing, and could
+	// not be read again.
+	conn, err := bindings.GetClient(cctx)
+	if err != nil {
+		return err
+	}
+	probe, err := conn.DoRequest(cctx, nil, http.MethodGet, "/volumes/%s/import", nil, nil, name)
+	if err != nil {
+		return fmt.Errorf("importing into volume %q: %w", name, err)
+	}
+	probe.Body.Close()
+	if probe.StatusCode != http.StatusNotFound {
+		if err := volumes.Import(cctx, name, r); err != nil {
+			return fmt.Errorf("importing into volume %q: %w", name, err)
+		}
+		return nil
+	}
+	dir, err := c.localData(cctx, name, "import")
+	if err != nil {
+		return err
+	}
+	if err := untarDir(r, dir); err != nil {
+		return fmt.Errorf("importing into volume %q at %s: %w", name, dir, err)
 	}
 	return nil
+}
+
+// localData is the data directory of a volume podman cannot export or
+// import itself: only a volume of the local driver without mount options
+// keeps its data there at all times. An absent volume is host.ErrNotFound.
+func (c *Client) localData(cctx context.Context, name, what string) (string, error) {
+	v, err := volumes.Inspect(cctx, name, nil)
+	if err != nil {
+		return "", fmt.Errorf("%s of volume %q: %w", what, name, notFound(err))
+	}
+	if v.Driver != "local" || len(v.Options) > 0 || v.Mountpoint == "" {
+		return "", fmt.Errorf("%s of volume %q: this podman has no volume %s endpoint (podman 5.5 or later has), and the volume (driver %s, options %v) does not keep its data in a plain directory", what, name, what, v.Driver, v.Options)
+	}
+	return v.Mountpoint, nil
 }
 
 // CreateVolume creates a volume with podman's defaults; one that exists
@@ -102,9 +164,14 @@ func (c *Client) VolumeUsers(ctx context.Context, name string) (services, others
 
 // notFound marks podman's 404 answer as host.ErrNotFound.
 func notFound(err error) error {
-	var em *errorhandling.ErrorModel
-	if errors.As(err, &em) && em.ResponseCode == http.StatusNotFound {
+	if is404(err) {
 		return fmt.Errorf("%w: %w", host.ErrNotFound, err)
 	}
 	return err
+}
+
+// is404 reports podman's 404 answer: no such object, or no such endpoint.
+func is404(err error) bool {
+	var em *errorhandling.ErrorModel
+	return errors.As(err, &em) && em.ResponseCode == http.StatusNotFound
 }
