@@ -56,8 +56,12 @@ func TestAVolumeIsExportedBeforeItIsDeleted(t *testing.T) {
 	f := &fake{sizes: map[string]int64{"data": 10}}
 	s := &shelf{free: 1 << 30}
 	r := &recorded{}
-	if _, err := applyWith(p, f, s, r); err != nil {
+	res, err := applyWith(p, f, s, r)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Backups) != 2 || res.Backups[0].Volume != "data" {
+		t.Errorf("result's backups %+v", res.Backups)
 	}
 	if s.saved["data"] != "tar of data" {
 		t.Errorf("saved %q", s.saved)

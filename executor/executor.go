@@ -176,6 +176,9 @@ type Result struct {
 	Failed     []Failure     `json:"failed"`
 	NotReached []plan.Action `json:"notReached"`
 	Duration   time.Duration `json:"duration"`
+	// Backups are the exports taken of the volumes the run deleted, in
+	// the order they were taken.
+	Backups []backup.Entry `json:"backups,omitempty"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Undo is what a run that failed before step 5 did to leave the host
