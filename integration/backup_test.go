@@ -91,6 +91,12 @@ func TestBackupBeforeDeleteAndRestore(t *testing.T) {
 		if got := h.MustRun(t, "ls -A /var/lib/syslet/backups"); got != "" {
 			t.Errorf("the backup directory holds %q", got)
 		}
+		if !strings.Contains(res.Stdout, "Nothing was changed") {
+			t.Errorf("the refused run does not say nothing changed:\n%s", res.Stdout)
+		}
+		if d := syslet(h, "--diff", bkDir); strings.Contains(d.Stdout, "did not finish") {
+			t.Errorf("the refused run is taken for one to resume:\n%s", d.Stdout)
+		}
 	})
 
 	res := apply(t, h, bkDir)

@@ -350,10 +350,15 @@ func run(ctx context.Context, req *Request) (*view.Outcome, error) {
 }
 
 // failed is the verdict of a run that could not go on: interrupted by a
-// signal, or failed.
+// signal, refused before its first change, or failed.
 func failed(err error) verdict.Verdict {
 	if errors.Is(err, ErrInterrupted) {
 		return verdict.Interrupted
+	}
+	if errors.Is(err, executor.ErrNoRoom) {
+		// Stopped before anything changed: the next run has nothing of
+		// it to resume.
+		return verdict.Refused
 	}
 	return verdict.Failed
 }
