@@ -38,6 +38,11 @@
 // settled (what it replaced let go) or undone. "Staging" is the
 // generator's check before the apply (pkg/host/stage), not a part of it.
 //
+// Volumes step 6 deletes are exported first (Host.Backups, backups.go):
+// whether the exports fit is checked before anything changes (ErrNoRoom),
+// an export that fails keeps its volume and ends the run, and each
+// export lands with its delete (Landed.Backup) in the journal.
+//
 // Files: executor.go holds the API — the host interfaces, Host, Options,
 // Recorder, Landed, Failure, Result, the errors, the default deadlines —
 // and Apply; steps.go holds the table of the nine steps, each with how

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -133,8 +134,17 @@ func (h Host) check(p *plan.Plan) error {
 }
 
 // do carries out action i of the plan, one that is neither a file write
-// (swapped, prepare.go) nor a unit job (queued as a batch, steps.go).
-func (e *run) do(ctx context.Context, i int) error {
+// (swapped, prepare.go) nor a unit job (queued as a batch, steps.go), and
+// returns the backup it took of a volume it deleted.
+func (e *run) do(ctx context.Context, i int) (*backup.Entry, error) {
+	if a := e.p.Actions[i]; a.Op == plan.OpDeleteVolume {
+		return e.deleteVolume(ctx, a)
+	}
+	return nil, e.change(ctx, i)
+}
+
+// change carries out action i when it is not a volume's delete.
+func (e *run) change(ctx context.Context, i int) error {
 	h, a := e.h, e.p.Actions[i]
 	d := a.Data()
 	switch a.Op {
@@ -159,8 +169,6 @@ func (e *run) do(ctx context.Context, i int) error {
 		return h.Files.Remove(a.Target, d.Root) // a drop-in's directory goes when it is left empty
 	case plan.OpRemoveSecret:
 		return h.Podman.RemoveSecret(ctx, a.Target)
-	case plan.OpDeleteVolume:
-		return h.Podman.RemoveVolume(ctx, a.Target)
 	case plan.OpDeleteNetwork:
 		return h.Podman.RemoveNetwork(ctx, a.Target)
 	case plan.OpDeleteImage:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
@@ -65,9 +66,24 @@ type Podman interface {
 	PullImageWith(ctx context.Context, ref string, opts host.PullOptions, progress io.Writer) error
 	RemoveImage(ctx context.Context, ref string) error
 	RemoveVolume(ctx context.Context, name string) error
+	// ExportVolume streams the volume's content, as a tar, to w; a volume
+	// that does not exist is an error wrapping host.ErrNotFound.
+	ExportVolume(ctx context.Context, name string, w io.Writer) error
+	// VolumeSizes is how many bytes each volume podman has holds.
+	VolumeSizes(ctx context.Context) (map[string]int64, error)
 	RemoveNetwork(ctx context.Context, name string) error
 	CreateSecret(ctx context.Context, name string, data []byte, labels map[string]string) error
 	RemoveSecret(ctx context.Context, name string) error
+}
+
+// Backups keeps the exports of the volumes step 6 deletes or recreates
+// (pkg/backup), each named by the run that takes it.
+type Backups interface {
+	// Free is how many bytes the backups' filesystem has free.
+	Free() (int64, error)
+	// Save writes the volume's backup from what export writes, streamed,
+	// and returns its file, size and sha256.
+	Save(volume string, export func(io.Writer) error) (backup.Entry, error)
 }
 
 // Decrypter opens a secret spec's ciphertext into its key/value pairs.
@@ -81,6 +97,10 @@ type Host struct {
 	Systemd Systemd
 	Podman  Podman
 	Secrets Decrypter
+	// Backups, when set, takes an export of every volume the plan deletes
+	// (but those whose marker says Backup=false) before it is deleted; nil
+	// takes none (a test, a host without podman data to keep).
+	Backups Backups
 }
 
 // Options tune an apply.
@@ -130,6 +150,8 @@ type Landed struct {
 	Action plan.Action
 	Err    error
 	Took   time.Duration
+	// Backup is the export taken of a volume before it was deleted.
+	Backup *backup.Entry
 }
 
 // Default deadlines of host operations.
@@ -154,6 +176,9 @@ type Result struct {
 	Failed     []Failure     `json:"failed"`
 	NotReached []plan.Action `json:"notReached"`
 	Duration   time.Duration `json:"duration"`
+	// Backups are the exports taken of the volumes the run deleted, in
+	// the order they were taken.
+	Backups []backup.Entry `json:"backups,omitempty"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Undo is what a run that failed before step 5 did to leave the host
@@ -189,6 +214,10 @@ var ErrFailed = errors.New("apply failed")
 // the context ended the run early.
 var ErrInterrupted = errors.New("apply interrupted")
 
+// ErrNoRoom is wrapped by the error Apply returns, before anything
+// changes, when the backups of the volumes the plan deletes cannot fit.
+var ErrNoRoom = errors.New("no room for the volume backups")
+
 // ErrJournal is wrapped when the run journal cannot be written: the run
 // stops, because an unrecorded change could not be resumed exactly.
 var ErrJournal = errors.New("run journal")
@@ -202,6 +231,10 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, fmt.Errorf("%w; nothing applied", plan.ErrRefused)
 	}
 	if err := h.check(p); err != nil {
+		res.NotReached = p.Actions
+		return res, err
+	}
+	if err := h.room(ctx, p); err != nil {
 		res.NotReached = p.Actions
 		return res, err
 	}

@@ -28,6 +28,7 @@ type fake struct {
 	batches   []string // one entry per Jobs call: "op unit unit..."
 	preparing []string // prepare, discard and settle events, in order
 	seq       []string // every call and preparing event, in order
+	sizes     map[string]int64
 }
 
 var (
@@ -133,6 +134,17 @@ func (f *fake) PullImageWith(_ context.Context, r string, _ host.PullOptions, _ 
 func (f *fake) RemoveImage(_ context.Context, r string) error   { return f.call("rmi " + r) }
 func (f *fake) RemoveVolume(_ context.Context, n string) error  { return f.call("rmvol " + n) }
 func (f *fake) RemoveNetwork(_ context.Context, n string) error { return f.call("rmnet " + n) }
+func (f *fake) ExportVolume(_ context.Context, n string, w io.Writer) error {
+	if err := f.call("export " + n); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "tar of "+n)
+	return err
+}
+func (f *fake) VolumeSizes(context.Context) (map[string]int64, error) {
+	f.call("df")
+	return f.sizes, nil
+}
 func (f *fake) CreateSecret(_ context.Context, n string, d []byte, _ map[string]string) error {
 	return f.call("secret " + n + "=" + string(d))
 }

@@ -125,8 +125,11 @@ func (e *run) oneByOne(ctx context.Context, idx []int) error {
 			return err
 		}
 		t0 := time.Now()
-		err := e.do(ctx, i)
-		jerr := e.land(Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0)})
+		saved, err := e.do(ctx, i)
+		jerr := e.land(Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0), Backup: saved})
+		if saved != nil {
+			e.res.Backups = append(e.res.Backups, *saved)
+		}
 		e.result(i, err, nil)
 		if jerr != nil {
 			return jerr

@@ -84,6 +84,13 @@ func (iu *installedUnit) reclaimDelete() bool {
 	return v == string(spec.Delete)
 }
 
+// backedUp reads the installed marker: a volume's data is exported before
+// it is deleted unless the marker explicitly says Backup=false.
+func (iu *installedUnit) backedUp() bool {
+	v, _ := iu.parsed().Last(unit.Syslet, unit.KeyBackup)
+	return v != "false"
+}
+
 // resourceName is the podman object an installed unit manages that
 // outlives its service, the kinds with a reclaimPolicy (volumes,
 // networks, builds' and image units' images); "" for the kinds whose

@@ -54,6 +54,9 @@ func (a *Action) appendJSON(b []byte, html bool) []byte {
 	if len(d.Labels) > 0 {
 		b = appendValue(b, "labels", d.Labels, html)
 	}
+	if d.NoBackup {
+		b = append(b, `,"noBackup":true`...)
+	}
 	return append(b, '}')
 }
 

@@ -96,7 +96,7 @@ func (b *builder) staleOne(iu *installedUnit) {
 				uc.Reasons = append(uc.Reasons, keep)
 				b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
 			case iu.reclaimDelete():
-				b.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete"}, rank)
+				b.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete", Payload: noBackup(iu)}, rank)
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
 			default:
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
@@ -109,6 +109,16 @@ func (b *builder) staleOne(iu *installedUnit) {
 // deleteOp is the op that deletes each kind of podman object a unit's
 // kind may make and outlive it (its Object).
 var deleteOp = map[string]Op{unit.ObjectVolume: OpDeleteVolume, unit.ObjectNetwork: OpDeleteNetwork, unit.ObjectImage: OpDeleteImage}
+
+// noBackup is the payload of a delete of iu's podman object when its
+// installed marker says Backup=false (nil otherwise: the executor exports
+// a volume before it deletes it).
+func noBackup(iu *installedUnit) *Payload {
+	if iu.backedUp() || iu.kind.Quadlet().Object != unit.ObjectVolume {
+		return nil
+	}
+	return &Payload{NoBackup: true}
+}
 
 // kindOfRoot is the kind whose units keep their files in root (its
 // FilesRoot), or nil.

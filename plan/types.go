@@ -153,6 +153,9 @@ type Payload struct {
 	Secret *render.Secret    `json:"-"`
 	Key    string            `json:"key,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// NoBackup marks an OpDeleteVolume whose installed marker says
+	// Backup=false: the volume's data goes without an export.
+	NoBackup bool `json:"noBackup,omitempty"`
 }
 
 // none is the payload of an action that carries none, as Data reads it.

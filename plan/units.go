@@ -173,7 +173,7 @@ func (b *builder) resource(u *render.Unit) {
 		if running(st) {
 			b.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "recreate " + string(u.Kind)}, rank)
 		}
-		b.add(Action{Op: deleteOp[k.Object], Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options"}, rank)
+		b.add(Action{Op: deleteOp[k.Object], Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options", Payload: noBackup(iu)}, rank)
 		b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
 		uc.After = "active"
 	case k.OnChange == unit.ChangePull:

@@ -120,6 +120,9 @@ func (o *Output) plain(s *spec.Spec) (*Unit, *builder) {
 		removal = &s.RemovalAllowed
 	}
 	b.marker(removal, s.ReclaimPolicy)
+	if s.NoBackup {
+		b.mark(unit.KeyBackup, "false")
+	}
 	u.finish()
 	return u, b
 }

@@ -60,6 +60,7 @@ func (o *applyOptions) define(f *flags) {
 	f.String(&r.SavePlan, "out", "", "with --diff: save the plan to `FILE` (0600; - prints it on stdout and the human plan on stderr) with its input's digest and the host state it was made from, for --plan")
 	f.String(&o.planFile, "plan", "", "apply exactly the plan saved in `FILE` (by --diff --out; - reads it from stdin, before the specs with --stdin), given the same input: refused, changing nothing, if the host or the input changed since; with --diff, only say whether it still holds")
 	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
+	f.Int(&r.KeepBackups, "keep-backups", d.KeepBackups, "keep the newest `N` backups of each volume (syslet backups); an apply exports a volume before it deletes or recreates it")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
 	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: write the units that differ (by kind), the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
 	o.defineGate(f)
@@ -144,6 +145,9 @@ func (o *applyOptions) checkGate() error {
 	var err error
 	if o.req.Rollback, err = deploy.ParseRollback(o.rollback); err != nil {
 		return fmt.Errorf("%w: --rollback: %v", errUsage, err)
+	}
+	if o.req.KeepBackups < 0 {
+		return fmt.Errorf("%w: --keep-backups must not be negative", errUsage)
 	}
 	if o.req.Soak < 0 || o.req.KeepGenerations < 1 {
 		return fmt.Errorf("%w: --soak must not be negative and --keep-generations at least 1", errUsage)

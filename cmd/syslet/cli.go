@@ -120,6 +120,22 @@ what it therefore cannot restore is said. Exit codes as an apply's.`,
 			summary:     "recent runs from the run journal, one run's actions, or (--specs) the specs a kept generation applied",
 			defineFlags: func(f *flags) { new(historyOptions).define(f) },
 			examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json", "syslet history 20261201T0455 --specs > then.json"}},
+		{name: "backups", run: cmdBackups, synopsis: []string{"[VOLUME] [--output json]"},
+			summary:     "the volume backups kept in /var/lib/syslet/backups, oldest first: the export an apply takes of each volume before it deletes or recreates it",
+			defineFlags: func(f *flags) { new(backupsOptions).define(f) },
+			notes: `A backup is RUN_VOLUME.tar (0600, in a 0700 directory): podman's export of the volume, taken
+before step 6 deletes it, unless its spec says "backup": false. Its size and sha256 are in the
+run journal (syslet history RUN). An apply whose backups would not fit stops before anything
+changes. Anything else found in the directory (a symlink, a FIFO) is named and ignored.`,
+			examples: []string{"syslet backups", "syslet backups db-data --output json"}},
+		{name: "restore", run: cmdRestore, synopsis: []string{"VOLUME [BACKUP] [flags]"},
+			summary:     "bring a volume's backup back (the newest, or BACKUP as syslet backups names it), with the services of the containers mounting it stopped around it",
+			defineFlags: func(f *flags) { new(restoreOptions).define(f) },
+			notes: `Under the apply lock: the services of the containers that mount VOLUME are stopped; what it
+holds now is backed up first (nothing a restore replaces is lost either) and the volume removed;
+it is created again (by its quadlet service NAME-volume.service when systemd has one) and the
+backup imported into it; the services that were running are started again.`,
+			examples: []string{"syslet backups db-data", "syslet restore db-data", "syslet restore db-data 20261204T101500Z-a1b2c3_db-data.tar"}},
 		{name: "version", run: cmdVersion, aliases: []string{"--version"}, synopsis: []string{"[--output json]"},
 			summary:     "the version, commit and build of this syslet",
 			defineFlags: func(f *flags) { new(versionOptions).define(f) },

@@ -28,6 +28,9 @@ const (
 	// Generations holds the last good generations (0700): what a rollback
 	// returns to.
 	Generations = "/var/lib/syslet/generations"
+	// Backups holds the exports of the volumes applies deleted or
+	// recreated (0700, each file 0600): what syslet restore reads.
+	Backups = "/var/lib/syslet/backups"
 	// KeyCache is the append-only cache of age identities derived from
 	// the SSH host keys this host had (0600).
 	KeyCache = "/var/lib/syslet/key.txt"

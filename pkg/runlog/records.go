@@ -1,6 +1,10 @@
 package runlog
 
-import "time"
+import (
+	"time"
+
+	"github.com/syslet/syslet/pkg/backup"
+)
 
 // Record types, one per line.
 const (
@@ -71,6 +75,9 @@ type Record struct {
 	// (a unit that did not pass the health gate).
 	Error  string `json:"error,omitempty"`
 	Millis int64  `json:"ms,omitempty"`
+	// Backup is the file, size and sha256 of the export taken of a volume
+	// before the action deleted it.
+	Backup *backup.Entry `json:"backup,omitempty"`
 
 	// action, end
 	Result string `json:"result,omitempty"`

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/layout"
 )
@@ -229,6 +230,8 @@ type Landed struct {
 	Result string
 	Error  string
 	Took   time.Duration
+	// Backup is the export a volume's delete took first.
+	Backup *backup.Entry
 }
 
 // Actions records actions' results, one line each, in one write and one
@@ -242,7 +245,7 @@ func (r *Run) Actions(ls []Landed) error {
 	for k, l := range ls {
 		i := l.Action.Index
 		recs[k] = Record{Type: TypeAction, Index: &i, Step: l.Action.Step, Op: l.Action.Op, Target: l.Action.Target,
-			Result: l.Result, Error: l.Error, Millis: l.Took.Milliseconds()}
+			Result: l.Result, Error: l.Error, Millis: l.Took.Milliseconds(), Backup: l.Backup}
 	}
 	return r.write(recs...)
 }

@@ -33,7 +33,7 @@ var kindSpecs []kindSpec
 func init() {
 	kindSpecs = []kindSpec{
 		{Container, []string{"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances"}, (*decoder).container, containerOwns},
-		{Volume, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).plain, nil},
+		{Volume, []string{"unit", "removalAllowed", "reclaimPolicy", "backup", "dropIns"}, (*decoder).plain, nil},
 		{Network, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).plain, nil},
 		{Build, []string{"unit", "containerfile", "contextFiles", "reclaimPolicy", "dropIns"}, (*decoder).build, buildOwns},
 		{Secret, []string{"ciphertext", "external"}, (*decoder).secret, nil},
@@ -196,6 +196,13 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 	}
 	if s.Kind.Accepts("reclaimPolicy") {
 		s.ReclaimPolicy = d.policy(n)
+	}
+	if v := n.Get("backup"); v != nil && s.Kind.Accepts("backup") {
+		if v.Kind != jsontree.Bool {
+			d.errf(v.Path(), RuleFieldType, "backup must be true or false, got %s", v.Kind)
+		} else {
+			s.NoBackup = v.Text == "false"
+		}
 	}
 	ks.decode(d, n, s)
 	if v := n.Get("dropIns"); v != nil {

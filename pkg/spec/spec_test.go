@@ -337,6 +337,8 @@ func TestOneFindingPerProblem(t *testing.T) {
 			"[0].unit.Container", spec.RuleFieldType},
 		{"unit not an object", `{"apiVersion": "v1", "type": "container", "name": "c", "unit": []}`,
 			"[0].unit", spec.RuleFieldType},
+		{"backup not a boolean", `{"apiVersion": "v1", "type": "volume", "name": "v", "backup": "no", "unit": {}}`,
+			"[0].backup", spec.RuleFieldType},
 		{"image tag with continuation", build(`"localhost/b:1\\"`), "[0].unit.Build.ImageTag", spec.RuleContinuation},
 		{"empty image list is missing", `{"apiVersion": "v1", "type": "container", "name": "c", "unit": {"Container": {"Image": []}}}`,
 			"[0].unit.Container", spec.RuleImageRequired},

@@ -108,10 +108,13 @@ type Spec struct {
 	// than taking the default (true here, false in the earlier syslet's
 	// first releases): the plan warns when a default drops a protection
 	// the host's marker still has.
-	RemovalAllowedSet bool         `json:"-"`
-	ReclaimPolicy     Policy       `json:"reclaimPolicy,omitempty"`
-	ConfigFiles       []ConfigFile `json:"configFiles,omitempty"`
-	ConfigDirs        []ConfigDir  `json:"configDirs,omitempty"`
+	RemovalAllowedSet bool   `json:"-"`
+	ReclaimPolicy     Policy `json:"reclaimPolicy,omitempty"`
+	// NoBackup is a volume spec's "backup": false: its data may go
+	// without an export when an apply deletes or recreates it.
+	NoBackup    bool         `json:"noBackup,omitempty"`
+	ConfigFiles []ConfigFile `json:"configFiles,omitempty"`
+	ConfigDirs  []ConfigDir  `json:"configDirs,omitempty"`
 
 	Containerfile string        `json:"containerfile,omitempty"`
 	ContextFiles  []ContextFile `json:"contextFiles,omitempty"`

@@ -56,6 +56,9 @@ const (
 	KeyWantedBy            = "WantedBy"
 	KeyRemovalAllowed      = "RemovalAllowed"
 	KeyReclaimPolicy       = "ReclaimPolicy"
+	// KeyBackup=false in a volume's marker: its data may go without an
+	// export when an apply deletes or recreates it (written only then).
+	KeyBackup = "Backup"
 	// KeyInstance lists, in a template's marker, each instance syslet
 	// enabled (a link web@1.container → web@.container carries no marker
 	// of its own): only those are syslet's to stop and remove.

@@ -128,7 +128,7 @@ func (r *runner) judgeEarlier(ctx context.Context, in passInput, res passResult,
 // execute runs the plan with the journal as its recorder.
 func (r *runner) execute(ctx context.Context, run *runlog.Run, in passInput, p *plan.Plan, opened *secrets.Opened) (*executor.Result, error) {
 	req := r.req
-	eh, err := r.h.executor(opened)
+	eh, err := r.h.executor(opened, in.runID)
 	if err != nil {
 		return nil, err
 	}

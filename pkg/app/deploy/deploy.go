@@ -13,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
@@ -98,6 +99,9 @@ type Request struct {
 	Generation string
 	// KeepGenerations bounds the generations kept (0: the store's default).
 	KeepGenerations int
+	// KeepBackups is how many backups of each volume are kept (0:
+	// backup.DefaultKeep): a new one removes the oldest beyond it.
+	KeepBackups int
 
 	// SavePlan, with Diff, saves the plan there as a saved plan file
 	// (0600; "-": into the Outcome's Saved, for the caller to print) for
@@ -142,6 +146,7 @@ var Defaults = Request{
 	Soak:            gate.DefaultSoak,
 	Rollback:        RollbackAuto,
 	KeepGenerations: generation.DefaultKeep,
+	KeepBackups:     backup.DefaultKeep,
 }
 
 // The passes of one run, as AfterStep hears them.
@@ -207,6 +212,9 @@ func (req *Request) defaults() {
 	}
 	if req.DialTimeout == 0 {
 		req.DialTimeout = Defaults.DialTimeout
+	}
+	if req.KeepBackups == 0 {
+		req.KeepBackups = Defaults.KeepBackups
 	}
 	if req.ReadTimeout == 0 {
 		req.ReadTimeout = Defaults.ReadTimeout
@@ -342,10 +350,15 @@ func run(ctx context.Context, req *Request) (*view.Outcome, error) {
 }
 
 // failed is the verdict of a run that could not go on: interrupted by a
-// signal, or failed.
+// signal, refused before its first change, or failed.
 func failed(err error) verdict.Verdict {
 	if errors.Is(err, ErrInterrupted) {
 		return verdict.Interrupted
+	}
+	if errors.Is(err, executor.ErrNoRoom) {
+		// Stopped before anything changed: the next run has nothing of
+		// it to resume.
+		return verdict.Refused
 	}
 	return verdict.Failed
 }

@@ -26,6 +26,10 @@
 // and otherwise runs the plan only when it is the saved one, digest for
 // digest.
 //
+// Restore (restore.go, `syslet restore`) brings a volume's backup back
+// under the same apply lock; the backups themselves are taken by the
+// executor in step 6 (pkg/backup holds them).
+//
 // It is the composition root for the host: the live adapters (systemd over
 // D-Bus, podman over its REST socket, the quadlet generator) are built
 // here, so both programs use the same ones.

@@ -366,6 +366,13 @@ func (p fakePodman) RemoveImage(_ context.Context, ref string) error {
 func (p fakePodman) RemoveVolume(_ context.Context, name string) error {
 	return p.call("rmvol " + name)
 }
+
+// ExportVolume finds no volume: the fake keeps no volume data, so its
+// deletes take no backup.
+func (p fakePodman) ExportVolume(_ context.Context, name string, _ io.Writer) error {
+	return fmt.Errorf("volume %s: %w", name, host.ErrNotFound)
+}
+func (p fakePodman) VolumeSizes(context.Context) (map[string]int64, error) { return nil, nil }
 func (p fakePodman) RemoveNetwork(_ context.Context, name string) error {
 	return p.call("rmnet " + name)
 }

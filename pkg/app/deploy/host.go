@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
@@ -28,11 +30,15 @@ import (
 // root other than "/" and no Request.Host) only the files adapter exists.
 type hostConn struct {
 	files fsroot.Root
-	live  *Live // nil without a running system
+	// backups is where the executor keeps the volumes it deletes, the
+	// newest keepBackups of each.
+	backups     backup.Store
+	keepBackups int
+	live        *Live // nil without a running system
 }
 
 func openHost(ctx context.Context, req *Request) (*hostConn, error) {
-	h := &hostConn{files: fsroot.New(req.Root)}
+	h := &hostConn{files: fsroot.New(req.Root), backups: backup.For(req.Root), keepBackups: req.KeepBackups}
 	if req.hostless() {
 		return h, nil
 	}
@@ -259,16 +265,34 @@ func nameByte(b byte) bool {
 }
 
 // executor is the host as the executor asks for it, with the secret
-// values a pass opened (nil: none).
-func (h *hostConn) executor(opened *secrets.Opened) (executor.Host, error) {
+// values a pass opened (nil: none); the backups it takes are run's.
+func (h *hostConn) executor(opened *secrets.Opened, run string) (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
-	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
+	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman, Backups: runBackups{h.backups, run, h.keepBackups}}
 	if opened != nil {
 		eh.Secrets = decrypter{opened}
 	}
 	return eh, nil
+}
+
+// runBackups is the backup store as one run's executor saves into it:
+// each new backup of a volume removes those older than its newest keep.
+type runBackups struct {
+	backup.Store
+	run  string
+	keep int
+}
+
+func (b runBackups) Save(volume string, export func(io.Writer) error) (backup.Entry, error) {
+	e, err := b.Store.Save(b.run, volume, export)
+	if err == nil {
+		// The backup is taken; one that could not be let go only takes room
+		// until the next.
+		_, _ = b.Prune(volume, b.keep)
+	}
+	return e, err
 }
 
 // preparingFiles is the files adapter as the executor asks for it: its

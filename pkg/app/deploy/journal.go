@@ -19,7 +19,7 @@ func (r recorder) ActionsLanded(ls []executor.Landed) error {
 		if l.Err != nil {
 			res, msg = runlog.ResultFailed, l.Err.Error()
 		}
-		out[k] = runlog.Landed{Action: journalAction(l.Index, l.Action), Result: res, Error: msg, Took: l.Took}
+		out[k] = runlog.Landed{Action: journalAction(l.Index, l.Action), Result: res, Error: msg, Took: l.Took, Backup: l.Backup}
 	}
 	return r.run.Actions(out)
 }

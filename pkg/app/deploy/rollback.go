@@ -214,8 +214,15 @@ func lostBy(res *executor.Result) []string {
 	if res == nil {
 		return nil
 	}
+	backedUp := map[string]string{}
+	for _, b := range res.Backups {
+		backedUp[b.Volume] = b.File
+	}
 	for _, a := range res.Applied {
-		if a.Irreversible {
+		switch file, ok := backedUp[a.Target]; {
+		case a.Op == plan.OpDeleteVolume && ok:
+			out = append(out, fmt.Sprintf("volume %s (deleted by the failed run; its data is in backup %s: syslet restore %s %s)", a.Target, file, a.Target, file))
+		case a.Irreversible:
 			out = append(out, fmt.Sprintf("%s %s (deleted by the failed run; irreversible)", strings.TrimPrefix(string(a.Op), "delete-"), a.Target))
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/executor"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
@@ -352,5 +354,19 @@ func TestPinOfTheSameImageGoesWithoutARestart(t *testing.T) {
 	}
 	if h.exists(layout.UnitDir + "/web.container.d") {
 		t.Errorf("the pin's drop-in directory is left behind: %q", h.managedTrees(t))
+	}
+}
+
+// What a failed run deleted is named as lost, but for a volume whose
+// backup it took: that one says where the data is and how to get it back.
+func TestLostByNamesTheBackup(t *testing.T) {
+	res := &executor.Result{
+		Applied: []plan.Action{{Op: plan.OpDeleteVolume, Target: "data", Irreversible: true}, {Op: plan.OpDeleteVolume, Target: "cache", Irreversible: true}},
+		Backups: []backup.Entry{{File: "r1_data.tar", Volume: "data"}},
+	}
+	got := lostBy(res)
+	if len(got) != 2 || got[0] != "volume data (deleted by the failed run; its data is in backup r1_data.tar: syslet restore data r1_data.tar)" ||
+		got[1] != "volume cache (deleted by the failed run; irreversible)" {
+		t.Errorf("lostBy = %q", got)
 	}
 }

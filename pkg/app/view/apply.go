@@ -121,7 +121,11 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 			names = append(names, fmt.Sprintf("%s %s", a.Op, redact.Escape(a.Target)))
 		}
 		fmt.Fprintf(w, "  not reached: %s\n", strings.Join(names, ", "))
-		if u := r.Undo; u != nil && len(u.Errors) == 0 {
+		if len(r.Applied) == 0 && len(r.Failed) == 0 && r.Undo == nil {
+			// Refused before its first action (no room for the backups):
+			// there is nothing to resume.
+			fmt.Fprintln(w, "  Nothing was changed: re-run syslet once the cause is fixed.")
+		} else if u := r.Undo; u != nil && len(u.Errors) == 0 {
 			// Put back: nothing the run wrote stays in place to resume.
 			fmt.Fprintln(w, "  Re-run syslet once the cause is fixed: the host runs what it ran before this run, so the next run plans the change again (see `syslet history`).")
 		} else {

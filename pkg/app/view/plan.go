@@ -264,12 +264,21 @@ func irreversible(p *plan.Plan) (first []string, n int) {
 	for i := range p.Actions {
 		if a := &p.Actions[i]; a.Irreversible {
 			if n < plan.Listed {
-				first = append(first, describe(*a)+" (deleted)")
+				first = append(first, describe(*a)+deleted(a))
 			}
 			n++
 		}
 	}
 	return first, n
+}
+
+// deleted says how an irreversible action's object goes: a volume whose
+// marker says Backup=false goes without the export taken of the others.
+func deleted(a *plan.Action) string {
+	if a.Data().NoBackup {
+		return " (deleted, no backup: its spec says backup false)"
+	}
+	return " (deleted)"
 }
 
 // table writes rows as text/tabwriter does with two spaces of padding:

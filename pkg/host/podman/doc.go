@@ -11,6 +11,12 @@
 // success for every Remove call; any other podman error is returned. Secret
 // data is sent to podman and nowhere else: it never appears in errors.
 //
+// A volume's data goes out and in as a tar stream (volumes.go), never
+// whole in memory: through podman's volume export and import endpoints,
+// or, on a podman without them (5.4 answers 404, as for an absent
+// volume), from and to the local data directory podman's inspect names
+// (volumetar.go), never writing outside it or through a symlink.
+//
 // Layer: adapter (a ground package only pkg/app may import). It imports
 // pkg/host and podman's bindings; never plan, render or executor, whose
 // interfaces it implements.
