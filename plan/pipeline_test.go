@@ -167,48 +167,6 @@ func memInstall(out *render.Output) *plan.Observed {
 	return obs
 }
 
-// TestPipelineScalesLinearly doubles the input and checks that the time
-// at most about doubles: a quadratic step anywhere (validation, render,
-// plan) shows as ×3 to ×4. The bound is 2.5, not 2.0: linear work over
-// maps of tens of thousands of paths measures 2.2–2.4× per doubling on
-// these machines, as more of each map falls out of the CPU caches. Each shape is planned against a fresh host and
-// against a host that already runs it. Each size is timed as the best of
-// several runs, interleaved, so a busy machine slows both sizes alike
-// rather than one, and a ratio above the bound is measured again before it
-// fails the test.
-func TestPipelineScalesLinearly(t *testing.T) {
-	cases := []struct {
-		name string
-		gen  func(n int) specgen.Options
-		n    int
-	}{
-		// Many specs: the shape of a big host.
-		{"specs", specgen.Sized, 1500},
-		// One spec with many config files: mount path checks across one
-		// container's files, stale-file detection under its directory.
-		{"config-files", func(n int) specgen.Options { return specgen.Options{Containers: 1, ConfigFiles: n} }, 4000},
-		// One config dir with many files.
-		{"config-dir-files", func(n int) specgen.Options { return specgen.Options{Containers: 1, ConfigDirFiles: n} }, 4000},
-	}
-	for _, c := range cases {
-		small := []spec.Source{{Name: "gen.json", Data: specgen.Generate(c.gen(c.n))}}
-		big := []spec.Source{{Name: "gen.json", Data: specgen.Generate(c.gen(2 * c.n))}}
-		t.Run(c.name+"/first", func(t *testing.T) {
-			checkLinear(t, c.n, maxDoubling, func() { pipeline(t, small, emptyHost()) }, func() { pipeline(t, big, emptyHost()) })
-		})
-		t.Run(c.name+"/converged", func(t *testing.T) {
-			hs := memInstall(renderStream(t, string(small[0].Data)))
-			hb := memInstall(renderStream(t, string(big[0].Data)))
-			checkLinear(t, c.n, maxDoubling, func() { pipeline(t, small, hs) }, func() { pipeline(t, big, hb) })
-		})
-	}
-}
-
-// maxDoubling bounds the CPU time ratio of 2n to n for the whole
-// pipeline (checkLinear, in ten rounds: in CI the unit tests run beside
-// the build of the test host's image).
-const maxDoubling = 2.5
-
 // TestMemInstallMatchesDisk holds the benchmarks' in-memory host to what
 // fsroot really writes.
 func TestMemInstallMatchesDisk(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // Class 3: input inside every limit whose shape made a pass quadratic.
-// Each now runs in linear time (plan's TestEveryCountScalesLinearly
+// Each now runs in linear time (plan's TestEveryCountScalesLinearly, go tool task bench:scaling,
 // doubles each count); here each runs as a person would run it and must
 // end, correctly, well within the suite's time guard.
 func TestHostileScale(t *testing.T) { runHostile(t, hostileScale()) }
