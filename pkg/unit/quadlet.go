@@ -2,6 +2,7 @@ package unit
 
 import (
 	"strings"
+	"unicode"
 )
 
 // Section names syslet renders or reads.
@@ -108,4 +109,15 @@ func Merge(base *File, dropIns ...*File) *File {
 		add(d)
 	}
 	return g
+}
+
+// Unquoted is a single value as quadlet reads it (podman's parser's
+// Lookup): trailing whitespace dropped and one pair of surrounding double
+// quotes taken off, so `Image="localhost/app"` names localhost/app.
+func Unquoted(v string) string {
+	v = strings.TrimRightFunc(v, unicode.IsSpace)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	return v
 }
