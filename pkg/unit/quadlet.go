@@ -26,11 +26,16 @@ const (
 
 // Keys syslet sets, forces or reads.
 const (
-	KeyDescription         = "Description"
-	KeyContainerName       = "ContainerName"
-	KeyVolumeName          = "VolumeName"
-	KeyNetworkName         = "NetworkName"
-	KeyImage               = "Image"
+	KeyDescription   = "Description"
+	KeyContainerName = "ContainerName"
+	KeyVolumeName    = "VolumeName"
+	KeyNetworkName   = "NetworkName"
+	KeyImage         = "Image"
+	// KeyAutoUpdate is podman's own image update: a container (or kube
+	// unit) that sets it is restarted by podman-auto-update.timer when
+	// its image moves, outside syslet's plan, health gate and
+	// generations; `syslet update` does the same under them.
+	KeyAutoUpdate          = "AutoUpdate"
 	KeyPull                = "Pull"
 	KeyImageTag            = "ImageTag"
 	KeyFile                = "File"
