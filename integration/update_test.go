@@ -155,4 +155,18 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("the host changed:\n%s\n---\n%s", before, after)
 		}
 	})
+	t.Run("podman's own timer is running", func(t *testing.T) {
+		r.t = t
+		r.writeStack(webSpec{image: "localhost:5000/app:2", conf: "MODE=ok\n", keys: map[string]any{"AutoUpdate": "registry"}})
+		if res := r.syslet("--diff", rbDir); strings.Contains(res.Stdout, "podman-auto-update.timer is running") {
+			t.Errorf("the timer is stopped, yet the plan says it runs:\n%s", res)
+		}
+		r.MustRun(t, "systemctl start podman-auto-update.timer")
+		res := r.syslet("--diff", rbDir)
+		t.Logf("syslet --diff with AutoUpdate= and the timer running:\n%s", res.Stdout)
+		if !strings.Contains(res.Stdout, "podman-auto-update.timer is running on this host") || !strings.Contains(res.Stdout, "web.service (AutoUpdate=registry)") {
+			t.Errorf("want the plan to warn of the timer:\n%s", res)
+		}
+		r.MustRun(t, "systemctl stop podman-auto-update.timer")
+	})
 }

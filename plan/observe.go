@@ -100,6 +100,11 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 			declared = append(declared, u.Service)
 		}
 	}
+	if autoUpdated(out) {
+		// Whether podman's own updates would restart containers behind
+		// syslet's back: the plan says so (updates.go).
+		declared = append(declared, AutoUpdateTimer)
+	}
 	slices.Sort(declared)
 	declared = slices.Compact(declared)
 	rr, _ := src.Units.(ReloadReader)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/render"
 )
@@ -169,4 +170,31 @@ func (b *builder) pinned(u *render.Unit) bool {
 	}
 	_, ours := render.ParsePin(f.Data)
 	return ours
+}
+
+// AutoUpdateTimer is podman's own image update: it restarts each container
+// that sets AutoUpdate= when its image moves, outside syslet's plan,
+// health gate and generations.
+const AutoUpdateTimer = "podman-auto-update.timer"
+
+// autoUpdated reports whether a container meant to run sets AutoUpdate=.
+func autoUpdated(out *render.Output) bool {
+	return slices.ContainsFunc(out.Units, func(u *render.Unit) bool { return u.AutoUpdate != "" && !u.Template })
+}
+
+// autoUpdateWarnings warns of each container that sets AutoUpdate= on a
+// host whose podman-auto-update.timer runs: validate warned of the key,
+// the plan says it is live here.
+func (b *builder) autoUpdateWarnings(out *render.Output) {
+	if !b.obs.Units[AutoUpdateTimer].Active() {
+		return
+	}
+	for _, u := range out.Units {
+		if u.AutoUpdate == "" || u.Template {
+			continue
+		}
+		b.p.Warnings = append(b.p.Warnings, report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleAutoUpdate, Severity: report.Warning,
+			Message: fmt.Sprintf("%s: %s is running on this host: it will pull and restart %s (AutoUpdate=%s) outside syslet's plan, health gate and generations; use syslet update instead (remove AutoUpdate=, or systemctl disable --now %s)",
+				u.FileName, AutoUpdateTimer, u.Service, u.AutoUpdate, AutoUpdateTimer)})
+	}
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
 )
 
 func TestTaggedImage(t *testing.T) {
@@ -51,6 +53,12 @@ func TestUpdatePullsAndRestartsOnlyItsContainers(t *testing.T) {
 	}
 	if effect(p, "web.container") != plan.EffectRestart {
 		t.Errorf("web: %s", effect(p, "web.container"))
+	}
+	// Pinned by a rollback: restarting it would run the pinned image
+	// again, so no update, and the plan says why.
+	pinned := plan.Build(out, h.obs, plan.Options{Rollback: true, Pins: map[string]render.Pin{"web.container": {ImageID: "sha256:abc", Run: "r1"}}})
+	if len(pinned.Updates) != 0 || countOp(pinned, plan.OpPull) != 0 || len(pinned.Notes) != 1 || !strings.Contains(pinned.Notes[0].Message, "pinned") {
+		t.Errorf("pinned web: updates %+v, actions %q, notes %v", pinned.Updates, actions(pinned), pinned.Notes)
 	}
 	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:old", Host: []string{"registry.example/web@sha256:old"}}
 	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() || len(p.Updates) != 0 {
@@ -96,4 +104,41 @@ func TestObserveAsksRegistriesOnlyForAnUpdate(t *testing.T) {
 	if _, err := plan.Observe(context.Background(), plan.Sources{Files: r, Store: st, Tags: st}, out); err == nil || !strings.Contains(err.Error(), `"registry.example/web:1"`) {
 		t.Fatalf("err %v, want it to name the image", err)
 	}
+}
+
+// A container setting AutoUpdate= on a host whose podman-auto-update.timer
+// runs: the plan warns, naming the container and syslet update; with the
+// timer stopped it says nothing, and Observe asks systemd about the timer
+// only when a spec sets the key.
+func TestAutoUpdateTimerIsWarnedOf(t *testing.T) {
+	stream := edit(t, `"Image":"registry.example/web:1",`, `"Image":"registry.example/web:1","AutoUpdate":"registry",`)
+	out := renderStream(t, stream)
+	h := install(t, out)
+	if p := plan.Build(out, h.obs, plan.Options{}); len(p.Warnings) != 0 {
+		t.Fatalf("no timer, warnings %v", p.Warnings)
+	}
+	h.obs.Units[plan.AutoUpdateTimer] = host.UnitState{Name: plan.AutoUpdateTimer, LoadState: "loaded", ActiveState: "active"}
+	p := plan.Build(out, h.obs, plan.Options{})
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Message, "web.service") || !strings.Contains(p.Warnings[0].Message, "syslet update") || !p.Empty() {
+		t.Fatalf("timer running: warnings %v, actions %q", p.Warnings, actions(p))
+	}
+	units := &unitLister{}
+	_, err := plan.Observe(context.Background(), plan.Sources{Files: h.root, Units: units}, out)
+	must(t, err)
+	if !slices.Contains(units.asked, plan.AutoUpdateTimer) {
+		t.Errorf("systemd was asked about %q, not the timer", units.asked)
+	}
+	units.asked = nil
+	_, err = plan.Observe(context.Background(), plan.Sources{Files: h.root, Units: units}, renderStream(t, base))
+	must(t, err)
+	if slices.Contains(units.asked, plan.AutoUpdateTimer) {
+		t.Errorf("no spec sets AutoUpdate=, yet systemd was asked about the timer")
+	}
+}
+
+type unitLister struct{ asked []string }
+
+func (u *unitLister) UnitStates(_ context.Context, names []string) (map[string]host.UnitState, error) {
+	u.asked = append(u.asked, names...)
+	return map[string]host.UnitState{}, nil
 }

@@ -138,6 +138,9 @@ func (u *Unit) derive() {
 			u.Image = img
 		}
 	}
+	if v, ok := u.Merged.Last(unit.Container, unit.KeyAutoUpdate); ok {
+		u.AutoUpdate = unit.Unquoted(v)
+	}
 	for _, l := range u.Lines {
 		if l.Section == unit.Container && l.Key == unit.KeySecret {
 			for _, n := range SecretNames(l.Value) {
