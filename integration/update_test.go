@@ -3,8 +3,12 @@
 package integration
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/integration/testhost"
+	"github.com/syslet/syslet/pkg/release"
 )
 
 // pushTo makes an image with marker and pushes it to localhost:5000/REF
@@ -168,5 +172,39 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("want the plan to warn of the timer:\n%s", res)
 		}
 		r.MustRun(t, "systemctl stop podman-auto-update.timer")
+	})
+	t.Run("packaged timer", func(t *testing.T) {
+		r.t = t
+		root, err := testhost.ModuleRoot()
+		must(t, err)
+		for _, u := range release.UpdateUnits {
+			must(t, r.CopyIn(filepath.Join(root, release.Packaging, u), "/etc/systemd/system/"+u))
+		}
+		r.MustRun(t, "ln -sf /usr/local/bin/syslet /usr/bin/syslet && systemctl daemon-reload")
+		if out := r.MustRun(t, "systemd-analyze verify --man=no /etc/systemd/system/syslet-update.service /etc/systemd/system/syslet-update.timer 2>&1"); strings.TrimSpace(out) != "" {
+			t.Errorf("systemd-analyze verify: %s", out)
+		}
+		if st := strings.TrimSpace(r.Run("systemctl is-enabled syslet-update.timer").Stdout); st != "disabled" {
+			t.Errorf("syslet-update.timer is %q, want disabled until an operator enables it", st)
+		}
+		// The service updates the stored specs, as a plain syslet applies them.
+		r.writeStack(webSpec{image: "localhost:5000/app:2", conf: "MODE=ok\n"})
+		if res := r.Run("syslet --stdin < " + rbDir + "/stack.json"); !res.OK() {
+			t.Fatalf("storing the specs:\n%s", res)
+		}
+		otherInv := r.invocation("other.service")
+		r.pushTo("app:2", "marker-c")
+		if res := r.Run("systemctl start syslet-update.service"); !res.OK() {
+			log, _ := r.JournalSince("", "-u", "syslet-update.service", "-o", "cat")
+			t.Fatalf("syslet-update.service:\n%s\n%s", res, log)
+		}
+		log, _ := r.JournalSince("", "-u", "syslet-update.service", "-o", "cat")
+		t.Logf("syslet-update.service:\n%s", log)
+		if got := r.serves(); got != "marker-c" {
+			t.Errorf("web serves %q after syslet-update.service, want marker-c", got)
+		}
+		if got := r.invocation("other.service"); got != otherInv {
+			t.Errorf("other.service was restarted")
+		}
 	})
 }
