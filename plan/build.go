@@ -93,6 +93,7 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	}
 	b.stale()
 	b.orphans()
+	b.autoUpdateWarnings(out)
 	b.p.Refusals = append(b.p.Refusals, linkRefusals(out, obs)...)
 	b.finish()
 	b.p.Leftovers = obs.Leftovers

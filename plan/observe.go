@@ -51,6 +51,10 @@ type Sources struct {
 	Files FileReader
 	Units UnitReader
 	Store StoreReader
+	// Tags is set by `syslet update` alone: the registries are asked
+	// about the tags running containers name (Observed.Tags). nil for
+	// every other run, which never asks a registry.
+	Tags TagReader
 }
 
 // Observed is the host as it was when the plan was made.
@@ -64,6 +68,10 @@ type Observed struct {
 	// the image its Image= resolves to anyway is removed without a
 	// restart. Not part of a saved plan's fingerprint: the pins are.
 	ImageIDs map[string]string `json:"-"`
+	// Tags are, in an update only (Sources.Tags), what the registry's tag
+	// and the host's image of each tagged image a running container names
+	// say (updates.go).
+	Tags map[string]Tag `json:"-"`
 	// UnitsKnown and StoreKnown say whether systemd and podman were read.
 	// Without them the plan assumes the host matches its installed files.
 	UnitsKnown bool `json:"unitsKnown"`
@@ -91,6 +99,11 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		if !u.Template {
 			declared = append(declared, u.Service)
 		}
+	}
+	if autoUpdated(out) {
+		// Whether podman's own updates would restart containers behind
+		// syslet's back: the plan says so (updates.go).
+		declared = append(declared, AutoUpdateTimer)
 	}
 	slices.Sort(declared)
 	declared = slices.Compact(declared)
@@ -198,6 +211,11 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	}
 	if src.Store != nil {
 		if err := readPinnedImages(ctx, src.Store, out, files, obs); err != nil {
+			return nil, err
+		}
+	}
+	if src.Tags != nil {
+		if err := readTags(ctx, src.Tags, out, obs); err != nil {
 			return nil, err
 		}
 	}

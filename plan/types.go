@@ -280,6 +280,9 @@ type Plan struct {
 	Actions  []Action       `json:"actions"`
 	Refusals []Refusal      `json:"refusals,omitempty"`
 	Notes    []Note         `json:"notes,omitempty"`
+	// Updates are the images an update pulls again because their tag
+	// moved, with the containers each restarts (Observed.Tags).
+	Updates []ImageUpdate `json:"updates,omitempty"`
 	// Warnings are what the plan finds worth a look that the specs alone
 	// could not show (a protection a takeover drops): findings with a
 	// rule, a warning each; they never stop an apply.

@@ -229,6 +229,9 @@ func (b *builder) container(u *render.Unit) {
 	if filesChanged {
 		restart = true
 	}
+	if b.update(u, &uc) {
+		restart = true
+	}
 	if !u.Template {
 		if again, pinOnly := b.pin(u, &uc); again {
 			restart = true

@@ -71,6 +71,10 @@ type Unit struct {
 	Container string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
 	Image     string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
 	Pod       string     `json:"pod,omitempty"`       // .pod unit the container runs in (Pod=)
+	// AutoUpdate is the container's AutoUpdate= (podman's own updates,
+	// outside syslet): the plan says so when the host's
+	// podman-auto-update.timer is running.
+	AutoUpdate string `json:"autoUpdate,omitempty"`
 	// Uses are what the unit refers to and mounts; nil for a unit that
 	// refers to nothing. Read them through Used, which never is.
 	*Uses

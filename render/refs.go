@@ -132,8 +132,14 @@ func (u *Unit) derive() {
 	if u.Kind != spec.Container {
 		return
 	}
-	if img, ok := u.Merged.Last(unit.Container, unit.KeyImage); ok && !isQuadletRef(img) {
-		u.Image = img
+	if img, ok := u.Merged.Last(unit.Container, unit.KeyImage); ok {
+		// As quadlet reads it: Image="localhost/app" names localhost/app.
+		if img = unit.Unquoted(img); !isQuadletRef(img) {
+			u.Image = img
+		}
+	}
+	if v, ok := u.Merged.Last(unit.Container, unit.KeyAutoUpdate); ok {
+		u.AutoUpdate = unit.Unquoted(v)
 	}
 	for _, l := range u.Lines {
 		if l.Section == unit.Container && l.Key == unit.KeySecret {

@@ -76,9 +76,15 @@ func (o *applyOptions) defineGate(f *flags) {
 }
 
 func parseApply(args []string, stderr io.Writer) (applyOptions, error) {
+	return parseApplyAs("", args, stderr)
+}
+
+// parseApplyAs parses the flags of the apply-like command name (the
+// default command, or update).
+func parseApplyAs(name string, args []string, stderr io.Writer) (applyOptions, error) {
 	var o applyOptions
 	r := &o.req
-	f := commandFlags("")
+	f := commandFlags(name)
 	o.define(f)
 	pos, err := parseInterspersed(f.FlagSet, args)
 	if err != nil {
@@ -160,6 +166,27 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stdout, stderr, "", err)
 	}
+	return applyParsed(o, stdin, stdout, stderr)
+}
+
+// cmdUpdate is an apply that also asks the registries whether the tags
+// the running containers name moved (Request.Update).
+func cmdUpdate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, err := parseApplyAs("update", args, stderr)
+	if err == nil && (o.planFile != "" || o.req.SavePlan != "") {
+		// A saved plan is checked against the host state it was made
+		// from, which holds no registry answers yet.
+		err = fmt.Errorf("%w: syslet update saves and applies no plan file (--out, --plan): run syslet update --diff, then syslet update", errUsage)
+	}
+	if err != nil {
+		return usage(stdout, stderr, "update", err)
+	}
+	o.req.Update = true
+	return applyParsed(o, stdin, stdout, stderr)
+}
+
+// applyParsed runs an apply-like command whose flags are parsed.
+func applyParsed(o applyOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop, release := signals(stderr)
 	defer release()
 	req := o.req

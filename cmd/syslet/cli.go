@@ -68,6 +68,19 @@ failed or rolled-back) without waiting for them, and after its run waits at most
 delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
 			examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
 				"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
+		{name: "update", run: cmdUpdate, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
+			summary:     "an apply that also pulls each running container's tagged image again when its registry's tag names another digest now, and restarts those containers under the health gate",
+			defineFlags: func(f *flags) { new(applyOptions).define(f) },
+			notes: `For each container desired running whose Image= is a tag in a registry (not a digest, not a
+.build or .image unit, not localhost/ or a short name), syslet asks the registry for the tag's
+digest (one manifest HEAD, with the host's registries.conf and auth file; nothing is pulled to
+find out) and compares it with the repository digests of the image the host holds. Each that
+differs is pulled in step 1, before anything stops, and the containers that run it restart; the
+health gate judges them, and a failure rolls back to the previous generation, pinned to the image
+it ran. --diff shows the updates (image, both digests, the containers restarted) and pulls
+nothing. A registry that cannot be asked stops the run before anything changes, naming the image.
+A plain syslet apply never asks a registry. --out and --plan do not apply. Exit codes as an apply's.`,
+			examples: []string{"syslet update --diff", "syslet update", "syslet update specs/"}},
 		{name: "validate", run: cmdValidate, synopsis: []string{"[--strict] [--output json] [--podman VERSION] [PATH | -]"},
 			summary:     "check specs without touching any host, podman's quadlet converter included",
 			defineFlags: func(f *flags) { new(validateOptions).define(f) },

@@ -138,6 +138,7 @@ var wantRule = map[string]string{
 	"105-image-tag-too-long.json":         "image-tag",
 	"106-image-tag-character.json":        "image-tag",
 	"108-misspelled-field.json":           "misspelled-field",
+	"109-auto-update.json":                "auto-update",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,10 @@ const (
 // DriftUnits are the drift check for hosts without webhookd: a read-only
 // plan on a timer (installed, not enabled).
 var DriftUnits = []string{"syslet-drift.service", "syslet-drift.timer"}
+
+// UpdateUnits run syslet update on a timer (installed, not enabled: an
+// operator chooses when images may move).
+var UpdateUnits = []string{"syslet-update.service", "syslet-update.timer"}
 
 // The package's metadata.
 const (
@@ -119,7 +124,7 @@ func Contents(bins map[string]string, src, man string) ([]content, error) {
 		content{Dst: layout.StateHome, Type: "dir", FileInfo: &fileInfo{Mode: 0o700}},
 		file(filepath.Join(src, "copyright"), DocDir+"/copyright", 0o644),
 	)
-	for _, u := range DriftUnits {
+	for _, u := range slices.Concat(DriftUnits, UpdateUnits) {
 		cs = append(cs, file(filepath.Join(src, u), UnitDir+"/"+u, 0o644))
 	}
 	for _, c := range Completions {

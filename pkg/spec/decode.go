@@ -212,6 +212,7 @@ func (d *decoder) spec(n *jsontree.Node, i int, s *Spec) *Spec {
 		f()
 	}
 	d.later = nil
+	d.autoUpdate(s) // the instances' drop-ins are read by now
 	return s
 }
 

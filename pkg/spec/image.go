@@ -25,8 +25,11 @@ var transports = []string{"docker://", "docker-archive:", "oci-archive:", "oci:"
 
 // checkImageRef reports why podman would refuse ref as a [Container]
 // Image=, or "" when it would not. A quadlet unit reference (app.build,
-// base.image) is the converter's to check.
+// base.image) is the converter's to check. The value is read as quadlet
+// reads it: `Image="localhost/app"` names localhost/app (podman's own
+// quotes.container).
 func checkImageRef(ref string) string {
+	ref = unit.Unquoted(ref)
 	if unit.IsQuadletFile(ref) || imageID.MatchString(ref) {
 		return ""
 	}

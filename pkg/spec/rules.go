@@ -66,6 +66,7 @@ const (
 	RuleUndefinedSecret    = "undefined-secret"            // Secret= names a secret no spec declares
 	RuleDuplicateDest      = "duplicate-mount-destination" // two mounts of a container at one destination
 	RuleDuplicateSecret    = "duplicate-secret-name"       // two secret specs give one podman secret name
+	RuleAutoUpdate         = "auto-update"                 // AutoUpdate=: podman's own updates restart the container outside syslet (a warning)
 	// RuleRemovalDefault is the plan's, not the specs': an installed unit
 	// says RemovalAllowed=false and its spec, not setting removalAllowed,
 	// now gets the default true (the earlier syslet's default was false),

@@ -2,6 +2,7 @@ package unit
 
 import (
 	"strings"
+	"unicode"
 )
 
 // Section names syslet renders or reads.
@@ -25,11 +26,16 @@ const (
 
 // Keys syslet sets, forces or reads.
 const (
-	KeyDescription         = "Description"
-	KeyContainerName       = "ContainerName"
-	KeyVolumeName          = "VolumeName"
-	KeyNetworkName         = "NetworkName"
-	KeyImage               = "Image"
+	KeyDescription   = "Description"
+	KeyContainerName = "ContainerName"
+	KeyVolumeName    = "VolumeName"
+	KeyNetworkName   = "NetworkName"
+	KeyImage         = "Image"
+	// KeyAutoUpdate is podman's own image update: a container (or kube
+	// unit) that sets it is restarted by podman-auto-update.timer when
+	// its image moves, outside syslet's plan, health gate and
+	// generations; `syslet update` does the same under them.
+	KeyAutoUpdate          = "AutoUpdate"
 	KeyPull                = "Pull"
 	KeyImageTag            = "ImageTag"
 	KeyFile                = "File"
@@ -108,4 +114,15 @@ func Merge(base *File, dropIns ...*File) *File {
 		add(d)
 	}
 	return g
+}
+
+// Unquoted is a single value as quadlet reads it (podman's parser's
+// Lookup): trailing whitespace dropped and one pair of surrounding double
+// quotes taken off, so `Image="localhost/app"` names localhost/app.
+func Unquoted(v string) string {
+	v = strings.TrimRightFunc(v, unicode.IsSpace)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	return v
 }

@@ -38,6 +38,11 @@ type Request struct {
 	Source string
 	// Diff plans and prints, and changes nothing.
 	Diff bool
+	// Update makes the run `syslet update`: besides the input's changes,
+	// each running container whose image is a tag its registry now names
+	// another digest for is pulled again and restarted (plan.TagReader).
+	// Without it no registry is asked.
+	Update bool
 	// Root is the tree syslet manages; anything but "/" means no systemd
 	// and no podman (only Diff is then allowed), unless Host is set.
 	Root string

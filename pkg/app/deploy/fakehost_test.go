@@ -74,6 +74,10 @@ type fakeHost struct {
 	version      string
 	versionErr   error
 	versionCalls int
+	// tags are what each registry tag names now (TagDigest), repoDigests
+	// the repository digests of the images the host holds (ImageDigests).
+	tags        map[string]string
+	repoDigests map[string][]string
 
 	// stager
 	stageWarnings []string
@@ -594,4 +598,19 @@ func intentOps(ri *runlog.RunInfo) []string {
 		out = append(out, a.Op+" "+a.Target)
 	}
 	return out
+}
+
+func (p fakePodman) TagDigest(_ context.Context, ref string) (string, error) {
+	if err := p.call("tag-digest " + ref); err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tags[ref], nil
+}
+
+func (p fakePodman) ImageDigests(_ context.Context, ref string) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.repoDigests[ref], nil
 }

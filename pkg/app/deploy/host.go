@@ -180,11 +180,14 @@ func (c *podmanCheck) verdict(v view.Operation, l *load.Set) func() checked {
 	})
 }
 
-func (h *hostConn) sources() plan.Sources {
+func (h *hostConn) sources(update bool) plan.Sources {
 	src := plan.Sources{Files: h.files}
 	if h.live != nil {
 		src.Units = h.live.Systemd
 		src.Store = h.live.Podman
+		if update {
+			src.Tags = h.live.Podman
+		}
 	}
 	return src
 }

@@ -41,6 +41,10 @@ func (k passKind) awaitsCheck() bool { return k != gateRollback }
 // unless allowed; a rollback returns to what ran.
 func (k passKind) guardsRemovals() bool { return k == inputPass }
 
+// updates: `syslet update` asks the registries about the run's own input
+// only; the rollback after a failed gate returns to the images it ran.
+func (k passKind) updates() bool { return k == inputPass }
+
 // checksSaved: a saved plan is the run's own input's.
 func (k passKind) checksSaved() bool { return k == inputPass }
 

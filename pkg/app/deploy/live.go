@@ -33,6 +33,9 @@ type Systemd interface {
 // changes for the executor, and its release for the converter check.
 type Podman interface {
 	plan.StoreReader
+	// TagReader asks registries what a tag names now: `syslet update`
+	// alone uses it.
+	plan.TagReader
 	executor.Podman
 	Version(ctx context.Context) (string, error)
 	// Containers lists podman's containers with the images they run (a

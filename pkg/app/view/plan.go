@@ -36,6 +36,19 @@ func Plan(w io.Writer, p *plan.Plan) {
 }
 
 func drawPlan(w io.Writer, p *plan.Plan) {
+	if len(p.Updates) > 0 {
+		// syslet update: which tags moved, from what to what, and what
+		// restarts for it.
+		fmt.Fprintln(w, "Image updates:")
+		for _, u := range p.Updates {
+			from := strings.Join(u.From, ", ")
+			if from == "" {
+				from = "(no registry digest)"
+			}
+			fmt.Fprintf(w, "  ~ %s\n      from %s\n      to   %s\n      restarts %s\n", redact.Escape(u.Image), from, redact.Escape(u.To), redact.Escape(strings.Join(u.Restarts, ", ")))
+		}
+		fmt.Fprintln(w)
+	}
 	// The units are pointed at, not copied: a converged plan of a hundred
 	// thousand units would clone 30 MB of them to print none.
 	changed := units(p, func(u *plan.UnitChange) bool { return u.Effect != plan.EffectNone })

@@ -1,0 +1,200 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/render"
+)
+
+// Image updates (`syslet update`). A plain apply pulls an image only when
+// it is missing, so a tag that moved in its registry goes unnoticed. An
+// update reads one more fact for each tagged registry image a running
+// container names: the digest the registry's tag names now, beside the
+// repository digests of the image the host holds under that name
+// (Observed.Tags). Where they differ, the plan pulls the image in its
+// first step and restarts the containers that run it, like any change: the
+// health gate judges them and a failure rolls back to the generation
+// before, pinned to the image it ran. Only an update reads these facts: a
+// plain apply never asks a registry.
+
+// TagReader is what an update reads of the registries and the image store.
+type TagReader interface {
+	// TagDigest asks ref's registry for the manifest digest its tag names
+	// now (one manifest HEAD, nothing pulled).
+	TagDigest(ctx context.Context, ref string) (string, error)
+	// ImageDigests are the repository digests ("name@sha256:…") of the
+	// image ref names in the host's store.
+	ImageDigests(ctx context.Context, ref string) ([]string, error)
+}
+
+// Tag is what an update knows of one tagged registry image.
+type Tag struct {
+	// Registry is the digest the registry's tag names now.
+	Registry string `json:"registry"`
+	// Host are the repository digests of the image the host holds under
+	// the name.
+	Host []string `json:"host"`
+}
+
+// Current reports whether the host's image is the one the tag names.
+func (t Tag) Current() bool {
+	return slices.ContainsFunc(t.Host, func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
+}
+
+// Old are the digests of the host's image, without repository names.
+func (t Tag) Old() []string {
+	var out []string
+	for _, d := range t.Host {
+		if _, dg, ok := strings.Cut(d, "@"); ok && !slices.Contains(out, dg) {
+			out = append(out, dg)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ImageUpdate is one image an update pulls again: the tag's digest now
+// and the one the host had, and the services of the containers it
+// restarts.
+type ImageUpdate struct {
+	Image    string   `json:"image"`
+	From     []string `json:"from"`
+	To       string   `json:"to"`
+	Restarts []string `json:"restarts"`
+}
+
+// TaggedImage is the registry reference an update asks about for a
+// container's Image=, or "" when it names no tag in a registry: a digest
+// (nothing can move), an image ID, a quadlet unit (.build, .image), an
+// image only this host has (localhost/…), another transport, or a short
+// name (which registry it comes from is registries.conf's search, not
+// the reference's).
+func TaggedImage(img string) string {
+	ref := strings.TrimPrefix(img, "docker://")
+	if strings.Contains(ref, "@") || (ref != img && ref == "") {
+		return ""
+	}
+	domain, rest, ok := strings.Cut(ref, "/")
+	if !ok || rest == "" || domain == "localhost" || !strings.ContainsAny(domain, ".:") {
+		return ""
+	}
+	if _, port, ok := strings.Cut(domain, ":"); ok && (port == "" || strings.Trim(port, "0123456789") != "") {
+		return "" // another transport (oci:, docker-archive:, …)
+	}
+	if last := rest[strings.LastIndexByte(rest, '/')+1:]; !strings.Contains(last, ":") {
+		ref += ":latest"
+	}
+	return ref
+}
+
+// updatable lists the distinct tagged registry images of the containers
+// meant to run.
+func updatable(out *render.Output) []string {
+	var refs []string
+	for _, u := range out.Units {
+		if u.Kind == spec.Container && !u.Template && u.State == spec.Running && TaggedImage(u.Image) != "" {
+			refs = append(refs, u.Image)
+		}
+	}
+	slices.Sort(refs)
+	return slices.Compact(refs)
+}
+
+// readTags reads Observed.Tags: for each tagged image the host holds, its
+// repository digests and its registry's answer. An image the host does not
+// hold is pulled by any apply; a registry that cannot be asked stops the
+// update before anything changes, naming the image.
+func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observed) error {
+	for _, img := range updatable(out) {
+		if !obs.Images[img] {
+			continue
+		}
+		host, err := r.ImageDigests(ctx, img)
+		if err != nil {
+			return fmt.Errorf("reading the digests of image %q: %w", img, err)
+		}
+		reg, err := r.TagDigest(ctx, TaggedImage(img))
+		if err != nil {
+			return fmt.Errorf("checking image %q for an update: %w", img, err)
+		}
+		if obs.Tags == nil {
+			obs.Tags = map[string]Tag{}
+		}
+		obs.Tags[img] = Tag{Registry: reg, Host: host}
+	}
+	return nil
+}
+
+// update plans the update of a container's image when its tag moved: the
+// image is pulled again in the first step and the container restarts.
+func (b *builder) update(u *render.Unit, uc *UnitChange) bool {
+	t, ok := b.obs.Tags[u.Image]
+	if !ok || t.Current() || u.Template {
+		return false
+	}
+	if _, pinned := b.opts.Pins[u.FileName]; pinned || b.pinned(u) {
+		// A rollback pinned it to the image it ran before: restarting it
+		// would run that image again, and the pin stays until the specs
+		// change. Said, not planned: no update loop.
+		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": a rollback pinned this container to the image it ran before (the next change of its specs lifts the pin)"})
+		return false
+	}
+	from := t.Old()
+	why := fmt.Sprintf("image %s: its tag now names %s (host has %s)", u.Image, t.Registry, strings.Join(from, ", "))
+	if len(from) == 0 {
+		why = fmt.Sprintf("image %s: its tag now names %s (the host's image has no registry digest)", u.Image, t.Registry)
+	}
+	uc.Reasons = append(uc.Reasons, why)
+	i := slices.IndexFunc(b.p.Updates, func(x ImageUpdate) bool { return x.Image == u.Image })
+	if i < 0 {
+		b.p.Updates = append(b.p.Updates, ImageUpdate{Image: u.Image, From: from, To: t.Registry})
+		i = len(b.p.Updates) - 1
+		b.pulls[u.Image] = true
+		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
+	}
+	b.p.Updates[i].Restarts = append(b.p.Updates[i].Restarts, u.Service)
+	return true
+}
+
+// pinned reports whether a rollback's pin drop-in is installed for u.
+func (b *builder) pinned(u *render.Unit) bool {
+	f, ok := b.obs.Files[layout.PinPath(u.FileName)]
+	if !ok || f.Link != "" || f.Mode.IsDir() {
+		return false
+	}
+	_, ours := render.ParsePin(f.Data)
+	return ours
+}
+
+// AutoUpdateTimer is podman's own image update: it restarts each container
+// that sets AutoUpdate= when its image moves, outside syslet's plan,
+// health gate and generations.
+const AutoUpdateTimer = "podman-auto-update.timer"
+
+// autoUpdated reports whether a container meant to run sets AutoUpdate=.
+func autoUpdated(out *render.Output) bool {
+	return slices.ContainsFunc(out.Units, func(u *render.Unit) bool { return u.AutoUpdate != "" && !u.Template })
+}
+
+// autoUpdateWarnings warns of each container that sets AutoUpdate= on a
+// host whose podman-auto-update.timer runs: validate warned of the key,
+// the plan says it is live here.
+func (b *builder) autoUpdateWarnings(out *render.Output) {
+	if !b.obs.Units[AutoUpdateTimer].Active() {
+		return
+	}
+	for _, u := range out.Units {
+		if u.AutoUpdate == "" || u.Template {
+			continue
+		}
+		b.p.Warnings = append(b.p.Warnings, report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleAutoUpdate, Severity: report.Warning,
+			Message: fmt.Sprintf("%s: %s is running on this host: it will pull and restart %s (AutoUpdate=%s) outside syslet's plan, health gate and generations; use syslet update instead (remove AutoUpdate=, or systemctl disable --now %s)",
+				u.FileName, AutoUpdateTimer, u.Service, u.AutoUpdate, AutoUpdateTimer)})
+	}
+}
