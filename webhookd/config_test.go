@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/syslet/syslet/pkg/forge"
 )
 
 // files writes the credential files a configuration refers to.
@@ -176,17 +178,17 @@ repos:
 		t.Errorf("targets %v", c.NotifyTargets)
 	}
 	gh, gl := c.Repos[0], c.Repos[1]
-	if s := gh.forgeStatus; s == nil || s.api != "https://api.github.com" || s.owner != "ops" || s.name != "infra" || s.context != "syslet/web1" {
+	if s := gh.forgeStatus; s == nil || s.repo != (forge.Repo{Kind: forge.GitHub, API: "https://api.github.com", Path: "ops/infra"}) || s.context != "syslet/web1" {
 		t.Errorf("github status %+v", gh.forgeStatus)
 	}
 	if gh.DriftInterval != 10*time.Minute || !gh.Reconcile || gl.DriftInterval != 0 || c.Repos[1].Reconcile {
 		t.Errorf("drift %v %v %v", gh.DriftInterval, gh.Reconcile, gl.DriftInterval)
 	}
-	if s := gl.forgeStatus; s == nil || s.api != "https://gitlab.example/api/v4" || s.project != "ops/infra" || s.context != "deploy/web1" ||
+	if s := gl.forgeStatus; s == nil || s.repo != (forge.Repo{Kind: forge.GitLab, API: "https://gitlab.example/api/v4", Path: "ops/infra"}) || s.context != "deploy/web1" ||
 		s.targetURL != "https://grafana.example/d/x?host=web1&commit={commit}" {
 		t.Errorf("gitlab status %+v", gl.forgeStatus)
 	}
-	u, h, body := gl.forgeStatus.request("abc", stateFailure, "failed")
+	u, h, body := gl.forgeStatus.request("abc", forge.Failure, "failed")
 	if u != "https://gitlab.example/api/v4/projects/ops%2Finfra/statuses/abc" || h.Get("PRIVATE-TOKEN") == "" ||
 		string(body) != `{"description":"failed","name":"deploy/web1","state":"failed","target_url":"https://grafana.example/d/x?host=web1\u0026commit=abc"}` {
 		t.Errorf("gitlab request %s %v %s", u, h, body)

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/verdict"
 )
@@ -465,7 +466,7 @@ func (w *worker) deploy(batch []push) {
 		}
 	}
 
-	w.setStatus(a, statePending, "deploying to "+w.hostname)
+	w.setStatus(a, forge.Pending, "deploying to "+w.hostname)
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, err)
