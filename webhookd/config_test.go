@@ -78,7 +78,7 @@ repos:
 		t.Fatal(err)
 	}
 	r := c.Repos[0]
-	if r.SpecPath != "hosts/web1" || r.PollInterval != 5*time.Minute || !r.IsSSH() || string(r.Secret.bytes()) != "0123456789abcdef0123456789abcdef" {
+	if r.SpecPath != "hosts/web1" || r.PollInterval != 5*time.Minute || r.PollDelay != 5*time.Minute || !r.IsSSH() || string(r.Secret.bytes()) != "0123456789abcdef0123456789abcdef" {
 		t.Errorf("repo 0 = %+v", r)
 	}
 	if got := fmt.Sprintf("%v %+v %#v %s", r.Secret, r.Secret, r.Secret, r.Secret); strings.Contains(got, "0123") {
@@ -116,6 +116,10 @@ repos:
 		{"short secret", repo("    url: /srv/x\n    secretFile: " + f.shortSecret + "\n"), "repos[0].secretFile: " + f.shortSecret + " holds 5 bytes"},
 		{"poll too short", repo("    url: /srv/x\n    poll: 1s\n"), "repos[0].poll: 1s is shorter than the minimum 5s"},
 		{"poll not a duration", repo("    url: /srv/x\n    poll: often\n"), "repos[0].poll: \"often\" is not a duration"},
+		{"spread without poll", repo("    url: /srv/x\n    secretFile: " + f.secret + "\n    pollSpread: 1m\n"), "repos[0].pollSpread: only applies with poll"},
+		{"spread past the interval", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: 2m\n"), "repos[0].pollSpread: 2m0s is longer than the poll interval 1m0s"},
+		{"spread negative", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: -1s\n"), "repos[0].pollSpread: must not be negative"},
+		{"spread not a duration", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: half\n"), "repos[0].pollSpread: \"half\" is not a duration"},
 		{"ssh without knownHosts", repo("    url: ssh://git@git.example/x.git\n    sshKey: " + f.key + "\n    secretFile: " + f.secret + "\n"), "repos[0].knownHosts: required for ssh remotes"},
 		{"ssh without key", repo("    url: git@git.example:x.git\n    knownHosts: " + f.knownHosts + "\n    secretFile: " + f.secret + "\n"), "repos[0].sshKey: required for ssh remotes"},
 		{"host not in knownHosts", repo("    url: ssh://git@other.example/x.git\n    sshKey: " + f.key + "\n    knownHosts: " + f.knownHosts + "\n    secretFile: " + f.secret + "\n"), "repos[0].knownHosts: " + f.knownHosts + " has no key for other.example"},

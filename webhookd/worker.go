@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -141,6 +142,8 @@ type RepoStatus struct {
 
 	LastPoll      *time.Time `json:"lastPoll,omitempty"`
 	LastPollError string     `json:"lastPollError,omitempty"`
+	// NextPoll is when the branch is fetched next (polling repositories).
+	NextPoll *time.Time `json:"nextPoll,omitempty"`
 
 	// DriftInterval is how often the host is checked (0: never);
 	// Reconcile: a check that finds differences deploys the applied
@@ -222,6 +225,9 @@ type worker struct {
 	statuses *notify.Queue
 
 	wake chan struct{}
+	// pollDelay draws the first poll's delay after a start, up to its
+	// argument (randomDelay; tests fix it).
+	pollDelay func(max time.Duration) time.Duration
 
 	// saveMu orders the status file's writes: each takes its snapshot and
 	// writes it under saveMu, so a drift check's save cannot land after a
@@ -238,9 +244,10 @@ type worker struct {
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
 	w := &worker{
 		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
-		log:    log.With().Str("repo", cfg.Name).Logger(),
-		wake:   make(chan struct{}, 1),
-		notify: func(notify.Event) {},
+		log:       log.With().Str("repo", cfg.Name).Logger(),
+		wake:      make(chan struct{}, 1),
+		notify:    func(notify.Event) {},
+		pollDelay: randomDelay,
 		st: RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle",
 			DriftInterval: cfg.DriftInterval.Seconds(), Reconcile: cfg.Reconcile},
 	}
@@ -307,12 +314,23 @@ func (w *worker) run(stop <-chan struct{}) {
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
 		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
 	}
-	var tick, driftTick <-chan time.Time
+	// The first poll waits a random delay within the spread, so a fleet
+	// started together (a package upgrade, a power cut) does not fetch in
+	// the same second; the later ones keep that phase.
+	var firstPoll, tick, driftTick <-chan time.Time
+	var ticker *time.Ticker
 	if w.cfg.PollInterval > 0 {
-		t := time.NewTicker(w.cfg.PollInterval)
-		defer t.Stop()
-		tick = t.C
-		w.poll() // catch up at start, too
+		d := w.pollDelay(w.cfg.PollDelay)
+		first := time.NewTimer(d)
+		defer first.Stop()
+		firstPoll = first.C
+		w.setNextPoll(d)
+		w.log.Info().Stringer("firstPollIn", d.Round(time.Millisecond)).Stringer("every", w.cfg.PollInterval).Msg("polling the branch")
+		defer func() {
+			if ticker != nil {
+				ticker.Stop()
+			}
+		}()
 	}
 	if w.cfg.DriftInterval > 0 {
 		t := time.NewTicker(w.cfg.DriftInterval)
@@ -338,8 +356,15 @@ func (w *worker) run(stop <-chan struct{}) {
 			w.dropPending()
 			return
 		case <-w.wake:
+		case <-firstPoll:
+			firstPoll = nil
+			ticker = time.NewTicker(w.cfg.PollInterval)
+			tick = ticker.C
+			w.poll()
+			w.setNextPoll(w.cfg.PollInterval)
 		case <-tick:
 			w.poll()
+			w.setNextPoll(w.cfg.PollInterval)
 		case <-driftTick:
 			w.checkDrift()
 		}
@@ -386,6 +411,23 @@ func (w *worker) saveInFlight(p push) {
 	if err := w.save(st); err != nil {
 		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
 	}
+}
+
+// randomDelay is a delay drawn evenly from [0, max): where in the poll
+// interval this host's polls fall until its next start.
+func randomDelay(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	return rand.N(max)
+}
+
+// setNextPoll shows in /status when the next poll is due, d from now.
+func (w *worker) setNextPoll(d time.Duration) {
+	at := time.Now().Add(d).UTC().Truncate(time.Second)
+	w.mu.Lock()
+	w.st.NextPoll = &at
+	w.mu.Unlock()
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
