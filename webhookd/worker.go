@@ -290,11 +290,23 @@ func (w *worker) queue(p push) (busy bool) {
 	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
 	busy = w.st.State != "idle"
 	w.mu.Unlock()
+	w.nudge()
+	return busy
+}
+
+// hasPending reports whether a push waits for a deploy.
+func (w *worker) hasPending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending) > 0
+}
+
+// nudge wakes the run loop (at most one wake waits).
+func (w *worker) nudge() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
-	return busy
 }
 
 func (w *worker) status() RepoStatus {
@@ -337,6 +349,7 @@ func (w *worker) run(stop <-chan struct{}) {
 		defer t.Stop()
 		driftTick = t.C
 	}
+	fetched := false // since the last repack
 	for {
 		for {
 			select {
@@ -349,7 +362,15 @@ func (w *worker) run(stop <-chan struct{}) {
 			if batch == nil {
 				break
 			}
-			w.deploy(batch)
+			fetched = w.deploy(batch) || fetched
+		}
+		// Between deploys, with no push waiting, the fetches' packs are
+		// rolled up; a push that arrives meanwhile stops the repack and is
+		// deployed first.
+		if fetched {
+			fetched = false
+			w.repack(stop)
+			continue
 		}
 		select {
 		case <-stop:
@@ -360,10 +381,10 @@ func (w *worker) run(stop <-chan struct{}) {
 			firstPoll = nil
 			ticker = time.NewTicker(w.cfg.PollInterval)
 			tick = ticker.C
-			w.poll()
+			fetched = w.poll()
 			w.setNextPoll(w.cfg.PollInterval)
 		case <-tick:
-			w.poll()
+			fetched = w.poll()
 			w.setNextPoll(w.cfg.PollInterval)
 		case <-driftTick:
 			w.checkDrift()
@@ -413,6 +434,49 @@ func (w *worker) saveInFlight(p push) {
 	}
 }
 
+// repack rolls up the clone's packs (repack.go), within repackTimeout;
+// stopping webhookd or a push arriving stops it, leaving the clone as it
+// was (the next one starts over).
+func (w *worker) repack(stop <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), repackTimeout)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		defer cancel()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-w.wake:
+				if w.hasPending() {
+					w.nudge() // the wake is the run loop's: hand it back
+					return
+				}
+				// A wake whose push was deployed already: nothing waits.
+			}
+		}
+	}()
+	rep, err := w.co.Repack(ctx)
+	cancel()
+	<-watched
+	w.m.packs.WithLabelValues(w.cfg.Name).Set(float64(rep.After))
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		w.m.repacks.WithLabelValues(w.cfg.Name, RepackStopped).Inc()
+		w.log.Info().Int("packs", rep.Packs).Msg("repack stopped for a push or a shutdown; the clone is as it was")
+	case err != nil:
+		w.m.repacks.WithLabelValues(w.cfg.Name, RepackFailed).Inc()
+		w.log.Warn().Err(err).Int("packs", rep.Packs).Msg("repack failed; the clone is as it was")
+	case rep.Merged > 0:
+		w.m.repacks.WithLabelValues(w.cfg.Name, RepackMerged).Inc()
+		w.log.Info().Int("merged", rep.Merged).Int64("bytes", rep.Bytes).Int("packs", rep.After).
+			Float64("seconds", rep.Took.Seconds()).Msg("repacked the clone")
+	}
+}
+
 // randomDelay is a delay drawn evenly from [0, max): where in the poll
 // interval this host's polls fall until its next start.
 func randomDelay(max time.Duration) time.Duration {
@@ -431,8 +495,9 @@ func (w *worker) setNextPoll(d time.Duration) {
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
-// applied or its apply already failed (a failed fetch is retried).
-func (w *worker) poll() {
+// applied or its apply already failed (a failed fetch is retried). It
+// reports whether the fetch went through.
+func (w *worker) poll() (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
 	tip, err := w.co.Fetch(ctx)
@@ -444,21 +509,22 @@ func (w *worker) poll() {
 		w.st.LastPollError = err.Error()
 		w.mu.Unlock()
 		w.log.Error().Err(err).Msg("poll: fetch failed")
-		return
+		return false
 	}
 	last := w.st.Last
 	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
 	w.mu.Unlock()
-	if done {
-		return
+	if !done {
+		w.log.Info().Str("commit", tip).Msg("poll: branch moved")
+		w.enqueue(tip, "poll")
 	}
-	w.log.Info().Str("commit", tip).Msg("poll: branch moved")
-	w.enqueue(tip, "poll")
+	return true
 }
 
 // deploy runs one attempt for a batch of queued pushes: fetch, pick the
-// newest pushed commit on the branch, check it out, apply it.
-func (w *worker) deploy(batch []push) {
+// newest pushed commit on the branch, check it out, apply it. It reports
+// whether its fetch went through.
+func (w *worker) deploy(batch []push) (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
@@ -470,12 +536,12 @@ func (w *worker) deploy(batch []push) {
 	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageFetch, err)
-		return
+		return false
 	}
 	best, err := w.newest(tip, batch)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageFetch, err)
-		return
+		return true
 	}
 	a.Commit = best.commit
 	a.Trigger = best.trigger
@@ -499,12 +565,12 @@ func (w *worker) deploy(batch []push) {
 		older, err := w.co.Contains(applied, best.commit)
 		if err != nil {
 			w.finish(log, a, ResultFailed, StageFetch, err)
-			return
+			return true
 		}
 		if older {
 			a.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
 			w.finish(log, a, ResultSkipped, "", nil)
-			return
+			return true
 		}
 	}
 
@@ -512,18 +578,18 @@ func (w *worker) deploy(batch []push) {
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, err)
-		return
+		return true
 	}
 	// The spec directory is resolved inside the checkout: a pushed commit
 	// whose path is a symlink leading out of it (to /etc, say) is refused.
 	specDir, err := bounded.DirBeneath(dir, filepath.FromSlash(w.cfg.SpecPath))
 	if errors.Is(err, bounded.ErrEscapes) {
 		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
-		return
+		return true
 	}
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
-		return
+		return true
 	}
 	log.Info().Str("dir", specDir).Msg("deploying")
 	rep, err := w.dep.Deploy(ctx, DeployRequest{
@@ -540,6 +606,7 @@ func (w *worker) deploy(batch []push) {
 	a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 	result, stage := rep.Verdict.Deploy()
 	w.finish(log, a, result, stage, err)
+	return true
 }
 
 // newest picks, among the batch's commits reachable from tip, the newest:
