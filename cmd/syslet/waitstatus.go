@@ -161,9 +161,7 @@ func cmdWaitStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s every status is success: %s may be promoted\n", since(), short)
 		return waitSucceeded
 	case forge.Failed:
-		s := res.Last[res.Failed]
-		fmt.Fprintf(stdout, "%s %s failed: %s\n", since(), res.Failed, describe(s))
-		fmt.Fprintf(stderr, "syslet wait-status: %s failed on %s (%s): do not promote it\n", short, res.Failed, s.Word)
+		fmt.Fprintf(stdout, "%s %s failed on %s (%s): do not promote it\n", since(), short, res.Failed, res.Last[res.Failed].Word)
 		return waitFailed
 	}
 	var waiting []string
@@ -175,11 +173,11 @@ func cmdWaitStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	slices.Sort(waiting)
-	msg := fmt.Sprintf("syslet wait-status: still waiting after %s: %s", (*duration)(&o.timeout), strings.Join(waiting, ", "))
+	msg := fmt.Sprintf("%s still waiting after %s: %s", since(), (*duration)(&o.timeout), strings.Join(waiting, ", "))
 	if res.Err != nil {
 		msg += fmt.Sprintf("; the last read failed: %v", res.Err)
 	}
-	fmt.Fprintln(stderr, msg)
+	fmt.Fprintln(stdout, msg+": not promoted")
 	return waitPending
 }
 

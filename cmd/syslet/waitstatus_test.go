@@ -82,14 +82,14 @@ func TestWaitStatus(t *testing.T) {
 	t.Run("OneFailureStopsAtOnce", func(t *testing.T) {
 		g := &giteaStatuses{steps: map[string][]string{"syslet/c1": {"pending"}, "syslet/c2": {"failure"}}}
 		code, out, errOut := waitRun(t, g)
-		if code != 1 || g.reads != 1 || !strings.Contains(errOut, "failed on syslet/c2 (failure): do not promote it") {
+		if code != 1 || g.reads != 1 || !strings.Contains(out, "89abcdef0123 failed on syslet/c2 (failure): do not promote it") {
 			t.Fatalf("exit %d after %d reads\n%s%s", code, g.reads, out, errOut)
 		}
 	})
 	t.Run("StillPendingAtTheTimeout", func(t *testing.T) {
 		g := &giteaStatuses{steps: map[string][]string{"syslet/c1": {"success"}, "syslet/c2": {"pending"}}}
 		code, out, errOut := waitRun(t, g, "--timeout", "1500ms")
-		if code != 3 || !strings.Contains(errOut, "still waiting after 1.5s: syslet/c2 (pending)") {
+		if code != 3 || !strings.Contains(out, "still waiting after 1.5s: syslet/c2 (pending): not promoted") {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
 	})
