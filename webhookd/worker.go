@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -432,93 +431,6 @@ func (w *worker) saveInFlight(p push) {
 	if err := w.save(st); err != nil {
 		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
 	}
-}
-
-// repack rolls up the clone's packs (repack.go), within repackTimeout;
-// stopping webhookd or a push arriving stops it, leaving the clone as it
-// was (the next one starts over).
-func (w *worker) repack(stop <-chan struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), repackTimeout)
-	defer cancel()
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		defer cancel()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-w.wake:
-				if w.hasPending() {
-					w.nudge() // the wake is the run loop's: hand it back
-					return
-				}
-				// A wake whose push was deployed already: nothing waits.
-			}
-		}
-	}()
-	rep, err := w.co.Repack(ctx)
-	cancel()
-	<-watched
-	w.m.packs.WithLabelValues(w.cfg.Name).Set(float64(rep.After))
-	switch {
-	case err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
-		w.m.repacks.WithLabelValues(w.cfg.Name, RepackStopped).Inc()
-		w.log.Info().Int("packs", rep.Packs).Msg("repack stopped for a push or a shutdown; the clone is as it was")
-	case err != nil:
-		w.m.repacks.WithLabelValues(w.cfg.Name, RepackFailed).Inc()
-		w.log.Warn().Err(err).Int("packs", rep.Packs).Msg("repack failed; the clone is as it was")
-	case rep.Merged > 0:
-		w.m.repacks.WithLabelValues(w.cfg.Name, RepackMerged).Inc()
-		w.log.Info().Int("merged", rep.Merged).Int64("bytes", rep.Bytes).Int("packs", rep.After).
-			Float64("seconds", rep.Took.Seconds()).Msg("repacked the clone")
-	}
-}
-
-// randomDelay is a delay drawn evenly from [0, max): where in the poll
-// interval this host's polls fall until its next start.
-func randomDelay(max time.Duration) time.Duration {
-	if max <= 0 {
-		return 0
-	}
-	return rand.N(max)
-}
-
-// setNextPoll shows in /status when the next poll is due, d from now.
-func (w *worker) setNextPoll(d time.Duration) {
-	at := time.Now().Add(d).UTC().Truncate(time.Second)
-	w.mu.Lock()
-	w.st.NextPoll = &at
-	w.mu.Unlock()
-}
-
-// poll fetches the branch and queues its tip unless that commit is already
-// applied or its apply already failed (a failed fetch is retried). It
-// reports whether the fetch went through.
-func (w *worker) poll() (fetched bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
-	defer cancel()
-	tip, err := w.co.Fetch(ctx)
-	now := time.Now().UTC()
-	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
-	w.mu.Lock()
-	w.st.LastPoll, w.st.LastPollError = &now, ""
-	if err != nil {
-		w.st.LastPollError = err.Error()
-		w.mu.Unlock()
-		w.log.Error().Err(err).Msg("poll: fetch failed")
-		return false
-	}
-	last := w.st.Last
-	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
-	w.mu.Unlock()
-	if !done {
-		w.log.Info().Str("commit", tip).Msg("poll: branch moved")
-		w.enqueue(tip, "poll")
-	}
-	return true
 }
 
 // deploy runs one attempt for a batch of queued pushes: fetch, pick the
