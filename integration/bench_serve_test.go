@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -159,6 +160,8 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 	pushes := envInt("BENCH_PUSHES", noChangePushes)
 	ends := min(50, pushes/2) // the first and last deliveries compared
 	var durs sample
+	cur, err := h.JournalCursor()
+	must(t, err)
 	for i := range pushes {
 		must(t, h.WriteFile(whWork+"/assets/counter", []byte(strconv.Itoa(i)), 0o644))
 		c := w.commit(fmt.Sprintf("counter %d", i))
@@ -168,10 +171,49 @@ func benchPushToServing(t *testing.T, runs int, tb *table) {
 	}
 	packs := strings.TrimSpace(h.MustRun(t, "ls "+whCheckout+"/.git/objects/pack/*.pack | wc -l"))
 	t.Logf("webhookd's clone after %d pushes: %s packs", pushes, packs)
+	tb.add(row{section: "push", work: fmt.Sprintf("webhookd's clone over those %d deliveries: packs, repacks between deploys, peak RSS", pushes), peer: "webhookd",
+		value: repackFigures(t, w, cur, packs)})
 	tb.add(row{section: "push", work: fmt.Sprintf("a delivery that changes no spec: pushes %d–%d against 1–%d (webhookd's clone then holds %s packs)", pushes-ends+1, pushes, ends, packs),
 		floor: durs[:ends], other: durs[len(durs)-ends:], peer: "webhookd", goal: 1.2})
 	f, s = alternate(t, "push to serving, incremental, after 500 pushes", runs, incFloor, incTool)
 	tb.add(row{section: "push", work: fmt.Sprintf("push → serving, incremental fetch after %d pushes", pushes), floor: f, other: s, peer: "webhookd", goal: 1.2})
+}
+
+// repackFigures sums up webhookd's repacks since cursor (its log lines)
+// and its peak resident memory (VmHWM) since it started.
+func repackFigures(t *testing.T, w *whHost, cursor, packs string) string {
+	t.Helper()
+	log, err := w.JournalSince(cursor, "-u", "webhookd.service", "-o", "cat")
+	must(t, err)
+	var took sample
+	merged, stopped := 0, 0
+	for _, l := range strings.Split(log, "\n") {
+		var ev struct {
+			Message string  `json:"message"`
+			Merged  int     `json:"merged"`
+			Seconds float64 `json:"seconds"`
+		}
+		if json.Unmarshal([]byte(l), &ev) != nil {
+			continue
+		}
+		switch {
+		case ev.Message == "repacked the clone":
+			merged += ev.Merged
+			took = append(took, time.Duration(ev.Seconds*float64(time.Second)))
+		case strings.HasPrefix(ev.Message, "repack stopped"):
+			stopped++
+		case strings.HasPrefix(ev.Message, "repack failed"):
+			t.Errorf("webhookd: %s", l)
+		}
+	}
+	hwm := strings.TrimSpace(w.MustRun(t, "awk '/^VmHWM:/ {print $2}' /proc/"+w.mainPID()+"/status"))
+	kb, err := strconv.Atoi(hwm)
+	must(t, err)
+	if len(took) == 0 {
+		return fmt.Sprintf("%s packs; no repack (%d stopped by a push); peak RSS %.1f MB", packs, stopped, mb(kb))
+	}
+	return fmt.Sprintf("%s packs at the end; %d repacks merged %d packs, %s median, %s max (%d more stopped by a push); peak RSS %.1f MB",
+		packs, len(took), merged, secs(took.median()), secs(slices.Max(took)), stopped, mb(kb))
 }
 
 // benchFleet times `syslet push` of one change to one host against the

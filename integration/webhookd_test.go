@@ -244,6 +244,7 @@ type whStatus struct {
 	Queued      string
 	LastApplied string
 	LastError   string
+	LastPoll    *time.Time
 	Last        *struct {
 		Commit, Result, Stage, Summary, RunID, Error, Trigger string
 		Pushes                                                int

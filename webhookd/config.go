@@ -81,6 +81,12 @@ type Repo struct {
 	KnownHosts string `yaml:"knownHosts"` // known_hosts file for ssh remotes (required for them)
 	TokenFile  string `yaml:"tokenFile"`  // optional password/token for https remotes
 	Poll       string `yaml:"poll"`       // optional: also fetch on this interval, e.g. 5m
+	// PollSpread spreads a fleet's polls over the interval: after each
+	// start the first poll waits a random delay up to this long, and the
+	// next ones follow every poll interval from there; default the poll
+	// interval itself (so hosts started together fetch at evenly spread
+	// moments, not in the same second), 0s to poll at once on start.
+	PollSpread string `yaml:"pollSpread"`
 	// Status sets the deployed commit's status on the forge: pending when
 	// its deploy starts, then success or failure.
 	Status *StatusConfig `yaml:"status"`
@@ -91,9 +97,11 @@ type Repo struct {
 	// Filled in by LoadConfig.
 	SpecPath     string        `yaml:"-"` // Path with {hostname} substituted, slash-separated and clean
 	PollInterval time.Duration `yaml:"-"`
-	Secret       Secret        `yaml:"-"`
-	Token        Secret        `yaml:"-"`
-	endpoint     *transport.Endpoint
+	// PollDelay bounds the random delay of the first poll after a start.
+	PollDelay time.Duration `yaml:"-"`
+	Secret    Secret        `yaml:"-"`
+	Token     Secret        `yaml:"-"`
+	endpoint  *transport.Endpoint
 	// DriftInterval is how often the host is checked for drift (0: never).
 	DriftInterval time.Duration `yaml:"-"`
 	Reconcile     bool          `yaml:"-"`
@@ -352,6 +360,22 @@ func (r *Repo) validate(hostname string, f func(string) string, add func(field, 
 			add(f("poll"), "%s is shorter than the minimum %s", d, MinPoll)
 		default:
 			r.PollInterval = d
+		}
+	}
+	r.PollDelay = r.PollInterval
+	if r.PollSpread != "" {
+		d, err := time.ParseDuration(r.PollSpread)
+		switch {
+		case r.Poll == "":
+			add(f("pollSpread"), "only applies with poll")
+		case err != nil:
+			add(f("pollSpread"), "%q is not a duration like 0s, 30s or 5m", r.PollSpread)
+		case d < 0:
+			add(f("pollSpread"), "must not be negative, got %s", d)
+		case r.PollInterval > 0 && d > r.PollInterval:
+			add(f("pollSpread"), "%s is longer than the poll interval %s: a spread of the interval already makes the fleet's polls even", d, r.PollInterval)
+		default:
+			r.PollDelay = d
 		}
 	}
 

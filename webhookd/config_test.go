@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/syslet/syslet/pkg/forge"
 )
 
 // files writes the credential files a configuration refers to.
@@ -76,7 +78,7 @@ repos:
 		t.Fatal(err)
 	}
 	r := c.Repos[0]
-	if r.SpecPath != "hosts/web1" || r.PollInterval != 5*time.Minute || !r.IsSSH() || string(r.Secret.bytes()) != "0123456789abcdef0123456789abcdef" {
+	if r.SpecPath != "hosts/web1" || r.PollInterval != 5*time.Minute || r.PollDelay != 5*time.Minute || !r.IsSSH() || string(r.Secret.bytes()) != "0123456789abcdef0123456789abcdef" {
 		t.Errorf("repo 0 = %+v", r)
 	}
 	if got := fmt.Sprintf("%v %+v %#v %s", r.Secret, r.Secret, r.Secret, r.Secret); strings.Contains(got, "0123") {
@@ -114,6 +116,10 @@ repos:
 		{"short secret", repo("    url: /srv/x\n    secretFile: " + f.shortSecret + "\n"), "repos[0].secretFile: " + f.shortSecret + " holds 5 bytes"},
 		{"poll too short", repo("    url: /srv/x\n    poll: 1s\n"), "repos[0].poll: 1s is shorter than the minimum 5s"},
 		{"poll not a duration", repo("    url: /srv/x\n    poll: often\n"), "repos[0].poll: \"often\" is not a duration"},
+		{"spread without poll", repo("    url: /srv/x\n    secretFile: " + f.secret + "\n    pollSpread: 1m\n"), "repos[0].pollSpread: only applies with poll"},
+		{"spread past the interval", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: 2m\n"), "repos[0].pollSpread: 2m0s is longer than the poll interval 1m0s"},
+		{"spread negative", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: -1s\n"), "repos[0].pollSpread: must not be negative"},
+		{"spread not a duration", repo("    url: /srv/x\n    poll: 1m\n    pollSpread: half\n"), "repos[0].pollSpread: \"half\" is not a duration"},
 		{"ssh without knownHosts", repo("    url: ssh://git@git.example/x.git\n    sshKey: " + f.key + "\n    secretFile: " + f.secret + "\n"), "repos[0].knownHosts: required for ssh remotes"},
 		{"ssh without key", repo("    url: git@git.example:x.git\n    knownHosts: " + f.knownHosts + "\n    secretFile: " + f.secret + "\n"), "repos[0].sshKey: required for ssh remotes"},
 		{"host not in knownHosts", repo("    url: ssh://git@other.example/x.git\n    sshKey: " + f.key + "\n    knownHosts: " + f.knownHosts + "\n    secretFile: " + f.secret + "\n"), "repos[0].knownHosts: " + f.knownHosts + " has no key for other.example"},
@@ -176,17 +182,17 @@ repos:
 		t.Errorf("targets %v", c.NotifyTargets)
 	}
 	gh, gl := c.Repos[0], c.Repos[1]
-	if s := gh.forgeStatus; s == nil || s.api != "https://api.github.com" || s.owner != "ops" || s.name != "infra" || s.context != "syslet/web1" {
+	if s := gh.forgeStatus; s == nil || s.repo != (forge.Repo{Kind: forge.GitHub, API: "https://api.github.com", Path: "ops/infra"}) || s.context != "syslet/web1" {
 		t.Errorf("github status %+v", gh.forgeStatus)
 	}
 	if gh.DriftInterval != 10*time.Minute || !gh.Reconcile || gl.DriftInterval != 0 || c.Repos[1].Reconcile {
 		t.Errorf("drift %v %v %v", gh.DriftInterval, gh.Reconcile, gl.DriftInterval)
 	}
-	if s := gl.forgeStatus; s == nil || s.api != "https://gitlab.example/api/v4" || s.project != "ops/infra" || s.context != "deploy/web1" ||
+	if s := gl.forgeStatus; s == nil || s.repo != (forge.Repo{Kind: forge.GitLab, API: "https://gitlab.example/api/v4", Path: "ops/infra"}) || s.context != "deploy/web1" ||
 		s.targetURL != "https://grafana.example/d/x?host=web1&commit={commit}" {
 		t.Errorf("gitlab status %+v", gl.forgeStatus)
 	}
-	u, h, body := gl.forgeStatus.request("abc", stateFailure, "failed")
+	u, h, body := gl.forgeStatus.request("abc", forge.Failure, "failed")
 	if u != "https://gitlab.example/api/v4/projects/ops%2Finfra/statuses/abc" || h.Get("PRIVATE-TOKEN") == "" ||
 		string(body) != `{"description":"failed","name":"deploy/web1","state":"failed","target_url":"https://grafana.example/d/x?host=web1\u0026commit=abc"}` {
 		t.Errorf("gitlab request %s %v %s", u, h, body)

@@ -1,7 +1,8 @@
 // Package webhookd turns a signed git push into a deploy of exactly the pushed commit.
 //
 // Input: HTTP requests from a forge (GitHub, Gitea, Forgejo, GitLab) on POST /hooks/{repo}, and
-// optionally a poll timer per repository. Output: calls to a [Deployer] with a directory of specs
+// optionally a poll timer per repository (its first poll after a start at a random moment within
+// repos[].pollSpread, so a fleet's polls spread over the interval). Output: calls to a [Deployer] with a directory of specs
 // checked out at one commit, plus what an operator reads back: GET /status (JSON per repository),
 // GET /healthz and GET /metrics (Prometheus text).
 //
@@ -13,7 +14,8 @@
 //     before is refused before any git traffic happens;
 //   - a private go-git checkout per repository, fetched from the remote (SSH with known_hosts
 //     verification, never trust on first use), checked out at exactly the pushed commit, which must
-//     be reachable from the configured branch;
+//     be reachable from the configured branch, and kept to a few packs (repack.go: the small packs
+//     fetches leave are rolled up between deploys, bounded in memory and time);
 //   - scheduling: one deploy per repository at a time; pushes that arrive meanwhile coalesce into a
 //     single follow-up deploy of the newest of them, and a commit older than the one already applied
 //     is never deployed over it;

@@ -11,16 +11,19 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/syslet/syslet/pkg/forge"
 )
 
-// Forge names the webhook dialect a delivery was verified with.
-type Forge string
+// Forge names the webhook dialect a delivery was verified with: the
+// forges of pkg/forge.
+type Forge = forge.Kind
 
 const (
-	GitHub  Forge = "github"
-	Gitea   Forge = "gitea"
-	Forgejo Forge = "forgejo"
-	GitLab  Forge = "gitlab"
+	GitHub  = forge.GitHub
+	Gitea   = forge.Gitea
+	Forgejo = forge.Forgejo
+	GitLab  = forge.GitLab
 )
 
 // Verification failures; both answer 401.

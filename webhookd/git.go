@@ -29,6 +29,9 @@ type Checkout interface {
 	// Checkout makes the work tree exactly commit (detached HEAD, no
 	// untracked files) and returns the work tree's directory.
 	Checkout(commit string) (dir string, err error)
+	// Repack keeps the clone's packs few (repack.go): the worker calls it
+	// between deploys, after a fetch.
+	Repack(ctx context.Context) (Repacked, error)
 }
 
 // ErrNotOnBranch: the pushed commit is not reachable from the configured branch.

@@ -36,7 +36,17 @@ type metrics struct {
 	driftChecks   *prometheus.CounterVec
 	notifications *prometheus.CounterVec
 	statuses      *prometheus.CounterVec
+	// The clone's packs and their repacks.
+	packs   *prometheus.GaugeVec
+	repacks *prometheus.CounterVec
 }
+
+// Repack results, the "result" label of webhookd_git_repacks_total.
+const (
+	RepackMerged  = "merged"  // small packs rolled up into one
+	RepackFailed  = "failed"  // an error or the time bound; the clone is as it was
+	RepackStopped = "stopped" // a push or a shutdown came first; the clone is as it was
+)
 
 func newMetrics(repos []Repo, targets []string) *metrics {
 	m := &metrics{
@@ -86,9 +96,17 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 			Name: "webhookd_commit_statuses_total",
 			Help: "Commit statuses set on the forge, by repository and result (sent, failed, dropped).",
 		}, []string{"repo", "result"}),
+		packs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_git_packs",
+			Help: "Pack files in the repository's private clone after its last repack check (they stay few: small packs are rolled up between deploys).",
+		}, []string{"repo"}),
+		repacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_git_repacks_total",
+			Help: "Repacks of the repository's clone that merged packs, by result (merged, failed, stopped).",
+		}, []string{"repo", "result"}),
 	}
 	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress,
-		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses,
+		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses, m.packs, m.repacks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, at zero: a dashboard or an alert
 	// on "failed" works before the first failure.
@@ -111,6 +129,10 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 				m.statuses.WithLabelValues(r.Name, res)
 			}
 		}
+		for _, res := range []string{RepackMerged, RepackFailed, RepackStopped} {
+			m.repacks.WithLabelValues(r.Name, res)
+		}
+		m.packs.WithLabelValues(r.Name)
 		m.fetches.WithLabelValues(r.Name, "ok")
 		m.fetches.WithLabelValues(r.Name, "error")
 		m.inProgress.WithLabelValues(r.Name)

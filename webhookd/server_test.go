@@ -146,6 +146,9 @@ func (c countingCheckout) Contains(from, commit string) (bool, error) {
 	return c.inner.Contains(from, commit)
 }
 func (c countingCheckout) Checkout(commit string) (string, error) { return c.inner.Checkout(commit) }
+func (c countingCheckout) Repack(ctx context.Context) (Repacked, error) {
+	return c.inner.Repack(ctx)
+}
 
 type fixture struct {
 	t       *testing.T
@@ -528,7 +531,7 @@ func TestDeployFailureIsReported(t *testing.T) {
 func TestPollDeploysTheTipOnce(t *testing.T) {
 	dep := &fakeDeployer{}
 	f := newFixture(t, dep, "    poll: 5s\n")
-	f.d.cfg.Repos[0].PollInterval = 20 * time.Millisecond
+	f.d.cfg.Repos[0].PollInterval, f.d.cfg.Repos[0].PollDelay = 20*time.Millisecond, 0
 	a := f.remote.commit(`{"v":"a"}`)
 	f.start()
 	f.wait("a applied by poll", func(s RepoStatus) bool { return s.LastApplied == a })
@@ -543,6 +546,39 @@ func TestPollDeploysTheTipOnce(t *testing.T) {
 	}
 	if got, _ := dep.deploys(); len(got) != 2 {
 		t.Fatalf("%d deploys, want 2 (polls of an applied tip deploy nothing)", len(got))
+	}
+}
+
+// TestPollSpread: a polling repository's first poll after a start waits
+// the delay drawn within its spread (here an hour: no poll fetches at
+// all), /status says when it is due, and a push still deploys meanwhile.
+func TestPollSpread(t *testing.T) {
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, "    poll: 10m\n    pollSpread: 5m\n")
+	if r := f.d.cfg.Repos[0]; r.PollInterval != 10*time.Minute || r.PollDelay != 5*time.Minute {
+		t.Fatalf("interval %s, spread %s", r.PollInterval, r.PollDelay)
+	}
+	var asked time.Duration
+	f.d.workers["infra"].pollDelay = func(max time.Duration) time.Duration { asked = max; return time.Hour }
+	a := f.remote.commit(`{"v":"a"}`)
+	t0 := time.Now()
+	f.start()
+	st := f.wait("next poll shown", func(s RepoStatus) bool { return s.NextPoll != nil })
+	if asked != 5*time.Minute || st.NextPoll.Before(t0.Add(59*time.Minute)) || st.LastPoll != nil {
+		t.Fatalf("delay drawn within %s; status %+v", asked, st)
+	}
+	f.push(GitHub, "refs/heads/main", a)
+	f.wait("a applied by its push", func(s RepoStatus) bool { return s.LastApplied == a })
+	if n := f.fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches, want the push's one: the first poll is an hour away", n)
+	}
+	for range 1000 {
+		if d := randomDelay(time.Minute); d < 0 || d >= time.Minute {
+			t.Fatalf("randomDelay(1m) = %s", d)
+		}
+	}
+	if d := randomDelay(0); d != 0 {
+		t.Fatalf("randomDelay(0) = %s", d)
 	}
 }
 
@@ -634,7 +670,7 @@ func TestConcurrentDeliveriesWaitForASlot(t *testing.T) {
 func TestRolledBackIsNotRetried(t *testing.T) {
 	dep := &fakeDeployer{rollBack: "broken"}
 	f := newFixture(t, dep, "    poll: 5s\n")
-	f.d.cfg.Repos[0].PollInterval = 20 * time.Millisecond
+	f.d.cfg.Repos[0].PollInterval, f.d.cfg.Repos[0].PollDelay = 20*time.Millisecond, 0
 	a := f.remote.commit(`{"v":"a"}`)
 	f.start()
 	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })

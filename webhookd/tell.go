@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
 )
 
@@ -33,11 +34,11 @@ func (w *worker) tell(a *Attempt) {
 		if a.event != nil && a.event.Plan != nil {
 			desc = "deployed to " + w.hostname + ": " + brief(a.event.Plan)
 		}
-		w.setStatus(a, stateSuccess, desc)
+		w.setStatus(a, forge.Success, desc)
 	case ResultFailed:
-		w.setStatus(a, stateFailure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, a.Stage, a.Error))
+		w.setStatus(a, forge.Failure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, a.Stage, a.Error))
 	case ResultRolledBack:
-		w.setStatus(a, stateFailure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(a.FailingUnits, "; ")))
+		w.setStatus(a, forge.Failure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(a.FailingUnits, "; ")))
 	}
 	ev := a.event
 	if ev == nil && a.Result == ResultFailed {
@@ -56,11 +57,11 @@ func (w *worker) tell(a *Attempt) {
 
 // setStatus queues the commit's status on the forge: pending when a
 // deploy of it starts, and the final state only after a pending one.
-func (w *worker) setStatus(a *Attempt, state, description string) {
+func (w *worker) setStatus(a *Attempt, state forge.State, description string) {
 	if w.statuses == nil || w.cfg.forgeStatus == nil {
 		return
 	}
-	if state == statePending {
+	if state == forge.Pending {
 		a.pending = true
 	} else if !a.pending {
 		return

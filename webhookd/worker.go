@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/verdict"
 )
@@ -140,6 +141,8 @@ type RepoStatus struct {
 
 	LastPoll      *time.Time `json:"lastPoll,omitempty"`
 	LastPollError string     `json:"lastPollError,omitempty"`
+	// NextPoll is when the branch is fetched next (polling repositories).
+	NextPoll *time.Time `json:"nextPoll,omitempty"`
 
 	// DriftInterval is how often the host is checked (0: never);
 	// Reconcile: a check that finds differences deploys the applied
@@ -221,6 +224,9 @@ type worker struct {
 	statuses *notify.Queue
 
 	wake chan struct{}
+	// pollDelay draws the first poll's delay after a start, up to its
+	// argument (randomDelay; tests fix it).
+	pollDelay func(max time.Duration) time.Duration
 
 	// saveMu orders the status file's writes: each takes its snapshot and
 	// writes it under saveMu, so a drift check's save cannot land after a
@@ -237,9 +243,10 @@ type worker struct {
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
 	w := &worker{
 		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
-		log:    log.With().Str("repo", cfg.Name).Logger(),
-		wake:   make(chan struct{}, 1),
-		notify: func(notify.Event) {},
+		log:       log.With().Str("repo", cfg.Name).Logger(),
+		wake:      make(chan struct{}, 1),
+		notify:    func(notify.Event) {},
+		pollDelay: randomDelay,
 		st: RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle",
 			DriftInterval: cfg.DriftInterval.Seconds(), Reconcile: cfg.Reconcile},
 	}
@@ -282,11 +289,23 @@ func (w *worker) queue(p push) (busy bool) {
 	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
 	busy = w.st.State != "idle"
 	w.mu.Unlock()
+	w.nudge()
+	return busy
+}
+
+// hasPending reports whether a push waits for a deploy.
+func (w *worker) hasPending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending) > 0
+}
+
+// nudge wakes the run loop (at most one wake waits).
+func (w *worker) nudge() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
-	return busy
 }
 
 func (w *worker) status() RepoStatus {
@@ -306,18 +325,30 @@ func (w *worker) run(stop <-chan struct{}) {
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
 		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
 	}
-	var tick, driftTick <-chan time.Time
+	// The first poll waits a random delay within the spread, so a fleet
+	// started together (a package upgrade, a power cut) does not fetch in
+	// the same second; the later ones keep that phase.
+	var firstPoll, tick, driftTick <-chan time.Time
+	var ticker *time.Ticker
 	if w.cfg.PollInterval > 0 {
-		t := time.NewTicker(w.cfg.PollInterval)
-		defer t.Stop()
-		tick = t.C
-		w.poll() // catch up at start, too
+		d := w.pollDelay(w.cfg.PollDelay)
+		first := time.NewTimer(d)
+		defer first.Stop()
+		firstPoll = first.C
+		w.setNextPoll(d)
+		w.log.Info().Stringer("firstPollIn", d.Round(time.Millisecond)).Stringer("every", w.cfg.PollInterval).Msg("polling the branch")
+		defer func() {
+			if ticker != nil {
+				ticker.Stop()
+			}
+		}()
 	}
 	if w.cfg.DriftInterval > 0 {
 		t := time.NewTicker(w.cfg.DriftInterval)
 		defer t.Stop()
 		driftTick = t.C
 	}
+	fetched := false // since the last repack
 	for {
 		for {
 			select {
@@ -330,15 +361,30 @@ func (w *worker) run(stop <-chan struct{}) {
 			if batch == nil {
 				break
 			}
-			w.deploy(batch)
+			fetched = w.deploy(batch) || fetched
+		}
+		// Between deploys, with no push waiting, the fetches' packs are
+		// rolled up; a push that arrives meanwhile stops the repack and is
+		// deployed first.
+		if fetched {
+			fetched = false
+			w.repack(stop)
+			continue
 		}
 		select {
 		case <-stop:
 			w.dropPending()
 			return
 		case <-w.wake:
+		case <-firstPoll:
+			firstPoll = nil
+			ticker = time.NewTicker(w.cfg.PollInterval)
+			tick = ticker.C
+			fetched = w.poll()
+			w.setNextPoll(w.cfg.PollInterval)
 		case <-tick:
-			w.poll()
+			fetched = w.poll()
+			w.setNextPoll(w.cfg.PollInterval)
 		case <-driftTick:
 			w.checkDrift()
 		}
@@ -387,35 +433,10 @@ func (w *worker) saveInFlight(p push) {
 	}
 }
 
-// poll fetches the branch and queues its tip unless that commit is already
-// applied or its apply already failed (a failed fetch is retried).
-func (w *worker) poll() {
-	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
-	defer cancel()
-	tip, err := w.co.Fetch(ctx)
-	now := time.Now().UTC()
-	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
-	w.mu.Lock()
-	w.st.LastPoll, w.st.LastPollError = &now, ""
-	if err != nil {
-		w.st.LastPollError = err.Error()
-		w.mu.Unlock()
-		w.log.Error().Err(err).Msg("poll: fetch failed")
-		return
-	}
-	last := w.st.Last
-	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
-	w.mu.Unlock()
-	if done {
-		return
-	}
-	w.log.Info().Str("commit", tip).Msg("poll: branch moved")
-	w.enqueue(tip, "poll")
-}
-
 // deploy runs one attempt for a batch of queued pushes: fetch, pick the
-// newest pushed commit on the branch, check it out, apply it.
-func (w *worker) deploy(batch []push) {
+// newest pushed commit on the branch, check it out, apply it. It reports
+// whether its fetch went through.
+func (w *worker) deploy(batch []push) (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
@@ -427,12 +448,12 @@ func (w *worker) deploy(batch []push) {
 	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageFetch, err)
-		return
+		return false
 	}
 	best, err := w.newest(tip, batch)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageFetch, err)
-		return
+		return true
 	}
 	a.Commit = best.commit
 	a.Trigger = best.trigger
@@ -456,31 +477,31 @@ func (w *worker) deploy(batch []push) {
 		older, err := w.co.Contains(applied, best.commit)
 		if err != nil {
 			w.finish(log, a, ResultFailed, StageFetch, err)
-			return
+			return true
 		}
 		if older {
 			a.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
 			w.finish(log, a, ResultSkipped, "", nil)
-			return
+			return true
 		}
 	}
 
-	w.setStatus(a, statePending, "deploying to "+w.hostname)
+	w.setStatus(a, forge.Pending, "deploying to "+w.hostname)
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, err)
-		return
+		return true
 	}
 	// The spec directory is resolved inside the checkout: a pushed commit
 	// whose path is a symlink leading out of it (to /etc, say) is refused.
 	specDir, err := bounded.DirBeneath(dir, filepath.FromSlash(w.cfg.SpecPath))
 	if errors.Is(err, bounded.ErrEscapes) {
 		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
-		return
+		return true
 	}
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
-		return
+		return true
 	}
 	log.Info().Str("dir", specDir).Msg("deploying")
 	rep, err := w.dep.Deploy(ctx, DeployRequest{
@@ -497,6 +518,7 @@ func (w *worker) deploy(batch []push) {
 	a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 	result, stage := rep.Verdict.Deploy()
 	w.finish(log, a, result, stage, err)
+	return true
 }
 
 // newest picks, among the batch's commits reachable from tip, the newest:

@@ -115,6 +115,17 @@ A plain syslet apply never asks a registry. --out and --plan do not apply. Exit 
 whenever it could read systemd, whatever the services' states (read them in --output json),
 1 when it could not, 2 when the specs are invalid.`,
 			examples: []string{"syslet status", "syslet status --output json specs/"}},
+		{name: "wait-status", run: cmdWaitStatus, synopsis: []string{"--forge KIND [--api URL] --repo OWNER/NAME --token-file FILE --context NAME… [flags] COMMIT"},
+			summary:     "wait until the named status contexts of COMMIT on the forge (the statuses webhookd sets per host) are all success, or one has failed: the gate before CI promotes a commit to the next ring",
+			defineFlags: func(f *flags) { new(waitStatusOptions).define(f) },
+			notes: `wait-status only reads: it changes nothing on the forge or any host. It exits 0 when every
+named context is success, 1 as soon as one is failure or error (GitLab: failed, canceled) —
+the commit failed or rolled back on that host, do not promote it —, 2 when the forge refuses
+the read (token, repository, API URL) or the token file is not a private file, 3 when --timeout
+runs out with a context still pending or without any status, 64 on a usage error and 130 when
+interrupted. A read that gets no answer or a 5xx is tried again at the next interval.`,
+			examples: []string{"syslet wait-status --forge gitea --api https://git.example/api/v1 --repo ops/infra --token-file ci.token --context syslet/canary1 --context syslet/canary2 \"$(git rev-parse origin/canary)\"",
+				`c=$(git rev-parse origin/canary) && syslet wait-status --forge github --repo ops/infra --token-file gh.token --context syslet/canary1 "$c" && git push origin "$c:refs/heads/main"`}},
 		{name: "show", run: cmdShow, synopsis: []string{"FILE [--output json]"},
 			summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
 			defineFlags: func(f *flags) { new(showOptions).define(f) },

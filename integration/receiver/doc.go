@@ -4,7 +4,10 @@
 // Gitea and Forgejo (/gitea/…) and GitLab (/gitlab/…) the way those forges
 // document them — the path, the auth header with the expected token, the
 // JSON fields and their states — with 201, or 401/404/422 and the reason
-// in its record. It also takes mail over SMTP (no TLS, no AUTH).
+// in its record. It serves the statuses it accepted back as each of those
+// forges does (statuses.go: the latest of every context, a page at a
+// time), for syslet wait-status. It also takes mail over SMTP (no TLS, no
+// AUTH).
 //
 // What it answers otherwise comes from the mode file, read per request:
 // "ok" (the default), "fail" (503) or "hang" (no answer until the client

@@ -80,8 +80,22 @@ func main() {
 			w.WriteHeader(503)
 			return
 		}
-		if f := forge(rec.Path); f != "" {
-			rec.Code, rec.Verdict = judge(f, req, body, token)
+		if f := forge(rec.Path); f != "" && req.Method == http.MethodGet {
+			if code, verdict := authorize(f, req, token); code != 0 {
+				rec.Code, rec.Verdict = code, verdict
+			} else if code, verdict, ok := read(f, rec.Path, w, req); ok {
+				rec.Code, rec.Verdict = code, verdict
+				record(rec)
+				return
+			} else {
+				rec.Code, rec.Verdict = 404, "not a statuses endpoint: "+rec.Path
+			}
+		} else if f != "" {
+			var doc map[string]any
+			rec.Code, rec.Verdict, doc = judge(f, req, body, token)
+			if rec.Code == 201 {
+				keep(f, rec.Path, doc)
+			}
 		}
 		record(rec)
 		w.WriteHeader(rec.Code)
@@ -89,13 +103,6 @@ func main() {
 	})
 	log.Fatal(http.ListenAndServe(*listen, h))
 }
-
-// The statuses endpoints, as each forge documents them.
-var (
-	githubPath = regexp.MustCompile(`^/github/repos/[^/]+/[^/]+/statuses/[0-9a-f]{40}$`)
-	giteaPath  = regexp.MustCompile(`^/gitea/repos/[^/]+/[^/]+/statuses/[0-9a-f]{40}$`)
-	gitlabPath = regexp.MustCompile(`^/gitlab/projects/[^/]+/statuses/[0-9a-f]{40}$`) // the id: a number or the URL-encoded path
-)
 
 func forge(path string) string {
 	for _, f := range []string{"github", "gitea", "gitlab"} {
@@ -106,57 +113,78 @@ func forge(path string) string {
 	return ""
 }
 
-// judge answers a status call as the forge would.
-func judge(forge string, req *http.Request, body []byte, token string) (int, string) {
-	if req.Method != http.MethodPost {
-		return 405, "method " + req.Method
-	}
-	var path *regexp.Regexp
+// authorize checks a request's auth header and media type as the forge
+// would: 0 when they are right.
+func authorize(forge string, req *http.Request, token string) (int, string) {
 	var auth, authWant string
-	var states, fields []string
 	switch forge {
 	case "github":
-		path, auth, authWant = githubPath, req.Header.Get("Authorization"), "Bearer "+token
-		states, fields = []string{"error", "failure", "pending", "success"}, []string{"state", "target_url", "description", "context"}
+		auth, authWant = req.Header.Get("Authorization"), "Bearer "+token
 		if req.Header.Get("Accept") != "application/vnd.github+json" || req.Header.Get("X-GitHub-Api-Version") != "2022-11-28" {
 			return 400, "GitHub wants Accept: application/vnd.github+json and X-GitHub-Api-Version: 2022-11-28"
 		}
 	case "gitea":
-		path, auth, authWant = giteaPath, req.Header.Get("Authorization"), "token "+token
-		states, fields = []string{"pending", "success", "error", "failure", "warning"}, []string{"state", "target_url", "description", "context"}
+		auth, authWant = req.Header.Get("Authorization"), "token "+token
 	case "gitlab":
-		path, auth, authWant = gitlabPath, req.Header.Get("PRIVATE-TOKEN"), token
-		states, fields = []string{"pending", "running", "success", "failed", "canceled"}, []string{"state", "target_url", "description", "name", "context", "ref", "pipeline_id", "coverage"}
-		if strings.Count(strings.TrimPrefix(req.URL.EscapedPath(), "/gitlab/projects/"), "/") != 2 {
-			return 404, "the project id must be one URL-encoded path segment"
-		}
-	}
-	if !path.MatchString(req.URL.EscapedPath()) {
-		return 404, "not the statuses endpoint: " + req.URL.EscapedPath()
+		auth, authWant = req.Header.Get("PRIVATE-TOKEN"), token
 	}
 	if token == "" || auth != authWant {
 		return 401, "bad or missing auth header"
 	}
+	return 0, ""
+}
+
+// judge answers a status call as the forge would, and returns the status
+// it sets when it is accepted (201).
+func judge(forge string, req *http.Request, body []byte, token string) (int, string, map[string]any) {
+	if req.Method != http.MethodPost {
+		return 405, "method " + req.Method, nil
+	}
+	var path *regexp.Regexp
+	var states, fields []string
+	switch forge {
+	case "github":
+		path = githubSet
+		states, fields = []string{"error", "failure", "pending", "success"}, []string{"state", "target_url", "description", "context"}
+	case "gitea":
+		path = giteaSet
+		states, fields = []string{"pending", "success", "error", "failure", "warning"}, []string{"state", "target_url", "description", "context"}
+	case "gitlab":
+		path = gitlabSet
+		states, fields = []string{"pending", "running", "success", "failed", "canceled"}, []string{"state", "target_url", "description", "name", "context", "ref", "pipeline_id", "coverage"}
+		if strings.Count(strings.TrimPrefix(req.URL.EscapedPath(), "/gitlab/projects/"), "/") != 2 {
+			return 404, "the project id must be one URL-encoded path segment", nil
+		}
+	}
+	if code, verdict := authorize(forge, req, token); code == 400 {
+		return code, verdict, nil
+	}
+	if !path.MatchString(req.URL.EscapedPath()) {
+		return 404, "not the statuses endpoint: " + req.URL.EscapedPath(), nil
+	}
+	if code, verdict := authorize(forge, req, token); code != 0 {
+		return code, verdict, nil
+	}
 	if !strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
-		return 415, "not JSON: " + req.Header.Get("Content-Type")
+		return 415, "not JSON: " + req.Header.Get("Content-Type"), nil
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return 400, "body: " + err.Error()
+		return 400, "body: " + err.Error(), nil
 	}
 	for k, v := range doc {
 		if !slices.Contains(fields, k) {
-			return 422, "undocumented field " + k
+			return 422, "undocumented field " + k, nil
 		}
 		if _, ok := v.(string); !ok {
-			return 422, "field " + k + " is not a string"
+			return 422, "field " + k + " is not a string", nil
 		}
 	}
 	st, _ := doc["state"].(string)
 	if !slices.Contains(states, st) {
-		return 422, fmt.Sprintf("state %q is not one of %v", st, states)
+		return 422, fmt.Sprintf("state %q is not one of %v", st, states), nil
 	}
-	return 201, "ok"
+	return 201, "ok", doc
 }
 
 // serveSMTP takes mail and records each message with path "smtp".

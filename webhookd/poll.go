@@ -1,0 +1,57 @@
+package webhookd
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Polling: a repository with repos[].poll fetches its branch on that
+// interval and deploys a tip it has not applied yet. The first poll after
+// a start waits a random delay within repos[].pollSpread, so a fleet
+// started together spreads its fetches over the interval (run keeps the
+// timers).
+
+// randomDelay is a delay drawn evenly from [0, max): where in the poll
+// interval this host's polls fall until its next start.
+func randomDelay(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	return rand.N(max)
+}
+
+// setNextPoll shows in /status when the next poll is due, d from now.
+func (w *worker) setNextPoll(d time.Duration) {
+	at := time.Now().Add(d).UTC().Truncate(time.Second)
+	w.mu.Lock()
+	w.st.NextPoll = &at
+	w.mu.Unlock()
+}
+
+// poll fetches the branch and queues its tip unless that commit is already
+// applied or its apply already failed (a failed fetch is retried). It
+// reports whether the fetch went through.
+func (w *worker) poll() (fetched bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	tip, err := w.co.Fetch(ctx)
+	now := time.Now().UTC()
+	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
+	w.mu.Lock()
+	w.st.LastPoll, w.st.LastPollError = &now, ""
+	if err != nil {
+		w.st.LastPollError = err.Error()
+		w.mu.Unlock()
+		w.log.Error().Err(err).Msg("poll: fetch failed")
+		return false
+	}
+	last := w.st.Last
+	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
+	w.mu.Unlock()
+	if !done {
+		w.log.Info().Str("commit", tip).Msg("poll: branch moved")
+		w.enqueue(tip, "poll")
+	}
+	return true
+}
