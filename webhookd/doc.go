@@ -14,6 +14,10 @@
 //   - a private go-git checkout per repository, fetched from the remote (SSH with known_hosts
 //     verification, never trust on first use), checked out at exactly the pushed commit, which must
 //     be reachable from the configured branch;
+//   - provenance, when a repository sets verify.allowedSigners: the commit to deploy must carry
+//     a good SSH signature by a key that file lists (pkg/commitsig); it is read as an object and
+//     checked before checkout, and a refusal (stage "signature", its reason in Attempt.Refusal)
+//     reaches /status, metrics, the notification and the forge's commit status like any failure;
 //   - scheduling: one deploy per repository at a time; pushes that arrive meanwhile coalesce into a
 //     single follow-up deploy of the newest of them, and a commit older than the one already applied
 //     is never deployed over it;

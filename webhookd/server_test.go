@@ -146,6 +146,9 @@ func (c countingCheckout) Contains(from, commit string) (bool, error) {
 	return c.inner.Contains(from, commit)
 }
 func (c countingCheckout) Checkout(commit string) (string, error) { return c.inner.Checkout(commit) }
+func (c countingCheckout) RawCommit(commit string) ([]byte, error) {
+	return c.inner.RawCommit(commit)
+}
 
 type fixture struct {
 	t       *testing.T

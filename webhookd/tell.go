@@ -35,6 +35,10 @@ func (w *worker) tell(a *Attempt) {
 		}
 		w.setStatus(a, stateSuccess, desc)
 	case ResultFailed:
+		if a.Refusal != "" {
+			w.setStatus(a, stateFailure, fmt.Sprintf("refused on %s: %s", w.hostname, a.Error))
+			break
+		}
 		w.setStatus(a, stateFailure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, a.Stage, a.Error))
 	case ResultRolledBack:
 		w.setStatus(a, stateFailure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(a.FailingUnits, "; ")))
