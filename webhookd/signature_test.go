@@ -88,6 +88,10 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 	if s := st.Last.Signer; s == nil || s.Principal != "alice@example.org" || !strings.HasPrefix(s.Fingerprint, "SHA256:") {
 		t.Fatalf("signer %+v", st.Last.Signer)
 	}
+	// The deploy records who signed it (the run journal, the generation).
+	if got, _ := dep.deploys(); got[0].Signer == nil || *got[0].Signer != *st.Last.Signer {
+		t.Fatalf("the deploy's signer %+v", got[0].Signer)
+	}
 
 	deployed := 1
 	for _, c := range []struct{ key, reason string }{{"", "unsigned"}, {mallory, "unknown-key"}, {old, "key-expired"}} {
@@ -126,6 +130,9 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 	kinds, evs := events(t, hook.waitN(t, 5))
 	if strings.Join(kinds, " ") != "started succeeded failed failed failed" {
 		t.Fatalf("events %v", kinds)
+	}
+	if ev := evs[1]; !strings.HasPrefix(ev.Source.Signer, "alice@example.org (ssh-ed25519 SHA256:") {
+		t.Errorf("succeeded event's signer %q", ev.Source.Signer)
 	}
 	if ev := evs[2]; ev.Stage != StageSignature || !strings.HasPrefix(ev.Error, "unsigned: ") {
 		t.Errorf("refusal event %+v", ev)

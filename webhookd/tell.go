@@ -16,6 +16,9 @@ import (
 func (w *worker) enrich(ev notify.Event, a *Attempt) notify.Event {
 	ev.Source = notify.Source{Kind: "git", Text: fmt.Sprintf("git %s@%s", w.cfg.Name, a.Commit),
 		Repo: w.cfg.Name, Commit: a.Commit, Trigger: a.Trigger}
+	if a.Signer != nil {
+		ev.Source.Signer = a.Signer.String()
+	}
 	if ev.Host == "" {
 		ev.Host = w.hostname
 	}

@@ -39,6 +39,8 @@ type DeployRequest struct {
 	Commit string // the commit checked out in Dir
 	Dir    string // spec directory inside the checkout
 	Source string // "git <repo>@<commit>", for the run journal
+	// Signer signed Commit (nil when the repository checks no signature).
+	Signer *commitsig.Signer
 	// Force replaces hand edits (a reconcile after a drift check).
 	Force bool
 	// Started hears the run's started event just before the host changes
@@ -506,6 +508,7 @@ func (w *worker) deploy(batch []push) {
 		Commit: best.commit,
 		Dir:    specDir,
 		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Signer: signer,
 		Force:  best.force,
 		Started: func(ev notify.Event) {
 			w.notify(w.enrich(ev, a))
