@@ -14,6 +14,9 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +111,13 @@ func TestSignedCommitsOnly(t *testing.T) {
 		t.Fatalf("running REV %q", rev)
 	}
 	inv := prop(t, w.Host, "web.service", "InvocationID")
+	// The run journal names the signer: syslet history's row, the run's
+	// page with the key.
+	hist := w.MustRun(t, "syslet history")
+	if !strings.Contains(hist, "git infra@"+good+" (signed by alice@example.org)") {
+		t.Fatalf("syslet history does not name the signer:\n%s", hist)
+	}
+	t.Logf("$ syslet history\n%s", hist)
 
 	altered := func() string {
 		// Sign, then change the message and store the object under its
@@ -195,6 +205,80 @@ func TestSignedCommitsOnly(t *testing.T) {
 	}
 	if _, _, rev := w.running(); rev != "polled-signed" {
 		t.Fatalf("running REV %q", rev)
+	}
+	// The refused commits left no run in the journal: the last run is the
+	// polled signed commit's.
+	if hist := w.MustRun(t, "syslet history --output json"); strings.Count(hist, `"principal":"alice@example.org"`) != 2 || strings.Contains(hist, "mallory") {
+		t.Errorf("syslet history --output json:\n%s", hist)
+	}
+}
+
+// TestPushVerifyRefusesBeforeConnecting: syslet push --verify on this
+// machine, from a real git checkout with real ssh-keygen keys: an unsigned
+// HEAD, a HEAD by an unknown key and a dirty tree send nothing (the host
+// gets no connection and no run); a HEAD alice signed is applied.
+func TestPushVerifyRefusesBeforeConnecting(t *testing.T) {
+	h := pushHost(t)
+	e := newPushEnv(t)
+	e.addHost("web1", h.Port())
+	e.trust(h, hostKey(t, h))
+	sh := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = e.dir
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	for _, k := range []string{"alice", "mallory"} {
+		sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", k, "-f", filepath.Join(e.dir, k))
+	}
+	pub, err := os.ReadFile(filepath.Join(e.dir, "alice.pub"))
+	must(t, err)
+	allowed := filepath.Join(e.dir, "allowed_signers")
+	must(t, os.WriteFile(allowed, []byte(`alice@example.org namespaces="git" `+string(pub)), 0o644))
+	git := func(args ...string) string {
+		return sh(append([]string{"git", "-C", filepath.Join(e.dir, "repo"), "-c", "user.name=ops", "-c", "user.email=ops@example.org", "-c", "gpg.format=ssh"}, args...)...)
+	}
+	specs := e.writeSpecs("repo/web1", map[string]string{"sleeper.json": sleeper("sleeper"), "shared.json": sharedNetwork})
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "unsigned")
+
+	runs := func() string { return strings.TrimSpace(h.MustRun(t, "syslet history --output json")) }
+	before := runs()
+	for _, c := range []struct {
+		prepare func()
+		want    string
+	}{
+		{func() {}, "unsigned: commit "},
+		{func() {
+			git("-c", "user.signingkey="+filepath.Join(e.dir, "mallory"), "commit", "-q", "-S", "--allow-empty", "-m", "mallory")
+		}, "unknown-key: commit "},
+		{func() {
+			git("-c", "user.signingkey="+filepath.Join(e.dir, "alice"), "commit", "-q", "-S", "--allow-empty", "-m", "alice")
+			must(t, os.WriteFile(filepath.Join(specs, "extra.json"), []byte(sleeper("extra")), 0o644))
+		}, "file(s) changed or not committed"},
+	} {
+		c.prepare()
+		r := e.push("--verify", allowed, "web1", specs)
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "nothing was sent") {
+			t.Fatalf("want exit 1 and %q:\n%s", c.want, r)
+		}
+	}
+	if after := runs(); after != before {
+		t.Fatalf("the host ran something:\n%s", after)
+	}
+	must(t, os.Remove(filepath.Join(specs, "extra.json")))
+	r := e.push("--verify", allowed, "web1", specs)
+	if r.code != 0 || !strings.Contains(r.stderr, "signed by alice@example.org (ssh-ed25519 SHA256:") {
+		t.Fatalf("the signed push:\n%s", r)
+	}
+	if got := prop(t, h, "sleeper.service", "ActiveState"); got != "active" {
+		t.Fatalf("sleeper.service is %s", got)
 	}
 }
 
