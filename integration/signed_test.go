@@ -182,6 +182,35 @@ func TestSignedCommitsOnly(t *testing.T) {
 	}
 	w.t = t
 
+	// Hostile signature blocks, crafted as objects and pushed: each is a
+	// bad signature, refused quickly and without a checkout.
+	hostile := func(name, sig string) string {
+		// The header of a real commit, then the crafted gpgsig header.
+		return strings.TrimSpace(w.MustRun(t, "cd "+whWork+" && c=$({ git cat-file commit HEAD | sed '/^committer /q'; "+sig+"; printf '\\n"+name+"\\n'; } | git hash-object --literally -t commit -w --stdin) && git update-ref refs/heads/main $c && git push -q -f origin $c:main && echo $c"))
+	}
+	for _, c := range []struct{ name, sig, want string }{
+		{"a 10 MB signature", `printf 'gpgsig -----BEGIN SSH SIGNATURE-----\n'; head -c 7800000 /dev/zero | base64 -w 70 | sed 's/^/ /'; printf ' -----END SSH SIGNATURE-----\n'`, "over the cap"},
+		{"a NUL", `printf 'gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\000AAAB\n -----END SSH SIGNATURE-----\n'`, "NUL"},
+		{"not armored", `printf 'gpgsig U1NIU0lHAAAAAQ==\n'`, "not an armored SSH signature"},
+	} {
+		commit := hostile(strings.ReplaceAll(c.name, " ", "-"), c.sig)
+		if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: commit}); code != 202 {
+			t.Fatalf("%s: push: %d %s", c.name, code, reply)
+		}
+		st := w.waitSig(c.name, func(s sigStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
+		t.Logf("%s: /status last error %q", c.name, st.Last.Error)
+		if st.Last.Refusal != "bad-signature" || st.Last.Stage != "signature" || !strings.Contains(st.Last.Error, c.want) || w.head() != good {
+			t.Errorf("%s: %+v", c.name, *st.Last)
+		}
+	}
+	if got := w.metric(`webhookd_signature_refusals_total{reason="bad-signature",repo="infra"}`); got != 4 {
+		t.Errorf("bad-signature refusals: %v", got)
+	}
+	if got := prop(t, w.Host, "web.service", "InvocationID"); got != inv {
+		t.Errorf("web.service restarted: InvocationID %s, was %s", got, inv)
+	}
+	w.MustRun(t, "cd "+whWork+" && git reset -q --hard "+good)
+
 	// Polling (no webhook at all): the branch force-pushed to an unsigned
 	// commit is refused the same way.
 	w.writeNotifyConfig("github", rcvURL+"/github", "auto", "    verify: {allowedSigners: "+sigAllowed+"}", "    poll: 5s")

@@ -46,7 +46,7 @@ func (a *AllowedSigners) Verify(commit string, raw []byte, now time.Time) (Signe
 
 func (a *AllowedSigners) verify(raw []byte, now time.Time) (Signer, *RefusedError) {
 	if len(raw) > MaxCommit {
-		return Signer{}, refuse(BadSignature, "the commit object is %d bytes, over the cap of %d: not read", len(raw), MaxCommit)
+		return Signer{}, refuse(BadSignature, "the commit object is over the cap of %d bytes: not read", MaxCommit)
 	}
 	if bytes.IndexByte(raw, 0) >= 0 {
 		return Signer{}, refuse(BadSignature, "the commit object holds a NUL byte")
