@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -42,7 +44,8 @@ func (a *AllowedSigners) Len() int { return len(a.entries) }
 
 // LoadAllowedSigners reads and parses an allowed-signers file. The file
 // says who may deploy, so it must be a regular file no one but its owner
-// may write (mode 0644 or stricter, no execute bit).
+// may write (mode 0644 or stricter, no execute bit), owned by root or by
+// the user reading it.
 func LoadAllowedSigners(file string) (*AllowedSigners, error) {
 	f, fi, err := bounded.Open(file, allowedKind)
 	if err != nil {
@@ -62,9 +65,14 @@ func LoadAllowedSigners(file string) (*AllowedSigners, error) {
 	return ParseAllowedSigners(file, raw)
 }
 
+// checkMode refuses a file someone else could rewrite: writable by group
+// or others, or owned by a user other than root or the one reading it.
 func checkMode(file string, fi fs.FileInfo) error {
 	if perm := fi.Mode().Perm(); perm&^0o644 != 0 {
 		return fmt.Errorf("%s has mode %04o: an allowed-signers file decides who may deploy, so it must be 0644 or stricter (chmod 644 it)", file, perm)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d: an allowed-signers file decides who may deploy, so only root (or the user reading it) may own it", file, st.Uid)
 	}
 	return nil
 }

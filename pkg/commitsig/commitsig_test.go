@@ -347,4 +347,12 @@ func TestAllowedSignersFile(t *testing.T) {
 	if _, err := LoadAllowedSigners(file); err != nil {
 		t.Fatal(err)
 	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(file, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadAllowedSigners(file); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Fatalf("a file owned by nobody: %v", err)
+		}
+	}
 }
