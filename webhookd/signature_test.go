@@ -191,3 +191,26 @@ func TestVerifyConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileTipIsScreened: a commit whose signature header is 10 MB is
+// refused before go-git decodes it (which would take hours), whether or
+// not the repository checks signatures.
+func TestHostileTipIsScreened(t *testing.T) {
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, "")
+	f.remote.commit(`{"v":"a"}`)
+	out, err := exec.Command("bash", "-c", "cd "+f.remote.dir+" && c=$({ git cat-file commit HEAD | sed '/^committer /q'; printf 'gpgsig -----BEGIN SSH SIGNATURE-----\\n'; head -c 7800000 /dev/zero | base64 -w 70 | sed 's/^/ /'; printf ' -----END SSH SIGNATURE-----\\n\\nhostile\\n'; } | git hash-object --literally -t commit -w --stdin) && git update-ref refs/heads/main $c && echo $c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	hostile := strings.TrimSpace(string(out))
+	f.start()
+	f.push(GitHub, "refs/heads/main", hostile)
+	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == hostile })
+	if st.Last.Refusal != "bad-signature" || st.Last.Stage != StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
+		t.Fatalf("%+v", st.Last)
+	}
+	if got, _ := dep.deploys(); len(got) != 0 {
+		t.Fatalf("deployed %+v", got)
+	}
+}

@@ -560,7 +560,11 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 	a.Result, a.Stage = result, stage
 	if err != nil {
 		a.Error = err.Error()
-		a.Refusal = string(commitsig.ReasonOf(err))
+		// A refusal is the signature stage's, wherever it was found (a
+		// hostile object is screened before the branch is walked).
+		if a.Refusal = string(commitsig.ReasonOf(err)); a.Refusal != "" {
+			a.Stage = StageSignature
+		}
 	}
 	// The outcome is made durable before /status shows it: a restart right
 	// after a reader saw "applied" still knows the commit.

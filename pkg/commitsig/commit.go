@@ -44,6 +44,36 @@ func (a *AllowedSigners) Verify(commit string, raw []byte, now time.Time) (Signe
 	return s, nil
 }
 
+// Screen refuses a commit object that is unsafe to hand to a general
+// parser (go-git decodes a signature header line by line with string
+// concatenation: a multi-megabyte one takes hours): over MaxCommit, a NUL,
+// or a signature header over MaxSignature. It is a *RefusedError (bad
+// signature) naming commit.
+func Screen(commit string, raw []byte) error {
+	if rerr := screen(raw); rerr != nil {
+		rerr.Commit = commit
+		return rerr
+	}
+	return nil
+}
+
+func screen(raw []byte) *RefusedError {
+	if len(raw) > MaxCommit {
+		return refuse(BadSignature, "the commit object is over the cap of %d bytes: not read", MaxCommit)
+	}
+	if bytes.IndexByte(raw, 0) >= 0 {
+		return refuse(BadSignature, "the commit object holds a NUL byte")
+	}
+	_, sig, rerr := split(raw)
+	if rerr != nil {
+		return rerr
+	}
+	if len(sig) > MaxSignature {
+		return refuse(BadSignature, "the signature block is %d bytes, over the cap of %d", len(sig), MaxSignature)
+	}
+	return nil
+}
+
 func (a *AllowedSigners) verify(raw []byte, now time.Time) (Signer, *RefusedError) {
 	if len(raw) > MaxCommit {
 		return Signer{}, refuse(BadSignature, "the commit object is over the cap of %d bytes: not read", MaxCommit)
