@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/skeema/knownhosts"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/settings"
@@ -93,6 +94,9 @@ type Repo struct {
 	// Drift checks, on an interval, that the host still is what the
 	// applied commit says (a read-only plan: no lock, no change).
 	Drift *DriftConfig `yaml:"drift"`
+	// Verify deploys only commits signed by a key this host trusts; any
+	// other commit is refused before it is checked out.
+	Verify *VerifyConfig `yaml:"verify"`
 
 	// Filled in by LoadConfig.
 	SpecPath     string        `yaml:"-"` // Path with {hostname} substituted, slash-separated and clean
@@ -106,6 +110,19 @@ type Repo struct {
 	DriftInterval time.Duration `yaml:"-"`
 	Reconcile     bool          `yaml:"-"`
 	forgeStatus   *statusTarget
+	// signers are the keys a commit must be signed by (nil: no check).
+	signers *commitsig.AllowedSigners
+}
+
+// VerifyConfig is the repository's commit signature check.
+type VerifyConfig struct {
+	// AllowedSigners is an allowed-signers file in git's format
+	// (gpg.ssh.allowedSignersFile; ssh-keygen(1) ALLOWED SIGNERS):
+	// "principals [namespaces=\"git\",valid-after=…,valid-before=…] key".
+	// Owned by root, mode 0644 or stricter. The commit to deploy must carry a good SSH
+	// signature by one of its keys, valid for the namespace "git" at the
+	// commit's date and now.
+	AllowedSigners string `yaml:"allowedSigners"`
 }
 
 // StatusConfig is where and how the commit status is set.
@@ -267,6 +284,7 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 		r.validate(hostname, f, add)
 		r.validateStatus(hostname, f, add)
 		r.validateDrift(f, add)
+		r.validateVerify(f, add)
 	}
 }
 
@@ -276,6 +294,26 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+func (r *Repo) validateVerify(f func(string) string, add func(field, format string, args ...any)) {
+	if r.Verify == nil {
+		return
+	}
+	if r.Verify.AllowedSigners == "" {
+		add(f("verify.allowedSigners"), "required when verify is set: an allowed-signers file in git's format")
+		return
+	}
+	if !path.IsAbs(r.Verify.AllowedSigners) {
+		add(f("verify.allowedSigners"), "must be an absolute path, got %q", r.Verify.AllowedSigners)
+		return
+	}
+	s, err := commitsig.LoadAllowedSigners(r.Verify.AllowedSigners)
+	if err != nil {
+		add(f("verify.allowedSigners"), "%v", err)
+		return
+	}
+	r.signers = s
 }
 
 func (r *Repo) validateDrift(f func(string) string, add func(field, format string, args ...any)) {

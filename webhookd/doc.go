@@ -16,6 +16,10 @@
 //     verification, never trust on first use), checked out at exactly the pushed commit, which must
 //     be reachable from the configured branch, and kept to a few packs (repack.go: the small packs
 //     fetches leave are rolled up between deploys, bounded in memory and time);
+//   - provenance, when a repository sets verify.allowedSigners: the commit to deploy must carry
+//     a good SSH signature by a key that file lists (pkg/commitsig); it is read as an object and
+//     checked before checkout, and a refusal (stage "signature", its reason in Attempt.Refusal)
+//     reaches /status, metrics, the notification and the forge's commit status like any failure;
 //   - scheduling: one deploy per repository at a time; pushes that arrive meanwhile coalesce into a
 //     single follow-up deploy of the newest of them, and a commit older than the one already applied
 //     is never deployed over it;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/syslet/syslet/pkg/commitsig"
 )
 
 // Checkout is a repository's private clone. Only the repository's worker
@@ -26,6 +29,10 @@ type Checkout interface {
 	// Contains reports whether commit is reachable from (or equal to) from.
 	// A commit that is not in the clone at all is not reachable.
 	Contains(from, commit string) (bool, error)
+	// RawCommit returns the commit object's bytes as git stores them (no
+	// object header), at most commitsig.MaxCommit+1 of them: what a
+	// signature check reads, before anything is checked out.
+	RawCommit(commit string) ([]byte, error)
 	// Checkout makes the work tree exactly commit (detached HEAD, no
 	// untracked files) and returns the work tree's directory.
 	Checkout(commit string) (dir string, err error)
@@ -123,6 +130,20 @@ func (g *gitCheckout) Contains(from, commit string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Both ends are screened before go-git decodes them: it parses a
+	// signature header in time quadratic in its length.
+	for _, h := range []string{from, commit} {
+		raw, err := g.RawCommit(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if err := commitsig.Screen(h, raw); err != nil {
+			return false, err
+		}
+	}
 	tip, err := r.CommitObject(plumbing.NewHash(from))
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return false, nil
@@ -142,6 +163,28 @@ func (g *gitCheckout) Contains(from, commit string) (bool, error) {
 		return false, fmt.Errorf("walking history of %s: %w", from, err)
 	}
 	return ok, nil
+}
+
+func (g *gitCheckout) RawCommit(commit string) ([]byte, error) {
+	r, err := g.open()
+	if err != nil {
+		return nil, err
+	}
+	obj, err := r.Storer.EncodedObject(plumbing.CommitObject, plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	defer rd.Close()
+	// One byte past the cap is enough for the check to refuse it.
+	raw, err := io.ReadAll(io.LimitReader(rd, commitsig.MaxCommit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	return raw, nil
 }
 
 func (g *gitCheckout) Checkout(commit string) (string, error) {

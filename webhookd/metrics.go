@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/notify"
 )
 
@@ -36,6 +37,7 @@ type metrics struct {
 	driftChecks   *prometheus.CounterVec
 	notifications *prometheus.CounterVec
 	statuses      *prometheus.CounterVec
+	refusals      *prometheus.CounterVec
 	// The clone's packs and their repacks.
 	packs   *prometheus.GaugeVec
 	repacks *prometheus.CounterVec
@@ -104,9 +106,13 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 			Name: "webhookd_git_repacks_total",
 			Help: "Repacks of the repository's clone that merged packs, by result (merged, failed, stopped).",
 		}, []string{"repo", "result"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_signature_refusals_total",
+			Help: "Commits refused before checkout by the signature check, by repository and reason (unsigned, unknown-key, bad-signature, key-not-yet-valid, key-expired).",
+		}, []string{"repo", "reason"}),
 	}
 	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress,
-		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses, m.packs, m.repacks,
+		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses, m.packs, m.repacks, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, at zero: a dashboard or an alert
 	// on "failed" works before the first failure.
@@ -123,6 +129,11 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 			}
 			m.driftChecks.WithLabelValues(r.Name, "ok")
 			m.driftChecks.WithLabelValues(r.Name, "error")
+		}
+		if r.Verify != nil {
+			for _, reason := range commitsig.Reasons {
+				m.refusals.WithLabelValues(r.Name, string(reason))
+			}
 		}
 		if r.Status != nil {
 			for _, res := range outcomes {

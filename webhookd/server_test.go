@@ -149,6 +149,9 @@ func (c countingCheckout) Checkout(commit string) (string, error) { return c.inn
 func (c countingCheckout) Repack(ctx context.Context) (Repacked, error) {
 	return c.inner.Repack(ctx)
 }
+func (c countingCheckout) RawCommit(commit string) ([]byte, error) {
+	return c.inner.RawCommit(commit)
+}
 
 type fixture struct {
 	t       *testing.T

@@ -17,6 +17,9 @@ import (
 func (w *worker) enrich(ev notify.Event, a *Attempt) notify.Event {
 	ev.Source = notify.Source{Kind: "git", Text: fmt.Sprintf("git %s@%s", w.cfg.Name, a.Commit),
 		Repo: w.cfg.Name, Commit: a.Commit, Trigger: a.Trigger}
+	if a.Signer != nil {
+		ev.Source.Signer = a.Signer.String()
+	}
 	if ev.Host == "" {
 		ev.Host = w.hostname
 	}
@@ -36,6 +39,10 @@ func (w *worker) tell(a *Attempt) {
 		}
 		w.setStatus(a, forge.Success, desc)
 	case ResultFailed:
+		if a.Refusal != "" {
+			w.setStatus(a, forge.Failure, fmt.Sprintf("refused on %s: %s", w.hostname, a.Error))
+			break
+		}
 		w.setStatus(a, forge.Failure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, a.Stage, a.Error))
 	case ResultRolledBack:
 		w.setStatus(a, forge.Failure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(a.FailingUnits, "; ")))

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/verdict"
@@ -39,6 +40,8 @@ type DeployRequest struct {
 	Commit string // the commit checked out in Dir
 	Dir    string // spec directory inside the checkout
 	Source string // "git <repo>@<commit>", for the run journal
+	// Signer signed Commit (nil when the repository checks no signature).
+	Signer *commitsig.Signer
 	// Force replaces hand edits (a reconcile after a drift check).
 	Force bool
 	// Started hears the run's started event just before the host changes
@@ -94,7 +97,10 @@ const (
 const (
 	StageFetch    = "fetch"
 	StageCheckout = "checkout"
-	StageApply    = verdict.StageApply
+	// StageSignature: the commit is not signed by a key the repository's
+	// verify.allowedSigners lists; it was refused before checkout.
+	StageSignature = "signature"
+	StageApply     = verdict.StageApply
 	// StageGate: the apply landed but a started container failed the
 	// health gate.
 	StageGate = verdict.StageGate
@@ -110,6 +116,12 @@ type Attempt struct {
 	Summary string `json:"summary,omitempty"`
 	RunID   string `json:"runId,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Refusal is why the commit's signature was refused (a
+	// commitsig.Reason: unsigned, unknown-key, bad-signature,
+	// key-not-yet-valid, key-expired); Signer is who signed a commit
+	// that passed the check.
+	Refusal string            `json:"refusal,omitempty"`
+	Signer  *commitsig.Signer `json:"signer,omitempty"`
 	// FailingUnits and RolledBackTo say why a rolled-back attempt did not
 	// land and what the host runs instead (the generation of that run).
 	FailingUnits []string  `json:"failingUnits,omitempty"`
@@ -487,6 +499,14 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	}
 
 	w.setStatus(a, forge.Pending, "deploying to "+w.hostname)
+	// Who signed it is settled before anything of the commit is checked
+	// out: a refused commit never reaches the work tree or the host.
+	signer, err := w.verify(best.commit)
+	if err != nil {
+		w.finish(log, a, ResultFailed, StageSignature, err)
+		return
+	}
+	a.Signer = signer
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
 		w.finish(log, a, ResultFailed, StageCheckout, err)
@@ -509,6 +529,7 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		Commit: best.commit,
 		Dir:    specDir,
 		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Signer: signer,
 		Force:  best.force,
 		Started: func(ev notify.Event) {
 			w.notify(w.enrich(ev, a))
@@ -561,6 +582,11 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 	a.Result, a.Stage = result, stage
 	if err != nil {
 		a.Error = err.Error()
+		// A refusal is the signature stage's, wherever it was found (a
+		// hostile object is screened before the branch is walked).
+		if a.Refusal = string(commitsig.ReasonOf(err)); a.Refusal != "" {
+			a.Stage = StageSignature
+		}
 	}
 	// The outcome is made durable before /status shows it: a restart right
 	// after a reader saw "applied" still knows the commit.
@@ -580,6 +606,9 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 
 	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(0)
 	w.m.deploys.WithLabelValues(w.cfg.Name, a.Result).Inc()
+	if a.Refusal != "" {
+		w.m.refusals.WithLabelValues(w.cfg.Name, a.Refusal).Inc()
+	}
 	if a.Result != ResultSkipped {
 		w.m.duration.WithLabelValues(w.cfg.Name, a.Result).Observe(a.Duration)
 	}
@@ -591,6 +620,9 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 	switch a.Result {
 	case ResultFailed:
 		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error)
+		if a.Refusal != "" {
+			ev = ev.Str("refusal", a.Refusal)
+		}
 	case ResultRolledBack:
 		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error).Strs("failing", a.FailingUnits).Str("rolledBackTo", a.RolledBackTo)
 	}

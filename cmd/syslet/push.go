@@ -54,6 +54,9 @@ type pushOptions struct {
 	pause            time.Duration
 	output           string
 	strategy         push.Strategy
+	// verify is an allowed-signers file: the specs must be a clean
+	// checkout whose HEAD one of its keys signed.
+	verify string
 }
 
 // pushNotes are push's notes in --help, the reference and syslet(1).
@@ -105,6 +108,7 @@ func (o *pushOptions) define(f *flags) {
 	f.String(&o.batch, "batch", "", "roll out in batches of these sizes, in target order: `LIST` of host counts or percentages of the targets, the last repeating (1,25%: one host, then a quarter at a time)")
 	f.String(&o.maxFailed, "max-failed", "", "start no further host once more than `N` hosts (or N% of the targets) have failed (default with --batch: 0, the first failure stops the rollout)")
 	f.Duration(&o.pause, "pause", 0, "with --batch: wait `D` after each batch but the last, then look at its hosts again (services up and not restarted, no drift) before the next")
+	f.String(&o.verify, "verify", "", "send nothing unless the specs are a clean git checkout whose HEAD carries a good SSH signature by a key of the allowed-signers `FILE` (git's format, as webhookd's verify.allowedSigners)")
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
 }
 
@@ -133,6 +137,9 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	}
 	if err := o.parseRollout(); err != nil {
 		return o, err
+	}
+	if o.verify != "" && len(pos) > 0 && o.hostsDir == "" && pos[len(pos)-1] == "-" {
+		return o, fmt.Errorf("%w: --verify checks a git checkout: specs from stdin cannot be verified", errUsage)
 	}
 	if o.hostsDir != "" {
 		o.targets = pos
@@ -305,6 +312,21 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			view.Error(stderr, "syslet push", err)
 			return exitError
 		}
+	}
+
+	// 0. With --verify, who signed what is about to be sent, before it is read.
+	if o.verify != "" {
+		dir := o.path
+		if o.hostsDir != "" {
+			dir = o.hostsDir
+		}
+		s, commit, err := verifyCheckout(dir, o.verify)
+		if err != nil {
+			view.Error(stderr, "syslet push", err)
+			fmt.Fprintln(stderr, "syslet push: nothing was sent")
+			return exitError
+		}
+		view.Printf(stderr, "syslet push: HEAD %s signed by %s\n", commit[:min(12, len(commit))], s.String())
 	}
 
 	// 1. Every host's specs, read and validated here before any connection.

@@ -28,6 +28,7 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 	out, err := deploy.Run(ctx, deploy.Request{
 		Path:   req.Dir,
 		Source: req.Source,
+		Signer: req.Signer,
 		// The run is logged as structured lines (its plan's units, effects
 		// and reasons, the gate's verdict); per-action lines go to the
 		// journal as structured entries (pkg/app/deploy detects it).

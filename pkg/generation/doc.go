@@ -12,6 +12,7 @@
 // the newest always kept. Files are read regular-only, without following
 // links, and bounded in size (pkg/bounded).
 //
-// Layer: ground. It imports pkg/layout and pkg/bounded only; never plan, render, executor
+// Layer: ground. It imports pkg/layout, pkg/bounded and pkg/commitsig (the signer it
+// records) only; never plan, render, executor
 // or pkg/app.
 package generation

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -20,6 +21,8 @@ type Generation struct {
 	Run    string    `json:"run"`
 	Time   time.Time `json:"time"`
 	Source string    `json:"source"`
+	// Signer is who signed the commit the input came from, when checked.
+	Signer *commitsig.Signer `json:"signer,omitempty"`
 	// InputDigest and PlanDigest are the run journal's digests of the
 	// input it applied and the plan it ran.
 	InputDigest string `json:"inputDigest"`

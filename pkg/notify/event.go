@@ -68,6 +68,9 @@ type Source struct {
 	Repo    string `json:"repo,omitempty"`    // webhookd's repository name
 	Commit  string `json:"commit,omitempty"`  // the commit deployed
 	Trigger string `json:"trigger,omitempty"` // "github push <delivery>", "poll", "drift check", "reconcile"
+	// Signer is who signed the commit, when its signature was checked:
+	// "principal (key type SHA256:fingerprint)".
+	Signer string `json:"signer,omitempty"`
 }
 
 // Plan counts the plan's units by effect, and its actions.

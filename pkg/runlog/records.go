@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/backup"
+	"github.com/syslet/syslet/pkg/commitsig"
 )
 
 // Record types, one per line.
@@ -54,11 +55,14 @@ type Record struct {
 	Time time.Time `json:"time"`
 
 	// intent
-	PID         int    `json:"pid,omitempty"`
-	Source      string `json:"source,omitempty"`
-	InputDigest string `json:"inputDigest,omitempty"`
-	PlanDigest  string `json:"planDigest,omitempty"`
-	Resumes     string `json:"resumes,omitempty"` // the run this one carries actions of
+	PID    int    `json:"pid,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Signer is who signed the commit the input came from, when a
+	// signature was checked (webhookd's verify.allowedSigners).
+	Signer      *commitsig.Signer `json:"signer,omitempty"`
+	InputDigest string            `json:"inputDigest,omitempty"`
+	PlanDigest  string            `json:"planDigest,omitempty"`
+	Resumes     string            `json:"resumes,omitempty"` // the run this one carries actions of
 	// Rollback names the run whose generation a rollback run restores,
 	// RollbackOf the failed run it rolls back ("" for syslet rollback).
 	Rollback   string   `json:"rollback,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"github.com/syslet/syslet/pkg/app/planfile"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/backup"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host/fsroot"
 	"github.com/syslet/syslet/pkg/host/stage"
@@ -36,6 +37,10 @@ type Request struct {
 	// specs came from ("stdin", a path, "git infra@<commit>"). Default:
 	// derived from Path.
 	Source string
+	// Signer is who signed the commit the specs come from (webhookd
+	// checked it before checkout); the journal and the generation record
+	// it. nil when no signature was checked.
+	Signer *commitsig.Signer
 	// Diff plans and prints, and changes nothing.
 	Diff bool
 	// Update makes the run `syslet update`: besides the input's changes,

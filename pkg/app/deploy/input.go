@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
@@ -75,6 +76,8 @@ type passInput struct {
 	kind   passKind
 	set    *load.Set
 	source string // what the journal records as the input's origin
+	// signer signed the commit the input came from (nil: not checked).
+	signer *commitsig.Signer
 	runID  string
 	// gen is the generation a rollback applies again; of the run whose
 	// failed gate a gateRollback follows.
@@ -113,7 +116,7 @@ func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passIn
 		if err != nil {
 			return passInput{}, err
 		}
-		in := passInput{kind: inputPass, set: l, source: req.Source}
+		in := passInput{kind: inputPass, set: l, source: req.Source, signer: req.Signer}
 		if req.Path == "" {
 			p := layout.Under(req.Root, layout.StoredSpecs)
 			if fi, err := os.Stat(p); err == nil {
@@ -126,5 +129,5 @@ func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passIn
 	if err != nil {
 		return passInput{}, err
 	}
-	return passInput{kind: handRollback, set: load.Bytes("generation "+gen.Run, gen.Input), source: "rollback to run " + gen.Run, gen: gen}, nil
+	return passInput{kind: handRollback, set: load.Bytes("generation "+gen.Run, gen.Input), source: "rollback to run " + gen.Run, gen: gen, signer: gen.Signer}, nil
 }

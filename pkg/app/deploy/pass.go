@@ -235,7 +235,7 @@ func (r *runner) record(in passInput, p *plan.Plan, v verdict.Verdict) {
 
 // intent is the journal's first record of a pass: what it plans to do.
 func (r *runner) intent(in passInput, p *plan.Plan) runlog.Record {
-	rec := runlog.Record{Run: in.runID, PID: pid(), Source: in.source, InputDigest: in.set.Digest(),
+	rec := runlog.Record{Run: in.runID, PID: pid(), Source: in.source, Signer: in.signer, InputDigest: in.set.Digest(),
 		PlanDigest: p.Digest(), Actions: journalActions(p)}
 	if p.Resume != nil {
 		rec.Resumes = p.Resume.Run

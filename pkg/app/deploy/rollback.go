@@ -86,7 +86,7 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 	}
 	// The rollback is a run of its own, under the same lock.
 	back, err := r.pass(ctx, passInput{kind: gateRollback, set: l, source: "rollback to run " + gen.Run + " after " + failed.runID,
-		runID: rep.Run, gen: gen, of: failed.runID})
+		runID: rep.Run, gen: gen, of: failed.runID, signer: gen.Signer})
 	// A rollback that ended before its first action (the host could not
 	// be read, staging or a refusal stopped it) changed nothing: the host
 	// is as the failed run left it, which the operator needs to know.

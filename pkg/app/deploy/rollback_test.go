@@ -8,6 +8,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/backup"
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
@@ -368,5 +369,24 @@ func TestLostByNamesTheBackup(t *testing.T) {
 	if len(got) != 2 || got[0] != "volume data (deleted by the failed run; its data is in backup r1_data.tar: syslet restore data r1_data.tar)" ||
 		got[1] != "volume cache (deleted by the failed run; irreversible)" {
 		t.Errorf("lostBy = %q", got)
+	}
+}
+
+// TestSignerIsRecorded: the signer of a checked commit lands in the run
+// journal's intent and in the generation the run records.
+func TestSignerIsRecorded(t *testing.T) {
+	h := newHost(t)
+	h.imageOf["web@registry.example/web:1"] = "sha256:web1"
+	req := h.request(writeSpecs(t, good))
+	req.Source = "git infra@0123"
+	req.Signer = &commitsig.Signer{Principal: "alice@example.org", Fingerprint: "SHA256:abc", KeyType: "ssh-ed25519", Line: 1}
+	if r := h.run(t, req); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if last := h.last(t); last.Intent.Signer == nil || *last.Intent.Signer != *req.Signer {
+		t.Errorf("journal signer %+v", last.Intent.Signer)
+	}
+	if g, err := generation.Open(h.root).Latest(); err != nil || g == nil || g.Signer == nil || *g.Signer != *req.Signer {
+		t.Fatalf("generation %+v, %v", g, err)
 	}
 }

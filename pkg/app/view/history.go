@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/runlog"
 )
@@ -17,8 +18,10 @@ type RunSummary struct {
 	Started  time.Time      `json:"started"`
 	Duration *time.Duration `json:"duration,omitempty"`
 	Source   string         `json:"source"`
-	Result   string         `json:"result"`
-	Resumes  string         `json:"resumes,omitempty"`
+	// Signer signed the commit the run's input came from, when checked.
+	Signer  *commitsig.Signer `json:"signer,omitempty"`
+	Result  string            `json:"result"`
+	Resumes string            `json:"resumes,omitempty"`
 	// Rollback is the run whose generation a rollback run restored,
 	// RollbackOf the failed run it rolled back.
 	Rollback   string `json:"rollback,omitempty"`
@@ -39,7 +42,7 @@ type RunSummary struct {
 
 // Summarize is what the journal says of one run, counted.
 func Summarize(r *runlog.RunInfo) RunSummary {
-	s := RunSummary{Run: r.ID(), Started: r.Intent.Time, Source: r.Intent.Source, Result: r.Result(),
+	s := RunSummary{Run: r.ID(), Started: r.Intent.Time, Source: r.Intent.Source, Signer: r.Intent.Signer, Result: r.Result(),
 		Resumes: r.Intent.Resumes, PlanDigest: r.Intent.PlanDigest, Actions: len(r.Intent.Actions),
 		Rollback: r.Intent.Rollback, RollbackOf: r.Intent.RollbackOf}
 	for _, a := range r.Actions {
@@ -93,6 +96,9 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 			dur = s.Duration.Round(time.Millisecond).String()
 		}
 		src := redact.Escape(s.Source)
+		if s.Signer != nil {
+			src += " (signed by " + redact.Escape(s.Signer.Principal) + ")"
+		}
 		if s.Resumes != "" {
 			src += " (resumes " + redact.Escape(s.Resumes) + ")"
 		}
@@ -162,6 +168,9 @@ func Run(w io.Writer, ra RunActions) {
 	s := ra.RunSummary
 	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", redact.Escape(s.Run), redact.Escape(s.Result), s.Started.Local().Format("2006-01-02 15:04:05"),
 		redact.Escape(s.Source), redact.Escape(short(s.PlanDigest)))
+	if s.Signer != nil {
+		fmt.Fprintf(w, "signed by %s\n", redact.Escape(s.Signer.String()))
+	}
 	if s.Resumes != "" {
 		fmt.Fprintf(w, "resumes run %s\n", redact.Escape(s.Resumes))
 	}

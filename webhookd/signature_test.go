@@ -1,0 +1,216 @@
+package webhookd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// signingKey makes an ed25519 key with ssh-keygen and returns the private
+// key's path and its allowed-signers line for principal.
+func signingKey(t *testing.T, principal string) (priv, line string) {
+	t.Helper()
+	priv = filepath.Join(t.TempDir(), "key")
+	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", priv).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(priv + ".pub")
+	must(t, err)
+	return priv, principal + ` namespaces="git" ` + strings.TrimSpace(string(pub))
+}
+
+// signedCommit commits hosts/web1/app.json = content with the real git,
+// signed with key (gpg.format=ssh) unless key is "".
+func (r *remote) signedCommit(key, content string) string {
+	r.t.Helper()
+	p := filepath.Join(r.dir, "hosts", "web1", "app.json")
+	must(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(r.t, os.WriteFile(p, []byte(content), 0o644))
+	r.n++
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example", "-c", "gpg.format=ssh"}, args...)...)
+		cmd.Dir = r.dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			r.t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("add", "hosts/web1/app.json")
+	args := []string{"commit", "-q", "-m", fmt.Sprintf("change %d", r.n)}
+	if key != "" {
+		args = append([]string{"-c", "user.signingkey=" + key}, append(args, "-S")...)
+	}
+	git(args...)
+	return git("rev-parse", "HEAD")
+}
+
+func allowedSignersFile(t *testing.T, lines ...string) string {
+	p := filepath.Join(t.TempDir(), "allowed_signers")
+	must(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return p
+}
+
+// headOf is the commit the repository's private checkout has checked out.
+func headOf(t *testing.T, dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestOnlySignedCommitsDeploy: a commit signed by an allowed key deploys
+// and /status names its signer; an unsigned one, one by an unknown key and
+// one by an expired key are refused before checkout, each with its
+// reason on /status, the forge's status, the notification and metrics.
+func TestOnlySignedCommitsDeploy(t *testing.T) {
+	alice, aliceLine := signingKey(t, "alice@example.org")
+	mallory, _ := signingKey(t, "mallory@example.org")
+	old, oldLine := signingKey(t, "old@example.org")
+	signers := allowedSignersFile(t, aliceLine, strings.Replace(oldLine, `namespaces="git"`, `namespaces="git",valid-before="20200101Z"`, 1))
+	forge, hook := newReceiver(t), newReceiver(t)
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, fmt.Sprintf("    verify: {allowedSigners: %s}\n    status: {forge: github, api: %s, repo: ops/infra, tokenFile: %s}\nnotify: [{type: webhook, url: %s}]\n",
+		signers, forge.srv.URL, tokenFile(t), hook.srv.URL))
+	f.start()
+	checkout := filepath.Join(f.state, "infra")
+
+	good := f.remote.signedCommit(alice, `{"v":"good"}`)
+	f.push(GitHub, "refs/heads/main", good)
+	st := f.wait("good applied", func(s RepoStatus) bool { return s.LastApplied == good })
+	if s := st.Last.Signer; s == nil || s.Principal != "alice@example.org" || !strings.HasPrefix(s.Fingerprint, "SHA256:") {
+		t.Fatalf("signer %+v", st.Last.Signer)
+	}
+	// The deploy records who signed it (the run journal, the generation).
+	if got, _ := dep.deploys(); got[0].Signer == nil || *got[0].Signer != *st.Last.Signer {
+		t.Fatalf("the deploy's signer %+v", got[0].Signer)
+	}
+
+	deployed := 1
+	for _, c := range []struct{ key, reason string }{{"", "unsigned"}, {mallory, "unknown-key"}, {old, "key-expired"}} {
+		commit := f.remote.signedCommit(c.key, fmt.Sprintf(`{"v":%q}`, c.reason))
+		f.push(GitHub, "refs/heads/main", commit)
+		st := f.wait(c.reason, func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
+		if st.Last.Result != ResultFailed || st.Last.Stage != StageSignature || st.Last.Refusal != c.reason || !strings.HasPrefix(st.Last.Error, c.reason+": commit ") || st.LastApplied != good {
+			t.Fatalf("%s: %+v", c.reason, st.Last)
+		}
+		if got, _ := dep.deploys(); len(got) != deployed {
+			t.Fatalf("%s: the deployer ran: %+v", c.reason, got)
+		}
+		if h := headOf(t, checkout); h != good {
+			t.Fatalf("%s: the checkout moved to %s", c.reason, h)
+		}
+		// /status as JSON carries the reason.
+		b, _ := json.Marshal(st)
+		if !strings.Contains(string(b), `"refusal":"`+c.reason+`"`) {
+			t.Fatalf("/status %s", b)
+		}
+	}
+
+	// The forge was told: pending then success for good; pending then a
+	// failure naming the reason for each refused commit.
+	var states []string
+	for _, q := range forge.waitN(t, 8) {
+		var b map[string]string
+		json.Unmarshal(q.body, &b)
+		states = append(states, b["state"]+": "+b["description"])
+	}
+	for i, reason := range []string{"unsigned", "unknown-key", "key-expired"} {
+		if got := states[3+2*i]; !strings.HasPrefix(got, "failure: refused on web1: "+reason+": commit ") {
+			t.Errorf("status %d: %q", 3+2*i, got)
+		}
+	}
+	kinds, evs := events(t, hook.waitN(t, 5))
+	if strings.Join(kinds, " ") != "started succeeded failed failed failed" {
+		t.Fatalf("events %v", kinds)
+	}
+	if ev := evs[1]; !strings.HasPrefix(ev.Source.Signer, "alice@example.org (ssh-ed25519 SHA256:") {
+		t.Errorf("succeeded event's signer %q", ev.Source.Signer)
+	}
+	if ev := evs[2]; ev.Stage != StageSignature || !strings.HasPrefix(ev.Error, "unsigned: ") {
+		t.Errorf("refusal event %+v", ev)
+	}
+	m := f.metrics()
+	for _, want := range []string{
+		`webhookd_signature_refusals_total{reason="unsigned",repo="infra"} 1`,
+		`webhookd_signature_refusals_total{reason="unknown-key",repo="infra"} 1`,
+		`webhookd_signature_refusals_total{reason="key-expired",repo="infra"} 1`,
+		`webhookd_signature_refusals_total{reason="bad-signature",repo="infra"} 0`,
+		`webhookd_deploys_total{repo="infra",result="failed"} 3`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestPollingRefusesAnUnsignedTip: the same check holds when no webhook
+// arrives and the branch is polled (here: force-pushed to an unsigned
+// commit).
+func TestPollingRefusesAnUnsignedTip(t *testing.T) {
+	_, aliceLine := signingKey(t, "alice@example.org")
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, fmt.Sprintf("    poll: 1h\n    pollSpread: 0s\n    verify: {allowedSigners: %s}\n", allowedSignersFile(t, aliceLine)))
+	tip := f.remote.signedCommit("", `{"v":"unsigned"}`)
+	f.start()
+	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == tip })
+	if st.Last.Trigger != "poll" || st.Last.Refusal != "unsigned" || st.LastApplied != "" {
+		t.Fatalf("%+v", st.Last)
+	}
+	if got, _ := dep.deploys(); len(got) != 0 {
+		t.Fatalf("deployed %+v", got)
+	}
+	if h := headOf(t, filepath.Join(f.state, "infra")); h != "" {
+		t.Fatalf("checked out %s", h)
+	}
+}
+
+func TestVerifyConfig(t *testing.T) {
+	_, line := signingKey(t, "alice@example.org")
+	writable := allowedSignersFile(t, line)
+	must(t, os.Chmod(writable, 0o666))
+	for name, c := range map[string]struct{ verify, want string }{
+		"no file":        {"{}", "repos[0].verify.allowedSigners: required"},
+		"relative":       {"{allowedSigners: signers}", "must be an absolute path"},
+		"missing":        {"{allowedSigners: /nonexistent/allowed_signers}", "does not exist"},
+		"world-writable": {"{allowedSigners: " + writable + "}", "0644 or stricter"},
+		"bad line":       {"{allowedSigners: " + allowedSignersFile(t, "alice@example.org ssh-ed25519") + "}", "allowed_signers:1:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseConfig("test.yaml", []byte("repos:\n  - {name: infra, url: /srv/infra, poll: 1m, verify: "+c.verify+"}\n"), "web1")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestHostileTipIsScreened: a commit whose signature header is 10 MB is
+// refused before go-git decodes it (which would take hours), whether or
+// not the repository checks signatures.
+func TestHostileTipIsScreened(t *testing.T) {
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, "")
+	f.remote.commit(`{"v":"a"}`)
+	out, err := exec.Command("bash", "-c", "cd "+f.remote.dir+" && c=$({ git cat-file commit HEAD | sed '/^committer /q'; printf 'gpgsig -----BEGIN SSH SIGNATURE-----\\n'; head -c 7800000 /dev/zero | base64 -w 70 | sed 's/^/ /'; printf ' -----END SSH SIGNATURE-----\\n\\nhostile\\n'; } | git hash-object --literally -t commit -w --stdin) && git update-ref refs/heads/main $c && echo $c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	hostile := strings.TrimSpace(string(out))
+	f.start()
+	f.push(GitHub, "refs/heads/main", hostile)
+	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == hostile })
+	if st.Last.Refusal != "bad-signature" || st.Last.Stage != StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
+		t.Fatalf("%+v", st.Last)
+	}
+	if got, _ := dep.deploys(); len(got) != 0 {
+		t.Fatalf("deployed %+v", got)
+	}
+}
