@@ -93,3 +93,40 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyIsDocumented: "syslet apply PATH", which people type, is shown
+// in the usage, and its help says what it is.
+func TestApplyIsDocumented(t *testing.T) {
+	var out, errw bytes.Buffer
+	if code := run([]string{"--help"}, strings.NewReader(""), &out, &errw); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"\n  syslet apply [flags] [PATH | --stdin | -]\n", "syslet apply PATH is the same command as syslet PATH"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the usage lacks %q", want)
+		}
+	}
+}
+
+// TestUsageStartsWithCommonCommands: --help opens with the few command
+// lines of a first deploy, each of which parses.
+func TestUsageStartsWithCommonCommands(t *testing.T) {
+	var out, errw bytes.Buffer
+	run([]string{"--help"}, strings.NewReader(""), &out, &errw)
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 4 || lines[2] != "Common commands:" || !strings.HasPrefix(lines[3], "  syslet validate specs/") {
+		t.Fatalf("the usage does not open with the common commands:\n%s", strings.Join(lines[:min(12, len(lines))], "\n"))
+	}
+	for _, c := range common {
+		args := strings.Fields(strings.TrimPrefix(c.line, "syslet "))
+		cmd := dispatch(args[0])
+		switch {
+		case cmd != nil && cmd.name == "help":
+		case cmd != nil:
+		default:
+			if _, err := parseApply(args, &errw); err != nil {
+				t.Errorf("%s: %v", c.line, err)
+			}
+		}
+	}
+}
