@@ -156,6 +156,9 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stdout, stderr, "", err)
 	}
+	if needsRoot(lookup(""), o.req.Root, args, stderr) {
+		return exitError
+	}
 	ctx, stop, release := signals(stderr)
 	defer release()
 	req := o.req
