@@ -3,6 +3,7 @@ module github.com/syslet/syslet
 go 1.26.4
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.9.3
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/containers/podman/v5 v5.8.2
 	github.com/coreos/go-systemd/v22 v22.7.0
@@ -21,7 +22,6 @@ require (
 
 require (
 	github.com/AlekSi/pointer v1.2.0 // indirect
-	github.com/CycloneDX/cyclonedx-go v0.9.3 // indirect
 	github.com/CycloneDX/cyclonedx-gomod v1.10.0 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect

@@ -181,3 +181,40 @@ func TestSlugify(t *testing.T) {
 		}
 	}
 }
+
+// sourcePathRE finds inline code naming a file of the repository by a
+// relative path that ends in a source file's extension.
+var sourcePathRE = regexp.MustCompile("`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.@-]+)+\\.(?:go|sh|yml|service|timer))`")
+
+// TestSourcePathsExist: a source file the prose names in inline code
+// (`pkg/release/release.go`) exists, from the repository's root or from
+// the Markdown file's folder. Code blocks are left alone: a command may
+// name a file the reader makes.
+func TestSourcePathsExist(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range markdownFiles(t, root) {
+		raw, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence := false
+		for i, l := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				fence = !fence
+			}
+			if fence {
+				continue
+			}
+			for _, m := range sourcePathRE.FindAllStringSubmatch(l, -1) {
+				_, errRoot := os.Stat(filepath.Join(root, m[1]))
+				_, errHere := os.Stat(filepath.Join(root, filepath.Dir(f), m[1]))
+				if errRoot != nil && errHere != nil {
+					t.Errorf("%s:%d: `%s` names no file of the repository", f, i+1, m[1])
+				}
+			}
+		}
+	}
+}

@@ -9,5 +9,14 @@ set -euo pipefail
 [[ $# == 3 ]] || { echo "usage: $0 NAME PLAINTEXT.yaml RECIPIENT[,RECIPIENT...]" >&2; exit 2; }
 name=$1 plain=$(realpath "$2") recipients=$3
 cd "$(dirname "$0")/.."
-ct=$(go tool sops encrypt --age "$recipients" --input-type yaml --output-type yaml "$plain")
+# go tool builds sops on its first use (fetching its source the first time on a machine): that takes
+# from half a minute to several, so say it when it does not answer at once.
+tool=$(mktemp); trap 'rm -f "$tool"' EXIT
+go tool -n sops > "$tool" & pid=$!
+sleep 1
+if kill -0 "$pid" 2>/dev/null; then
+  echo "encrypt-secret.sh: preparing sops, the version go.mod pins (go tool builds it on its first use here: a minute or more) ..." >&2
+fi
+wait "$pid" || { echo "encrypt-secret.sh: go tool sops could not be built (the go command says why above)" >&2; exit 1; }
+ct=$("$(cat "$tool")" encrypt --age "$recipients" --input-type yaml --output-type yaml "$plain")
 jq -n --arg name "$name" --arg ct "$ct"$'\n' '{apiVersion: "v1", type: "secret", name: $name, ciphertext: $ct}'

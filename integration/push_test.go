@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/syslet/syslet/integration/testhost"
@@ -282,7 +283,7 @@ func TestPushPlanApplyConverge(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("push --diff failed:\n%s", r)
 	}
-	mustContain(t, "push --diff output", r.stdout, "web1 | syslet plan: 2 spec(s) from 1 source(s) against host", "web1 | Plan: ", "hello.container")
+	mustContain(t, "push --diff output", r.stdout, "web1 | syslet plan: 2 spec(s) from 2 source(s) against host", "web1 | Plan: ", "hello.container")
 	mustContain(t, "push --diff table", tableRow(t, r.stdout, "web1"), "web1 planned 2 to create; 6 actions")
 	mustContain(t, "push --diff progress", r.stderr, "syslet --diff --stdin on 1 host(s)")
 	if got := h.Run("test -e /etc/containers/systemd/hello.container || test -e /etc/syslet/config.json"); got.OK() {
@@ -310,6 +311,19 @@ func TestPushPlanApplyConverge(t *testing.T) {
 	mustContain(t, "second push table", tableRow(t, r.stdout, "web1"), "web1 unchanged no changes")
 	if strings.Contains(r.stdout, "Applying") {
 		t.Errorf("second push applied something:\n%s", r)
+	}
+
+	// A secret the host's key cannot open is named by the file it is in
+	// and its place there, as the operator wrote it, not as "stdin [2]".
+	other, err := age.GenerateX25519Identity()
+	must(t, err)
+	locked := e.writeSpecs("locked", map[string]string{"10-net.json": sharedNetwork, "20-hello.json": sleeper("hello"),
+		"30-secret.json": string(secretSpec(t, "locked", sopsEncryptFor(t, "token: x\n", other.Recipient().String())))})
+	r = e.push("--diff", "web1", locked)
+	mustContain(t, "push --diff of a secret the host cannot open", r.stderr,
+		"web1 | syslet: secrets cannot be opened on this host", `secret "locked" (`+filepath.Join(locked, "30-secret.json")+" [0])")
+	if r.code != 1 || strings.Contains(r.stderr, "stdin [") {
+		t.Errorf("the host names a pushed spec by its place in stdin:\n%s", r)
 	}
 }
 

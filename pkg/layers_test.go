@@ -1,6 +1,7 @@
 package pkg_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -124,5 +125,35 @@ func TestLayerTable(t *testing.T) {
 		if got := layerOf(rel); got != want {
 			t.Errorf("layerOf(%s) = %s, want %s", rel, got, want)
 		}
+	}
+}
+
+// rootEntries is what the repository's root holds: the design card's
+// top-level layout, the documentation beside it, and the files of git and
+// CI. A file a tool or a session leaves at the root (podmanargs.image, a
+// copy of a quadlet corpus file, was committed there once) fails here
+// before it is committed, or on the commit that added it.
+var rootEntries = []string{".ci", ".gitignore", "BENCHMARKS.md", "LICENSE", "README.md", "Taskfile.yml", "go.mod", "go.sum",
+	"cmd", "docs", "examples", "executor", "integration", "pkg", "plan", "render", "webhookd"}
+
+// TestRootHoldsOnlyTheLayout fails on a file or directory at the root of
+// the repository, tracked or not yet (ignored build output aside), that
+// is not in rootEntries.
+func TestRootHoldsOnlyTheLayout(t *testing.T) {
+	out, err := exec.Command("git", "-C", "..", "ls-files", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		top, _, _ := strings.Cut(f, "/")
+		if seen[top] || slices.Contains(rootEntries, top) {
+			continue
+		}
+		seen[top] = true
+		if _, err := os.Lstat(filepath.Join("..", top)); err != nil {
+			continue // deleted from the work tree, not yet from the index
+		}
+		t.Errorf("%s at the repository's root is not part of its layout: move it where it belongs (or delete it), or add it to rootEntries in pkg/layers_test.go", top)
 	}
 }

@@ -166,6 +166,9 @@ func cmdApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stdout, stderr, "", err)
 	}
+	if needsRoot(lookup(""), o.req.Root, args, stderr) {
+		return exitError
+	}
 	return applyParsed(o, stdin, stdout, stderr)
 }
 
@@ -180,6 +183,9 @@ func cmdUpdate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usage(stdout, stderr, "update", err)
+	}
+	if needsRoot(lookup("update"), o.req.Root, args, stderr) {
+		return exitError
 	}
 	o.req.Update = true
 	return applyParsed(o, stdin, stdout, stderr)

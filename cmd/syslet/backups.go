@@ -42,6 +42,9 @@ func cmdBackups(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		view.Error(stderr, "syslet backups", err)
 		return exitUsage
 	}
+	if needsRoot(lookup("backups"), root, args, stderr) {
+		return exitError
+	}
 	volume := ""
 	if len(pos) == 1 {
 		volume = pos[0]
@@ -101,6 +104,9 @@ func cmdRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usage(stdout, stderr, "restore", err)
+	}
+	if needsRoot(lookup("restore"), "/", args, stderr) {
+		return exitError
 	}
 	o.req.Volume = pos[0]
 	if len(pos) == 2 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
 )
 
@@ -21,9 +22,14 @@ type command struct {
 	defineFlags func(f *flags)
 	notes       string // printed after the flags
 	examples    []string
-	// aliases are other words that run it, listed nowhere: "apply" for
-	// the default command, "--version", "-h" and "--help".
+	// aliases are other words that run it: "apply" for the default
+	// command (its last synopsis form shows it), "--version", "-h" and
+	// "--help".
 	aliases []string
+	// asRoot says why the command must run as root on the live host; ""
+	// when it never needs root. It is checked before anything is read
+	// (root.go) and said in its help.
+	asRoot string
 	// run carries the command out with the arguments after its name and
 	// returns the exit code (main.go's).
 	run func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
@@ -51,10 +57,13 @@ func init() { commands = commandTable() }
 
 func commandTable() []command {
 	return []command{
-		{name: "", run: cmdApply, aliases: []string{"apply"}, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]"},
+		{name: "", run: cmdApply, aliases: []string{"apply"}, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]", "--diff --out FILE [flags] [PATH | --stdin]", "--plan FILE [--diff] [flags] [PATH | --stdin]", "apply [flags] [PATH | --stdin | -]"},
 			summary:     "plan and apply (PATH: a spec file or a directory of *.json; default /etc/syslet/config.json)",
+			asRoot:      "it plans and applies through the host's systemd and podman (syslet validate needs no root)",
 			defineFlags: func(f *flags) { new(applyOptions).define(f) },
-			notes: `Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
+			notes: `syslet apply PATH is the same command as syslet PATH, for scripts and people who name the
+verb: it applies, and asks first only when stdin and stderr are a terminal (--yes: never).
+Secrets are decrypted while planning with the host's age identities (SSH ed25519 host key,
 /var/lib/syslet/key.txt, ageIdentityFiles in /etc/syslet/syslet.json). SYSLET_SHOW_SECRETS=true
 shows their values in --diff.
 A saved plan (--diff --out FILE) holds the plan, its input's digest and the host state it was
@@ -69,6 +78,7 @@ delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`
 			examples: []string{"syslet --diff specs/", "syslet specs/", "cat host1/*.json | ssh root@host1 syslet --stdin",
 				"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
 		{name: "update", run: cmdUpdate, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
+			asRoot:      "it plans and applies through the host's systemd and podman, as an apply does",
 			summary:     "an apply that also pulls each running container's tagged image again when its registry's tag names another digest now, and restarts those containers under the health gate",
 			defineFlags: func(f *flags) { new(applyOptions).define(f) },
 			notes: `For each container desired running whose Image= is a tag in a registry (not a digest, not a
@@ -91,6 +101,7 @@ A plain syslet apply never asks a registry. --out and --plan do not apply. Exit 
 			examples:    []string{"syslet render specs/ --out /tmp/host1", "syslet render --podman 5.8 specs/ --out build/"}},
 		{name: "host-key", run: cmdHostKey, synopsis: []string{"[--root DIR]"},
 			summary:     "print this host's age recipient (encrypt secrets for it)",
+			asRoot:      "it reads the host's SSH host key",
 			defineFlags: func(f *flags) { new(hostKeyOptions).define(f) },
 			examples:    []string{"ssh root@host1 syslet host-key", `sops encrypt --age "$(ssh root@host1 syslet host-key)" db.yaml > db.enc.yaml`}},
 		{name: "adopt", run: cmdAdopt, synopsis: []string{"FILE…"},
@@ -132,19 +143,23 @@ interrupted. A read that gets no answer or a 5xx is tried again at the next inte
 			examples:    []string{"syslet --diff --out web1.plan specs/", "syslet show web1.plan", "syslet --plan web1.plan specs/"}},
 		{name: "rollback", run: cmdRollback, synopsis: []string{"[--diff] [flags] [RUN]"},
 			summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
+			asRoot:      "it applies a generation kept in " + layout.StateHome,
 			defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
 			notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
 what it therefore cannot restore is said. Exit codes as an apply's.`,
 			examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
 		{name: "notify-test", run: cmdNotifyTest, synopsis: []string{"[--event KIND] [--root DIR]"},
 			summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",
+			asRoot:      "the targets are in " + layout.Settings + ", root's alone (--root DIR reads a copy)",
 			defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
 			examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 		{name: "history", run: cmdHistory, synopsis: []string{"[RUN] [--output json]", "[RUN] --specs"},
 			summary:     "recent runs from the run journal, one run's actions, or (--specs) the specs a kept generation applied",
+			asRoot:      "the run journal in " + layout.StateHome + " is root's alone (--root DIR reads a copy)",
 			defineFlags: func(f *flags) { new(historyOptions).define(f) },
 			examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json", "syslet history 20261201T0455 --specs > then.json"}},
 		{name: "backups", run: cmdBackups, synopsis: []string{"[VOLUME] [--output json]"},
+			asRoot:      "the backups in /var/lib/syslet/backups are root's alone (--root DIR reads a copy)",
 			summary:     "the volume backups kept in /var/lib/syslet/backups, oldest first: the export an apply takes of each volume before it deletes or recreates it",
 			defineFlags: func(f *flags) { new(backupsOptions).define(f) },
 			notes: `A backup is RUN_VOLUME.tar (0600, in a 0700 directory): podman's export of the volume, taken
@@ -153,6 +168,7 @@ run journal (syslet history RUN). An apply whose backups would not fit stops bef
 changes. Anything else found in the directory (a symlink, a FIFO) is named and ignored.`,
 			examples: []string{"syslet backups", "syslet backups db-data --output json"}},
 		{name: "restore", run: cmdRestore, synopsis: []string{"VOLUME [BACKUP] [flags]"},
+			asRoot:      "it stops and starts services and replaces a podman volume",
 			summary:     "bring a volume's backup back (the newest, or BACKUP as syslet backups names it), with the services of the containers mounting it stopped around it",
 			defineFlags: func(f *flags) { new(restoreOptions).define(f) },
 			notes: `Under the apply lock: the services of the containers that mount VOLUME are stopped; what it
@@ -219,6 +235,19 @@ func dispatch(word string) *command {
 // title is how a command is named in prose: "syslet push".
 func (c *command) title() string { return strings.TrimSpace("syslet " + c.name) }
 
+// allNotes is what the command's help says after its flags: its notes,
+// and why it must run as root.
+func (c *command) allNotes() string {
+	if c.asRoot == "" {
+		return c.notes
+	}
+	root := wrap("Must run as root on the host: "+c.asRoot+".", 96, "")
+	if c.notes == "" {
+		return root
+	}
+	return c.notes + "\n" + root
+}
+
 // flagDocs lists the command's flags as the docs show them.
 func (c *command) flagDocs() []flagDoc {
 	if c.defineFlags == nil {
@@ -229,10 +258,28 @@ func (c *command) flagDocs() []flagDoc {
 	return f.docs()
 }
 
-// writeUsage writes the overall usage: every command, then each command's
-// flags and notes, then the exit codes.
+// common are the command lines of a day with syslet, in the order of a
+// first deploy: what the usage shows first, before the whole reference.
+var common = []struct{ line, what string }{
+	{"syslet validate specs/", "check the specs: no host needed, nothing touched"},
+	{"syslet --diff specs/", "print the plan: what an apply would change; nothing changes"},
+	{"syslet specs/", "apply (asks first on a terminal); also spelled syslet apply specs/"},
+	{"syslet history", "the recent runs; syslet history RUN shows one run's actions"},
+	{"syslet rollback", "apply the previous kept generation again"},
+	{"syslet push root@host1 specs/", "plan and apply on another host over SSH"},
+	{"syslet help COMMAND", "one command's forms, flags and examples (or: syslet COMMAND -h)"},
+}
+
+// writeUsage writes the overall usage: the common command lines, what
+// syslet is, every command, then each command's flags and notes, then
+// the exit codes.
 func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "syslet — "+oneLine)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Common commands:")
+	for _, c := range common {
+		writeColumns(w, "  "+c.line, c.what, 34)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, wrap(description, 96, ""))
 	fmt.Fprintln(w)
@@ -264,9 +311,9 @@ func writeUsage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\nFlags for %s:\n", name)
 		writeFlags(w, docs)
-		if c.notes != "" {
+		if notes := c.allNotes(); notes != "" {
 			fmt.Fprintln(w)
-			fmt.Fprintln(w, c.notes)
+			fmt.Fprintln(w, notes)
 		}
 	}
 	fmt.Fprintln(w, "\nExit codes:")
@@ -292,9 +339,9 @@ func writeHelp(w io.Writer, c *command) {
 		fmt.Fprintln(w, "\nFlags:")
 		writeFlags(w, docs)
 	}
-	if c.notes != "" {
+	if notes := c.allNotes(); notes != "" {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, c.notes)
+		fmt.Fprintln(w, notes)
 	}
 	if len(c.examples) > 0 {
 		fmt.Fprintln(w, "\nExamples:")

@@ -51,6 +51,9 @@ func cmdHistory(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		view.Error(stderr, "syslet history", err)
 		return exitUsage
 	}
+	if needsRoot(lookup("history"), abs, args, stderr) {
+		return exitError
+	}
 	if o.specs {
 		return printSpecs(generation.Open(abs), pos, stdout, stderr)
 	}

@@ -50,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(args) > 0 {
 		if named := dispatch(args[0]); named != nil {
 			c, args = named, args[1:]
+		} else if err := unknownVerb(args); err != nil {
+			return usage(stdout, stderr, "", err)
 		}
 	}
 	return c.run(args, stdin, stdout, stderr)
@@ -104,6 +106,9 @@ func usage(stdout, stderr io.Writer, name string, err error) int {
 		return exitOK
 	}
 	msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+	if hint := flagHint(c, msg); hint != "" {
+		msg = unknownFlag(msg) + "; " + hint
+	}
 	fmt.Fprintf(stderr, "%s: %s\nsee '%s --help'\n", c.title(), msg, c.title())
 	return exitUsage
 }

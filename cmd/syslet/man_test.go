@@ -89,7 +89,7 @@ func manPages() map[string]docpage.Page {
 		{Title: "DESCRIPTION", Blocks: []docpage.Block{
 			docpage.Para(description),
 			docpage.Para("Without a command, `syslet [PATH]` plans and applies: " + main.summary + "."),
-			docpage.Para(main.notes),
+			docpage.Para(main.allNotes()),
 		}},
 		{Title: "COMMANDS", Blocks: []docpage.Block{cmds}},
 		{Title: "OPTIONS", Blocks: []docpage.Block{optionList(main)}},
@@ -102,8 +102,8 @@ func manPages() map[string]docpage.Page {
 	for _, c := range subcommands() {
 		p := docpage.Page{Name: c.manName(), Section: 1, Summary: c.summary, Date: docpage.Date, Source: docpage.Source, Manual: docpage.Manual}
 		desc := []docpage.Block{docpage.Para("`" + c.title() + "`: " + c.summary + ".")}
-		if c.notes != "" {
-			desc = append(desc, docpage.Para(c.notes))
+		if notes := c.allNotes(); notes != "" {
+			desc = append(desc, docpage.Para(notes))
 		}
 		p.Sections = []docpage.Section{
 			{Title: "SYNOPSIS", Blocks: []docpage.Block{synopsisLines(c)}},

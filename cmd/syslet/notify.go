@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -148,6 +149,9 @@ func cmdNotifyTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	kind := notify.Kind(o.event)
 	if _, err := notify.ParseKind(o.event); err != nil && kind != notify.Test {
 		return usage(stdout, stderr, "notify-test", fmt.Errorf("%w: --event: %v", errUsage, err))
+	}
+	if needsRoot(lookup("notify-test"), filepath.Clean(o.root), args, stderr) {
+		return exitError
 	}
 	st, err := settings.Load(o.root)
 	if err == nil && len(st.Notify) == 0 {

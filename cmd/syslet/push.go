@@ -256,8 +256,15 @@ func savedPlans(dir string, targets []string, streams map[string][]byte, stderr 
 			ok = false
 			continue
 		}
-		// The digest the host computes of the stream it reads.
-		in := &load.Set{Sources: []spec.Source{{Name: spec.StdinName, Data: streams[t]}}}
+		// The digest the host computes of the stream it reads, read as it
+		// reads it (the line naming the files is not part of the input).
+		srcs, err := spec.ReadSources("-", bytes.NewReader(streams[t]))
+		if err != nil {
+			fmt.Fprintf(stderr, "syslet push: %s: %v\n", t, err)
+			ok = false
+			continue
+		}
+		in := &load.Set{Sources: srcs}
 		if d := in.Digest(); d != s.InputDigest {
 			fmt.Fprintf(stderr, "syslet push: %s: %s was made from other specs (input %.12s; the specs given now are %.12s): push the specs the plan was made from, or make a new plan\n", t, p, s.InputDigest, d)
 			ok = false
@@ -555,7 +562,9 @@ func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][
 }
 
 // validStream checks one set of sources and joins them into one stream
-// (a stream may mix objects, arrays and NDJSON, so joining is lossless).
+// (a stream may mix objects, arrays and NDJSON, so joining is lossless)
+// that names the files it came from, so that what a host says about a
+// spec names the operator's file (spec.NamedStream).
 func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
 	l := load.Sources(srcs)
 	view.Findings(stderr, l.Report)
@@ -566,7 +575,7 @@ func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Write
 		view.Printf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
 		return nil, false
 	}
-	return l.Stream(), true
+	return spec.NamedStream(l.Sources), true
 }
 
 func readDirIfExists(dir string) ([]spec.Source, error) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
 )
 
@@ -286,3 +287,53 @@ func TestSSHCommand(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// What a host says about a spec that came through push names the
+// operator's file and the spec's index in it, as a local validate does,
+// not "stdin [3]"; and the host's input digest is that of the files, so
+// a push and a local apply of the same files are the same input.
+func TestPushStreamNamesTheFiles(t *testing.T) {
+	t.Chdir(t.TempDir())
+	vol := func(name string) string {
+		return `{"apiVersion":"v1","type":"volume","name":"` + name + `","unit":{}}`
+	}
+	writeFile(t, filepath.Join("hosts", "common", "10-shared.json"), "["+vol("a")+","+vol("b")+"]")
+	writeFile(t, filepath.Join("hosts", "web1", "20-own.json"), vol("c")+"\n"+vol("d"))
+
+	o, err := parsePush([]string{"--hosts-dir", "hosts", "web1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, code := pushStreams(o, nil, io.Discard)
+	if code != exitOK {
+		t.Fatalf("pushStreams: exit %d", code)
+	}
+	// The host reads its stdin as `syslet --stdin` does.
+	got, err := load.Path("-", load.Options{Stdin: bytes.NewReader(streams["web1"])})
+	if err != nil || got.Report.HasErrors() {
+		t.Fatalf("the host reads the stream: %v %v", err, got.Report.Findings)
+	}
+	var refs []string
+	for _, s := range got.Specs {
+		refs = append(refs, s.Ref())
+	}
+	want := []string{
+		"volume a (hosts/common/10-shared.json [0])", "volume b (hosts/common/10-shared.json [1])",
+		"volume c (hosts/web1/20-own.json [0])", "volume d (hosts/web1/20-own.json [1])",
+	}
+	if !slices.Equal(refs, want) {
+		t.Errorf("the host names the specs\n%s\nwant\n%s", strings.Join(refs, "\n"), strings.Join(want, "\n"))
+	}
+	local, err := load.Path(filepath.Join("hosts", "web1"), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	common, err := load.Path(filepath.Join("hosts", "common"), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := load.Sources(append(common.Sources, local.Sources...))
+	if got.Digest() != files.Digest() || string(got.Stream()) != string(files.Stream()) {
+		t.Errorf("the host's input digest is %.12s; that of the files is %.12s", got.Digest(), files.Digest())
+	}
+}

@@ -40,8 +40,8 @@ func writeReference(w io.Writer) {
 			}
 			fmt.Fprintf(w, "| `%s` | %s | %s |\n", d.Spelling(), def, mdCell(d.Help))
 		}
-		if c.notes != "" {
-			fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(c.notes), " "))
+		if notes := c.allNotes(); notes != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.Join(strings.Fields(notes), " "))
 		}
 	}
 	fmt.Fprint(w, "\n**Exit codes**\n\n")

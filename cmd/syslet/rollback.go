@@ -33,6 +33,9 @@ func cmdRollback(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stdout, stderr, "rollback", err)
 	}
+	if needsRoot(lookup("rollback"), r.Root, args, stderr) {
+		return exitError
+	}
 	r.Generation = "previous"
 	if len(pos) == 1 {
 		r.Generation = pos[0]

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/syslet/syslet/pkg/app/view"
 
@@ -25,6 +26,9 @@ func cmdHostKey(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	o.define(f)
 	if err := parseNone(f, args); err != nil {
 		return usage(stdout, stderr, "host-key", err)
+	}
+	if needsRoot(lookup("host-key"), filepath.Clean(o.root), args, stderr) {
+		return exitError
 	}
 	kr, err := secrets.Load(o.root)
 	if err != nil {

@@ -1,6 +1,7 @@
 package testhost
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -79,5 +80,81 @@ func TestTarRoundTrip(t *testing.T) {
 	must(readTar(pr2, one, false))
 	if got, err := os.ReadFile(one); err != nil || string(got) != "#!/bin/sh\n" {
 		t.Errorf("single file: %q %v", got, err)
+	}
+}
+
+// TestBuildMessagesNameNoInstance: the image is the harness's, not an
+// instance's: "testhost: base image … is up to date", where it said
+// "testhost[default]" (testhost:up NAME=x builds first, without the name).
+func TestBuildMessagesNameNoInstance(t *testing.T) {
+	script, err := Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	env := append(os.Environ(), "TESTHOST_CACHE="+cache, "TESTHOST_NAME=tutorial")
+	paths := exec.Command("bash", script, "paths")
+	paths.Env = env
+	out, err := paths.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := regexp.MustCompile(`(?m)^base=(.*)$`).FindStringSubmatch(string(out))
+	if base == nil {
+		t.Fatalf("paths: %s", out)
+	}
+	if err := os.MkdirAll(base[1], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base[1], "ready"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("bash", script, "build")
+	build.Env = env
+	msg, err := build.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(msg), "testhost: base image ") {
+		t.Errorf("build: %v\n%s", err, msg)
+	}
+}
+
+// TestDebootstrapProgress: a build shows where debootstrap is (it took
+// minutes of silence): a line as each phase starts and every 50 packages.
+func TestDebootstrapProgress(t *testing.T) {
+	script, err := Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	in.WriteString("I: Retrieving InRelease \nI: Checking Release signature\n")
+	for i := range 120 {
+		fmt.Fprintf(&in, "I: Retrieving pkg%d 1.0\nI: Validating pkg%d 1.0\n", i, i)
+	}
+	for _, phase := range []string{"Extracting", "Unpacking", "Configuring"} {
+		for i := range 60 {
+			fmt.Fprintf(&in, "I: %s pkg%d...\n", phase, i)
+		}
+	}
+	in.WriteString("I: Base system installed successfully.\n")
+	// The function alone, with the log it writes through.
+	prog := `set -euo pipefail; LOGNAME_=testhost; log() { echo "$LOGNAME_: $*" >&2; }
+eval "$(sed -n '/^debootstrap_progress() {/,/^}/p' "$1")"; debootstrap_progress`
+	cmd := exec.Command("bash", "-c", prog, "bash", script)
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		got = append(got, regexp.MustCompile(`, \d+s so far$`).ReplaceAllString(l, ""))
+	}
+	want := []string{
+		"testhost: debootstrap: retrieving 1 package(s)", "testhost: debootstrap: retrieving 50 package(s)", "testhost: debootstrap: retrieving 100 package(s)",
+		"testhost: debootstrap: extracting 1 of about 121 package(s)", "testhost: debootstrap: extracting 50 of about 121 package(s)",
+		"testhost: debootstrap: unpacking 1 of about 121 package(s)", "testhost: debootstrap: unpacking 50 of about 121 package(s)",
+		"testhost: debootstrap: configuring 1 of about 121 package(s)", "testhost: debootstrap: configuring 50 of about 121 package(s)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("progress:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

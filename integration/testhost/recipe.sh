@@ -1,18 +1,18 @@
 # recipe.sh - what goes into the test host's base image. Sourced by testhost.sh.
 #
 # The base image is cached under $TESTHOST_CACHE/base-<key>, where <key> is a hash of THIS FILE:
-# any edit here rebuilds the image on the next run (about two minutes; the .debs are cached across
-# rebuilds in $TESTHOST_CACHE/debs). Runtime behaviour (up/down/ssh) lives in testhost.sh and can be
-# changed without a rebuild.
+# any edit here rebuilds the image on the next run (minutes: integration/README.md says how long; the
+# .debs are cached across rebuilds in $TESTHOST_CACHE/debs). Runtime behaviour (up/down/ssh) lives in
+# testhost.sh and can be changed without a rebuild.
 # shellcheck shell=bash
 
 RECIPE_SUITE=trixie
 # debootstrap does not install Recommends: openssh-sftp-server (scp), nftables (netavark) and
-# catatonit (RunInit=) are listed explicitly.
+# catatonit (RunInit=) are listed explicitly. man-db: the tutorial reads syslet's man pages on the host.
 RECIPE_PACKAGES=systemd-sysv,systemd-resolved,dbus,udev,\
 podman,conmon,crun,runc,netavark,aardvark-dns,catatonit,nftables,iptables,\
 docker-registry,busybox-static,openssh-server,openssh-sftp-server,\
-git,ca-certificates,iproute2,curl,jq,procps,less,tar
+git,ca-certificates,iproute2,curl,jq,procps,less,tar,man-db
 
 # recipe_configure ROOTFS PUBKEY - configure a freshly debootstrapped tree (run on the host, via chroot)
 recipe_configure() {

@@ -5,8 +5,8 @@
 # Debian trixie (systemd 257, podman 5.4; the default) and Debian testing (TESTHOST_RECIPE=testing).
 #
 #   testhost.sh tools            install the host tools it needs (apt; needs root)
-#   testhost.sh build            build the base image if the recipe changed (cached; about 2 min cold)
-#   testhost.sh up               boot a fresh instance, wait for SSH and boot-up, print the SSH port
+#   testhost.sh build            build the base image if the recipe changed (cached; minutes cold, with progress)
+#   testhost.sh up               boot a fresh instance, wait for SSH and boot-up, print the SSH port on stdout
 #   testhost.sh ssh [CMD...]     run CMD in the guest as root (stdin passed through; no CMD = shell)
 #   testhost.sh cp SRC DEST      copy host SRC to guest DEST (SRC ':path' copies guest -> host)
 #   testhost.sh down             stop the instance and delete its state
@@ -67,8 +67,11 @@ BOOT_TIMEOUT=${TESTHOST_BOOT_TIMEOUT:-120}
 STOP_TIMEOUT=${TESTHOST_STOP_TIMEOUT:-10}
 ROOTFS_MODE=${TESTHOST_ROOTFS:-overlay}
 
-log() { echo "testhost[$NAME]: $*" >&2; }
-die() { echo "testhost[$NAME]: ERROR: $*" >&2; exit 1; }
+# Messages name the instance they are about; those of the image and the sweep are the harness's own.
+LOGNAME_=testhost[$NAME]
+case ${1:-} in build|cleanup|list|tools|paths) LOGNAME_=testhost ;; esac
+log() { echo "$LOGNAME_: $*" >&2; }
+die() { echo "$LOGNAME_: ERROR: $*" >&2; exit 1; }
 
 [[ $NAME =~ ^[a-z0-9][a-z0-9-]{0,39}$ ]] || die "bad TESTHOST_NAME '$NAME' (want [a-z0-9-], 1-40 chars)"
 ID=$CACHEHASH-$NAME
@@ -201,7 +204,7 @@ cmd_build() {
   [[ -z ${RECIPE_SCRIPT:-} ]] || script=("/usr/share/debootstrap/scripts/$RECIPE_SCRIPT")
   log "debootstrap $RECIPE_SUITE from $mirror -> $BASE/rootfs (log: $BASE/debootstrap.log)"
   debootstrap --variant=minbase --cache-dir="$CACHE/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
-    "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" > "$BASE/debootstrap.log" 2>&1 ||
+    "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" 2>&1 | tee "$BASE/debootstrap.log" | debootstrap_progress ||
     { tail -20 "$BASE/debootstrap.log" >&2; die "debootstrap failed (log: $BASE/debootstrap.log)"; }
   log "debootstrap done in $((SECONDS - t0))s"
   recipe_configure "$BASE/rootfs" "$SSHKEY.pub"
@@ -216,6 +219,23 @@ cmd_build() {
   echo "$KEY" > "$BASE/ready"
   log "build done in $((SECONDS - t0))s; rootfs $(du -sh "$BASE/rootfs" | cut -f1)"
   gc_bases
+}
+
+# debootstrap_progress: debootstrap's log on stdin, condensed to a line when it starts retrieving,
+# extracting, unpacking or configuring packages and every 50 packages after, with the time so far:
+# a cold build takes minutes, which it spent in silence.
+debootstrap_progress() {
+  local line verb phase="" n=0 of="" t0=$SECONDS
+  while IFS= read -r line; do
+    case $line in "I: Retrieving "* | "I: Extracting "* | "I: Unpacking "* | "I: Configuring "*) ;; *) continue ;; esac
+    verb=${line#I: }; verb=${verb%% *}
+    if [[ $verb != "$phase" ]]; then
+      if [[ $phase == Retrieving ]]; then of=" of about $n"; fi
+      phase=$verb n=0
+    fi
+    n=$((n + 1))
+    if ((n == 1 || n % 50 == 0)); then log "debootstrap: ${phase,,} $n$of package(s), $((SECONDS - t0))s so far"; fi
+  done
 }
 
 gc_bases() { # delete base images of older versions of this recipe that no live instance uses
@@ -359,6 +379,9 @@ cmd_up() {
   # leftovers of a previous instance of this name
   if [[ -e $REGISTRY/$ID || -d $U/$CG || -d $RUN ]]; then stop_instance "$RUN" "$CG" 0; fi
   start_instance
+  if [[ -z ${TESTHOST_OWNER:-} ]]; then
+    log "reach it: go tool task testhost:shell NAME=$NAME (a root shell), or TESTHOST_NAME=$NAME bash integration/testhost/testhost.sh ssh CMD; stop it: go tool task testhost:down NAME=$NAME"
+  fi
   cat "$RUN/port"
 }
 

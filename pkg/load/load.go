@@ -149,37 +149,16 @@ func (s *Set) HostConverter(p unit.Podman) report.Report {
 	return quadletcheck.CheckHost(s.Out, p, s.Report)
 }
 
-// Stream is the set's input as one stream (see Join).
-func (s *Set) Stream() []byte { return Join(s.Sources) }
+// Stream is the set's input as one stream (see spec.Join).
+func (s *Set) Stream() []byte { return spec.Join(s.Sources) }
 
-// Digest is the sha256 of the input's joined stream (Join): what the run
+// Digest is the sha256 of the input's joined stream (spec.Join): what the run
 // journal records as the run's input. The same specs read back from the
 // stream an apply stored, or from a generation, have the same digest.
 func (s *Set) Digest() string {
 	if s.digest == "" {
-		sum := sha256.Sum256(Join(s.Sources))
+		sum := sha256.Sum256(spec.Join(s.Sources))
 		s.digest = hex.EncodeToString(sum[:])
 	}
 	return s.digest
-}
-
-// Join concatenates sources into one stream, each ending in a newline
-// (one is added where a source lacks it). A stream may mix objects, arrays
-// and NDJSON, so joining loses nothing: the joined stream decodes to the
-// same specs (with one source name), and joining it again changes nothing.
-// The stream an apply from stdin stores, the one syslet push sends, a
-// generation's input and the input digest all use this one form.
-func Join(srcs []spec.Source) []byte {
-	n := 0
-	for _, s := range srcs {
-		n += len(s.Data) + 1
-	}
-	out := make([]byte, 0, n)
-	for _, s := range srcs {
-		out = append(out, s.Data...)
-		if len(s.Data) == 0 || s.Data[len(s.Data)-1] != '\n' {
-			out = append(out, '\n')
-		}
-	}
-	return out
 }

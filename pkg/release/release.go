@@ -137,25 +137,6 @@ func Binary(root string, p Program, arch, out string, st Stamp) error {
 // BinaryName is a program's file name among the release artifacts.
 func BinaryName(p Program, arch string) string { return p.Name + "-linux-" + arch }
 
-// SBOM writes a CycloneDX SBOM (JSON) of the built binary bin to out:
-// every module it was linked from, as the module graph resolved them for
-// its build (Go records them in the binary), with their hashes and the
-// licenses found in the module cache. It reads the binary rather than
-// the checkout because cyclonedx-gomod's own git reader cannot open a git
-// worktree. No serial number, no timestamp, no network (GOPROXY=off): the
-// SBOM of a commit does not change.
-func SBOM(root, bin, out string, st Stamp) error {
-	cmd := exec.Command("go", "tool", "cyclonedx-gomod", "bin", "-json", "-licenses", "-noserial", "-notimestamp",
-		"-version", st.Version, "-output", out, bin)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off")
-	cmd.Stdout, cmd.Stderr = Log, io.Discard // a warning per module without a license file
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the SBOM of %s: go tool cyclonedx-gomod bin: %w", filepath.Base(bin), err)
-	}
-	return nil
-}
-
 // Artifact is one file of a release.
 type Artifact struct {
 	Name   string

@@ -22,6 +22,9 @@
 //
 //   - load.go: reading sources (bounds, regular files only), CheckInput,
 //     Load and Decode, which split a stream's specs over the CPUs.
+//   - stream.go: joining sources into one stream (Join), and the stream
+//     syslet push sends, whose first line names the files it was joined
+//     from, read back into those files on the host (NamedStream).
 //   - internal/jsontree: the JSON reader — the value tree with document
 //     order and JSON paths, duplicate keys, the depth limit, and the fast
 //     one-pass reader with the token reader behind it. It is internal: its

@@ -50,6 +50,8 @@ func (e *InputError) Error() string { return e.Source + ": " + e.Msg }
 
 // ReadSources reads a file, or every *.json file of a directory (sorted by
 // name, not recursive), or stdin when path is "-", with DefaultMaxInput.
+// Stdin is one source, or the files a stream of syslet push names
+// (NamedStream).
 func ReadSources(path string, stdin io.Reader) ([]Source, error) {
 	return ReadSourcesMax(path, stdin, DefaultMaxInput)
 }
@@ -72,7 +74,7 @@ func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Source{{Name: StdinName, Data: data}}, nil
+		return splitNamed(data)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -212,3 +212,28 @@ func TestAdoptPodsTemplatesDropIns(t *testing.T) {
 		t.Errorf("rendered %v", got)
 	}
 }
+
+// TestAdoptRefusesDirectories: a directory named as a unit, or paths that
+// hold no unit file at all, are an error naming them, not "0 file(s)
+// adopted".
+func TestAdoptRefusesDirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"x.container", "users"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{filepath.Join(dir, "x.container")}, filepath.Join(dir, "x.container") + " is a directory, not a quadlet unit file"},
+		{[]string{dir}, "no quadlet unit file among " + dir + ": directories are skipped; give the unit files (syslet adopt DIR/*)"},
+		{[]string{filepath.Join(dir, "users")}, "no quadlet unit file among " + filepath.Join(dir, "users")},
+	} {
+		files, err := adopt.Read(tc.paths)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Read(%q) = %d file(s), %v; want the error %q", tc.paths, len(files), err, tc.want)
+		}
+	}
+}

@@ -36,6 +36,10 @@ func Read(paths []string) ([]File, error) {
 				!contains(paths, strings.TrimSuffix(filepath.Clean(p), ".d")) {
 				return nil, fmt.Errorf("%s is the drop-in directory of %s, which is not among the files to adopt", p, strings.TrimSuffix(filepath.Base(p), ".d"))
 			}
+			// A directory named as a unit is a mistake to say, not to skip.
+			if spec.KindOfFile(filepath.Base(p)) != "" {
+				return nil, fmt.Errorf("%s is a directory, not a quadlet unit file", p)
+			}
 			continue
 		}
 		if seen[p] {
@@ -72,6 +76,9 @@ func Read(paths []string) ([]File, error) {
 			}
 		}
 		files = append(files, f)
+	}
+	if len(files) == 0 && len(paths) > 0 {
+		return nil, fmt.Errorf("no quadlet unit file among %s: directories are skipped; give the unit files (syslet adopt DIR/*)", strings.Join(paths, " "))
 	}
 	return files, nil
 }

@@ -179,6 +179,13 @@ func (p *parser) wrap(data []byte, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		msg = "unexpected end of input"
 	}
+	// A comma before a closing bracket is the mistake people make most
+	// (JavaScript and many editors allow it); the decoder calls it a
+	// missing key or value. Name it, at the comma.
+	if comma, closing, ok := trailingComma(data, off); ok {
+		off = comma
+		msg = fmt.Sprintf("trailing comma before '%c': JSON allows none; delete this comma", closing)
+	}
 	line, col := 1, 1
 	for i := int64(0); i < off && i < int64(len(data)); i++ {
 		if data[i] == '\n' {
@@ -188,4 +195,23 @@ func (p *parser) wrap(data []byte, err error) error {
 		}
 	}
 	return &SyntaxError{Line: line, Col: col, Msg: msg}
+}
+
+// trailingComma finds the comma before the closing '}' or ']' a syntax
+// error at off stopped at (the decoder reports the offset at the bracket
+// or just after it), with JSON whitespace between them.
+func trailingComma(data []byte, off int64) (comma int64, closing byte, ok bool) {
+	for _, at := range []int64{off - 1, off} {
+		if at < 0 || at >= int64(len(data)) || data[at] != '}' && data[at] != ']' {
+			continue
+		}
+		i := at - 1
+		for i >= 0 && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+			i--
+		}
+		if i >= 0 && data[i] == ',' {
+			return i, data[at], true
+		}
+	}
+	return 0, 0, false
 }

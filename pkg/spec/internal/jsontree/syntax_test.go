@@ -33,3 +33,19 @@ func TestSyntaxErrorsQuoteNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingComma: a comma before a closing bracket is named as what it
+// is, at the comma's line and column.
+func TestTrailingComma(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\"apiVersion\": \"v1\",\n  \"unit\": {},\n}\n": "line 2, column 13: trailing comma before '}': JSON allows none; delete this comma",
+		`[{"a": ["x", "y",]}]`:                           "line 1, column 17: trailing comma before ']': JSON allows none; delete this comma",
+		"[{\"a\": 1},\n]":                                "line 1, column 10: trailing comma before ']': JSON allows none; delete this comma",
+		`{"a": 1,, "b": 2}`:                              "line 1, column 9: invalid character looking for beginning of object key string",
+	} {
+		_, _, err := DecodeStream([]byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", in, err, want)
+		}
+	}
+}
