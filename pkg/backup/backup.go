@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/syslet/syslet/pkg/filemode"
 	"github.com/syslet/syslet/pkg/layout"
 )
 
@@ -73,7 +74,7 @@ func (s Store) dir() (string, error) {
 		return "", fmt.Errorf("backup directory: %w", err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("backup directory %s is a %s, not a directory: refused (remove it to let syslet create the directory)", s.Dir, kind(fi.Mode()))
+		return "", fmt.Errorf("backup directory %s is %s, not a directory: refused (remove it to let syslet create the directory)", s.Dir, filemode.Describe(fi.Mode()))
 	}
 	if fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(s.Dir, 0o700); err != nil {
@@ -109,7 +110,7 @@ func (s Store) Save(run, volume string, export func(io.Writer) error) (Entry, er
 	name := Name(run, volume)
 	final := filepath.Join(d, name)
 	if fi, err := os.Lstat(final); err == nil && !fi.Mode().IsRegular() {
-		return Entry{}, fmt.Errorf("backup %s is a %s planted in %s: refused", name, kind(fi.Mode()), d)
+		return Entry{}, fmt.Errorf("backup %s is %s planted in %s: refused", name, filemode.Describe(fi.Mode()), d)
 	}
 	tmp := filepath.Join(d, tmpPrefix+name)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -159,7 +160,7 @@ func (s Store) List(volume string) (out []Entry, refused []string, err error) {
 		return nil, nil, err
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("backup directory %s is a %s, not a directory: refused", s.Dir, kind(fi.Mode()))
+		return nil, nil, fmt.Errorf("backup directory %s is %s, not a directory: refused", s.Dir, filemode.Describe(fi.Mode()))
 	}
 	des, err := os.ReadDir(s.Dir)
 	if err != nil {
@@ -174,7 +175,7 @@ func (s Store) List(volume string) (out []Entry, refused []string, err error) {
 			continue
 		}
 		if !de.Type().IsRegular() {
-			refused = append(refused, fmt.Sprintf("%s (a %s)", de.Name(), kind(de.Type())))
+			refused = append(refused, fmt.Sprintf("%s (%s)", de.Name(), filemode.Describe(de.Type())))
 			continue
 		}
 		if volume != "" && vol != volume {
@@ -206,7 +207,7 @@ func (s Store) Open(name string) (*os.File, Entry, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("backup %s is a %s planted in %s: refused", name, kind(fi.Mode()), s.Dir)
+		err = fmt.Errorf("backup %s is %s planted in %s: refused", name, filemode.Describe(fi.Mode()), s.Dir)
 	}
 	if err != nil {
 		f.Close()
@@ -253,21 +254,4 @@ func syncDir(d string) {
 		_ = f.Sync()
 		f.Close()
 	}
-}
-
-// kind names what a non-regular file is, for a refusal.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "non-regular file"
 }

@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/syslet/syslet/pkg/redact"
 )
 
 // Reading a commit's statuses, the latest of each context:
@@ -134,7 +134,7 @@ func (c *Client) Statuses(ctx context.Context, commit string) (map[string]Status
 		}
 		ss, err := c.Repo.parsePage(b)
 		if err != nil {
-			return nil, &Error{Method: http.MethodGet, Where: redact(c.Repo.API), Msg: "unreadable answer: " + err.Error()}
+			return nil, &Error{Method: http.MethodGet, Where: apiBase(c.Repo.API), Msg: "unreadable answer: " + err.Error()}
 		}
 		for _, s := range ss {
 			// A forge lists the newest first; the first seen of a context is its latest.
@@ -178,7 +178,7 @@ func Temporary(err error) bool {
 
 func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	fail := func(code int, msg string) error {
-		return &Error{Method: http.MethodGet, Where: redact(c.Repo.API), Code: code, Msg: msg}
+		return &Error{Method: http.MethodGet, Where: apiBase(c.Repo.API), Code: code, Msg: msg}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -215,34 +215,17 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	return b, nil
 }
 
-// excerpt is the start of an answer for an error message: one line,
-// printable, without the token.
+// excerpt is the start of an answer for an error message, after ": ",
+// without the token.
 func excerpt(b, token []byte) string {
-	if len(token) > 0 {
-		b = bytes.ReplaceAll(b, token, []byte("(secret)"))
+	if s := redact.Answer(b, 160, token); s != "" {
+		return ": " + s
 	}
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
-			return '?'
-		}
-		return r
-	}, s)
-	if s == "" {
-		return ""
-	}
-	if len(s) > 160 {
-		n := 160
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return ": " + s
+	return ""
 }
 
-// redact is the API's base as errors show it: scheme and host.
-func redact(api string) string {
+// apiBase is the API's base as errors show it: scheme and host.
+func apiBase(api string) string {
 	u, err := url.Parse(api)
 	if err != nil || u.Host == "" {
 		return "(unparsable URL)"

@@ -9,8 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/syslet/syslet/pkg/redact"
 )
 
 // client sends every HTTP notification. It follows no redirect (a POST
@@ -73,25 +73,13 @@ func Post(ctx context.Context, rawURL string, header http.Header, body []byte, h
 	return Permanent(err)
 }
 
-// answer is the start of a response body for an error message: one line,
-// printable, without any hidden value.
+// answer is the start of a response body for an error message, after
+// ": ", without any hidden value.
 func answer(b []byte, hide [][]byte) string {
-	for _, h := range hide {
-		if len(h) > 0 {
-			b = bytes.ReplaceAll(b, h, []byte("(secret)"))
-		}
+	if s := redact.Answer(b, 160, hide...); s != "" {
+		return ": " + s
 	}
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
-			return '?'
-		}
-		return r
-	}, s)
-	if s == "" {
-		return ""
-	}
-	return ": " + clip(s, 160)
+	return ""
 }
 
 // Redact is a URL as logs may show it: its scheme and host, never its

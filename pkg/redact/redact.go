@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -194,4 +195,30 @@ func DiffLines(diff string) string {
 		return diff
 	}
 	return strings.Join(lines, "")
+}
+
+// Answer is the start of a server's answer for an error message: one
+// line of at most n bytes (cut at a rune, marked …), every control
+// character and invalid byte a '?', each hidden value (a token, a
+// password) replaced by "(secret)". "" for an empty or blank answer.
+func Answer(b []byte, n int, hide ...[]byte) string {
+	for _, h := range hide {
+		if len(h) > 0 {
+			b = bytes.ReplaceAll(b, h, []byte("(secret)"))
+		}
+	}
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }

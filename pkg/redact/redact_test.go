@@ -74,3 +74,27 @@ func TestCredential(t *testing.T) {
 		t.Errorf("DiffLines = %q, want %q", got, want)
 	}
 }
+
+// An answer quoted in an error is one printable line, without the hidden
+// values, cut at a rune within its bound.
+func TestAnswer(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		hide []string
+		want string
+	}{
+		{"  ", 160, nil, ""},
+		{"bad\ncredentials\x1b[31m for tok3n", 160, []string{"tok3n"}, "bad credentials?[31m for (secret)"},
+		{"héllo", 2, nil, "h…"},
+		{"\xff ok", 160, nil, "? ok"},
+	} {
+		var hide [][]byte
+		for _, h := range c.hide {
+			hide = append(hide, []byte(h))
+		}
+		if got := Answer([]byte(c.in), c.n, hide...); got != c.want {
+			t.Errorf("Answer(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
