@@ -308,9 +308,13 @@ func TestRollbackOfSecretsVolumesAndKills(t *testing.T) {
 		}
 		res := r.syslet("--soak", "2s", rbDir)
 		r.rolledBack(res, "exit status 3|restarted|"+gone, "marker-v1", goodImage, otherInv)
-		if !strings.Contains(res.Stdout, "Not restored:") || !strings.Contains(res.Stdout, "volume scratch (deleted by the failed run; irreversible)") {
-			t.Errorf("the rollback does not name the deleted volume:\n%s", res.Stdout)
+		// The failed run exported scratch before deleting it: the rollback
+		// names that backup and the command that brings it back.
+		if !strings.Contains(res.Stdout, "Not restored:") || !strings.Contains(res.Stdout, "volume scratch (deleted by the failed run; its data is in backup ") ||
+			!strings.Contains(res.Stdout, ": syslet restore scratch ") {
+			t.Errorf("the rollback does not name the deleted volume and its backup:\n%s", res.Stdout)
 		}
+		r.MustRun(t, "ls /var/lib/syslet/backups/*_scratch.tar")
 	})
 	t.Run("SIGKILL during the rollback", func(t *testing.T) {
 		r.t = t
