@@ -207,13 +207,19 @@ notify:
 			if rb := evs[3]; rb.Source.Commit != bad || rb.Stage != StageGate || len(rb.Failing) != 1 || rb.DurationSeconds <= 0 {
 				t.Errorf("rolled-back event %+v", rb)
 			}
-			m := f.metrics()
+			// A delivery is counted once its answer is read, a moment after
+			// the receiver has recorded it: wait for the counts.
 			for _, want := range []string{
 				`webhookd_commit_statuses_total{repo="infra",result="sent"} 4`,
 				`webhookd_notifications_total{result="sent",target="webhook-1"} 4`,
 			} {
-				if !strings.Contains(m, want) {
-					t.Errorf("metrics lack %q", want)
+				deadline := time.Now().Add(10 * time.Second)
+				for m := f.metrics(); !strings.Contains(m, want); m = f.metrics() {
+					if time.Now().After(deadline) {
+						t.Errorf("metrics lack %q:\n%s", want, grep(m, "notifications_total", "commit_statuses_total"))
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
 				}
 			}
 		})
