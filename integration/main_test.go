@@ -6,9 +6,11 @@ package integration
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +103,24 @@ func run(m *testing.M) int {
 	code := m.Run()
 	writeFaultTable()
 	testhost.WriteUsage(os.Stderr)
+	writeOwnCPU(os.Stderr)
 	return code
+}
+
+// writeOwnCPU prints the CPU this side of the tests used: the test process
+// (SSH clients, servers the tests run here, checks) and the processes it
+// waited for (testhost.sh, ssh, git). The guests' CPU is in the
+// testhost-usage lines; the two together are what the run cost the
+// machine.
+func writeOwnCPU(w io.Writer) {
+	var self, kids syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
+		return
+	}
+	cpu := func(r *syscall.Rusage) float64 {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano()).Seconds()
+	}
+	fmt.Fprintf(w, "integration: CPU on this side: the test process %.0fs, processes it ran %.0fs\n", cpu(&self), cpu(&kids))
 }
 
 // startWithSyslet starts a host and installs the syslet binary as /usr/local/bin/syslet.

@@ -722,7 +722,11 @@ func (h *Host) Stop() error {
 			h.client = nil
 		}
 		h.mu.Unlock()
-		_, h.stopErr = runScript(nil, []string{"TESTHOST_NAME=" + h.name, "TESTHOST_RECIPE=" + h.recipe, "TESTHOST_STOP_TIMEOUT=0"}, "down")
+		var out string
+		out, h.stopErr = runScript(nil, []string{"TESTHOST_NAME=" + h.name, "TESTHOST_RECIPE=" + h.recipe, "TESTHOST_STOP_TIMEOUT=0"}, "down")
+		if cpu, ok := guestCPU(out); ok {
+			account(h.test, func(u *Usage) { u.CPU += cpu })
+		}
 	})
 	return h.stopErr
 }

@@ -9,7 +9,7 @@
 #   testhost.sh up               boot a fresh instance, wait for SSH and boot-up, print the SSH port on stdout
 #   testhost.sh ssh [CMD...]     run CMD in the guest as root (stdin passed through; no CMD = shell)
 #   testhost.sh cp SRC DEST      copy host SRC to guest DEST (SRC ':path' copies guest -> host)
-#   testhost.sh down             stop the instance and delete its state
+#   testhost.sh down             stop the instance and delete its state (prints cpu_usec=N: the guest's CPU)
 #   testhost.sh status           running / stopped
 #   testhost.sh list             every instance this machine knows of (all checkouts)
 #   testhost.sh cleanup [--all]  stop leftovers: instances whose owner process died, orphan cgroups,
@@ -387,6 +387,9 @@ cmd_up() {
 
 cmd_down() {
   [[ -e $REGISTRY/$ID || -d $RUN || -d $U/$CG ]] || { log "not running"; return 0; }
+  # The CPU the guest used, booting included (its cgroup's usage, before the group goes): on a busy
+  # machine a test's cost is its CPU, not its duration. Printed for the Go harness's usage lines.
+  [[ -r $U/$CG/cpu.stat ]] && sed -n 's/^usage_usec /cpu_usec=/p' "$U/$CG/cpu.stat"
   stop_instance "$RUN" "$CG" "$STOP_TIMEOUT"
   log "down"
 }
