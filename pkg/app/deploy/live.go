@@ -68,7 +68,7 @@ func OpenLive(ctx context.Context, req *Request) (*Live, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("syslet manages rootful quadlet units and must run as root (or use --root DIR with --diff)")
 	}
-	sd, err := dialSystemd(ctx, req.DialTimeout)
+	sd, err := systemd.DialWithin(ctx, req.DialTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -87,35 +87,4 @@ func (s liveStager) Check(ctx context.Context, future, current map[string][]byte
 		return stage.Result{}, fmt.Errorf("staging needs systemd-analyze: %w", err)
 	}
 	return st.Check(ctx, future, current, verify)
-}
-
-// dialSystemd connects within timeout. The connection lives as long as ctx
-// (go-systemd closes it when its dial context ends), so the deadline is
-// raced here instead of put on the dial's context.
-func dialSystemd(ctx context.Context, timeout time.Duration) (*systemd.Manager, error) {
-	type dialed struct {
-		m   *systemd.Manager
-		err error
-	}
-	ch := make(chan dialed, 1)
-	go func() {
-		m, err := systemd.Dial(ctx)
-		ch <- dialed{m, err}
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case d := <-ch:
-		if d.err != nil {
-			return nil, fmt.Errorf("connecting to systemd: %w", d.err)
-		}
-		return d.m, nil
-	case <-t.C:
-		go func() {
-			if d := <-ch; d.m != nil {
-				d.m.Close()
-			}
-		}()
-		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
-	}
 }

@@ -54,32 +54,10 @@ func Read(ctx context.Context, h Host, out *render.Output) (host.HealthReport, e
 	return host.HealthReport{Services: services}, nil
 }
 
-// Dial connects to systemd over the system bus within timeout. ctx lives
-// as long as the connection: go-systemd closes it when ctx ends, so the
-// timeout bounds the wait, never the connection.
+// Dial connects to systemd within timeout, for the commands (which reach
+// the host's adapters only through this layer).
 func Dial(ctx context.Context, timeout time.Duration) (*systemd.Manager, error) {
-	type dialed struct {
-		m   *systemd.Manager
-		err error
-	}
-	ch := make(chan dialed, 1)
-	go func() {
-		m, err := systemd.Dial(ctx)
-		ch <- dialed{m, err}
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case d := <-ch:
-		return d.m, d.err
-	case <-t.C:
-		go func() {
-			if d := <-ch; d.m != nil {
-				d.m.Close()
-			}
-		}()
-		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
-	}
+	return systemd.DialWithin(ctx, timeout)
 }
 
 // Down lists the services of r that are not up.

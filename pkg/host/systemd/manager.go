@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	sd "github.com/coreos/go-systemd/v22/dbus"
 	godbus "github.com/godbus/dbus/v5"
@@ -33,6 +34,35 @@ func Dial(ctx context.Context) (*Manager, error) {
 		return nil, fmt.Errorf("connecting to systemd over the system bus: %w", err)
 	}
 	return &Manager{conn: conn, journalctl: "journalctl"}, nil
+}
+
+// DialWithin is Dial with a bound on the wait. The connection lives as
+// long as ctx (go-systemd closes it when its dial context ends), so the
+// timeout is raced here instead of put on the dial's context; a dial that
+// answers after the timeout is closed.
+func DialWithin(ctx context.Context, timeout time.Duration) (*Manager, error) {
+	type dialed struct {
+		m   *Manager
+		err error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		m, err := Dial(ctx)
+		ch <- dialed{m, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case d := <-ch:
+		return d.m, d.err
+	case <-t.C:
+		go func() {
+			if d := <-ch; d.m != nil {
+				d.m.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting to systemd did not finish within %s", timeout)
+	}
 }
 
 // Close closes the D-Bus connection.
