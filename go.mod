@@ -4,6 +4,7 @@ go 1.26.4
 
 require (
 	github.com/CycloneDX/cyclonedx-go v0.9.3
+	github.com/ProtonMail/go-crypto v1.4.1
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/containers/podman/v5 v5.8.2
 	github.com/coreos/go-systemd/v22 v22.7.0
@@ -100,7 +101,6 @@ require (
 	github.com/Ladicle/tabwriter v1.0.0 // indirect
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/ProtonMail/go-crypto v1.4.1 // indirect
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
 	github.com/alecthomas/chroma/v2 v2.27.0 // indirect

@@ -32,11 +32,42 @@ func (s Signer) String() string {
 	return fmt.Sprintf("%s (%s %s)", s.Principal, s.KeyType, s.Fingerprint)
 }
 
+// Trust is what a commit that deploys may be signed by: the SSH keys of
+// an allowed-signers file, the OpenPGP keys of a keyring, or both.
+type Trust struct {
+	SSH *AllowedSigners
+	PGP *Keyring
+}
+
+// IsZero reports whether nothing is trusted (no check is asked for).
+func (t Trust) IsZero() bool { return t.SSH == nil && t.PGP == nil }
+
+// Files names the files the trust comes from, for messages.
+func (t Trust) Files() string {
+	switch {
+	case t.SSH != nil && t.PGP != nil:
+		return t.SSH.File + " and " + t.PGP.File
+	case t.SSH != nil:
+		return t.SSH.File
+	case t.PGP != nil:
+		return t.PGP.File
+	}
+	return "(nothing)"
+}
+
 // Verify checks the raw commit object (without git's "commit <size>\0"
 // header) named commit against the allowed signers at now. It returns
 // the signer, or a *RefusedError.
 func (a *AllowedSigners) Verify(commit string, raw []byte, now time.Time) (Signer, error) {
-	s, rerr := a.verify(raw, now)
+	return Trust{SSH: a}.Verify(commit, raw, now)
+}
+
+// Verify checks the raw commit object (without git's "commit <size>\0"
+// header) named commit: its signature, SSH or OpenPGP, must be good and
+// by a key trusted for it at the commit's date and now. It returns the
+// signer, or a *RefusedError.
+func (t Trust) Verify(commit string, raw []byte, now time.Time) (Signer, error) {
+	s, rerr := t.verify(raw, now)
 	if rerr != nil {
 		rerr.Commit = commit
 		return Signer{}, rerr
@@ -74,7 +105,7 @@ func screen(raw []byte) *RefusedError {
 	return nil
 }
 
-func (a *AllowedSigners) verify(raw []byte, now time.Time) (Signer, *RefusedError) {
+func (t Trust) verify(raw []byte, now time.Time) (Signer, *RefusedError) {
 	if len(raw) > MaxCommit {
 		return Signer{}, refuse(BadSignature, "the commit object is over the cap of %d bytes: not read", MaxCommit)
 	}
@@ -91,21 +122,29 @@ func (a *AllowedSigners) verify(raw []byte, now time.Time) (Signer, *RefusedErro
 	if len(sig) > MaxSignature {
 		return Signer{}, refuse(BadSignature, "the signature block is %d bytes, over the cap of %d", len(sig), MaxSignature)
 	}
-	switch {
-	case bytes.HasPrefix(sig, []byte("-----BEGIN PGP SIGNATURE-----")):
-		return Signer{}, refuse(UnknownKey, "the commit has an OpenPGP signature; only SSH signatures are checked, against %s", a.File)
-	case bytes.HasPrefix(sig, []byte("-----BEGIN SIGNED MESSAGE-----")):
-		return Signer{}, refuse(UnknownKey, "the commit has an X.509 signature; only SSH signatures are checked, against %s", a.File)
-	}
 	when, rerr := committerTime(payload)
 	if rerr != nil {
 		return Signer{}, rerr
 	}
-	pub, rerr := verifySSHSIG(sig, payload, Namespace)
-	if rerr != nil {
-		return Signer{}, rerr
+	switch {
+	case bytes.HasPrefix(sig, []byte(armorBegin)):
+		if t.SSH == nil {
+			return Signer{}, refuse(UnknownKey, "the commit has an SSH signature; only OpenPGP keys are trusted (%s), no allowed-signers file", t.Files())
+		}
+		pub, rerr := verifySSHSIG(sig, payload, Namespace)
+		if rerr != nil {
+			return Signer{}, rerr
+		}
+		return t.SSH.admit(pub, when, now)
+	case bytes.HasPrefix(sig, []byte(pgpSigBegin)):
+		if t.PGP == nil {
+			return Signer{}, refuse(UnknownKey, "the commit has an OpenPGP signature; only SSH keys are trusted (%s), no OpenPGP keyring", t.Files())
+		}
+		return t.PGP.verify(sig, payload, when, now)
+	case bytes.HasPrefix(sig, []byte("-----BEGIN SIGNED MESSAGE-----")):
+		return Signer{}, refuse(UnknownKey, "the commit has an X.509 signature; only SSH and OpenPGP signatures are checked, against %s", t.Files())
 	}
-	return a.admit(pub, when, now)
+	return Signer{}, refuse(BadSignature, "the signature is not armored: want %s or %s", armorBegin, pgpSigBegin)
 }
 
 // admit finds the key among the allowed signers for the namespace "git"

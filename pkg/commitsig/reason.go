@@ -16,15 +16,16 @@ const (
 	// BadSignature: a signature is there but does not verify, is not for
 	// this content, or is malformed (too large, not armored, a NUL, …).
 	BadSignature Reason = "bad-signature"
-	// UnknownKey: a good signature by a key the allowed-signers file does
-	// not list for the namespace "git" (or a kind of signature no key of
-	// which is trusted, such as OpenPGP here).
+	// UnknownKey: a signature by a key the allowed-signers file does not
+	// list for the namespace "git" or the keyring does not hold (or a kind
+	// of signature no key of which is trusted, such as OpenPGP when only
+	// an allowed-signers file is configured).
 	UnknownKey Reason = "unknown-key"
-	// NotYetValid: the key is listed, but its valid-after is later than
-	// the commit's date or than now.
+	// NotYetValid: the key is listed, but its valid-after (an OpenPGP
+	// key's creation) is later than the commit's date or than now.
 	NotYetValid Reason = "key-not-yet-valid"
 	// Expired: the key is listed, but its valid-before has passed (at the
-	// commit's date or now).
+	// commit's date or now); an OpenPGP key expired or revoked.
 	Expired Reason = "key-expired"
 )
 
