@@ -110,8 +110,8 @@ type Repo struct {
 	DriftInterval time.Duration `yaml:"-"`
 	Reconcile     bool          `yaml:"-"`
 	forgeStatus   *statusTarget
-	// signers are the keys a commit must be signed by (nil: no check).
-	signers *commitsig.AllowedSigners
+	// trust is the keys a commit must be signed by (zero: no check).
+	trust commitsig.Trust
 }
 
 // VerifyConfig is the repository's commit signature check.
@@ -123,6 +123,11 @@ type VerifyConfig struct {
 	// signature by one of its keys, valid for the namespace "git" at the
 	// commit's date and now.
 	AllowedSigners string `yaml:"allowedSigners"`
+	// Keyring is an OpenPGP public keyring (gpg --export, armored or
+	// binary), owned by root, mode 0644 or stricter: a commit with an
+	// OpenPGP signature must be signed by one of its keys, neither revoked
+	// nor expired. With both set, either kind of signature deploys.
+	Keyring string `yaml:"keyring"`
 }
 
 // StatusConfig is where and how the commit status is set.
@@ -300,20 +305,30 @@ func (r *Repo) validateVerify(f func(string) string, add func(field, format stri
 	if r.Verify == nil {
 		return
 	}
-	if r.Verify.AllowedSigners == "" {
-		add(f("verify.allowedSigners"), "required when verify is set: an allowed-signers file in git's format")
+	if r.Verify.AllowedSigners == "" && r.Verify.Keyring == "" {
+		add(f("verify.allowedSigners"), "required when verify is set: an allowed-signers file in git's format (or verify.keyring, an OpenPGP public keyring)")
 		return
 	}
-	if !path.IsAbs(r.Verify.AllowedSigners) {
-		add(f("verify.allowedSigners"), "must be an absolute path, got %q", r.Verify.AllowedSigners)
-		return
+	var t commitsig.Trust
+	if file := r.Verify.AllowedSigners; file != "" {
+		if !path.IsAbs(file) {
+			add(f("verify.allowedSigners"), "must be an absolute path, got %q", file)
+		} else if s, err := commitsig.LoadAllowedSigners(file); err != nil {
+			add(f("verify.allowedSigners"), "%v", err)
+		} else {
+			t.SSH = s
+		}
 	}
-	s, err := commitsig.LoadAllowedSigners(r.Verify.AllowedSigners)
-	if err != nil {
-		add(f("verify.allowedSigners"), "%v", err)
-		return
+	if file := r.Verify.Keyring; file != "" {
+		if !path.IsAbs(file) {
+			add(f("verify.keyring"), "must be an absolute path, got %q", file)
+		} else if k, err := commitsig.LoadKeyring(file); err != nil {
+			add(f("verify.keyring"), "%v", err)
+		} else {
+			t.PGP = k
+		}
 	}
-	r.signers = s
+	r.trust = t
 }
 
 func (r *Repo) validateDrift(f func(string) string, add func(field, format string, args ...any)) {

@@ -7,19 +7,19 @@ import (
 )
 
 // verify checks that commit is signed by a key of the repository's
-// verify.allowedSigners and returns who signed it; nil, nil when the
+// verify.allowedSigners or verify.keyring and returns who signed it; nil, nil when the
 // repository asks for no check. It reads the commit object only: nothing
 // is checked out. A refusal is a *commitsig.RefusedError, whose reason
 // finish records.
 func (w *worker) verify(commit string) (*commitsig.Signer, error) {
-	if w.cfg.signers == nil {
+	if w.cfg.trust.IsZero() {
 		return nil, nil
 	}
 	raw, err := w.co.RawCommit(commit)
 	if err != nil {
 		return nil, err
 	}
-	s, err := w.cfg.signers.Verify(commit, raw, time.Now())
+	s, err := w.cfg.trust.Verify(commit, raw, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -27,15 +27,28 @@ func signingKey(t *testing.T, principal string) (priv, line string) {
 // signedCommit commits hosts/web1/app.json = content with the real git,
 // signed with key (gpg.format=ssh) unless key is "".
 func (r *remote) signedCommit(key, content string) string {
+	if key == "" {
+		return r.commitWith(nil, content)
+	}
+	return r.commitWith(nil, content, "-c", "gpg.format=ssh", "-c", "user.signingkey="+key, "-c", "commit.gpgsign=true")
+}
+
+// gpgCommit commits content signed by the real gpg with the key fpr of
+// the GnuPG home that env selects (gpg.format=openpgp).
+func (r *remote) gpgCommit(env []string, fpr, content string) string {
+	return r.commitWith(env, content, "-c", "gpg.format=openpgp", "-c", "user.signingkey="+fpr, "-c", "commit.gpgsign=true")
+}
+
+func (r *remote) commitWith(env []string, content string, sign ...string) string {
 	r.t.Helper()
 	p := filepath.Join(r.dir, "hosts", "web1", "app.json")
 	must(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
 	must(r.t, os.WriteFile(p, []byte(content), 0o644))
 	r.n++
 	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example", "-c", "gpg.format=ssh"}, args...)...)
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example"}, args...)...)
 		cmd.Dir = r.dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		cmd.Env = append(append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			r.t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -43,12 +56,43 @@ func (r *remote) signedCommit(key, content string) string {
 		return strings.TrimSpace(string(out))
 	}
 	git("add", "hosts/web1/app.json")
-	args := []string{"commit", "-q", "-m", fmt.Sprintf("change %d", r.n)}
-	if key != "" {
-		args = append([]string{"-c", "user.signingkey=" + key}, append(args, "-S")...)
-	}
-	git(args...)
+	git(append(sign, "commit", "-q", "-m", fmt.Sprintf("change %d", r.n))...)
 	return git("rev-parse", "HEAD")
+}
+
+// gpgKey makes a GnuPG home with one unprotected ed25519 signing key for
+// uid with the real gpg, exports its public key to a 0644 file and
+// returns the environment selecting the home, the fingerprint and the
+// keyring file.
+func gpgKey(t *testing.T, uid string) (env []string, fpr, keyring string) {
+	t.Helper()
+	home, err := os.MkdirTemp("", "gpg") // short: gpg-agent's socket lives in it
+	must(t, err)
+	env = []string{"GNUPGHOME=" + home}
+	gpg := func(args ...string) string {
+		cmd := exec.Command("gpg", append([]string{"--batch", "--quiet"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("gpg %v: %v", args, err)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command("gpgconf", "--kill", "gpg-agent")
+		cmd.Env = append(os.Environ(), env...)
+		_ = cmd.Run()
+		os.RemoveAll(home)
+	})
+	gpg("--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign", "never")
+	for _, l := range strings.Split(gpg("--with-colons", "--list-keys", uid), "\n") {
+		if f := strings.Split(l, ":"); len(f) > 9 && f[0] == "fpr" && fpr == "" {
+			fpr = f[9]
+		}
+	}
+	keyring = filepath.Join(t.TempDir(), "keyring.asc")
+	must(t, os.WriteFile(keyring, []byte(gpg("--export", "--armor", fpr)), 0o644))
+	return env, fpr, keyring
 }
 
 func allowedSignersFile(t *testing.T, lines ...string) string {
@@ -177,11 +221,15 @@ func TestVerifyConfig(t *testing.T) {
 	writable := allowedSignersFile(t, line)
 	must(t, os.Chmod(writable, 0o666))
 	for name, c := range map[string]struct{ verify, want string }{
-		"no file":        {"{}", "repos[0].verify.allowedSigners: required"},
-		"relative":       {"{allowedSigners: signers}", "must be an absolute path"},
-		"missing":        {"{allowedSigners: /nonexistent/allowed_signers}", "does not exist"},
-		"world-writable": {"{allowedSigners: " + writable + "}", "0644 or stricter"},
-		"bad line":       {"{allowedSigners: " + allowedSignersFile(t, "alice@example.org ssh-ed25519") + "}", "allowed_signers:1:"},
+		"no file":          {"{}", "repos[0].verify.allowedSigners: required"},
+		"relative":         {"{allowedSigners: signers}", "must be an absolute path"},
+		"missing":          {"{allowedSigners: /nonexistent/allowed_signers}", "does not exist"},
+		"world-writable":   {"{allowedSigners: " + writable + "}", "0644 or stricter"},
+		"bad line":         {"{allowedSigners: " + allowedSignersFile(t, "alice@example.org ssh-ed25519") + "}", "allowed_signers:1:"},
+		"keyring relative": {"{keyring: keys.asc}", "repos[0].verify.keyring: must be an absolute path"},
+		"keyring missing":  {"{keyring: /nonexistent/keys.asc}", "repos[0].verify.keyring: "},
+		"keyring writable": {"{keyring: " + writable + "}", "0644 or stricter"},
+		"keyring of ssh":   {"{keyring: " + allowedSignersFile(t, line) + "}", "not a readable OpenPGP keyring"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseConfig("test.yaml", []byte("repos:\n  - {name: infra, url: /srv/infra, poll: 1m, verify: "+c.verify+"}\n"), "web1")
@@ -189,6 +237,32 @@ func TestVerifyConfig(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestGPGSignedCommitsDeploy: with verify.keyring, a commit signed by
+// the real gpg with a key of the keyring deploys and names the key's user
+// ID and fingerprint; one by a key not in it is refused as an unknown key.
+func TestGPGSignedCommitsDeploy(t *testing.T) {
+	aliceEnv, aliceFpr, keyring := gpgKey(t, "Alice <alice@example.org>")
+	malloryEnv, malloryFpr, _ := gpgKey(t, "Mallory <mallory@example.org>")
+	dep := &fakeDeployer{}
+	f := newFixture(t, dep, fmt.Sprintf("    verify: {keyring: %s}\n", keyring))
+	f.start()
+	good := f.remote.gpgCommit(aliceEnv, aliceFpr, `{"v":"good"}`)
+	f.push(GitHub, "refs/heads/main", good)
+	st := f.wait("good applied", func(s RepoStatus) bool { return s.LastApplied == good })
+	if s := st.Last.Signer; s == nil || s.Principal != "Alice <alice@example.org>" || s.Fingerprint != aliceFpr || s.KeyType != "openpgp" {
+		t.Fatalf("signer %+v", st.Last.Signer)
+	}
+	bad := f.remote.gpgCommit(malloryEnv, malloryFpr, `{"v":"mallory"}`)
+	f.push(GitHub, "refs/heads/main", bad)
+	st = f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == bad && s.State == "idle" })
+	if st.Last.Refusal != "unknown-key" || !strings.Contains(st.Last.Error, malloryFpr) || st.LastApplied != good {
+		t.Fatalf("%+v", st.Last)
+	}
+	if got, _ := dep.deploys(); len(got) != 1 {
+		t.Fatalf("deploys %+v", got)
 	}
 }
 

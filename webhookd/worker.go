@@ -98,7 +98,7 @@ const (
 	StageFetch    = "fetch"
 	StageCheckout = "checkout"
 	// StageSignature: the commit is not signed by a key the repository's
-	// verify.allowedSigners lists; it was refused before checkout.
+	// verify.allowedSigners or verify.keyring lists; it was refused before checkout.
 	StageSignature = "signature"
 	StageApply     = verdict.StageApply
 	// StageGate: the apply landed but a started container failed the

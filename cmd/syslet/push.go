@@ -108,7 +108,7 @@ func (o *pushOptions) define(f *flags) {
 	f.String(&o.batch, "batch", "", "roll out in batches of these sizes, in target order: `LIST` of host counts or percentages of the targets, the last repeating (1,25%: one host, then a quarter at a time)")
 	f.String(&o.maxFailed, "max-failed", "", "start no further host once more than `N` hosts (or N% of the targets) have failed (default with --batch: 0, the first failure stops the rollout)")
 	f.Duration(&o.pause, "pause", 0, "with --batch: wait `D` after each batch but the last, then look at its hosts again (services up and not restarted, no drift) before the next")
-	f.String(&o.verify, "verify", "", "send nothing unless the specs are a clean git checkout whose HEAD carries a good SSH signature by a key of the allowed-signers `FILE` (git's format, as webhookd's verify.allowedSigners)")
+	f.String(&o.verify, "verify", "", "send nothing unless the specs are a clean git checkout whose HEAD carries a good signature by a key of `FILE`: an allowed-signers file (git's format, as webhookd's verify.allowedSigners) or an OpenPGP public keyring (gpg --export, as verify.keyring)")
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
 }
 

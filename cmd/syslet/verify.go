@@ -14,11 +14,12 @@ import (
 
 // verifyCheckout is push --verify: the specs at dir must be the work tree
 // of a git checkout whose HEAD carries a good signature by a key of the
-// allowed-signers file, with nothing changed or added since — the same
-// check webhookd makes before it checks a commit out. It returns who
-// signed HEAD.
-func verifyCheckout(dir, allowedSigners string) (commitsig.Signer, string, error) {
-	signers, err := commitsig.LoadAllowedSigners(allowedSigners)
+// trust file (an allowed-signers file or an OpenPGP keyring, told apart
+// by content), with nothing changed or added since — the same check
+// webhookd makes before it checks a commit out. It returns who signed
+// HEAD.
+func verifyCheckout(dir, trustFile string) (commitsig.Signer, string, error) {
+	signers, err := commitsig.LoadTrustFile(trustFile)
 	if err != nil {
 		return commitsig.Signer{}, "", fmt.Errorf("--verify: %w", err)
 	}
