@@ -192,7 +192,7 @@ func TestSignedCommitsOnly(t *testing.T) {
 	}
 	for _, c := range []struct{ name, sig, want string }{
 		{"a NUL", `printf 'gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\000AAAB\n -----END SSH SIGNATURE-----\n'`, "NUL"},
-		{"not armored", `printf 'gpgsig U1NIU0lHAAAAAQ==\n'`, "not an armored SSH signature"},
+		{"not armored", `printf 'gpgsig U1NIU0lHAAAAAQ==\n'`, "not armored"},
 	} {
 		commit := hostile(strings.ReplaceAll(c.name, " ", "-"), c.sig)
 		if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: commit}); code != 202 {
@@ -320,6 +320,25 @@ func TestPushVerifyRefusesBeforeConnecting(t *testing.T) {
 	}
 	if got := prop(t, h, "sleeper.service", "ActiveState"); got != "active" {
 		t.Fatalf("sleeper.service is %s", got)
+	}
+
+	// --verify with an OpenPGP keyring (told apart by its content): the
+	// SSH-signed HEAD is an unknown key to it; a HEAD signed by the real
+	// gpg with the keyring's key is pushed.
+	g := newGPGSigner(t, "Alice <alice@example.org>")
+	keyring := filepath.Join(e.dir, "keyring.gpg")
+	must(t, os.WriteFile(keyring, []byte(g.gpg(t, "--export", g.fpr)), 0o644))
+	before = runs()
+	if r := e.push("--verify", keyring, "web1", specs); r.code != 1 || !strings.Contains(r.stderr, "unknown-key: commit ") || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Fatalf("an SSH-signed HEAD against a keyring:\n%s", r)
+	}
+	if after := runs(); after != before {
+		t.Fatalf("the host ran something:\n%s", after)
+	}
+	g.git(t, filepath.Join(e.dir, "repo"), "commit", "-q", "-S", "--allow-empty", "-m", "signed with gpg")
+	r = e.push("--verify", keyring, "web1", specs)
+	if r.code != 0 || !strings.Contains(r.stderr, "signed by Alice <alice@example.org> (openpgp "+g.fpr+")") {
+		t.Fatalf("the gpg-signed push:\n%s", r)
 	}
 }
 
