@@ -183,9 +183,10 @@ func TestSignedCommitsOnly(t *testing.T) {
 	w.t = t
 
 	// Hostile signature blocks, crafted as objects and pushed: each is a
-	// bad signature, refused quickly and without a checkout. (A 10 MB one
-	// is webhookd's unit test: once fetched, go-git's next fetch decodes it
-	// in quadratic time, which no check of ours can stop yet.)
+	// bad signature, refused without a checkout. The 10 MB one stays in
+	// webhookd's clone: every later fetch lists the clone's commits, which
+	// go-git would decode in quadratic time (hours) were they not screened
+	// — the polled commits below are those later fetches.
 	hostile := func(name, sig string) string {
 		// The header of a real commit, then the crafted gpgsig header.
 		return strings.TrimSpace(w.MustRun(t, "cd "+whWork+" && c=$({ git cat-file commit HEAD | sed '/^committer /q'; "+sig+"; printf '\\n"+name+"\\n'; } | git hash-object --literally -t commit -w --stdin) && git update-ref refs/heads/main $c && git push -q -f origin $c:main && echo $c"))
@@ -193,6 +194,7 @@ func TestSignedCommitsOnly(t *testing.T) {
 	for _, c := range []struct{ name, sig, want string }{
 		{"a NUL", `printf 'gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\000AAAB\n -----END SSH SIGNATURE-----\n'`, "NUL"},
 		{"not armored", `printf 'gpgsig U1NIU0lHAAAAAQ==\n'`, "not armored"},
+		{"10 MB", `{ printf 'gpgsig -----BEGIN SSH SIGNATURE-----\n'; head -c 7800000 /dev/zero | base64 -w 70 | sed 's/^/ /'; printf ' -----END SSH SIGNATURE-----\n'; }`, "over the cap"},
 	} {
 		commit := hostile(strings.ReplaceAll(c.name, " ", "-"), c.sig)
 		if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: commit}); code != 202 {
@@ -204,9 +206,11 @@ func TestSignedCommitsOnly(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, *st.Last)
 		}
 	}
-	if got := w.metric(`webhookd_signature_refusals_total{reason="bad-signature",repo="infra"}`); got != 3 {
+	if got := w.metric(`webhookd_signature_refusals_total{reason="bad-signature",repo="infra"}`); got != 4 {
 		t.Errorf("bad-signature refusals: %v", got)
 	}
+	// Bounded memory: the 10 MB object was read at most once whole.
+	t.Logf("webhookd RSS after the hostile commits: %d KiB", w.rss())
 	if got := prop(t, w.Host, "web.service", "InvocationID"); got != inv {
 		t.Errorf("web.service restarted: InvocationID %s, was %s", got, inv)
 	}

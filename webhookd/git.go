@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 
@@ -53,6 +53,9 @@ type gitCheckout struct {
 	cfg  *Repo
 	dir  string
 	repo *git.Repository
+	// raw is repo's storage without the screen (screen.go): RawCommit
+	// reads through it, bounded, for the signature check.
+	raw *filesystem.Storage
 }
 
 // NewGitCheckout returns the private clone of cfg in dir (created on first use).
@@ -64,13 +67,18 @@ func (g *gitCheckout) open() (*git.Repository, error) {
 	if g.repo != nil {
 		return g.repo, nil
 	}
-	r, err := git.PlainOpen(g.dir)
+	_, err := git.PlainOpen(g.dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		if err := os.MkdirAll(filepath.Dir(g.dir), 0o700); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", filepath.Dir(g.dir), err)
 		}
-		r, err = git.PlainInit(g.dir, false)
+		_, err = git.PlainInit(g.dir, false)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("opening checkout %s: %w", g.dir, err)
+	}
+	// go-git reads the clone through the screen from here on.
+	r, raw, err := openScreened(g.dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening checkout %s: %w", g.dir, err)
 	}
@@ -88,7 +96,7 @@ func (g *gitCheckout) open() (*git.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setting remote of %s: %w", g.dir, err)
 	}
-	g.repo = r
+	g.repo, g.raw = r, raw
 	return r, nil
 }
 
@@ -130,8 +138,8 @@ func (g *gitCheckout) Contains(from, commit string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// Both ends are screened before go-git decodes them: it parses a
-	// signature header in time quadratic in its length.
+	// Both ends are screened here, for a refusal that names the commit
+	// plainly; the storage screens every other commit go-git reads.
 	for _, h := range []string{from, commit} {
 		raw, err := g.RawCommit(h)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
@@ -166,21 +174,15 @@ func (g *gitCheckout) Contains(from, commit string) (bool, error) {
 }
 
 func (g *gitCheckout) RawCommit(commit string) ([]byte, error) {
-	r, err := g.open()
-	if err != nil {
+	if _, err := g.open(); err != nil {
 		return nil, err
 	}
-	obj, err := r.Storer.EncodedObject(plumbing.CommitObject, plumbing.NewHash(commit))
+	obj, err := g.raw.EncodedObject(plumbing.CommitObject, plumbing.NewHash(commit))
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
-	}
-	defer rd.Close()
 	// One byte past the cap is enough for the check to refuse it.
-	raw, err := io.ReadAll(io.LimitReader(rd, commitsig.MaxCommit+1))
+	raw, err := readCapped(obj)
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}

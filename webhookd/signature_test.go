@@ -287,4 +287,14 @@ func TestHostileTipIsScreened(t *testing.T) {
 	if got, _ := dep.deploys(); len(got) != 0 {
 		t.Fatalf("deployed %+v", got)
 	}
+
+	// The next commit, on top of the hostile one, is fetched (go-git walks
+	// the clone's refs for what it has) and deploys.
+	next := f.remote.signedCommit("", `{"v":"next"}`) // the git CLI: go-git's own commit would decode the hostile parent
+	f.push(GitHub, "refs/heads/main", next)
+	st = f.wait("next applied", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == next && s.State == "idle" })
+	t.Logf("next: %+v", st.Last)
+	if st.LastApplied != next {
+		t.Fatalf("%+v", st.Last)
+	}
 }
