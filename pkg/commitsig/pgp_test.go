@@ -305,3 +305,27 @@ func armoredKey(t *testing.T, e *openpgp.Entity) []byte {
 	w.Close()
 	return b.Bytes()
 }
+
+// BenchmarkHostileSignatures shows what refusing a hostile commit costs:
+// a 10 MB commit object, a 60 KiB signature block just under the cap and
+// a 60 KiB armored OpenPGP block of garbage (ns/op, B/op).
+func BenchmarkHostileSignatures(b *testing.B) {
+	now := time.Now()
+	unsigned := []byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@b> 1700000000 +0000\ncommitter A <a@b> 1700000000 +0000\n\nmsg\n")
+	big := bytes.Repeat([]byte("QUFBQUFBQUFB"), 10<<20/12)
+	trust := Trust{SSH: &AllowedSigners{File: "allowed_signers"}, PGP: &Keyring{File: "keyring"}}
+	for name, raw := range map[string][]byte{
+		"10MB-commit":   splice(unsigned, append(append([]byte(armorBegin+"\n"), big...), []byte("\n"+armorEnd+"\n")...)),
+		"60KiB-ssh":     splice(unsigned, append(append([]byte(armorBegin+"\n"), big[:60<<10]...), []byte("\n"+armorEnd+"\n")...)),
+		"60KiB-openpgp": splice(unsigned, append(append([]byte(pgpSigBegin+"\n\n"), big[:60<<10]...), []byte("\n"+pgpSigEnd+"\n")...)),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := trust.Verify("c", raw, now); ReasonOf(err) != BadSignature {
+					b.Fatalf("%v", err)
+				}
+			}
+		})
+	}
+}
