@@ -51,18 +51,24 @@ var ErrConfig = errors.New("invalid webhookd configuration")
 // Its fields' comments are the configuration reference (webhookd(8) is
 // generated from them).
 type Config struct {
-	Listen   string        `yaml:"listen"`   // host:port to serve on; default DefaultListen
-	TLS      *TLSConfig    `yaml:"tls"`      // serve HTTPS with this certificate and key (else put a TLS proxy in front)
-	StateDir string        `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
-	Rollback string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
-	Soak     time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
-	Repos    []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
+	Listen string     `yaml:"listen"` // host:port to serve on; default DefaultListen
+	TLS    *TLSConfig `yaml:"tls"`    // serve HTTPS with this certificate and key (else put a TLS proxy in front)
+	// PageTokenFile holds a token (mode 0600) the status page at / asks
+	// for, as ?token= or "Authorization: Bearer"; without it the page is
+	// served only when listen is a loopback address (put a reverse proxy
+	// with its own auth in front to show it further).
+	PageTokenFile string        `yaml:"pageTokenFile"`
+	StateDir      string        `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
+	Rollback      string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
+	Soak          time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
+	Repos         []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
 	// where every repository's deploy events go, written as syslet.json's "notify" targets
 	Notify []settings.NotifyTarget `yaml:"notify"`
 
 	// Filled in by LoadConfig.
 	NotifyTargets []*notify.Target `yaml:"-"`
 	Hostname      string           `yaml:"-"` // this host's name, as {hostname} is substituted
+	PageToken     Secret           `yaml:"-"`
 }
 
 // TLSConfig makes the listener serve HTTPS.
@@ -237,6 +243,15 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 			add("tls.key", "required when tls is set")
 		} else if err := privateFile(c.TLS.Key); err != nil {
 			add("tls.key", "%v", err)
+		}
+	}
+	if c.PageTokenFile != "" {
+		if tok, err := readSecret(c.PageTokenFile); err != nil {
+			add("pageTokenFile", "%v", err)
+		} else if len(tok.b) < minSecretLen {
+			add("pageTokenFile", "the token is shorter than %d bytes: easy to guess", minSecretLen)
+		} else {
+			c.PageToken = tok
 		}
 	}
 	if c.StateDir == "" {

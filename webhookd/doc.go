@@ -4,7 +4,10 @@
 // optionally a poll timer per repository (its first poll after a start at a random moment within
 // repos[].pollSpread, so a fleet's polls spread over the interval). Output: calls to a [Deployer] with a directory of specs
 // checked out at one commit, plus what an operator reads back: GET /status (JSON per repository),
-// GET /healthz and GET /metrics (Prometheus text).
+// GET /healthz and GET /metrics (Prometheus text), and the status page for people: GET / and GET
+// /runs/{run} (page.go: read-only HTML and one embedded stylesheet under a strict
+// Content-Security-Policy, built from the same status, the run journal `syslet history` reads and
+// the metrics; beyond a loopback listen address only with the pageTokenFile token).
 //
 // The package owns, and only owns:
 //   - the configuration file ([LoadConfig]): every field validated at start, errors naming the field;

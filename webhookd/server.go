@@ -72,6 +72,9 @@ type Options struct {
 	// NewCheckout makes a repository's private clone; nil means go-git in
 	// StateDir/<repo>.
 	NewCheckout func(cfg *Repo, dir string) Checkout
+	// Root is the root whose run journal the status page reads (the
+	// Deployer's); "" means /.
+	Root string
 }
 
 // Daemon serves webhooks, status and metrics, and runs one deploy worker per repository.
@@ -85,6 +88,7 @@ type Daemon struct {
 	workers  map[string]*worker
 	order    []*worker
 	router   http.Handler
+	root     string // of the run journal
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -116,7 +120,11 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 	for _, t := range cfg.NotifyTargets {
 		targets = append(targets, t.Name())
 	}
+	if o.Root == "" {
+		o.Root = "/"
+	}
 	d := &Daemon{
+		root:    o.Root,
 		cfg:     cfg,
 		log:     o.Log,
 		m:       newMetrics(cfg.Repos, targets),
@@ -161,6 +169,7 @@ func (d *Daemon) routes() http.Handler {
 	r.Use(middleware.Recoverer)
 	r.Post("/hooks/{repo}", d.hook)
 	r.Get("/status", d.statusHandler)
+	d.pageRoutes(r)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")

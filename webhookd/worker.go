@@ -64,6 +64,10 @@ type DeployReport struct {
 	// Event is the run's own notification (succeeded, failed,
 	// rolled-back); nil when the run had nothing to tell.
 	Event *notify.Event
+	// Plan is the run's plan as `syslet --diff` prints it (secrets shown
+	// as (secret), private files' content hidden); the status page shows
+	// it on the deploy's page. "" when no plan was made.
+	Plan string
 }
 
 // CheckReport is what a drift check found.
@@ -189,6 +193,9 @@ type persisted struct {
 	LastError string   `json:"lastError,omitempty"`
 	// LastFailure stays after later successes, for the operator.
 	LastFailure *Attempt `json:"lastFailure,omitempty"`
+	// Recent are the last attempts, oldest first (at most keepAttempts),
+	// for the status page's list of deploys.
+	Recent []*Attempt `json:"recent,omitempty"`
 	// Drift is the last drift check's finding; it survives restarts so
 	// that a drift already told is not told again.
 	Drift *DriftStatus `json:"drift,omitempty"`
@@ -206,6 +213,9 @@ type InFlight struct {
 	Force   bool      `json:"force,omitempty"` // a reconcile, replacing hand edits
 	Started time.Time `json:"started"`
 }
+
+// keepAttempts is how many attempts the status keeps for the page.
+const keepAttempts = 20
 
 // maxPending bounds the pushes remembered between deploys; past it the
 // oldest is dropped (the newest one is what gets deployed anyway).
@@ -536,6 +546,9 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		},
 	})
 	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
+	if err := w.plans().save(a.RunID, rep.Plan); err != nil {
+		log.Warn().Err(err).Msg("saving the plan for the status page")
+	}
 	a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
 	result, stage := rep.Verdict.Deploy()
 	w.finish(log, a, result, stage, err)
@@ -634,6 +647,10 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 func (a *Attempt) record(p *persisted) {
 	p.InFlight = nil
 	p.Last, p.LastError = a, a.Error
+	p.Recent = append(p.Recent, a)
+	if n := len(p.Recent) - keepAttempts; n > 0 {
+		p.Recent = append([]*Attempt(nil), p.Recent[n:]...)
+	}
 	if a.Result == ResultFailed || a.Result == ResultRolledBack {
 		p.LastFailure = a
 	}

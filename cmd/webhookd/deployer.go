@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -51,6 +52,9 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		}
 	}
 	if out.Plan != nil {
+		var b strings.Builder
+		view.Plan(&b, out.Plan)
+		rep.Plan = b.String()
 		if ps := view.PlanSummary(out.Plan); ps != out.Summary {
 			rep.Summary = ps + " " + out.Summary
 		}
