@@ -53,10 +53,9 @@ var ErrConfig = errors.New("invalid webhookd configuration")
 type Config struct {
 	Listen string     `yaml:"listen"` // host:port to serve on; default DefaultListen
 	TLS    *TLSConfig `yaml:"tls"`    // serve HTTPS with this certificate and key (else put a TLS proxy in front)
-	// PageTokenFile holds a token (mode 0600) the status page at / asks
-	// for, as ?token= or "Authorization: Bearer"; without it the page is
-	// served only when listen is a loopback address (put a reverse proxy
-	// with its own auth in front to show it further).
+	// a file (mode 0600) holding the token the status page at / asks for, as ?token= or
+	// "Authorization: Bearer"; without it the page is served only on a loopback listen
+	// address (a reverse proxy in front then does the auth)
 	PageTokenFile string        `yaml:"pageTokenFile"`
 	StateDir      string        `yaml:"stateDir"` // private checkouts and status; default DefaultStateDir
 	Rollback      string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
