@@ -59,6 +59,9 @@ func TestPackageInstallsAWorkingHost(t *testing.T) {
 	for _, c := range release.Completions {
 		modes[c.Deb] = "644 root root"
 	}
+	for _, m := range release.Monitoring {
+		modes[release.MonitoringDir+"/"+m] = "644 root root"
+	}
 	for p, want := range modes {
 		if got := strings.TrimSpace(h.Run("stat -c '%a %U %G' " + p).Stdout); got != want {
 			t.Errorf("%s: mode and owner %q, want %q", p, got, want)

@@ -31,6 +31,10 @@ type metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	fetches     *prometheus.CounterVec
 	inProgress  *prometheus.GaugeVec
+	// What a fleet dashboard shows per host: the applied commit and how
+	// the last attempt ended.
+	applied    *prometheus.GaugeVec
+	lastResult *prometheus.GaugeVec
 	// Drift checks, notifications and commit statuses.
 	driftUnits    *prometheus.GaugeVec
 	driftChecked  *prometheus.GaugeVec
@@ -78,6 +82,14 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 			Name: "webhookd_deploy_in_progress",
 			Help: "1 while a deploy of the repository runs.",
 		}, []string{"repo"}),
+		applied: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_applied_commit_info",
+			Help: "1 for the commit applied last from the repository (one series per repository: the previous commit's is deleted).",
+		}, []string{"repo", "commit"}),
+		lastResult: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_last_deploy_result",
+			Help: "1 for how the repository's last deploy attempt ended (success, failed, skipped, rolled-back), 0 for the others.",
+		}, []string{"repo", "result"}),
 		driftUnits: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "webhookd_drift_units",
 			Help: "Units that differ from the applied commit at the last drift check, by repository and kind: drift (edited by hand), change (an apply would change them), start (not running).",
@@ -111,7 +123,7 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 			Help: "Commits refused before checkout by the signature check, by repository and reason (unsigned, unknown-key, bad-signature, key-not-yet-valid, key-expired).",
 		}, []string{"repo", "reason"}),
 	}
-	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress,
+	m.reg.MustRegister(m.deliveries, m.deploys, m.duration, m.lastSuccess, m.fetches, m.inProgress, m.applied, m.lastResult,
 		m.driftUnits, m.driftChecked, m.driftChecks, m.notifications, m.statuses, m.packs, m.repacks, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, at zero: a dashboard or an alert
@@ -120,8 +132,9 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 		for _, o := range []string{OutcomeAccepted, OutcomeIgnored, OutcomePing, OutcomeUnauthorized, OutcomeReplayed, OutcomeTooLarge, OutcomeBadRequest} {
 			m.deliveries.WithLabelValues(r.Name, o)
 		}
-		for _, res := range []string{ResultSuccess, ResultFailed, ResultSkipped, ResultRolledBack} {
+		for _, res := range deployResults {
 			m.deploys.WithLabelValues(r.Name, res)
+			m.lastResult.WithLabelValues(r.Name, res)
 		}
 		if r.DriftInterval > 0 {
 			for _, k := range []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart} {
@@ -155,6 +168,26 @@ func newMetrics(repos []Repo, targets []string) *metrics {
 		}
 	}
 	return m
+}
+
+// deployResults are the results of a deploy attempt.
+var deployResults = []string{ResultSuccess, ResultFailed, ResultSkipped, ResultRolledBack}
+
+// setApplied makes commit the repository's one applied-commit series.
+func (m *metrics) setApplied(repo, commit string) {
+	m.applied.DeletePartialMatch(prometheus.Labels{"repo": repo})
+	m.applied.WithLabelValues(repo, commit).Set(1)
+}
+
+// setLastResult marks how the repository's last attempt ended.
+func (m *metrics) setLastResult(repo, result string) {
+	for _, res := range deployResults {
+		v := 0.0
+		if res == result {
+			v = 1
+		}
+		m.lastResult.WithLabelValues(repo, res).Set(v)
+	}
 }
 
 // outcomes are the results of a notification or status delivery.

@@ -282,6 +282,12 @@ func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metr
 	if w.st.LastAppliedAt != nil {
 		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(w.st.LastAppliedAt.Unix()))
 	}
+	if w.st.LastApplied != "" {
+		m.setApplied(cfg.Name, w.st.LastApplied)
+	}
+	if w.st.Last != nil {
+		m.setLastResult(cfg.Name, w.st.Last.Result)
+	}
 	if d := w.st.Drift; d != nil && d.CheckedAt != nil {
 		w.driftGauges(d)
 	}
@@ -627,7 +633,9 @@ func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, er
 	}
 	if a.Result == ResultSuccess {
 		w.m.lastSuccess.WithLabelValues(w.cfg.Name).Set(float64(p.LastAppliedAt.Unix()))
+		w.m.setApplied(w.cfg.Name, a.Commit)
 	}
+	w.m.setLastResult(w.cfg.Name, a.Result)
 	w.tell(a)
 	ev := log.Info()
 	switch a.Result {

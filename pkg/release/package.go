@@ -21,10 +21,14 @@ var Formats = []string{"deb", "rpm"}
 // Where the package puts what is not one of syslet's own files (those are
 // pkg/layout's): the places Debian and the systemd ecosystem expect.
 const (
-	BinDir      = "/usr/bin"
-	UnitDir     = "/usr/lib/systemd/system"
-	DocDir      = "/usr/share/doc/syslet"
-	ServiceName = "webhookd.service"
+	BinDir  = "/usr/bin"
+	UnitDir = "/usr/lib/systemd/system"
+	DocDir  = "/usr/share/doc/syslet"
+	// MonitoringDir holds the Prometheus alert rules and the Grafana
+	// dashboard, for an operator to copy or point the fleet's Prometheus
+	// and Grafana at.
+	MonitoringDir = "/usr/share/syslet/monitoring"
+	ServiceName   = "webhookd.service"
 	// Packaging is the folder of the files the package ships that are not
 	// programs, relative to the module root.
 	Packaging = "pkg/release/packaging"
@@ -33,6 +37,10 @@ const (
 // DriftUnits are the drift check for hosts without webhookd: a read-only
 // plan on a timer (installed, not enabled).
 var DriftUnits = []string{"syslet-drift.service", "syslet-drift.timer"}
+
+// Monitoring are the files of packaging/monitoring the package installs
+// into MonitoringDir (their promtool tests stay in the source).
+var Monitoring = []string{"syslet-alerts.yml", "syslet-fleet.json"}
 
 // UpdateUnits run syslet update on a timer (installed, not enabled: an
 // operator chooses when images may move).
@@ -126,6 +134,9 @@ func Contents(bins map[string]string, src, man string) ([]content, error) {
 	)
 	for _, u := range slices.Concat(DriftUnits, UpdateUnits) {
 		cs = append(cs, file(filepath.Join(src, u), UnitDir+"/"+u, 0o644))
+	}
+	for _, m := range Monitoring {
+		cs = append(cs, file(filepath.Join(src, "monitoring", m), MonitoringDir+"/"+m, 0o644))
 	}
 	for _, c := range Completions {
 		from := filepath.Join(src, "completions", c.File)

@@ -89,7 +89,8 @@ func TestPackagedFilesAgree(t *testing.T) {
 	}
 	for _, want := range []string{BinDir + "/syslet", BinDir + "/webhookd", UnitDir + "/" + ServiceName, layout.ConfigHome, layout.WebhookdConfig, layout.StateHome,
 		ManDir + "/man1/syslet.1.gz", ManDir + "/man1/syslet-validate.1.gz", ManDir + "/man5/syslet-specs.5.gz", ManDir + "/man8/webhookd.8.gz",
-		"/usr/share/bash-completion/completions/syslet", "/usr/share/zsh/vendor-completions/_syslet", "/usr/share/fish/vendor_completions.d/syslet.fish"} {
+		"/usr/share/bash-completion/completions/syslet", "/usr/share/zsh/vendor-completions/_syslet", "/usr/share/fish/vendor_completions.d/syslet.fish",
+		MonitoringDir + "/syslet-alerts.yml", MonitoringDir + "/syslet-fleet.json"} {
 		if !seen[want] {
 			t.Errorf("the package lacks %s", want)
 		}
