@@ -137,6 +137,8 @@ func webhookdPage(t *testing.T) docpage.Page {
 			docpage.List{
 				{Term: "`POST /hooks/`NAME", Text: fmt.Sprintf("a forge's push event for the repository NAME (at most %d bytes). The answer is `202` when the push is queued for a deploy or ignored with its reason (another branch, a tag, not a push), `200` for a ping, `401` when unsigned or wrongly signed, `409` for a delivery id seen before, `413` for a larger body, `404` for an unknown repository, `429` when too many deliveries wait.", webhookd.MaxBody)},
 				{Term: "`GET /status`", Text: "per repository: `lastApplied`, the last attempt's `result` (`success`, `failed`, `skipped`, or `rolled-back` with `failingUnits` and `rolledBackTo`), plan `summary`, `durationSeconds`, `runId`, `lastError`, the `queued` commit"},
+				{Term: "`GET /`", Text: "the status page, read-only HTML for people: per repository the applied commit, the last 20 deploys with trigger, outcome, failing units and duration, the health gate's last verdict, drift by kind, what is queued or running, and the delivery counters (Content-Security-Policy: no script, nothing from another origin). Beyond a loopback `listen` address only with the `pageTokenFile` token (`?token=` or `Authorization: Bearer`): `401` without it, `403` when none is configured"},
+				{Term: "`GET /runs/`RUN", Text: "one deploy's page: its attempt, its run in the run journal (as `syslet history` RUN shows it) and its plan as `syslet --diff` printed it"},
 				{Term: "`GET /healthz`", Text: "200 while the daemon answers"},
 				{Term: "`GET /metrics`", Text: "Prometheus metrics (below)"},
 			},
@@ -146,7 +148,8 @@ func webhookdPage(t *testing.T) docpage.Page {
 		{Title: "FILES", Blocks: []docpage.Block{docpage.List{
 			{Term: "`" + layout.WebhookdConfig + "`", Text: "the configuration (a conffile of the package: an upgrade never overwrites it)"},
 			{Term: "`" + layout.WebhookdState + "/`REPO", Text: "the private checkout of each repository"},
-			{Term: "`" + layout.WebhookdState + "/.status/`", Text: "the last status of each repository"},
+			{Term: "`" + layout.WebhookdState + "/.status/`", Text: "the last status of each repository, and the plans of its last deploys (`plans/`REPO`/`RUN`.txt`)"},
+			{Term: "`/usr/share/syslet/monitoring/`", Text: "Prometheus alert rules (`syslet-alerts.yml`) and a Grafana dashboard (`syslet-fleet.json`) for a fleet"},
 			{Term: "`/usr/lib/systemd/system/webhookd.service`", Text: "the unit"},
 		}}},
 		{Title: "SEE ALSO", Blocks: []docpage.Block{docpage.Para(strings.Join([]string{docpage.Ref("syslet", 1), docpage.Ref("syslet-specs", 5), docpage.Ref("systemctl", 1), docpage.Ref("journalctl", 1)}, ", "))}},
