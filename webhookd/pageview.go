@@ -148,7 +148,8 @@ func deployPage(cfg *Repo, a *Attempt, runs map[string]*runlog.RunInfo) deployVi
 		d.Outcome, d.Class = "rolled back", "bad"
 	case a.Result == ResultSkipped:
 		d.Outcome, d.Class = "skipped (older than the applied commit)", "idle"
-	case a.Result == ResultSuccess && (run == nil || run.Result() == runlog.ResultNoChanges):
+	// A run the journal no longer holds (rotated away) still applied.
+	case a.Result == ResultSuccess && (run == nil && a.RunID == "" || run != nil && run.Result() == runlog.ResultNoChanges):
 		d.Outcome, d.Class = "no changes", "ok"
 	case a.Result == ResultSuccess:
 		d.Outcome, d.Class = "applied", "ok"
