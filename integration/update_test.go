@@ -127,9 +127,11 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("a second update:\n%s", res)
 		}
 	})
+	var goodDigest string // what web runs before the tag moves to an image that exits
 	t.Run("tag moved to an image that exits", func(t *testing.T) {
 		r.t = t
-		goodImage, goodDigest := r.imageID("web"), r.registryDigest("app", "2")
+		goodImage := r.imageID("web")
+		goodDigest = r.registryDigest("app", "2")
 		r.pushBrokenTo("app:2", "echo app-broken; exit 3")
 		badDigest := r.registryDigest("app", "2")
 		res := r.syslet("update", "--soak", "3s", rbDir)
@@ -159,7 +161,7 @@ func TestUpdate(t *testing.T) {
 		fixed := r.registryDigest("app", "2")
 		diff := r.syslet("update", "--diff", "--detailed-exitcode", rbDir)
 		t.Logf("syslet update --diff:\n%s", diff.Stdout)
-		if diff.Code != 3 || !strings.Contains(diff.Stdout, "to   "+fixed) || !strings.Contains(diff.Stdout, "restarts web.service") {
+		if diff.Code != 3 || !strings.Contains(diff.Stdout, "from "+goodDigest) || !strings.Contains(diff.Stdout, "to   "+fixed) || !strings.Contains(diff.Stdout, "restarts web.service") {
 			t.Fatalf("want the good push planned (exit 3):\n%s", diff)
 		}
 		res := r.syslet("update", "--soak", "3s", rbDir)

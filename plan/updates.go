@@ -43,7 +43,9 @@ type Tag struct {
 	// Pinned are the repository digests of the images rollbacks pinned
 	// containers of this name to, by image ID: a pinned container runs
 	// that image, not the one the host's name holds (after a failed
-	// update that is the image that failed).
+	// update that is the image that failed). Where podman knows no
+	// repository digest of it (no tag names it any more) the digest the
+	// pin recorded stands in, as "@sha256:…".
 	Pinned map[string][]string `json:"pinned,omitempty"`
 }
 
@@ -124,13 +126,14 @@ func updatable(out *render.Output) []string {
 	return slices.Compact(refs)
 }
 
-// readTags reads Observed.Tags: for each tagged image the host holds, its
+// readTags reads Observed.Tags: for each tagged image the host holds (of
+// only, when it is set), its
 // repository digests and its registry's answer. An image the host does not
 // hold is pulled by any apply; a registry that cannot be asked stops the
 // update before anything changes, naming the image.
-func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observed) error {
+func readTags(ctx context.Context, r TagReader, only []string, out *render.Output, obs *Observed) error {
 	for _, img := range updatable(out) {
-		if !obs.Images[img] {
+		if !obs.Images[img] || (only != nil && !slices.Contains(only, TaggedImage(img))) {
 			continue
 		}
 		host, err := r.ImageDigests(ctx, img)
@@ -142,13 +145,20 @@ func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observe
 			return fmt.Errorf("checking image %q for an update: %w", img, err)
 		}
 		t := Tag{Registry: reg, Host: host}
-		for _, id := range pinnedIDs(out, obs, img) {
+		for _, pin := range pins(out, obs, img) {
 			if t.Pinned == nil {
 				t.Pinned = map[string][]string{}
 			}
-			if t.Pinned[id], err = r.ImageDigests(ctx, id); err != nil {
-				return fmt.Errorf("reading the digests of image %s that a rollback pinned a container of %q to: %w", id, img, err)
+			ds, err := r.ImageDigests(ctx, pin.ImageID)
+			if err != nil {
+				return fmt.Errorf("reading the digests of image %s that a rollback pinned a container of %q to: %w", pin.ImageID, img, err)
 			}
+			if len(ds) == 0 && pin.Digest != "" {
+				// No tag names it any more, so podman knows no repository
+				// digest of it: the generation's record stands in.
+				ds = []string{"@" + pin.Digest}
+			}
+			t.Pinned[pin.ImageID] = ds
 		}
 		if obs.Tags == nil {
 			obs.Tags = map[string]Tag{}
@@ -158,19 +168,19 @@ func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observe
 	return nil
 }
 
-// pinnedIDs are the image IDs rollbacks pinned the running containers of
-// img to (their installed pin drop-ins), each once.
-func pinnedIDs(out *render.Output, obs *Observed, img string) []string {
-	var ids []string
+// pins are the pins rollbacks installed for the running containers of
+// img, one per image.
+func pins(out *render.Output, obs *Observed, img string) []render.Pin {
+	var ps []render.Pin
 	for _, u := range out.Units {
 		if u.Kind != spec.Container || u.Template || u.Image != img {
 			continue
 		}
-		if p, ok := installedPin(obs, u.FileName); ok && !slices.Contains(ids, p.ImageID) {
-			ids = append(ids, p.ImageID)
+		if p, ok := installedPin(obs, u.FileName); ok && !slices.ContainsFunc(ps, func(q render.Pin) bool { return q.ImageID == p.ImageID }) {
+			ps = append(ps, p)
 		}
 	}
-	return ids
+	return ps
 }
 
 // installedPin is the rollback's pin drop-in installed for a container,

@@ -174,7 +174,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 				continue
 			}
 		}
-		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest}
+		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest, Digest: im.Digest}
 	}
 	return pins
 }
