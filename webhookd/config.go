@@ -57,6 +57,9 @@ type Config struct {
 	Rollback string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
 	Soak     time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
 	Repos    []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
+	// Registry lets a container registry's push notifications update the
+	// containers that run the pushed tag (POST /registry)
+	Registry *RegistryConfig `yaml:"registry"`
 	// where every repository's deploy events go, written as syslet.json's "notify" targets
 	Notify []settings.NotifyTarget `yaml:"notify"`
 
@@ -260,6 +263,9 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 	}
 	if len(c.Repos) == 0 {
 		add("repos", "at least one repository is required")
+	}
+	if c.Registry != nil {
+		c.Registry.validate(add)
 	}
 	if ts, err := notify.Load(c.Notify, "notify"); err != nil {
 		for _, e := range unjoin(err) {

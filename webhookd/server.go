@@ -160,6 +160,7 @@ func (d *Daemon) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.Post("/hooks/{repo}", d.hook)
+	r.Post("/registry", d.registryHook)
 	r.Get("/status", d.statusHandler)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,10 @@ type DeployRequest struct {
 	Signer *commitsig.Signer
 	// Force replaces hand edits (a reconcile after a drift check).
 	Force bool
+	// Update makes the deploy an update (`syslet update`) of these
+	// registry references, pushed to their registry: the containers that
+	// run them are pulled again and restarted when the tag moved.
+	Update []string
 	// Started hears the run's started event just before the host changes
 	// (never for a deploy with nothing to do). It does not block.
 	Started func(notify.Event)
@@ -218,6 +224,23 @@ type push struct {
 	commit  string
 	trigger string
 	force   bool // a reconcile: replace hand edits
+	// update are the registry references whose push this deploy updates
+	// (registry.go); a git push has none.
+	update []string
+}
+
+// enqueueUpdate queues an update of ref, a tag a registry says was pushed,
+// on the applied commit; it reports false when nothing is applied yet (the
+// first deploy pulls what the specs name anyway).
+func (w *worker) enqueueUpdate(ref string) bool {
+	w.mu.Lock()
+	applied := w.st.LastApplied
+	w.mu.Unlock()
+	if applied == "" {
+		return false
+	}
+	w.queue(push{commit: applied, trigger: "registry push " + ref, update: []string{ref}})
+	return true
 }
 
 // worker deploys one repository, one attempt at a time.
@@ -288,8 +311,11 @@ func (w *worker) enqueue(commit, trigger string) (busy bool) {
 func (w *worker) queue(p push) (busy bool) {
 	commit := p.commit
 	w.mu.Lock()
-	for i, p := range w.pending {
-		if p.commit == commit {
+	for i, q := range w.pending {
+		if q.commit == commit {
+			// The same commit again: one deploy, which still updates what
+			// the dropped one was to.
+			p.update = mergeUpdates(q.update, p.update)
 			w.pending = append(w.pending[:i], w.pending[i+1:]...)
 			break
 		}
@@ -452,6 +478,10 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
+	var update []string
+	for _, p := range batch {
+		update = mergeUpdates(update, p.update)
+	}
 	w.saveInFlight(latest)
 	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
 	log := w.log.With().Str("commit", latest.commit).Logger()
@@ -528,9 +558,10 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		Repo:   w.cfg.Name,
 		Commit: best.commit,
 		Dir:    specDir,
-		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Source: source(w.cfg.Name, best.commit, update),
 		Signer: signer,
 		Force:  best.force,
+		Update: update,
 		Started: func(ev notify.Event) {
 			w.notify(w.enrich(ev, a))
 		},
@@ -540,6 +571,27 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	result, stage := rep.Verdict.Deploy()
 	w.finish(log, a, result, stage, err)
 	return true
+}
+
+// mergeUpdates is a and b's references, each once.
+func mergeUpdates(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// source names a deploy in the run journal: the commit, and the pushed
+// images an update rolls out.
+func source(repo, commit string, update []string) string {
+	s := fmt.Sprintf("git %s@%s", repo, commit)
+	if len(update) > 0 {
+		s += " (registry push " + strings.Join(update, ", ") + ")"
+	}
+	return s
 }
 
 // newest picks, among the batch's commits reachable from tip, the newest:

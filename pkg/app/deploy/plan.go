@@ -125,7 +125,7 @@ func (r *runner) observe(ctx context.Context, in passInput) (*plan.Observed, []*
 			return nil, nil, c.err
 		}
 	}
-	obs, err := plan.Observe(ctx, r.h.sources(r.req.Update && in.kind.updates()), in.set.Out)
+	obs, err := plan.Observe(ctx, r.h.sources(r.req.Update && in.kind.updates(), r.req.UpdateOnly), in.set.Out)
 	j := <-journal
 	if err != nil {
 		return nil, nil, err
