@@ -21,17 +21,6 @@ import (
 // commit, narrowed to the pushed references: the plan decides which
 // containers run them.
 
-// RegistryConfig lets a registry's push notifications update this host.
-type RegistryConfig struct {
-	// TokenFile holds the bearer token the registry sends
-	// (notifications.endpoints[].headers.Authorization: [Bearer TOKEN]);
-	// mode 0600, at least 16 bytes. Notifications arrive on POST /registry.
-	TokenFile string `yaml:"tokenFile"`
-
-	// Filled in by LoadConfig.
-	Token Secret `yaml:"-"`
-}
-
 func (c *RegistryConfig) validate(add func(field, format string, args ...any)) {
 	switch s, err := readSecret(c.TokenFile); {
 	case c.TokenFile == "":
