@@ -96,3 +96,40 @@ func TestPushedTags(t *testing.T) {
 		t.Errorf("a repository with a space was read")
 	}
 }
+
+// An update a kill cut short is done again after a restart as the same
+// update, not as a plain deploy of the commit.
+func TestInterruptedUpdateIsResumedAsAnUpdate(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "registry.token")
+	must(t, os.WriteFile(tokenFile, []byte(registryToken), 0o600))
+	dep := &fakeDeployer{started: make(chan string, 4)}
+	f := newFixture(t, dep, "registry:\n  tokenFile: "+tokenFile+"\n")
+	a := f.remote.commit(`{"v":"a"}`)
+	f.start()
+	f.push(GitHub, "refs/heads/main", a)
+	<-dep.started
+	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	dep.mu.Lock()
+	dep.gate = make(chan struct{})
+	dep.mu.Unlock()
+	h := map[string]string{"Content-Type": "application/vnd.docker.distribution.events.v1+json", "Authorization": "Bearer " + registryToken}
+	if code, rep := f.post("/registry", h, envelopeBody("e1", "localhost:5000", "app", "2")); code != http.StatusAccepted {
+		t.Fatalf("notification: %d %+v", code, rep)
+	}
+	<-dep.started // the update is running: what a kill would cut short
+
+	dep2 := &fakeDeployer{}
+	cfg := *f.d.cfg
+	d2, err := New(&cfg, Options{Deployer: dep2, Log: f.d.log})
+	must(t, err)
+	d2.Start()
+	t.Cleanup(d2.Stop)
+	f.d = d2
+	f.wait("the resumed update", func(s RepoStatus) bool {
+		return s.Last != nil && strings.HasPrefix(s.Last.Trigger, "resumed after a restart (registry push")
+	})
+	if got, _ := dep2.deploys(); len(got) != 1 || !slices.Equal(got[0].Update, []string{"localhost:5000/app:2"}) {
+		t.Fatalf("deploys after the restart: %+v", got)
+	}
+	close(dep.gate)
+}

@@ -207,9 +207,12 @@ type persisted struct {
 
 // InFlight is a deploy attempt in progress, as the status file keeps it.
 type InFlight struct {
-	Commit  string    `json:"commit"`
-	Trigger string    `json:"trigger"`
-	Force   bool      `json:"force,omitempty"` // a reconcile, replacing hand edits
+	Commit  string `json:"commit"`
+	Trigger string `json:"trigger"`
+	Force   bool   `json:"force,omitempty"` // a reconcile, replacing hand edits
+	// Update are the pushed images the deploy updates (a registry's
+	// notification): a restart resumes it as that update again.
+	Update  []string  `json:"update,omitempty"`
 	Started time.Time `json:"started"`
 }
 
@@ -361,7 +364,7 @@ func (w *worker) run(stop <-chan struct{}) {
 		w.resume = nil
 		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
-		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
+		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update})
 	}
 	// The first poll waits a random delay within the spread, so a fleet
 	// started together (a package upgrade, a power cut) does not fetch in
@@ -462,7 +465,7 @@ func (w *worker) saveInFlight(p push) {
 	defer w.saveMu.Unlock()
 	w.mu.Lock()
 	if w.st.InFlight != nil {
-		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force = p.commit, p.trigger, p.force
+		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force, w.st.InFlight.Update = p.commit, p.trigger, p.force, p.update
 	}
 	st := w.st.persisted
 	w.mu.Unlock()
@@ -482,6 +485,7 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	for _, p := range batch {
 		update = mergeUpdates(update, p.update)
 	}
+	latest.update = update
 	w.saveInFlight(latest)
 	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
 	log := w.log.With().Str("commit", latest.commit).Logger()
@@ -497,6 +501,7 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		w.finish(log, a, ResultFailed, StageFetch, err)
 		return true
 	}
+	best.update = update
 	a.Commit = best.commit
 	a.Trigger = best.trigger
 	if best.force {
