@@ -58,16 +58,14 @@ func (t Tag) running(pinID string) []string {
 	return t.Host
 }
 
-// Current reports whether the host's image is the one the tag names.
-func (t Tag) Current() bool { return t.current("") }
-
+// current reports whether the image a container runs (its pin's, or
+// the host's under the name) is the one the tag names.
 func (t Tag) current(pinID string) bool {
 	return slices.ContainsFunc(t.running(pinID), func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
 }
 
-// Old are the digests of the host's image, without repository names.
-func (t Tag) Old() []string { return t.old("") }
-
+// old are the digests of the image a container runs, without repository
+// names.
 func (t Tag) old(pinID string) []string {
 	var out []string
 	for _, d := range t.running(pinID) {
