@@ -46,8 +46,9 @@ func (r *rbHost) registryDigest(repo, tag string) string {
 // --diff shows it and changes nothing, an update pulls it and restarts
 // only the container that runs it, and a second update plans nothing. A
 // tag moved to an image that exits fails the gate and is rolled back to
-// the image that ran; a registry that cannot be asked stops the update
-// naming the image, with nothing changed.
+// the image that ran, history shows the image change, and that digest is
+// not tried again; a later good push is updated normally. A registry that
+// cannot be asked stops the update naming the image, with nothing changed.
 func TestUpdate(t *testing.T) {
 	t.Parallel()
 	r := rollbackHost(t)
@@ -126,24 +127,74 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("a second update:\n%s", res)
 		}
 	})
+	var goodDigest string // what web runs before the tag moves to an image that exits
 	t.Run("tag moved to an image that exits", func(t *testing.T) {
 		r.t = t
 		goodImage := r.imageID("web")
+		goodDigest = r.registryDigest("app", "2")
 		r.pushBrokenTo("app:2", "echo app-broken; exit 3")
+		badDigest := r.registryDigest("app", "2")
 		res := r.syslet("update", "--soak", "3s", rbDir)
 		r.rolledBack(res, "exit status 3|restarted", "marker-b", goodImage, otherInv)
+		hist := r.MustRun(t, "syslet history -n 2")
+		t.Logf("syslet history -n 2:\n%s", hist)
+		if !strings.Contains(hist, "image localhost:5000/app:2 "+goodDigest+" → "+badDigest+" (restarts web.service)") {
+			t.Errorf("history does not show the image change %s → %s:\n%s", goodDigest, badDigest, hist)
+		}
 		again := r.syslet("update", "--diff", "--detailed-exitcode", rbDir)
 		t.Logf("update --diff after the rollback:\n%s", again.Stdout)
-		if again.Code != 0 || strings.Contains(again.Stdout, "Image updates") {
-			t.Errorf("the failed digest is tried again:\n%s", again)
+		if again.Code != 0 || strings.Contains(again.Stdout, "Image updates") || !strings.Contains(again.Stdout, "not updated to "+badDigest) ||
+			!strings.Contains(again.Stdout, "failed the health gate") {
+			t.Errorf("want the failed digest held, and the plan to say why:\n%s", again)
+		}
+		if res := r.syslet("update", "--soak", "2s", rbDir); !res.OK() {
+			t.Errorf("an update with the failed digest held:\n%s", res)
+		}
+		if got := r.imageID("web"); got != goodImage {
+			t.Errorf("the held update ran anyway: web runs %s, want %s", got, goodImage)
+		}
+	})
+	t.Run("a good push after the failed one", func(t *testing.T) {
+		r.t = t
+		pinnedImage, webInv := r.imageID("web"), r.invocation("web.service")
+		r.pushTo("app:2", "marker-d")
+		fixed := r.registryDigest("app", "2")
+		diff := r.syslet("update", "--diff", "--detailed-exitcode", rbDir)
+		t.Logf("syslet update --diff:\n%s", diff.Stdout)
+		if diff.Code != 3 || !strings.Contains(diff.Stdout, "from "+goodDigest) || !strings.Contains(diff.Stdout, "to   "+fixed) || !strings.Contains(diff.Stdout, "restarts web.service") {
+			t.Fatalf("want the good push planned (exit 3):\n%s", diff)
+		}
+		res := r.syslet("update", "--soak", "3s", rbDir)
+		t.Logf("syslet update:\n%s", res.Stdout)
+		if !res.OK() {
+			t.Fatalf("update to the good push:\n%s", res)
+		}
+		if got := r.serves(); got != "marker-d" {
+			t.Errorf("web serves %q, want marker-d", got)
+		}
+		if got := r.imageID("web"); got == pinnedImage {
+			t.Errorf("web still runs the pinned image %s", got)
+		}
+		if r.invocation("web.service") == webInv {
+			t.Errorf("web was not restarted")
+		}
+		if r.invocation("other.service") != otherInv {
+			t.Errorf("other.service was restarted")
+		}
+		if out := r.Run("test -e /etc/containers/systemd/web.container.d/99-syslet-pin.conf"); out.OK() {
+			t.Errorf("the rollback's pin is still installed")
+		}
+		if again := r.syslet("update", "--diff", "--detailed-exitcode", rbDir); again.Code != 0 || strings.Contains(again.Stdout, "Image updates") {
+			t.Errorf("after the good update, update --diff plans something:\n%s", again)
+		}
+		gen := r.MustRun(t, "cat $(ls -d /var/lib/syslet/generations/*.json | tail -1)")
+		if !strings.Contains(gen, `"digest":"`+fixed+`"`) {
+			t.Errorf("the newest generation does not record web's digest %s:\n%.600s", fixed, gen)
 		}
 	})
 	t.Run("registry cannot be asked", func(t *testing.T) {
 		r.t = t
-		// The rollback left web pinned to the good image; the host's tag
-		// names it again, so the next change of the specs lifts the pin
-		// without a restart.
-		r.MustRun(t, "podman tag "+r.imageID("web")+" localhost:5000/app:2 && podman tag localhost:5000/busybox:latest localhost:5999/gone:1")
+		r.MustRun(t, "podman tag localhost:5000/busybox:latest localhost:5999/gone:1")
 		gone := `{"apiVersion":"v1","type":"container","name":"gone","unit":{"Container":{"Image":"localhost:5999/gone:1","RunInit":"true","Exec":"sleep 2147483647"}}}`
 		r.writeStack(webSpec{image: "localhost:5000/app:2", conf: "MODE=ok\n"}, gone)
 		if res := r.syslet("--soak", "2s", rbDir); !res.OK() {

@@ -45,6 +45,9 @@ type builder struct {
 	curDirs      map[string][]string
 	roots        map[string]string // files roots of desired units → a unit keeping it (stale.go)
 	filesChanged map[string]bool
+	// lifted are the pinned containers an update runs on their tag's new
+	// image: their pins go (updates.go, pins.go).
+	lifted map[string]bool
 }
 
 // Build compares desired and observed state and returns the plan. It is
@@ -53,7 +56,7 @@ type builder struct {
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{}, inst: map[string]*installedUnit{},
 		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{},
-		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}}
+		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}, lifted: map[string]bool{}}
 	// Each desired unit gets one entry (stale ones a few more): sized
 	// once, not grown by doubling through a hundred thousand of them. A
 	// plan of no units keeps a nil list (its JSON "units": null).

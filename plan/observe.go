@@ -55,6 +55,10 @@ type Sources struct {
 	// about the tags running containers name (Observed.Tags). nil for
 	// every other run, which never asks a registry.
 	Tags TagReader
+	// UpdateOnly narrows an update to these registry references (as
+	// TaggedImage writes them: a registry's push notification names one);
+	// nil asks about every tagged image.
+	UpdateOnly []string
 }
 
 // Observed is the host as it was when the plan was made.
@@ -215,7 +219,7 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		}
 	}
 	if src.Tags != nil {
-		if err := readTags(ctx, src.Tags, out, obs); err != nil {
+		if err := readTags(ctx, src.Tags, src.UpdateOnly, out, obs); err != nil {
 			return nil, err
 		}
 	}

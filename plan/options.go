@@ -25,4 +25,15 @@ type Options struct {
 	// KeepImages are the images (by name) that kept generations need: a
 	// stale build's image among them is never deleted.
 	KeepImages map[string]bool
+	// HeldUpdates are the digests whose update failed the health gate and
+	// was rolled back, by image reference (the container's Image=): an
+	// update does not try a digest again until the tag names another.
+	HeldUpdates map[string]HeldUpdate
+}
+
+// HeldUpdate is a digest an update does not try again, and the run whose
+// health gate it failed.
+type HeldUpdate struct {
+	Digest string
+	Run    string
 }

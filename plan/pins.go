@@ -45,10 +45,16 @@ func (b *builder) pin(u *render.Unit, uc *UnitChange) (restart, meta bool) {
 		return false, false
 	}
 	had, ours := render.ParsePin(cur.Data)
-	if !ours || had.InputDigest == b.opts.InputDigest {
+	if !ours || (had.InputDigest == b.opts.InputDigest && !b.lifted[u.FileName]) {
 		return false, false // someone else's drop-in, or the rollback's input is still the host's
 	}
 	b.dropIns[rel] = nil
+	if b.lifted[u.FileName] {
+		// An update runs the tag's new image (update): the restart is
+		// planned there, its reason said.
+		b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "update: the rollback pin to run " + had.Run + " lifts"}, kindRank(u.Kind))
+		return true, false
+	}
 	// Root: its drop-in directory goes too when the pin leaves it empty.
 	b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
 	if id := b.obs.ImageIDs[u.Image]; id != "" && strings.TrimPrefix(id, "sha256:") == strings.TrimPrefix(had.ImageID, "sha256:") {

@@ -40,17 +40,35 @@ type Tag struct {
 	// Host are the repository digests of the image the host holds under
 	// the name.
 	Host []string `json:"host"`
+	// Pinned are the repository digests of the images rollbacks pinned
+	// containers of this name to, by image ID: a pinned container runs
+	// that image, not the one the host's name holds (after a failed
+	// update that is the image that failed). Where podman knows no
+	// repository digest of it (no tag names it any more) the digest the
+	// pin recorded stands in, as "@sha256:…".
+	Pinned map[string][]string `json:"pinned,omitempty"`
 }
 
-// Current reports whether the host's image is the one the tag names.
-func (t Tag) Current() bool {
-	return slices.ContainsFunc(t.Host, func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
+// running are the repository digests of the image a container runs: its
+// pin's when a rollback pinned it (pinID), else the host's image's.
+func (t Tag) running(pinID string) []string {
+	if pinID != "" {
+		return t.Pinned[pinID]
+	}
+	return t.Host
 }
 
-// Old are the digests of the host's image, without repository names.
-func (t Tag) Old() []string {
+// current reports whether the image a container runs (its pin's, or
+// the host's under the name) is the one the tag names.
+func (t Tag) current(pinID string) bool {
+	return slices.ContainsFunc(t.running(pinID), func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
+}
+
+// old are the digests of the image a container runs, without repository
+// names.
+func (t Tag) old(pinID string) []string {
 	var out []string
-	for _, d := range t.Host {
+	for _, d := range t.running(pinID) {
 		if _, dg, ok := strings.Cut(d, "@"); ok && !slices.Contains(out, dg) {
 			out = append(out, dg)
 		}
@@ -106,13 +124,14 @@ func updatable(out *render.Output) []string {
 	return slices.Compact(refs)
 }
 
-// readTags reads Observed.Tags: for each tagged image the host holds, its
+// readTags reads Observed.Tags: for each tagged image the host holds (of
+// only, when it is set), its
 // repository digests and its registry's answer. An image the host does not
 // hold is pulled by any apply; a registry that cannot be asked stops the
 // update before anything changes, naming the image.
-func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observed) error {
+func readTags(ctx context.Context, r TagReader, only []string, out *render.Output, obs *Observed) error {
 	for _, img := range updatable(out) {
-		if !obs.Images[img] {
+		if !obs.Images[img] || (only != nil && !slices.Contains(only, TaggedImage(img))) {
 			continue
 		}
 		host, err := r.ImageDigests(ctx, img)
@@ -123,31 +142,96 @@ func readTags(ctx context.Context, r TagReader, out *render.Output, obs *Observe
 		if err != nil {
 			return fmt.Errorf("checking image %q for an update: %w", img, err)
 		}
+		t := Tag{Registry: reg, Host: host}
+		for _, pin := range pins(out, obs, img) {
+			if t.Pinned == nil {
+				t.Pinned = map[string][]string{}
+			}
+			ds, err := r.ImageDigests(ctx, pin.ImageID)
+			if err != nil {
+				return fmt.Errorf("reading the digests of image %s that a rollback pinned a container of %q to: %w", pin.ImageID, img, err)
+			}
+			if len(ds) == 0 && pin.Digest != "" {
+				// No tag names it any more, so podman knows no repository
+				// digest of it: the generation's record stands in.
+				ds = []string{"@" + pin.Digest}
+			}
+			t.Pinned[pin.ImageID] = ds
+		}
 		if obs.Tags == nil {
 			obs.Tags = map[string]Tag{}
 		}
-		obs.Tags[img] = Tag{Registry: reg, Host: host}
+		obs.Tags[img] = t
 	}
 	return nil
 }
 
+// pins are the pins rollbacks installed for the running containers of
+// img, one per image.
+func pins(out *render.Output, obs *Observed, img string) []render.Pin {
+	var ps []render.Pin
+	for _, u := range out.Units {
+		if u.Kind != spec.Container || u.Template || u.Image != img {
+			continue
+		}
+		if p, ok := installedPin(obs, u.FileName); ok && !slices.ContainsFunc(ps, func(q render.Pin) bool { return q.ImageID == p.ImageID }) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// installedPin is the rollback's pin drop-in installed for a container,
+// when there is one of ours.
+func installedPin(obs *Observed, fileName string) (render.Pin, bool) {
+	f, ok := obs.Files[layout.PinPath(fileName)]
+	if !ok || f.Link != "" || f.Mode.IsDir() {
+		return render.Pin{}, false
+	}
+	return render.ParsePin(f.Data)
+}
+
 // update plans the update of a container's image when its tag moved: the
-// image is pulled again in the first step and the container restarts.
+// image is pulled again in the first step and the container restarts. A
+// container a rollback pinned is compared by the image it runs, the
+// pinned one: its update lifts the pin (pin), so a good push after a
+// failed one is rolled out like any other. A digest whose update just
+// failed the health gate is not tried again until the tag moves
+// (Options.HeldUpdates): no redeploy loop.
 func (b *builder) update(u *render.Unit, uc *UnitChange) bool {
 	t, ok := b.obs.Tags[u.Image]
-	if !ok || t.Current() || u.Template {
+	if !ok || u.Template {
 		return false
 	}
-	if _, pinned := b.opts.Pins[u.FileName]; pinned || b.pinned(u) {
-		// A rollback pinned it to the image it ran before: restarting it
-		// would run that image again, and the pin stays until the specs
-		// change. Said, not planned: no update loop.
-		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": a rollback pinned this container to the image it ran before (the next change of its specs lifts the pin)"})
+	if _, pinned := b.opts.Pins[u.FileName]; pinned {
+		// This plan pins it (a rollback): it runs the image it ran before.
+		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": this rollback pinned the container to the image it ran before"})
 		return false
 	}
-	from := t.Old()
+	pin, pinned := installedPin(b.obs, u.FileName)
+	pinID := ""
+	if pinned {
+		pinID = pin.ImageID
+	}
+	if t.current(pinID) {
+		return false
+	}
+	if h, ok := b.opts.HeldUpdates[u.Image]; ok && h.Digest == t.Registry {
+		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry +
+			": the update to that digest failed the health gate in run " + h.Run + " and was rolled back; it is tried again when the tag names another image"})
+		return false
+	}
+	from := t.old(pinID)
 	why := fmt.Sprintf("image %s: its tag now names %s (host has %s)", u.Image, t.Registry, strings.Join(from, ", "))
-	if len(from) == 0 {
+	switch {
+	case pinned:
+		runs := strings.Join(from, ", ")
+		if runs == "" {
+			runs = "image " + shortID(pin.ImageID)
+		}
+		why = fmt.Sprintf("image %s: its tag now names %s (the container runs %s, pinned by a rollback to run %s; the update lifts the pin)", u.Image, t.Registry, runs, pin.Run)
+		b.lifted[u.FileName] = true
+	case len(from) == 0:
 		why = fmt.Sprintf("image %s: its tag now names %s (the host's image has no registry digest)", u.Image, t.Registry)
 	}
 	uc.Reasons = append(uc.Reasons, why)
@@ -158,18 +242,13 @@ func (b *builder) update(u *render.Unit, uc *UnitChange) bool {
 		b.pulls[u.Image] = true
 		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
 	}
+	for _, d := range from {
+		if !slices.Contains(b.p.Updates[i].From, d) {
+			b.p.Updates[i].From = append(b.p.Updates[i].From, d)
+		}
+	}
 	b.p.Updates[i].Restarts = append(b.p.Updates[i].Restarts, u.Service)
 	return true
-}
-
-// pinned reports whether a rollback's pin drop-in is installed for u.
-func (b *builder) pinned(u *render.Unit) bool {
-	f, ok := b.obs.Files[layout.PinPath(u.FileName)]
-	if !ok || f.Link != "" || f.Mode.IsDir() {
-		return false
-	}
-	_, ours := render.ParsePin(f.Data)
-	return ours
 }
 
 // AutoUpdateTimer is podman's own image update: it restarts each container

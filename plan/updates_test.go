@@ -9,6 +9,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/plan"
 	"github.com/syslet/syslet/render"
 )
@@ -141,4 +142,47 @@ type unitLister struct{ asked []string }
 func (u *unitLister) UnitStates(_ context.Context, names []string) (map[string]host.UnitState, error) {
 	u.asked = append(u.asked, names...)
 	return map[string]host.UnitState{}, nil
+}
+
+// After a failed update a rollback pinned web to the image it ran: the
+// digest that failed the gate is not tried again, and says why; a later
+// push to the tag is compared with the pinned image, not the failed one
+// the host's name holds, and updated: the pin lifts and web restarts on
+// the new image.
+func TestUpdateAfterAFailedOne(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	pin := render.Pin{ImageID: "sha256:good", Run: "r2", InputDigest: "in1"}
+	h.obs.Files[layout.PinPath("web.container")] = host.File{Data: render.PinDropIn(pin), Mode: 0o644}
+	opts := plan.Options{InputDigest: "in1", HeldUpdates: map[string]plan.HeldUpdate{"registry.example/web:1": {Digest: "sha256:bad", Run: "r3"}}}
+	// The host's name holds the failed image; the registry names it too.
+	h.obs.Tags = map[string]plan.Tag{"registry.example/web:1": {Registry: "sha256:bad", Host: []string{"registry.example/web@sha256:bad"},
+		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}}
+	p := plan.Build(out, h.obs, opts)
+	if !p.Empty() || len(p.Updates) != 0 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0].Message, "failed the health gate in run r3") {
+		t.Fatalf("held digest: actions %q, updates %+v, notes %v", actions(p), p.Updates, p.Notes)
+	}
+	// Without the journal's memory the pinned container is still compared
+	// by the image it runs, so the failed digest would be tried: the memory
+	// is what stops the loop.
+	if p := plan.Build(out, h.obs, plan.Options{InputDigest: "in1"}); len(p.Updates) != 1 {
+		t.Fatalf("no held digest: updates %+v", p.Updates)
+	}
+	// A good push: the tag moved again.
+	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:fixed", Host: []string{"registry.example/web@sha256:bad"},
+		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
+	p = plan.Build(out, h.obs, opts)
+	want := []string{"pull-image registry.example/web:1", "stop web.service", "remove-unit " + layout.PinPath("web.container"), "daemon-reload systemd", "start web.service"}
+	if got := actions(p); !slices.Equal(got, want) {
+		t.Fatalf("actions %q, want %q", got, want)
+	}
+	if len(p.Updates) != 1 || !slices.Equal(p.Updates[0].From, []string{"sha256:good"}) || p.Updates[0].To != "sha256:fixed" {
+		t.Errorf("updates %+v", p.Updates)
+	}
+	// The pinned image is the one it runs: nothing to do.
+	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:good", Host: []string{"registry.example/web@sha256:bad"},
+		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
+	if p := plan.Build(out, h.obs, opts); !p.Empty() {
+		t.Errorf("pinned to the tag's image: %q", actions(p))
+	}
 }

@@ -13,12 +13,17 @@ type Pin struct {
 	ImageID     string `json:"imageId"`
 	Run         string `json:"run"`
 	InputDigest string `json:"inputDigest"`
+	// Digest is the image's manifest digest in its registry, when the
+	// generation recorded one: an image a tag no longer names has no
+	// repository digests left in podman, and an update compares by it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Keys of the pin drop-in's [X-Syslet] section.
 const (
 	keyPinRun   = "Pin"
 	keyPinInput = "InputDigest"
+	keyPinImage = "ImageDigest"
 )
 
 // PinDropIn renders the drop-in that pins a container to an image by ID:
@@ -30,6 +35,9 @@ func PinDropIn(p Pin) []byte {
 	f.Add(unit.Container, unit.KeyPull, "never")
 	f.Add(unit.Syslet, keyPinRun, p.Run)
 	f.Add(unit.Syslet, keyPinInput, p.InputDigest)
+	if p.Digest != "" {
+		f.Add(unit.Syslet, keyPinImage, p.Digest)
+	}
 	return append([]byte("# Written by syslet's rollback to the generation of run "+p.Run+": this container runs the image\n"+
 		"# it ran then. The next apply of specs other than that generation's removes this file.\n"), f.Bytes()...)
 }
@@ -45,5 +53,6 @@ func ParsePin(data []byte) (Pin, bool) {
 	p.Run, _ = f.Last(unit.Syslet, keyPinRun)
 	p.InputDigest, _ = f.Last(unit.Syslet, keyPinInput)
 	p.ImageID, _ = f.Last(unit.Container, unit.KeyImage)
+	p.Digest, _ = f.Last(unit.Syslet, keyPinImage)
 	return p, p.Run != "" && p.ImageID != "" && strings.TrimSpace(p.InputDigest) != ""
 }

@@ -61,6 +61,8 @@ type Config struct {
 	Rollback      string        `yaml:"rollback"` // when a started container fails the health gate: "auto" (the default) restores the last good generation, "never" leaves the host as the deploy left it
 	Soak          time.Duration `yaml:"soak"`     // how long the containers a deploy started must stay up; default DefaultSoak
 	Repos         []Repo        `yaml:"repos"`    // the repositories whose pushes deploy this host (at least one)
+	// let a container registry's push notifications update the containers that run the pushed tag (POST /registry)
+	Registry *RegistryConfig `yaml:"registry"`
 	// where every repository's deploy events go, written as syslet.json's "notify" targets
 	Notify []settings.NotifyTarget `yaml:"notify"`
 
@@ -117,6 +119,15 @@ type Repo struct {
 	forgeStatus   *statusTarget
 	// trust is the keys a commit must be signed by (zero: no check).
 	trust commitsig.Trust
+}
+
+// RegistryConfig lets a registry's push notifications update this host.
+type RegistryConfig struct {
+	// the bearer token the registry sends (its notifications.endpoints[].headers: Authorization: [Bearer TOKEN]); mode 0600, at least 16 bytes
+	TokenFile string `yaml:"tokenFile"`
+
+	// Filled in by LoadConfig.
+	Token Secret `yaml:"-"`
 }
 
 // VerifyConfig is the repository's commit signature check.
@@ -274,6 +285,9 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 	}
 	if len(c.Repos) == 0 {
 		add("repos", "at least one repository is required")
+	}
+	if c.Registry != nil {
+		c.Registry.validate(add)
 	}
 	if ts, err := notify.Load(c.Notify, "notify"); err != nil {
 		for _, e := range unjoin(err) {

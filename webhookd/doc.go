@@ -1,6 +1,8 @@
 // Package webhookd turns a signed git push into a deploy of exactly the pushed commit.
 //
-// Input: HTTP requests from a forge (GitHub, Gitea, Forgejo, GitLab) on POST /hooks/{repo}, and
+// Input: HTTP requests from a forge (GitHub, Gitea, Forgejo, GitLab) on POST /hooks/{repo}, a
+// container registry's push notifications on POST /registry (registry.go: each pushed tag queued as
+// an update of every repository's applied commit, through the same workers), and
 // optionally a poll timer per repository (its first poll after a start at a random moment within
 // repos[].pollSpread, so a fleet's polls spread over the interval). Output: calls to a [Deployer] with a directory of specs
 // checked out at one commit, plus what an operator reads back: GET /status (JSON per repository),

@@ -168,6 +168,7 @@ func (d *Daemon) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.Post("/hooks/{repo}", d.hook)
+	r.Post("/registry", d.registryHook)
 	r.Get("/status", d.statusHandler)
 	d.pageRoutes(r)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {

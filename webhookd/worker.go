@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,10 @@ type DeployRequest struct {
 	Signer *commitsig.Signer
 	// Force replaces hand edits (a reconcile after a drift check).
 	Force bool
+	// Update makes the deploy an update (`syslet update`) of these
+	// registry references, pushed to their registry: the containers that
+	// run them are pulled again and restarted when the tag moved.
+	Update []string
 	// Started hears the run's started event just before the host changes
 	// (never for a deploy with nothing to do). It does not block.
 	Started func(notify.Event)
@@ -208,9 +214,12 @@ type persisted struct {
 
 // InFlight is a deploy attempt in progress, as the status file keeps it.
 type InFlight struct {
-	Commit  string    `json:"commit"`
-	Trigger string    `json:"trigger"`
-	Force   bool      `json:"force,omitempty"` // a reconcile, replacing hand edits
+	Commit  string `json:"commit"`
+	Trigger string `json:"trigger"`
+	Force   bool   `json:"force,omitempty"` // a reconcile, replacing hand edits
+	// Update are the pushed images the deploy updates (a registry's
+	// notification): a restart resumes it as that update again.
+	Update  []string  `json:"update,omitempty"`
 	Started time.Time `json:"started"`
 }
 
@@ -228,6 +237,23 @@ type push struct {
 	commit  string
 	trigger string
 	force   bool // a reconcile: replace hand edits
+	// update are the registry references whose push this deploy updates
+	// (registry.go); a git push has none.
+	update []string
+}
+
+// enqueueUpdate queues an update of ref, a tag a registry says was pushed,
+// on the applied commit; it reports false when nothing is applied yet (the
+// first deploy pulls what the specs name anyway).
+func (w *worker) enqueueUpdate(ref string) bool {
+	w.mu.Lock()
+	applied := w.st.LastApplied
+	w.mu.Unlock()
+	if applied == "" {
+		return false
+	}
+	w.queue(push{commit: applied, trigger: "registry push " + ref, update: []string{ref}})
+	return true
 }
 
 // worker deploys one repository, one attempt at a time.
@@ -304,8 +330,11 @@ func (w *worker) enqueue(commit, trigger string) (busy bool) {
 func (w *worker) queue(p push) (busy bool) {
 	commit := p.commit
 	w.mu.Lock()
-	for i, p := range w.pending {
-		if p.commit == commit {
+	for i, q := range w.pending {
+		if q.commit == commit {
+			// The same commit again: one deploy, which still updates what
+			// the dropped one was to.
+			p.update = mergeUpdates(q.update, p.update)
 			w.pending = append(w.pending[:i], w.pending[i+1:]...)
 			break
 		}
@@ -351,7 +380,7 @@ func (w *worker) run(stop <-chan struct{}) {
 		w.resume = nil
 		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
-		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force})
+		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update})
 	}
 	// The first poll waits a random delay within the spread, so a fleet
 	// started together (a package upgrade, a power cut) does not fetch in
@@ -452,7 +481,7 @@ func (w *worker) saveInFlight(p push) {
 	defer w.saveMu.Unlock()
 	w.mu.Lock()
 	if w.st.InFlight != nil {
-		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force = p.commit, p.trigger, p.force
+		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force, w.st.InFlight.Update = p.commit, p.trigger, p.force, p.update
 	}
 	st := w.st.persisted
 	w.mu.Unlock()
@@ -468,6 +497,11 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
 	latest := batch[len(batch)-1]
+	var update []string
+	for _, p := range batch {
+		update = mergeUpdates(update, p.update)
+	}
+	latest.update = update
 	w.saveInFlight(latest)
 	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
 	log := w.log.With().Str("commit", latest.commit).Logger()
@@ -483,6 +517,7 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		w.finish(log, a, ResultFailed, StageFetch, err)
 		return true
 	}
+	best.update = update
 	a.Commit = best.commit
 	a.Trigger = best.trigger
 	if best.force {
@@ -544,9 +579,10 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 		Repo:   w.cfg.Name,
 		Commit: best.commit,
 		Dir:    specDir,
-		Source: fmt.Sprintf("git %s@%s", w.cfg.Name, best.commit),
+		Source: source(w.cfg.Name, best.commit, update),
 		Signer: signer,
 		Force:  best.force,
+		Update: update,
 		Started: func(ev notify.Event) {
 			w.notify(w.enrich(ev, a))
 		},
@@ -559,6 +595,27 @@ func (w *worker) deploy(batch []push) (fetched bool) {
 	result, stage := rep.Verdict.Deploy()
 	w.finish(log, a, result, stage, err)
 	return true
+}
+
+// mergeUpdates is a and b's references, each once.
+func mergeUpdates(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// source names a deploy in the run journal: the commit, and the pushed
+// images an update rolls out.
+func source(repo, commit string, update []string) string {
+	s := fmt.Sprintf("git %s@%s", repo, commit)
+	if len(update) > 0 {
+		s += " (registry push " + strings.Join(update, ", ") + ")"
+	}
+	return s
 }
 
 // newest picks, among the batch's commits reachable from tip, the newest:

@@ -39,6 +39,9 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		Soak:        d.soak,
 		Force:       req.Force,
 		Started:     req.Started,
+		// A registry's push notification: an update of the pushed tags.
+		Update:     len(req.Update) > 0,
+		UpdateOnly: req.Update,
 		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
 		// apply short; webhookd waits for it instead.
 	})

@@ -128,6 +128,8 @@ func webhookdPage(t *testing.T) docpage.Page {
 			configList(t, "Config", ""),
 			docpage.Para("With `tls`:"),
 			configList(t, "TLSConfig", "tls."),
+			docpage.Para("With `registry`:"),
+			configList(t, "RegistryConfig", "registry."),
 			docpage.Para("Each entry of `repos`:"),
 			configList(t, "Repo", "repos[]."),
 			docpage.Para("The example the package installs:"),
@@ -136,6 +138,7 @@ func webhookdPage(t *testing.T) docpage.Page {
 		{Title: "HTTP API", Blocks: []docpage.Block{
 			docpage.List{
 				{Term: "`POST /hooks/`NAME", Text: fmt.Sprintf("a forge's push event for the repository NAME (at most %d bytes). The answer is `202` when the push is queued for a deploy or ignored with its reason (another branch, a tag, not a push), `200` for a ping, `401` when unsigned or wrongly signed, `409` for a delivery id seen before, `413` for a larger body, `404` for an unknown repository, `429` when too many deliveries wait.", webhookd.MaxBody)},
+				{Term: "`POST /registry`", Text: "a container registry's push notifications (CNCF Distribution's envelope, `application/vnd.docker.distribution.events.v1+json` or `v2+json`), with `Authorization: Bearer` the token of `registry.tokenFile`: each pushed HOST/REPOSITORY:TAG is queued as an update (`syslet update`, narrowed to that reference) of every repository's applied commit, coalesced with its git pushes. The answer is `202` when queued, `401` for a missing or wrong token, `415` for another media type, `200` for an envelope naming no pushed tag or an event seen before (a registry retries anything but 2xx), `404` when `registry` is not configured."},
 				{Term: "`GET /status`", Text: "per repository: `lastApplied`, the last attempt's `result` (`success`, `failed`, `skipped`, or `rolled-back` with `failingUnits` and `rolledBackTo`), plan `summary`, `durationSeconds`, `runId`, `lastError`, the `queued` commit"},
 				{Term: "`GET /`", Text: "the status page, read-only HTML for people: per repository the applied commit, the last 20 deploys with trigger, outcome, failing units and duration, the health gate's last verdict, drift by kind, what is queued or running, and the delivery counters (Content-Security-Policy: no script, nothing from another origin). Beyond a loopback `listen` address only with the `pageTokenFile` token (`?token=` or `Authorization: Bearer`): `401` without it, `403` when none is configured"},
 				{Term: "`GET /runs/`RUN", Text: "one deploy's page: its attempt, its run in the run journal (as `syslet history` RUN shows it) and its plan as `syslet --diff` printed it"},

@@ -34,11 +34,13 @@ type Generation struct {
 	Input []byte `json:"input"`
 }
 
-// Image is the image a container ran: its ID (what a rollback pins) and
-// the name it was started by.
+// Image is the image a container ran: its ID (what a rollback pins), the
+// name it was started by and, for an image pulled from a registry, its
+// manifest digest there (what the tag named when it was pulled).
 type Image struct {
-	ID   string `json:"id"`
-	Name string `json:"name,omitempty"`
+	ID     string `json:"id"`
+	Name   string `json:"name,omitempty"`
+	Digest string `json:"digest,omitempty"`
 }
 
 // Defaults of a Store's bounds.

@@ -48,6 +48,16 @@ type Action struct {
 	Carried bool `json:"carried,omitempty"`
 }
 
+// ImageUpdate is one image an update run pulls again: the digests the
+// containers ran (From) and the one the tag names now (To), and the
+// services it restarts.
+type ImageUpdate struct {
+	Image    string   `json:"image"`
+	From     []string `json:"from,omitempty"`
+	To       string   `json:"to"`
+	Restarts []string `json:"restarts,omitempty"`
+}
+
 // Record is one line of the journal. Which fields are set depends on Type.
 type Record struct {
 	Type string    `json:"type"`
@@ -68,6 +78,10 @@ type Record struct {
 	Rollback   string   `json:"rollback,omitempty"`
 	RollbackOf string   `json:"rollbackOf,omitempty"`
 	Actions    []Action `json:"actions,omitempty"`
+	// Updates are the images a `syslet update` run pulls again because
+	// their tag moved: what syslet history shows of image changes, and
+	// how the next update knows a digest that failed the health gate.
+	Updates []ImageUpdate `json:"updates,omitempty"`
 
 	// step, action
 	Step int `json:"step,omitempty"`

@@ -193,8 +193,10 @@ func (r *runner) remember(ctx context.Context, in passInput, p *plan.Plan, chang
 		r.view.Warning("no generation recorded (a rollback cannot return to this run): " + err.Error())
 		return
 	}
+	images := containerImages(in.set, cs)
+	r.imageDigests(ctx, images)
 	g := generation.Generation{Run: in.runID, Time: time.Now(), Source: in.source, Signer: in.signer, InputDigest: in.set.Digest(),
-		PlanDigest: p.Digest(), Images: containerImages(in.set, cs), Input: in.set.Stream()}
+		PlanDigest: p.Digest(), Images: images, Input: in.set.Stream()}
 	if err := r.gens.Record(g); err != nil {
 		r.view.Warning(err.Error())
 	}

@@ -48,6 +48,10 @@ type Request struct {
 	// another digest for is pulled again and restarted (plan.TagReader).
 	// Without it no registry is asked.
 	Update bool
+	// UpdateOnly narrows an update to these registry references
+	// ("host/repository:tag", as a registry's push notification names
+	// them); nil updates every tagged image.
+	UpdateOnly []string
 	// Root is the tree syslet manages; anything but "/" means no systemd
 	// and no podman (only Diff is then allowed), unless Host is set.
 	Root string

@@ -180,13 +180,13 @@ func (c *podmanCheck) verdict(v view.Operation, l *load.Set) func() checked {
 	})
 }
 
-func (h *hostConn) sources(update bool) plan.Sources {
+func (h *hostConn) sources(update bool, only []string) plan.Sources {
 	src := plan.Sources{Files: h.files}
 	if h.live != nil {
 		src.Units = h.live.Systemd
 		src.Store = h.live.Podman
 		if update {
-			src.Tags = h.live.Podman
+			src.Tags, src.UpdateOnly = h.live.Podman, only
 		}
 	}
 	return src

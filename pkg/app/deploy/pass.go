@@ -237,6 +237,9 @@ func (r *runner) record(in passInput, p *plan.Plan, v verdict.Verdict) {
 func (r *runner) intent(in passInput, p *plan.Plan) runlog.Record {
 	rec := runlog.Record{Run: in.runID, PID: pid(), Source: in.source, Signer: in.signer, InputDigest: in.set.Digest(),
 		PlanDigest: p.Digest(), Actions: journalActions(p)}
+	for _, u := range p.Updates {
+		rec.Updates = append(rec.Updates, runlog.ImageUpdate{Image: u.Image, From: u.From, To: u.To, Restarts: u.Restarts})
+	}
 	if p.Resume != nil {
 		rec.Resumes = p.Resume.Run
 	}

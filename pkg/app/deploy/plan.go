@@ -74,6 +74,9 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 		pl.state = savedState(obs, runs)
 	}
 	opts.Written = writtenByUnfinished(runs)
+	if r.req.Update && in.kind.updates() {
+		opts.HeldUpdates = heldUpdates(runs)
+	}
 	last := lastChange(runs)
 	if in.resume && last != nil && (last.End == nil || last.Result() == runlog.ResultInterrupted) && len(last.Unfinished()) == 0 {
 		// Every change of that run landed but its health gate never gave a
@@ -122,7 +125,7 @@ func (r *runner) observe(ctx context.Context, in passInput) (*plan.Observed, []*
 			return nil, nil, c.err
 		}
 	}
-	obs, err := plan.Observe(ctx, r.h.sources(r.req.Update && in.kind.updates()), in.set.Out)
+	obs, err := plan.Observe(ctx, r.h.sources(r.req.Update && in.kind.updates(), r.req.UpdateOnly), in.set.Out)
 	j := <-journal
 	if err != nil {
 		return nil, nil, err
@@ -172,4 +175,25 @@ func (r *runner) managedBefore(u *plan.Unfinished) map[string]plan.Managed {
 		return nil
 	}
 	return plan.KnownResources(load.Bytes("generation "+gen.Run, gen.Input).Out)
+}
+
+// heldUpdates are the digests an update does not try again: for each
+// image, the digest of its newest update in the journal's recent runs
+// when that run failed its health gate. An update that ended ok, or a
+// newer one to another digest, releases the image; the plan tries a held
+// digest again only once the tag names another (plan.Options.HeldUpdates).
+func heldUpdates(runs []*runlog.RunInfo) map[string]plan.HeldUpdate {
+	held := map[string]plan.HeldUpdate{}
+	for _, ri := range runs { // oldest first
+		for _, u := range ri.Intent.Updates {
+			if ri.End != nil && ri.End.GateFailed > 0 {
+				held[u.Image] = plan.HeldUpdate{Digest: u.To, Run: ri.ID()}
+				continue
+			}
+			if ri.Result() == runlog.ResultOK {
+				delete(held, u.Image)
+			}
+		}
+	}
+	return held
 }

@@ -174,7 +174,7 @@ func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[strin
 				continue
 			}
 		}
-		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest}
+		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest, Digest: im.Digest}
 	}
 	return pins
 }
@@ -206,6 +206,42 @@ func containerImages(l *load.Set, cs map[string]host.Container) map[string]gener
 		}
 	}
 	return out
+}
+
+// imageDigests adds to each image pulled from a registry its manifest
+// digest there, read from the image's repository digests (one question to
+// podman per image): what a generation says a tag named when it ran. An
+// image podman cannot say it of is recorded without one.
+func (r *runner) imageDigests(ctx context.Context, images map[string]generation.Image) {
+	byID := map[string][]string{}
+	for file, im := range images {
+		repo := plan.TaggedImage(im.Name)
+		if repo == "" {
+			continue
+		}
+		digests, ok := byID[im.ID]
+		if !ok {
+			var err error
+			if digests, err = r.h.live.Podman.ImageDigests(ctx, im.ID); err != nil {
+				r.view.Warning(fmt.Sprintf("the generation records no digest of image %s: %s", im.Name, err))
+			}
+			byID[im.ID] = digests
+		}
+		im.Digest = repoDigest(repo, digests)
+		images[file] = im
+	}
+}
+
+// repoDigest is the digest among an image's repository digests
+// ("name@sha256:…") of ref's repository, "" when it has none.
+func repoDigest(ref string, digests []string) string {
+	name := ref[:strings.LastIndexByte(ref, ':')] // TaggedImage always ends in a tag
+	for _, d := range digests {
+		if n, dg, ok := strings.Cut(d, "@"); ok && n == name {
+			return dg
+		}
+	}
+	return ""
 }
 
 // lostBy names what the failed run deleted for good.

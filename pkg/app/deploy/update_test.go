@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/plan"
 )
 
 // An update asks the registry about each tagged image a running container
@@ -41,5 +44,26 @@ func TestUpdatePullsFirstAndRestartsOnlyItsContainer(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(got, " "), "job") {
 		t.Errorf("the oneshot job's image was asked about or run: %q", got)
+	}
+}
+
+// The journal's memory of failed updates: the newest update of an image
+// decides, a failed gate holds its digest, one that ended ok releases it,
+// and a run that failed otherwise (a pull that did not reach the
+// registry) holds nothing.
+func TestHeldUpdates(t *testing.T) {
+	run := func(id, result string, gateFailed int, image, to string) *runlog.RunInfo {
+		return &runlog.RunInfo{Intent: runlog.Record{Run: id, Updates: []runlog.ImageUpdate{{Image: image, To: to}}},
+			End: &runlog.Record{Result: result, GateFailed: gateFailed}}
+	}
+	runs := []*runlog.RunInfo{
+		run("r1", runlog.ResultFailed, 1, "reg/a:1", "sha256:a1"),
+		run("r2", runlog.ResultOK, 0, "reg/a:1", "sha256:a2"),
+		run("r3", runlog.ResultFailed, 1, "reg/b:1", "sha256:b1"),
+		run("r4", runlog.ResultFailed, 0, "reg/c:1", "sha256:c1"),
+	}
+	held := heldUpdates(runs)
+	if len(held) != 1 || held["reg/b:1"] != (plan.HeldUpdate{Digest: "sha256:b1", Run: "r3"}) {
+		t.Fatalf("held %+v", held)
 	}
 }

@@ -38,13 +38,16 @@ type RunSummary struct {
 	NotReached int    `json:"notReached"`
 	// GateFailed counts the units that failed the health gate.
 	GateFailed int `json:"gateFailed,omitempty"`
+	// Updates are the images an update run pulled again, with the
+	// digests before and after.
+	Updates []runlog.ImageUpdate `json:"updates,omitempty"`
 }
 
 // Summarize is what the journal says of one run, counted.
 func Summarize(r *runlog.RunInfo) RunSummary {
 	s := RunSummary{Run: r.ID(), Started: r.Intent.Time, Source: r.Intent.Source, Signer: r.Intent.Signer, Result: r.Result(),
 		Resumes: r.Intent.Resumes, PlanDigest: r.Intent.PlanDigest, Actions: len(r.Intent.Actions),
-		Rollback: r.Intent.Rollback, RollbackOf: r.Intent.RollbackOf}
+		Rollback: r.Intent.Rollback, RollbackOf: r.Intent.RollbackOf, Updates: r.Intent.Updates}
 	for _, a := range r.Actions {
 		switch a.Result {
 		case runlog.ResultOK:
@@ -110,10 +113,28 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 	}
 	tw.Flush()
 	for _, r := range runs {
-		if s := Summarize(r); s.Error != "" {
+		s := Summarize(r)
+		for _, u := range s.Updates {
+			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), imageChange(u))
+		}
+		if s.Error != "" {
 			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), redact.Escape(s.Error))
 		}
 	}
+}
+
+// imageChange is one image an update pulled again, in one line: the
+// image, its digests before and after, and what it restarted.
+func imageChange(u runlog.ImageUpdate) string {
+	from := "(no registry digest)"
+	if len(u.From) > 0 {
+		from = strings.Join(u.From, ", ")
+	}
+	line := fmt.Sprintf("image %s %s → %s", u.Image, from, u.To)
+	if len(u.Restarts) > 0 {
+		line += " (restarts " + strings.Join(u.Restarts, ", ") + ")"
+	}
+	return redact.Escape(line)
 }
 
 // failedCell is the FAILED column: failed actions, and the units that
@@ -180,6 +201,9 @@ func Run(w io.Writer, ra RunActions) {
 			fmt.Fprintf(w, " after run %s failed its health gate", redact.Escape(s.RollbackOf))
 		}
 		fmt.Fprintln(w)
+	}
+	for _, u := range s.Updates {
+		fmt.Fprintln(w, imageChange(u))
 	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "failed: %s\n", redact.Escape(s.Error))
