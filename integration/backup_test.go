@@ -171,3 +171,61 @@ func TestBackupBeforeDeleteAndRestore(t *testing.T) {
 		}
 	})
 }
+
+// rbkSpecs is a container db mounting volume data; label changes the
+// volume's options (a recreate), exec what db runs.
+func rbkSpecs(label, exec string) string {
+	vol := map[string]any{}
+	if label != "" {
+		vol["Volume"] = map[string]any{"Label": label}
+	}
+	v, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "volume", "name": "data", "reclaimPolicy": "Delete", "unit": vol})
+	c, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "db", "unit": map[string]any{"Container": map[string]any{
+		"Image": "localhost:5000/busybox:latest", "Exec": exec, "RunInit": "true", "Volume": []string{"data.volume:/data"}}}})
+	return string(v) + "\n" + string(c) + "\n"
+}
+
+// A deploy that recreates a volume (its options change) and fails the
+// health gate: the rollback fills the volume again from the backup the
+// failed run took, says so, and the data read inside the container is
+// the old data, byte for byte.
+func TestRollbackRestoresRecreatedVolume(t *testing.T) {
+	t.Parallel()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket")
+	write := func(label, exec string) {
+		t.Helper()
+		if err := h.WriteFile(bkDir+"/specs.json", []byte(rbkSpecs(label, exec)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("", "sleep 999999")
+	apply(t, h, bkDir)
+	h.MustRun(t, `podman exec db sh -c 'mkdir -p /data/sub && head -c 2000000 /dev/urandom > /data/big.bin && echo hello > /data/sub/b.txt && ln -s b.txt /data/sub/link'`)
+	before := dataSums(t, h)
+	t.Logf("data inside db:\n%s", before)
+
+	// The bad commit: new volume options (a recreate) and a db that exits.
+	write("tier=new", "sh -c 'exit 3'")
+	res := syslet(h, "--soak", "2s", bkDir)
+	t.Logf("%s", res)
+	if res.OK() || !strings.Contains(res.Stdout, "ROLLED BACK") {
+		t.Fatalf("want a failed gate and a rollback:\n%s", res)
+	}
+	if !strings.Contains(res.Stdout, "Restored: volume data from backup ") {
+		t.Errorf("the rollback does not say it restored volume data:\n%s", res.Stdout)
+	}
+	if strings.Contains(res.Stdout, "volume data (deleted by the failed run; irreversible)") {
+		t.Errorf("the rollback calls the backed-up volume lost:\n%s", res.Stdout)
+	}
+	if got := strings.TrimSpace(h.MustRun(t, "systemctl is-active db.service")); got != "active" {
+		t.Errorf("db.service after the rollback: %s", got)
+	}
+	if got := dataSums(t, h); got != before {
+		t.Errorf("after the rollback, inside db:\n%s\nwant\n%s", got, before)
+	}
+	journal := h.MustRun(t, `grep '"type":"end"' /var/lib/syslet/runs.jsonl | tail -1`)
+	if !strings.Contains(journal, `"restored":[{`) || !strings.Contains(journal, `_data.tar"`) {
+		t.Errorf("the rollback's journal end does not record the restored backup:\n%s", journal)
+	}
+}

@@ -109,4 +109,7 @@ type Record struct {
 	// PutBack: the run failed before step 5 and put back everything it
 	// had swapped in and stopped (podman secrets aside, which stay).
 	PutBack bool `json:"putBack,omitempty"`
+	// Restored are the backups a rollback brought back into the volumes
+	// the run it rolled back had deleted or recreated.
+	Restored []backup.Entry `json:"restored,omitempty"`
 }

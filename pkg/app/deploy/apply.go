@@ -9,6 +9,7 @@ import (
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
@@ -50,22 +51,27 @@ func (r *runner) apply(ctx context.Context, in passInput, res passResult, pl pla
 		// rollback can return from.
 		res.gate = g
 		r.view.Gate(g)
-		r.endRun(run, xres, verdict.GateFailed, g)
+		r.endRun(run, xres, verdict.GateFailed, g, nil)
 		return r.failedGate(in, res, err)
 	}
 	if err != nil {
 		v := failed(err)
-		r.endRun(run, xres, v, nil)
+		r.endRun(run, xres, v, nil, nil)
 		return res.end(v, err)
 	}
-	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), began, opened)
+	var restored []backup.Entry
+	if len(in.restore) > 0 && r.h.live != nil {
+		res.restored, res.notRestored, restored = r.restoreBackups(ctx, in)
+	}
+	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), began, opened, restored)
 }
 
 // judge holds the units a pass started to the health gate and ends the
 // pass with its verdict. since is when the pass began changing the host
 // (zero when it changed nothing): the units' log lines before it are not
-// its.
-func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, since time.Time, opened *secrets.Opened) (passResult, error) {
+// its. restored are the backups the pass brought back into their volumes,
+// for the journal.
+func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, since time.Time, opened *secrets.Opened, restored []backup.Entry) (passResult, error) {
 	req := r.req
 	g := gate.Run(ctx, gateHost{r.h.live}, units, gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout, Since: since}, req.Stop)
 	scrubGate(g, opened)
@@ -73,7 +79,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 	r.view.Gate(g)
 	switch {
 	case g.Interrupted:
-		r.endRun(run, res.result, verdict.Interrupted, g)
+		r.endRun(run, res.result, verdict.Interrupted, g, restored)
 		return res.end(verdict.Interrupted, fmt.Errorf("%w during the health gate: the changes are applied but were not judged", ErrInterrupted))
 	case g.Passed():
 		v := verdict.Applied
@@ -85,7 +91,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 		case res.result == nil:
 			v = verdict.Judged
 		}
-		if err := r.endRun(run, res.result, v, g); err != nil {
+		if err := r.endRun(run, res.result, v, g, restored); err != nil {
 			return res.end(failed(err), err)
 		}
 		if in.kind.owns() {
@@ -93,7 +99,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 		}
 		return res.end(v, nil)
 	}
-	r.endRun(run, res.result, verdict.GateFailed, g)
+	r.endRun(run, res.result, verdict.GateFailed, g, restored)
 	return r.failedGate(in, res, nil)
 }
 
@@ -122,7 +128,7 @@ func (r *runner) judgeEarlier(ctx context.Context, in passInput, res passResult,
 	if err != nil {
 		return res.end(verdict.Failed, fmt.Errorf("%w: %w", executor.ErrJournal, err))
 	}
-	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), time.Time{}, opened)
+	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), time.Time{}, opened, nil)
 }
 
 // execute runs the plan with the journal as its recorder.
@@ -150,11 +156,11 @@ func (r *runner) execute(ctx context.Context, run *runlog.Run, in passInput, p *
 	return res, err
 }
 
-// endRun closes a pass in the journal with its verdict. A failure to
-// write it is a warning: the pass's verdict stands, and the next run
-// reads the journal as unfinished.
-func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict, g *gate.Report) error {
-	rec := runlog.Record{Result: v.Journal()}
+// endRun closes a pass in the journal with its verdict and the backups
+// it restored. A failure to write it is a warning: the pass's verdict
+// stands, and the next run reads the journal as unfinished.
+func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict, g *gate.Report, restored []backup.Entry) error {
+	rec := runlog.Record{Result: v.Journal(), Restored: restored}
 	if res != nil {
 		rec.Applied, rec.Failed, rec.NotReached, rec.Millis = len(res.Applied), len(res.Failed), len(res.NotReached), res.Duration.Milliseconds()
 	}

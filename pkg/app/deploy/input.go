@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
@@ -89,6 +90,9 @@ type passInput struct {
 	// stored is set when the specs are the stream the last apply from
 	// stdin stored (a plain `syslet`): its file and when it was written.
 	stored *view.Stored
+	// restore are the backups a gateRollback brings back into their
+	// volumes, which the failed run deleted or recreated.
+	restore []backup.Entry
 }
 
 // storedNotCurrent warns when the stored stream a plain `syslet` applies

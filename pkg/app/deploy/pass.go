@@ -45,7 +45,10 @@ type passResult struct {
 	stale    []string
 	result   *executor.Result
 	gate     *gate.Report
-	verdict  verdict.Verdict
+	// restored and notRestored say, for a gateRollback, which volumes it
+	// filled again from their backups and which it could not.
+	restored, notRestored []string
+	verdict               verdict.Verdict
 }
 
 // end gives the pass its verdict.

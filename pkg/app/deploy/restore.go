@@ -118,12 +118,22 @@ func Restore(ctx context.Context, rr RestoreRequest) (*Restored, error) {
 	defer f.Close()
 	out.From = from
 
-	services, others, err := vols.VolumeUsers(ctx, rr.Volume)
+	return restoreInto(ctx, live, vols, store, out, f, rr.StopTimeout, rr.StartTimeout)
+}
+
+// restoreInto brings the backup read from f (out.From) into out.Volume
+// under a held lock: the services of the containers mounting it are
+// stopped, the volume replaced (what it held kept in a backup of its
+// own), and the services that were running started again. A container
+// no service runs is not stopped behind systemd's back: the volume is
+// then left unchanged.
+func restoreInto(ctx context.Context, live *Live, vols Volumes, store backup.Store, out *Restored, f io.Reader, stopTimeout, startTimeout time.Duration) (*Restored, error) {
+	services, others, err := vols.VolumeUsers(ctx, out.Volume)
 	if err != nil {
 		return nil, err
 	}
 	if len(others) > 0 {
-		return nil, fmt.Errorf("volume %s is mounted by %s, which no systemd service runs: stop and remove it first; nothing changed", rr.Volume, strings.Join(others, ", "))
+		return nil, fmt.Errorf("volume %s is mounted by %s, which no systemd service runs: stop and remove it first; nothing changed", out.Volume, strings.Join(others, ", "))
 	}
 	slices.Sort(services)
 	services = slices.Compact(services)
@@ -131,18 +141,18 @@ func Restore(ctx context.Context, rr RestoreRequest) (*Restored, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := jobs(ctx, live.Systemd, host.JobStop, services, rr.StopTimeout); err != nil {
-		return out, fmt.Errorf("stopping the users of volume %s: %w; the volume is unchanged", rr.Volume, err)
+	if err := jobs(ctx, live.Systemd, host.JobStop, services, stopTimeout); err != nil {
+		return out, fmt.Errorf("stopping the users of volume %s: %w; the volume is unchanged", out.Volume, err)
 	}
 	out.Stopped = services
-	restoreErr := replace(ctx, live, vols, store, out, f, rr.StartTimeout)
+	restoreErr := replace(ctx, live, vols, store, out, f, startTimeout)
 	var again []string
 	for _, s := range services {
 		if h := before[s]; h.ActiveState == "active" || h.ActiveState == "activating" || h.ActiveState == "reloading" {
 			again = append(again, s)
 		}
 	}
-	startErr := jobs(ctx, live.Systemd, host.JobStart, again, rr.StartTimeout)
+	startErr := jobs(ctx, live.Systemd, host.JobStart, again, startTimeout)
 	if startErr == nil {
 		out.Started = again
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
@@ -26,8 +27,11 @@ import (
 // pipeline as any run — plan, journal, staging, the nine steps, the health
 // gate — with each container pinned to the image it ran then, so the host
 // returns to exactly what served even if a tag has moved since. It never
-// deletes data: no volume is deleted or recreated, no image deleted, and
-// what it therefore cannot restore is said.
+// deletes data: no volume is deleted or recreated, no image deleted. The
+// volumes the failed run deleted or recreated are filled again from the
+// backups it took of them before (restores.go), once the rollback's
+// changes have landed and before its health gate; what has no backup is
+// said to be lost.
 
 // rollbackResult is what the rollback after a failed gate came to: its
 // report, the run's summary line, and the run's verdict.
@@ -76,6 +80,7 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 		return rollbackResult{verdict: verdict.GateFailed}, gateErr("%s (no earlier generation to roll back to)", why)
 	}
 	rep := &view.RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed.runID, NotRestored: lostBy(failed.result)}
+	restores := backedUpDeletes(failed.result)
 	l := load.Bytes("generation "+gen.Run, gen.Input)
 	if l.Report.HasErrors() {
 		// The generation validated when it was applied; a newer syslet may
@@ -86,17 +91,19 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 	}
 	// The rollback is a run of its own, under the same lock.
 	back, err := r.pass(ctx, passInput{kind: gateRollback, set: l, source: "rollback to run " + gen.Run + " after " + failed.runID,
-		runID: rep.Run, gen: gen, of: failed.runID, signer: gen.Signer})
+		runID: rep.Run, gen: gen, of: failed.runID, signer: gen.Signer, restore: restores})
 	// A rollback that ended before its first action (the host could not
 	// be read, staging or a refusal stopped it) changed nothing: the host
 	// is as the failed run left it, which the operator needs to know.
 	untouched := back.result == nil || len(back.result.Applied)+len(back.result.Failed) == 0
 	rep.Gate = back.gate
+	rep.Restored = back.restored
+	rep.NotRestored = append(rep.NotRestored, back.notRestored...)
 	if back.plan != nil {
 		rep.Plan = view.PlanSummary(back.plan)
 		rep.NotRestored = append(rep.NotRestored, notRestored(back.plan)...)
 	}
-	r.view.RolledBack(view.Rollback{Failed: failed.runID, Run: rep.Run, Generation: gen.Run, Why: why, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
+	r.view.RolledBack(view.Rollback{Failed: failed.runID, Run: rep.Run, Generation: gen.Run, Why: why, Restored: rep.Restored, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
 	if err != nil {
 		rep.Error = err.Error()
 		if !errors.Is(err, ErrRollbackFailed) {
@@ -244,22 +251,42 @@ func repoDigest(ref string, digests []string) string {
 	return ""
 }
 
-// lostBy names what the failed run deleted for good.
+// lostBy names what the failed run deleted for good: what it deleted
+// without a backup (a volume with one is restored: backedUpDeletes).
 func lostBy(res *executor.Result) []string {
 	var out []string
 	if res == nil {
 		return nil
 	}
-	backedUp := map[string]string{}
-	for _, b := range res.Backups {
-		backedUp[b.Volume] = b.File
+	backedUp := map[string]bool{}
+	for _, b := range backedUpDeletes(res) {
+		backedUp[b.Volume] = true
 	}
 	for _, a := range res.Applied {
-		switch file, ok := backedUp[a.Target]; {
-		case a.Op == plan.OpDeleteVolume && ok:
-			out = append(out, fmt.Sprintf("volume %s (deleted by the failed run; its data is in backup %s: syslet restore %s %s)", a.Target, file, a.Target, file))
-		case a.Irreversible:
+		if a.Irreversible && !(a.Op == plan.OpDeleteVolume && backedUp[a.Target]) {
 			out = append(out, fmt.Sprintf("%s %s (deleted by the failed run; irreversible)", strings.TrimPrefix(string(a.Op), "delete-"), a.Target))
+		}
+	}
+	return out
+}
+
+// backedUpDeletes are the backups the failed run took of the volumes it
+// then deleted (to recreate them, or because their specs left): what its
+// rollback brings back.
+func backedUpDeletes(res *executor.Result) []backup.Entry {
+	if res == nil {
+		return nil
+	}
+	deleted := map[string]bool{}
+	for _, a := range res.Applied {
+		if a.Op == plan.OpDeleteVolume {
+			deleted[a.Target] = true
+		}
+	}
+	var out []backup.Entry
+	for _, b := range res.Backups {
+		if deleted[b.Volume] {
+			out = append(out, b)
 		}
 	}
 	return out

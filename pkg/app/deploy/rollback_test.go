@@ -359,16 +359,19 @@ func TestPinOfTheSameImageGoesWithoutARestart(t *testing.T) {
 }
 
 // What a failed run deleted is named as lost, but for a volume whose
-// backup it took: that one says where the data is and how to get it back.
-func TestLostByNamesTheBackup(t *testing.T) {
+// backup it took: that one is the rollback's to restore.
+func TestLostByLeavesTheBackedUpToRestore(t *testing.T) {
 	res := &executor.Result{
 		Applied: []plan.Action{{Op: plan.OpDeleteVolume, Target: "data", Irreversible: true}, {Op: plan.OpDeleteVolume, Target: "cache", Irreversible: true}},
-		Backups: []backup.Entry{{File: "r1_data.tar", Volume: "data"}},
+		Backups: []backup.Entry{{File: "r1_data.tar", Volume: "data"}, {File: "r1_kept.tar", Volume: "kept"}},
 	}
-	got := lostBy(res)
-	if len(got) != 2 || got[0] != "volume data (deleted by the failed run; its data is in backup r1_data.tar: syslet restore data r1_data.tar)" ||
-		got[1] != "volume cache (deleted by the failed run; irreversible)" {
+	if got := lostBy(res); len(got) != 1 || got[0] != "volume cache (deleted by the failed run; irreversible)" {
 		t.Errorf("lostBy = %q", got)
+	}
+	// kept's export did not lead to its delete (the delete failed): it
+	// holds its data still.
+	if got := backedUpDeletes(res); len(got) != 1 || got[0].File != "r1_data.tar" {
+		t.Errorf("backedUpDeletes = %+v", got)
 	}
 }
 

@@ -221,8 +221,9 @@ func RollbackHeader(w io.Writer, gen, of string) {
 // Rollback is what the summary of an automatic rollback says.
 type Rollback struct {
 	Failed, Run, Generation, Why string
-	NotRestored                  []string
-	Err                          error
+	// Restored are the volumes filled again from their backups.
+	Restored, NotRestored []string
+	Err                   error
 	// Untouched: the failed rollback ended before its first action, so
 	// the host is as the failed run left it.
 	Untouched bool
@@ -240,6 +241,9 @@ func RollbackSummary(w io.Writer, r Rollback) {
 	} else {
 		fmt.Fprintf(w, "\nROLLED BACK: run %s failed its health gate (%s); run %s applied the generation of run %s again, and it passed the gate.\n",
 			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Run), redact.Escape(r.Generation))
+	}
+	for _, n := range r.Restored {
+		fmt.Fprintf(w, "Restored: %s\n", redact.Escape(n))
 	}
 	if len(r.NotRestored) > 0 {
 		fmt.Fprintln(w, "Not restored:")

@@ -163,7 +163,7 @@ func (v *Log) RolledBack(r Rollback) {
 		e = v.at(zerolog.ErrorLevel).Err(r.Err).Bool("untouched", r.Untouched)
 	}
 	e.Str("failed", r.Failed).Str("run", r.Run).Str("generation", r.Generation).Str("why", r.Why).
-		Strs("notRestored", r.NotRestored).Msg(rollbackWord(r))
+		Strs("restored", r.Restored).Strs("notRestored", r.NotRestored).Msg(rollbackWord(r))
 }
 
 func (v *Log) Done(o *Outcome) {

@@ -77,6 +77,9 @@ type RollbackReport struct {
 	// Passed says whether the restored host passed the health gate.
 	Passed bool         `json:"passed"`
 	Gate   *gate.Report `json:"gate,omitempty"`
+	// Restored names the volumes the rollback filled again from the
+	// backups the failed run took of them.
+	Restored []string `json:"restored,omitempty"`
 	// NotRestored names what the rollback could not put back.
 	NotRestored []string `json:"notRestored,omitempty"`
 	Error       string   `json:"error,omitempty"`
