@@ -65,13 +65,13 @@ func (h Host) room(ctx context.Context, p *plan.Plan) error {
 			continue // already gone: nothing to keep
 		}
 		need += exportRoom(size)
-		each = append(each, fmt.Sprintf("volume %s holds %s", v, bytes(size)))
+		each = append(each, fmt.Sprintf("volume %s holds %s", v, backup.Size(size)))
 	}
 	if need <= free {
 		return nil
 	}
-	return fmt.Errorf("%w: %s, and the backup needs %s but the backup directory has %s free; nothing applied (free space there, or set \"backup\": false on a volume whose data may go)",
-		ErrNoRoom, strings.Join(each, ", "), bytes(need), bytes(free))
+	return fmt.Errorf("%w: %s, and the backup needs %s but the backup directory has %s free; nothing applied (free space there, or set \"backup\": false on a volume whose data may go, or pass --no-backup for this run)",
+		ErrNoRoom, strings.Join(each, ", "), backup.Size(need), backup.Size(free))
 }
 
 // deleteVolume exports a volume to its backup, then deletes it. A volume
@@ -91,18 +91,4 @@ func (e *run) deleteVolume(ctx context.Context, a plan.Action) (*backup.Entry, e
 		}
 	}
 	return saved, h.Podman.RemoveVolume(ctx, a.Target)
-}
-
-// bytes writes a size for people.
-func bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB (%d bytes)", float64(n)/float64(div), "KMGTPE"[exp], n)
 }

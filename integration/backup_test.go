@@ -67,8 +67,18 @@ func TestBackupBeforeDeleteAndRestore(t *testing.T) {
 	write(false)
 	diff := syslet(h, "--diff", bkDir)
 	t.Logf("plan:\n%s", diff.Stdout)
-	if !strings.Contains(diff.Stdout, "volume scratch (deleted, no backup: its spec says backup false)") || !strings.Contains(diff.Stdout, "volume data (deleted)") {
+	if !strings.Contains(diff.Stdout, "volume scratch (deleted, no backup: its spec says backup false, so its data goes)") || !strings.Contains(diff.Stdout, "volume scratch  [irreversible]") {
 		t.Errorf("the plan does not say which volume goes without a backup:\n%s", diff)
+	}
+	// data's backup is planned with its size, as podman counts it (the
+	// 3 MB file and a few bytes more).
+	if !strings.Contains(diff.Stdout, "volume data  [backed up first: 2.9 MiB (") || !strings.Contains(diff.Stdout, "Backed up first: volume data (2.9 MiB (") {
+		t.Errorf("the plan does not say volume data is backed up first, with its size:\n%s", diff)
+	}
+
+	// --no-backup: this run's plan says the data goes.
+	if d := syslet(h, "--diff", "--no-backup", bkDir); !strings.Contains(d.Stdout, "volume data (deleted, no backup: --no-backup, so its data goes)") || !strings.Contains(d.Stdout, "volume data  [irreversible]") {
+		t.Errorf("the plan with --no-backup does not say volume data's data goes:\n%s", d)
 	}
 
 	t.Run("no room stops the run before anything changes", func(t *testing.T) {

@@ -300,8 +300,8 @@ func TestRollbackOfSecretsVolumesAndKills(t *testing.T) {
 		r.MustRun(t, "podman volume inspect scratch >/dev/null")
 		bad := r.brokenImage("web:exits", "exit 3")
 		r.writeStack(webSpec{image: bad, conf: good.conf, secrets: good.secrets}, goodSecret) // scratch removed
-		if d := r.syslet("--diff", rbDir); !strings.Contains(d.Stdout, "volume scratch  [irreversible]") || !strings.Contains(d.Stdout, "Irreversible: no rollback can undo volume scratch") {
-			t.Errorf("the plan does not mark the volume's deletion irreversible:\n%s", d.Stdout)
+		if d := r.syslet("--diff", rbDir); !strings.Contains(d.Stdout, "volume scratch  [backed up first") || !strings.Contains(d.Stdout, "Backed up first: volume scratch (") {
+			t.Errorf("the plan does not say the volume is backed up before it is deleted:\n%s", d.Stdout)
 		}
 		if d := r.syslet("--diff", "--output", "json", rbDir); !strings.Contains(d.Stdout, `"irreversible": true`) {
 			t.Errorf("the JSON plan does not mark it either")

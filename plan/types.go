@@ -289,6 +289,14 @@ type Plan struct {
 	Warnings []report.Finding `json:"warnings,omitempty"`
 	// Resume is set when the plan carries forward an unfinished run.
 	Resume *Resume `json:"resume,omitempty"`
+	// VolumeSizes are how many bytes each volume the plan deletes held
+	// when the plan was made, as podman counted them (absent when podman
+	// was not asked): the size of the backup an apply exports of it
+	// first. Shown, never executed: the digest leaves it out.
+	VolumeSizes map[string]int64 `json:"volumeSizes,omitempty"`
+	// NoBackups says the run exports no volume before deleting it
+	// (--no-backup): their data goes.
+	NoBackups bool `json:"noBackups,omitempty"`
 	// Leftovers are the temporary files an interrupted apply left
 	// (Observed.Leftovers): not changes, so not actions; an apply removes
 	// them before it stages anything.
@@ -297,6 +305,13 @@ type Plan struct {
 
 // Empty reports whether the plan changes nothing on the host.
 func (p *Plan) Empty() bool { return len(p.Actions) == 0 }
+
+// BackedUp reports whether the apply exports a's volume before it
+// deletes it: an OpDeleteVolume, unless the run (NoBackups) or the
+// volume's marker (Backup=false) says its data may go.
+func (p *Plan) BackedUp(a *Action) bool {
+	return a.Op == OpDeleteVolume && !p.NoBackups && !a.Data().NoBackup
+}
 
 // Appliable reports whether the executor may run the plan.
 func (p *Plan) Appliable() bool { return len(p.Refusals) == 0 }

@@ -61,6 +61,8 @@ func (o *applyOptions) define(f *flags) {
 	f.String(&o.planFile, "plan", "", "apply exactly the plan saved in `FILE` (by --diff --out; - reads it from stdin, before the specs with --stdin), given the same input: refused, changing nothing, if the host or the input changed since; with --diff, only say whether it still holds")
 	f.Bool(&r.KeepStage, "keep-stage", false, "keep the staging directory (the staged units and what podman's generator made of them) and print its path; a failed staging always keeps it, and the newest 5 kept ones are left")
 	f.Int(&r.KeepBackups, "keep-backups", d.KeepBackups, "keep the newest `N` backups of each volume (syslet backups); an apply exports a volume before it deletes or recreates it")
+	f.Bytes(&r.MaxBackupBytes, "max-backup-size", 0, "keep the backups under `BYTES` in all: a new backup removes the oldest of earlier runs until the rest fit (0: no bound but --keep-backups and the free space)")
+	f.Bool(&r.NoBackup, "no-backup", false, "the data of the volumes this run deletes or recreates may go: export none of them first (the plan says so)")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
 	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: write the units that differ (by kind), the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
 	o.defineGate(f)
@@ -151,6 +153,9 @@ func (o *applyOptions) checkGate() error {
 	var err error
 	if o.req.Rollback, err = deploy.ParseRollback(o.rollback); err != nil {
 		return fmt.Errorf("%w: --rollback: %v", errUsage, err)
+	}
+	if o.req.MaxBackupBytes < 0 {
+		return fmt.Errorf("%w: --max-backup-size must not be negative", errUsage)
 	}
 	if o.req.KeepBackups < 0 {
 		return fmt.Errorf("%w: --keep-backups must not be negative", errUsage)

@@ -66,12 +66,12 @@ func hostileEscapes() []hostileCase {
 		{name: "stale unit with a newline, JSON keeps the exact name", setup: stale("a\nb.container", true), code: exitOK,
 			want: []string{`"a\nb.container"`}},
 		// The volume's name is the installed unit's VolumeName=, host text
-		// reaching the irreversible line as well as the steps.
+		// reaching the backed-up line as well as the steps.
 		{name: "stale volume whose VolumeName holds an ESC sequence", setup: func(e *hostEnv) []string {
 			e.put("/etc/containers/systemd/evil.volume", "[Volume]\nVolumeName=evil"+esc+"\x1b[31mFORGED\n[X-Syslet]\nManaged=true\nReclaimPolicy=Delete\nRemovalAllowed=true\n", 0o644)
 			return e.diff()
-		}, code: exitOK, want: []string{`volume evil\x1b[2J\x1b[31mFORGED  [irreversible]`,
-			`Irreversible: no rollback can undo volume evil\x1b[2J\x1b[31mFORGED (deleted).`}, not: raw},
+		}, code: exitOK, want: []string{`volume evil\x1b[2J\x1b[31mFORGED  [backed up first]`,
+			`Backed up first: volume evil\x1b[2J\x1b[31mFORGED (exported to`}, not: raw},
 		{name: "a stale file in a config dir named with ESC", setup: func(e *hostEnv) []string {
 			e.put("/etc/containers/config/web/etc/app.d/..data/z"+esc+".conf", "z\n", 0o644)
 			must(e.t, os.Symlink("..data/z"+esc+".conf", e.at("/etc/containers/config/web/etc/app.d/z"+esc+".conf")))

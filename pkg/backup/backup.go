@@ -237,6 +237,42 @@ func (s Store) Prune(volume string, keep int) ([]string, error) {
 	return gone, nil
 }
 
+// PruneTotal removes the oldest backups, run by run, while all of them
+// hold more than max bytes (max <= 0: no bound), but never those of run
+// (the run saving now): the data a run just deleted is the last to go.
+// It returns what it removed.
+func (s Store) PruneTotal(max int64, run string) ([]string, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	es, _, err := s.List("")
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, e := range es {
+		total += e.Size
+	}
+	var gone []string
+	for _, e := range es {
+		if total <= max {
+			break
+		}
+		if e.Run == run {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.Dir, e.File)); err != nil {
+			return gone, err
+		}
+		total -= e.Size
+		gone = append(gone, e.File)
+	}
+	if len(gone) > 0 {
+		syncDir(s.Dir)
+	}
+	return gone, nil
+}
+
 // counter counts what passes through it.
 type counter struct {
 	w io.Writer
@@ -254,4 +290,19 @@ func syncDir(d string) {
 		_ = f.Sync()
 		f.Close()
 	}
+}
+
+// Size writes a backup's or a volume's size for people: the unit that
+// keeps it short, and the exact count.
+func Size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB (%d bytes)", float64(n)/float64(div), "KMGTPE"[exp], n)
 }

@@ -117,3 +117,28 @@ func TestPruneKeepsTheNewest(t *testing.T) {
 		t.Errorf("left %v", l)
 	}
 }
+
+func TestPruneTotalDropsTheOldestOfOtherRuns(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	save := func(run, vol string, n int) {
+		if _, err := s.Save(run, vol, func(w io.Writer) error { _, err := w.Write(make([]byte, n)); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("r1", "db", 400)
+	save("r2", "cache", 400)
+	save("r3", "db", 300)
+	save("r3", "cache", 300)
+	// 1400 bytes in all; under 800 only r3's two stay, even past the bound
+	// were they bigger: the run saving now keeps its own.
+	gone, err := s.PruneTotal(800, "r3")
+	if err != nil || len(gone) != 2 || gone[0] != Name("r1", "db") || gone[1] != Name("r2", "cache") {
+		t.Errorf("PruneTotal = %v %v", gone, err)
+	}
+	if gone, _ := s.PruneTotal(100, "r3"); len(gone) != 0 {
+		t.Errorf("the saving run's backups were removed: %v", gone)
+	}
+	if gone, _ := s.PruneTotal(0, "r9"); len(gone) != 0 {
+		t.Errorf("no bound removed %v", gone)
+	}
+}

@@ -116,6 +116,12 @@ type Request struct {
 	// KeepBackups is how many backups of each volume are kept (0:
 	// backup.DefaultKeep): a new one removes the oldest beyond it.
 	KeepBackups int
+	// MaxBackupBytes bounds the backups' total size (0: no bound): a new
+	// backup removes the oldest of other runs until the rest fit.
+	MaxBackupBytes int64
+	// NoBackup says the data of the volumes the run deletes or recreates
+	// may go: none is exported first, and the plan says so.
+	NoBackup bool
 
 	// SavePlan, with Diff, saves the plan there as a saved plan file
 	// (0600; "-": into the Outcome's Saved, for the caller to print) for

@@ -34,11 +34,16 @@ type hostConn struct {
 	// newest keepBackups of each.
 	backups     backup.Store
 	keepBackups int
-	live        *Live // nil without a running system
+	// maxBackupBytes bounds the backups' total size (0: unbounded);
+	// noBackup takes none (--no-backup).
+	maxBackupBytes int64
+	noBackup       bool
+	live           *Live // nil without a running system
 }
 
 func openHost(ctx context.Context, req *Request) (*hostConn, error) {
-	h := &hostConn{files: fsroot.New(req.Root), backups: backup.For(req.Root), keepBackups: req.KeepBackups}
+	h := &hostConn{files: fsroot.New(req.Root), backups: backup.For(req.Root), keepBackups: req.KeepBackups,
+		maxBackupBytes: req.MaxBackupBytes, noBackup: req.NoBackup}
 	if req.hostless() {
 		return h, nil
 	}
@@ -273,7 +278,10 @@ func (h *hostConn) executor(opened *secrets.Opened, run string) (executor.Host, 
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
-	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman, Backups: runBackups{h.backups, run, h.keepBackups}}
+	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
+	if !h.noBackup {
+		eh.Backups = runBackups{h.backups, run, h.keepBackups, h.maxBackupBytes}
+	}
 	if opened != nil {
 		eh.Secrets = decrypter{opened}
 	}
@@ -281,11 +289,14 @@ func (h *hostConn) executor(opened *secrets.Opened, run string) (executor.Host, 
 }
 
 // runBackups is the backup store as one run's executor saves into it:
-// each new backup of a volume removes those older than its newest keep.
+// each new backup of a volume removes those older than its newest keep,
+// then the oldest of other runs while all of them hold more than max
+// bytes.
 type runBackups struct {
 	backup.Store
 	run  string
 	keep int
+	max  int64
 }
 
 func (b runBackups) Save(volume string, export func(io.Writer) error) (backup.Entry, error) {
@@ -294,6 +305,7 @@ func (b runBackups) Save(volume string, export func(io.Writer) error) (backup.En
 		// The backup is taken; one that could not be let go only takes room
 		// until the next.
 		_, _ = b.Prune(volume, b.keep)
+		_, _ = b.PruneTotal(b.max, b.run)
 	}
 	return e, err
 }

@@ -102,7 +102,36 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 			return planned{}, err
 		}
 	}
+	pl.plan.NoBackups = r.req.NoBackup
+	r.sizeBackups(ctx, pl.plan)
 	return pl, nil
+}
+
+// sizeBackups tells the plan how much each volume it deletes after an
+// export holds, for the plan to show the size of each backup. podman is
+// asked only when there is such a volume (its disk usage report reads
+// every volume); a failure to ask leaves the sizes unknown, as the plan
+// then says: the apply's room check asks again and stops the run if it
+// must.
+func (r *runner) sizeBackups(ctx context.Context, p *plan.Plan) {
+	if r.h.live == nil || !slices.ContainsFunc(p.Actions, func(a plan.Action) bool { return p.BackedUp(&a) }) {
+		return
+	}
+	sizes, err := r.h.live.Podman.VolumeSizes(ctx)
+	if err != nil {
+		r.view.Warning("the sizes of the volumes to back up are unknown: " + err.Error())
+		return
+	}
+	for i := range p.Actions {
+		if a := &p.Actions[i]; p.BackedUp(a) {
+			if size, ok := sizes[a.Target]; ok {
+				if p.VolumeSizes == nil {
+					p.VolumeSizes = map[string]int64{}
+				}
+				p.VolumeSizes[a.Target] = size
+			}
+		}
+	}
 }
 
 // observe reads the host's state and, beside it, the journal's tail. The

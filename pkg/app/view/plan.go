@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/plan"
@@ -153,7 +154,10 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 				if a.Carried {
 					io.WriteString(w, "  [resumed: an earlier run left it unfinished]")
 				}
-				if a.Irreversible {
+				switch {
+				case p.BackedUp(a):
+					io.WriteString(w, "  [backed up first"+volumeSize(p, a.Target, ": ")+"]")
+				case a.Irreversible:
 					io.WriteString(w, "  [irreversible]")
 				}
 				io.WriteString(w, "\n")
@@ -164,14 +168,21 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
-	if lost, n := irreversible(p); n > 0 {
+	lost, kept, n, nk := irreversible(p)
+	if nk > 0 {
+		fmt.Fprintf(w, "Backed up first: %s; a rollback brings the data back from there, as does syslet restore.\n", redact.Escape(plan.Some(kept, nk)))
+	}
+	if n > 0 {
 		// The names come from the host (a stale unit's VolumeName=) as
 		// much as from the specs: escaped, as every step is.
 		more := ""
 		if n > plan.Listed {
 			more = " (each is marked [irreversible] under Steps)"
 		}
-		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n\n", redact.Escape(plan.Some(lost, n)), more)
+		fmt.Fprintf(w, "Irreversible: no rollback can undo %s%s.\n", redact.Escape(plan.Some(lost, n)), more)
+	}
+	if n+nk > 0 {
+		fmt.Fprintln(w)
 	}
 	status := units(p, func(u *plan.UnitChange) bool {
 		return u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift
@@ -272,24 +283,51 @@ func describe(a plan.Action) string {
 }
 
 // irreversible names the first plan.Listed things the plan deletes for
-// good, and counts them all.
-func irreversible(p *plan.Plan) (first []string, n int) {
+// good, and counts them all; and, apart, the volumes it deletes after
+// exporting them (what a rollback or syslet restore brings back).
+func irreversible(p *plan.Plan) (lost, kept []string, n, nk int) {
 	for i := range p.Actions {
-		if a := &p.Actions[i]; a.Irreversible {
+		a := &p.Actions[i]
+		switch {
+		case p.BackedUp(a):
+			if nk < plan.Listed {
+				kept = append(kept, describe(*a)+" ("+volumeSize(p, a.Target, "")+"exported to "+layout.Backups+" before it is deleted)")
+			}
+			nk++
+		case a.Irreversible:
 			if n < plan.Listed {
-				first = append(first, describe(*a)+deleted(a))
+				lost = append(lost, describe(*a)+deleted(p, a))
 			}
 			n++
 		}
 	}
-	return first, n
+	return lost, kept, n, nk
+}
+
+// volumeSize is the volume's size as the plan knows it, after lead and
+// followed by ", " when it goes before more; "" when it is not known.
+func volumeSize(p *plan.Plan, volume, lead string) string {
+	size, ok := p.VolumeSizes[volume]
+	if !ok {
+		return ""
+	}
+	if lead == "" {
+		return backup.Size(size) + ", "
+	}
+	return lead + backup.Size(size)
 }
 
 // deleted says how an irreversible action's object goes: a volume whose
-// marker says Backup=false goes without the export taken of the others.
-func deleted(a *plan.Action) string {
-	if a.Data().NoBackup {
-		return " (deleted, no backup: its spec says backup false)"
+// marker says Backup=false, or every volume of a run with --no-backup,
+// goes without the export taken of the others.
+func deleted(p *plan.Plan, a *plan.Action) string {
+	switch {
+	case a.Op != plan.OpDeleteVolume:
+		return " (deleted)"
+	case a.Data().NoBackup:
+		return " (deleted, no backup: its spec says backup false, so its data goes)"
+	case p.NoBackups:
+		return " (deleted, no backup: --no-backup, so its data goes)"
 	}
 	return " (deleted)"
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/syslet/syslet/plan"
 )
 
-// The irreversible line names the first volumes a plan deletes and
-// counts the rest, which the steps list one by one; the names are
-// escaped, as they come from the host's units as well as the specs.
+// The irreversible line names the first volumes a plan deletes without a
+// backup and counts the rest, which the steps list one by one; the names
+// are escaped, as they come from the host's units as well as the specs.
 func TestIrreversibleLine(t *testing.T) {
 	deletes := func(names ...string) *plan.Plan {
-		p := &plan.Plan{}
+		p := &plan.Plan{NoBackups: true}
 		for _, n := range names {
 			p.Actions = append(p.Actions, plan.Action{Step: plan.StepDelete, Op: plan.OpDeleteVolume, Target: n, Irreversible: true})
 		}
@@ -26,14 +26,15 @@ func TestIrreversibleLine(t *testing.T) {
 	for i := range 12 {
 		many = append(many, fmt.Sprintf("v%d", i))
 	}
+	const gone = " (deleted, no backup: --no-backup, so its data goes)"
 	for _, tc := range []struct {
 		p    *plan.Plan
 		want string
 	}{
-		{deletes("data", "cache"), "Irreversible: no rollback can undo volume data (deleted), volume cache (deleted).\n"},
-		{deletes("e\x1b[2J"), `Irreversible: no rollback can undo volume e\x1b[2J (deleted).` + "\n"},
-		{deletes(many...), "Irreversible: no rollback can undo volume v0 (deleted), volume v1 (deleted), volume v2 (deleted), volume v3 (deleted), volume v4 (deleted), " +
-			"volume v5 (deleted), volume v6 (deleted), volume v7 (deleted), volume v8 (deleted), volume v9 (deleted) and 2 more (each is marked [irreversible] under Steps).\n"},
+		{deletes("data", "cache"), "Irreversible: no rollback can undo volume data" + gone + ", volume cache" + gone + ".\n"},
+		{deletes("e\x1b[2J"), `Irreversible: no rollback can undo volume e\x1b[2J` + gone + ".\n"},
+		{deletes(many...), "Irreversible: no rollback can undo volume v0" + gone + ", volume v1" + gone + ", volume v2" + gone + ", volume v3" + gone + ", volume v4" + gone + ", " +
+			"volume v5" + gone + ", volume v6" + gone + ", volume v7" + gone + ", volume v8" + gone + ", volume v9" + gone + " and 2 more (each is marked [irreversible] under Steps).\n"},
 	} {
 		var b bytes.Buffer
 		Plan(&b, tc.p)
@@ -42,6 +43,31 @@ func TestIrreversibleLine(t *testing.T) {
 		}
 		if strings.Count(b.String(), "[irreversible]") < len(tc.p.Actions) {
 			t.Errorf("a step is not marked [irreversible]:\n%s", b.String())
+		}
+	}
+}
+
+// A volume the apply exports before deleting it is not called
+// irreversible: the plan says it is backed up first and how big the
+// backup will be; one whose spec says backup false goes, and the plan
+// says its data goes.
+func TestBackedUpLine(t *testing.T) {
+	p := &plan.Plan{VolumeSizes: map[string]int64{"data": 3 << 20}, Actions: []plan.Action{
+		{Step: plan.StepDelete, Op: plan.OpDeleteVolume, Target: "data", Irreversible: true},
+		{Step: plan.StepDelete, Op: plan.OpDeleteVolume, Target: "scratch", Irreversible: true, Payload: &plan.Payload{NoBackup: true}},
+		{Step: plan.StepDelete, Op: plan.OpDeleteVolume, Target: "gone", Irreversible: true},
+	}}
+	var b bytes.Buffer
+	Plan(&b, p)
+	for _, want := range []string{
+		"volume data  [backed up first: 3.0 MiB (3145728 bytes)]\n",
+		"volume gone  [backed up first]\n",
+		"volume scratch  [irreversible]\n",
+		"Backed up first: volume data (3.0 MiB (3145728 bytes), exported to /var/lib/syslet/backups before it is deleted), volume gone (exported to /var/lib/syslet/backups before it is deleted); a rollback brings the data back from there, as does syslet restore.\n",
+		"Irreversible: no rollback can undo volume scratch (deleted, no backup: its spec says backup false, so its data goes).\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, b.String())
 		}
 	}
 }
