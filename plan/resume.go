@@ -128,7 +128,7 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 		if has[a.Op][a.Target] {
 			return
 		}
-		a.Reason, a.Carried = why, true // carried actions hold no payload
+		a.Reason, a.Carried = why, true // carried actions hold no payload but a delete's NoBackup
 		if has[a.Op] == nil {
 			has[a.Op] = map[string]bool{}
 		}
@@ -185,14 +185,14 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 				case du != nil && written[a.Unit] != "" && contentDigest(du.Bytes()) == written[a.Unit]:
 					// A recreate: the specs still want the unit the earlier
 					// run wrote, so the old object must still go.
-					carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)
+					carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
 				}
 				continue
 			}
 			if m, ok := u.Managed[a.Unit]; ok && m.Kind == kind && m.Name == a.Target && m.Deletable && byFile[a.Unit] == nil {
 				// The unit was removed by the earlier run; its object goes
 				// as the marker syslet wrote for it said.
-				carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, 0)
+				carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
 				continue
 			}
 			leftAlone(a, "no unit carrying syslet's marker names it, installed or in the last good generation")
@@ -206,4 +206,13 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 		}
 	}
 	return r
+}
+
+// carriedNoBackup keeps, on a volume's delete carried forward, what the
+// earlier run planned: no export when its marker said Backup=false.
+func carriedNoBackup(a Action) *Payload {
+	if a.Op == OpDeleteVolume && a.Data().NoBackup {
+		return &Payload{NoBackup: true}
+	}
+	return nil
 }

@@ -207,3 +207,25 @@ func TestCarryForwardDeletesOnlyWhatSysletManages(t *testing.T) {
 		})
 	}
 }
+
+// A volume's delete planned without an export (its marker said
+// Backup=false) is carried forward without one: the resumed run exports
+// nothing the earlier run meant to let go.
+func TestCarryForwardKeepsNoBackup(t *testing.T) {
+	from := renderStream(t, base)
+	h := install(t, from)
+	for _, noBackup := range []bool{true, false} {
+		a := plan.Action{Op: plan.OpDeleteVolume, Target: "old", Unit: "old.volume"}
+		if noBackup {
+			a.Payload = &plan.Payload{NoBackup: true}
+		}
+		u := &plan.Unfinished{Run: "run-9", Started: time.Unix(1000, 0), Actions: []plan.Action{a},
+			Managed: map[string]plan.Managed{"old.volume": {Kind: spec.Volume, Name: "old", Deletable: true}}}
+		p := plan.Build(from, h.obs, plan.Options{})
+		plan.CarryForward(p, from, h.obs, u, nil)
+		i := slices.IndexFunc(p.Actions, func(a plan.Action) bool { return a.Op == plan.OpDeleteVolume })
+		if i < 0 || p.Actions[i].Data().NoBackup != noBackup {
+			t.Errorf("NoBackup %v: carried %+v", noBackup, p.Actions)
+		}
+	}
+}

@@ -46,6 +46,9 @@ type Action struct {
 	// Carried marks an action planned again because an earlier run left it
 	// unfinished.
 	Carried bool `json:"carried,omitempty"`
+	// NoBackup marks a volume's delete whose marker said Backup=false: a
+	// run resuming it deletes the volume without an export, as planned.
+	NoBackup bool `json:"noBackup,omitempty"`
 }
 
 // ImageUpdate is one image an update run pulls again: the digests the
