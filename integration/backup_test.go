@@ -145,6 +145,14 @@ func TestBackupBeforeDeleteAndRestore(t *testing.T) {
 		t.Fatal("the recreated volume already holds the data")
 	}
 	inv := prop(t, h, "db.service", "InvocationID")
+	// The restore's plan, alone: nothing changes.
+	if d := syslet(h, "restore", "--diff", "data"); !d.OK() || !strings.Contains(d.Stdout, "Restore plan for volume data:") ||
+		!strings.Contains(d.Stdout, "1. stop db.service") || !strings.Contains(d.Stdout, "import backup "+ls[0]) || !strings.Contains(d.Stdout, "nothing was changed") {
+		t.Errorf("syslet restore --diff data:\n%s", d)
+	}
+	if got := prop(t, h, "db.service", "InvocationID"); got != inv {
+		t.Error("syslet restore --diff restarted db.service")
+	}
 	rs := syslet(h, "restore", "data")
 	t.Logf("%s", rs)
 	if !rs.OK() || !strings.Contains(rs.Stdout, "restored volume data from "+ls[0]) || !strings.Contains(rs.Stdout, "sha256 "+sum) {
@@ -152,6 +160,16 @@ func TestBackupBeforeDeleteAndRestore(t *testing.T) {
 	}
 	if got := dataSums(t, h); got != before {
 		t.Errorf("after the restore, inside db:\n%s\nwant\n%s", got, before)
+	}
+	if !strings.Contains(rs.Stdout, "Restore plan for volume data:") {
+		t.Errorf("the restore did not show its plan first:\n%s", rs.Stdout)
+	}
+	// Journalled like a run: syslet history lists it, with its backup.
+	if hist := syslet(h, "history"); !strings.Contains(hist.Stdout, "restore volume data from "+ls[0]) {
+		t.Errorf("syslet history does not list the restore:\n%s", hist)
+	}
+	if j := h.MustRun(t, `grep '"type":"end"' /var/lib/syslet/runs.jsonl | tail -1`); !strings.Contains(j, `"restored":[{`) || !strings.Contains(j, sum) {
+		t.Errorf("the restore's journal end does not name its backup:\n%s", j)
 	}
 	if got := prop(t, h, "db.service", "InvocationID"); got == inv {
 		t.Error("db.service was not stopped and started around the restore")

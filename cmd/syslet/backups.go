@@ -88,6 +88,7 @@ func (o *restoreOptions) define(f *flags) {
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
 	f.Duration(&o.req.LockTimeout, "lock-timeout", d.LockTimeout, "wait at most `D` for an apply to finish (0: for ever)")
 	f.Duration(&o.req.StartTimeout, "timeout", d.StartTimeout, "give each stopped and started unit `D`")
+	f.Bool(&o.req.Diff, "diff", false, "only show the restore's plan; nothing changes")
 }
 
 // cmdRestore is `syslet restore VOLUME [BACKUP]`.
@@ -117,6 +118,9 @@ func cmdRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer release()
 	o.req.Stop = stop
 	o.req.View = view.NewHuman(stdout, stderr)
+	if o.output == "text" {
+		o.req.Planned = func(steps []string) { printRestorePlan(stdout, o.req.Volume, steps, o.req.Diff) }
+	}
 	res, err := deploy.Restore(ctx, o.req)
 	if o.output == "json" && res != nil {
 		writeJSON(stdout, res)
@@ -128,6 +132,18 @@ func cmdRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// printRestorePlan writes what a restore will do, before it does it.
+func printRestorePlan(w io.Writer, volume string, steps []string, diff bool) {
+	fmt.Fprintf(w, "Restore plan for volume %s:\n", redact.Escape(volume))
+	for i, s := range steps {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, redact.Escape(s))
+	}
+	if diff {
+		fmt.Fprintln(w, "(--diff: nothing was changed)")
+	}
+	fmt.Fprintln(w)
 }
 
 func printRestored(w io.Writer, r *deploy.Restored) {

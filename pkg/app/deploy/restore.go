@@ -16,6 +16,7 @@ import (
 	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // Restoring a volume from its backup (`syslet restore VOLUME [BACKUP]`).
@@ -51,6 +52,11 @@ type RestoreRequest struct {
 	View view.Operation
 	// Host opens the running system (nil: OpenLive).
 	Host func(ctx context.Context, req *Request) (*Live, error)
+	// Diff only plans the restore: Restored.Plan says what it would do,
+	// and nothing changes.
+	Diff bool
+	// Planned, when set, hears the plan before anything changes.
+	Planned func(steps []string)
 }
 
 // Restored is what a restore did.
@@ -61,6 +67,9 @@ type Restored struct {
 	// Kept is the backup taken of what the volume held before (nil: it
 	// was absent or empty).
 	Kept *backup.Entry `json:"kept,omitempty"`
+	// Plan is what the restore does, step by step, as it was planned
+	// before anything changed.
+	Plan []string `json:"plan,omitempty"`
 	// Stopped are the services stopped around the import; Started those
 	// of them started again (the ones that were running).
 	Stopped []string `json:"stopped,omitempty"`
@@ -110,6 +119,17 @@ func Restore(ctx context.Context, rr RestoreRequest) (*Restored, error) {
 	}
 	defer lk.unlock()
 
+	// A run that left work undone is finished first: a restore journalled
+	// after it would hide it from the next run, which resumes it.
+	jr := runlog.Open(rr.Root)
+	runs, err := jr.Recent()
+	if err != nil {
+		return nil, err
+	}
+	if u := unfinished(runs); u != nil {
+		return nil, fmt.Errorf("run %s did not finish: run syslet (it resumes it) before restoring a volume; nothing changed", u.Run)
+	}
+
 	// Opened under the lock: no apply writes the directory meanwhile.
 	f, from, err := store.Open(name)
 	if err != nil {
@@ -118,7 +138,29 @@ func Restore(ctx context.Context, rr RestoreRequest) (*Restored, error) {
 	defer f.Close()
 	out.From = from
 
-	return restoreInto(ctx, live, vols, store, out, f, rr.StopTimeout, rr.StartTimeout)
+	planned := func(steps []string) bool {
+		out.Plan = steps
+		if rr.Planned != nil {
+			rr.Planned(steps)
+		}
+		return !rr.Diff
+	}
+	res, err := restoreInto(ctx, live, vols, store, out, f, rr.StopTimeout, rr.StartTimeout, planned)
+	if rr.Diff || res == nil && err != nil && out.Plan == nil {
+		return res, err
+	}
+	// Journalled like a run, once it is over: `syslet history` lists it,
+	// with the backup it brought back.
+	end := runlog.Record{Result: verdict.Applied.Journal()}
+	if err != nil {
+		end = runlog.Record{Result: verdict.Failed.Journal(), Error: err.Error()}
+	} else {
+		end.Restored = []backup.Entry{out.From}
+	}
+	if _, jerr := jr.Record(runlog.Record{Run: out.Run, PID: os.Getpid(), Source: "restore volume " + out.Volume + " from " + out.From.File}, end); jerr != nil {
+		rr.View.Warning("the restore is not in the journal: " + jerr.Error())
+	}
+	return res, err
 }
 
 // restoreInto brings the backup read from f (out.From) into out.Volume
@@ -127,7 +169,10 @@ func Restore(ctx context.Context, rr RestoreRequest) (*Restored, error) {
 // own), and the services that were running started again. A container
 // no service runs is not stopped behind systemd's back: the volume is
 // then left unchanged.
-func restoreInto(ctx context.Context, live *Live, vols Volumes, store backup.Store, out *Restored, f io.Reader, stopTimeout, startTimeout time.Duration) (*Restored, error) {
+//
+// planned, when set, hears the plan once the host is read and before
+// anything changes; it returns false to change nothing (a --diff).
+func restoreInto(ctx context.Context, live *Live, vols Volumes, store backup.Store, out *Restored, f io.Reader, stopTimeout, startTimeout time.Duration, planned func([]string) bool) (*Restored, error) {
 	services, others, err := vols.VolumeUsers(ctx, out.Volume)
 	if err != nil {
 		return nil, err
@@ -140,6 +185,9 @@ func restoreInto(ctx context.Context, live *Live, vols Volumes, store backup.Sto
 	before, err := live.Systemd.Health(ctx, services)
 	if err != nil {
 		return nil, err
+	}
+	if planned != nil && !planned(restoreSteps(out, services)) {
+		return out, nil
 	}
 	if err := jobs(ctx, live.Systemd, host.JobStop, services, stopTimeout); err != nil {
 		return out, fmt.Errorf("stopping the users of volume %s: %w; the volume is unchanged", out.Volume, err)
@@ -157,6 +205,19 @@ func restoreInto(ctx context.Context, live *Live, vols Volumes, store backup.Sto
 		out.Started = again
 	}
 	return out, errors.Join(restoreErr, startErr)
+}
+
+// restoreSteps is the plan of a restore, for people.
+func restoreSteps(out *Restored, services []string) []string {
+	var steps []string
+	if len(services) > 0 {
+		steps = append(steps, "stop "+strings.Join(services, ", ")+" (the containers mounting volume "+out.Volume+")")
+	}
+	return append(steps,
+		"back up what volume "+out.Volume+" holds now, if it exists, and remove it",
+		"create volume "+out.Volume+" again (through "+out.Volume+"-volume.service when systemd has it, else with podman's defaults)",
+		fmt.Sprintf("import backup %s (%s) into it", out.From.File, backup.Size(out.From.Size)),
+		"start again those of the stopped services that were running")
 }
 
 // pick is the file name of the backup to restore: the one named, which

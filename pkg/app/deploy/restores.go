@@ -52,5 +52,5 @@ func (r *runner) restoreOne(ctx context.Context, vols Volumes, run string, b bac
 		return nil, err
 	}
 	defer f.Close()
-	return restoreInto(ctx, r.h.live, vols, r.h.backups, &Restored{Run: run, Volume: b.Volume, From: from}, f, r.req.StopTimeout, r.req.StartTimeout)
+	return restoreInto(ctx, r.h.live, vols, r.h.backups, &Restored{Run: run, Volume: b.Volume, From: from}, f, r.req.StopTimeout, r.req.StartTimeout, nil)
 }

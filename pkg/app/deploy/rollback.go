@@ -137,7 +137,9 @@ func pickGeneration(gens *generation.Store, jr *runlog.Journal, which string) (*
 	current := len(list) - 1
 	if runs, err := jr.Runs(); err == nil {
 		for i := len(runs) - 1; i >= 0; i-- {
-			if res := runs[i].Result(); res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges {
+			// A restore (syslet restore) applied no input: it says nothing
+			// of the generation the host runs.
+			if res := runs[i].Result(); runs[i].Intent.InputDigest != "" && (res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges) {
 				for k := len(list) - 1; k >= 0; k-- {
 					if list[k].InputDigest == runs[i].Intent.InputDigest {
 						current = k
