@@ -158,6 +158,7 @@ complete -c syslet -n '__fish_seen_subcommand_from backups' -l help -d 'show thi
 complete -c syslet -n '__fish_seen_subcommand_from restore' -l output -r -f -d 'print as FORMAT: text or json'
 complete -c syslet -n '__fish_seen_subcommand_from restore' -l lock-timeout -r -f -d 'wait at most D for an apply to finish (0: for ever)'
 complete -c syslet -n '__fish_seen_subcommand_from restore' -l timeout -r -f -d 'give each stopped and started unit D'
+complete -c syslet -n '__fish_seen_subcommand_from restore' -l diff -d 'only show the restore\'s plan; nothing changes'
 complete -c syslet -n '__fish_seen_subcommand_from restore' -l help -d 'show this command\'s help'
 complete -c syslet -n '__fish_seen_subcommand_from version' -l output -r -f -d 'print as FORMAT: text or json'
 complete -c syslet -n '__fish_seen_subcommand_from version' -l help -d 'show this command\'s help'
