@@ -295,7 +295,7 @@ func TestRollbackOfSecretsVolumesAndKills(t *testing.T) {
 			t.Errorf("--diff of the old specs: want no changes, got:\n%s", res)
 		}
 	})
-	t.Run("deleted volume is named as not restored", func(t *testing.T) {
+	t.Run("deleted volume is restored from its backup", func(t *testing.T) {
 		r.t = t
 		r.MustRun(t, "podman volume inspect scratch >/dev/null")
 		bad := r.brokenImage("web:exits", "exit 3")
