@@ -18,14 +18,7 @@ import (
 
 func TestKillDuringExportResumes(t *testing.T) {
 	t.Parallel()
-	h := startWithSyslet(t)
-	h.MustRun(t, "systemctl enable --now podman.socket")
-	write := func(mounts bool) {
-		t.Helper()
-		if err := h.WriteFile(bkDir+"/specs.json", []byte(bkSpecs(mounts)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h, write := backupHost(t)
 	write(true)
 	apply(t, h, bkDir)
 	// Big enough that the export takes a while: the kill lands in it.

@@ -44,16 +44,24 @@ func dataSums(t *testing.T, h *testhost.Host) string {
 	return h.MustRun(t, `podman exec db sh -c 'cd /data && find . -type f | sort | xargs sha256sum; find . -type l | sort | xargs ls -l | sed "s/.* \.\//.\//"'`)
 }
 
-func TestBackupBeforeDeleteAndRestore(t *testing.T) {
-	t.Parallel()
+// backupHost starts a host with podman's socket and returns it with a
+// writer of the backup tests' specs (bkSpecs): with mounts false the
+// volumes' specs are gone, so an apply deletes them.
+func backupHost(t *testing.T) (*testhost.Host, func(mounts bool)) {
+	t.Helper()
 	h := startWithSyslet(t)
 	h.MustRun(t, "systemctl enable --now podman.socket")
-	write := func(mounts bool) {
+	return h, func(mounts bool) {
 		t.Helper()
 		if err := h.WriteFile(bkDir+"/specs.json", []byte(bkSpecs(mounts)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestBackupBeforeDeleteAndRestore(t *testing.T) {
+	t.Parallel()
+	h, write := backupHost(t)
 	write(true)
 	apply(t, h, bkDir)
 	h.MustRun(t, `podman exec db sh -c 'mkdir -p /data/sub && head -c 3000000 /dev/urandom > /data/big.bin && echo hello > /data/sub/b.txt && ln -s b.txt /data/sub/link && echo x > /scratch/x'`)

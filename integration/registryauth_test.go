@@ -78,13 +78,13 @@ auth:
 		r.MustRun(t, "mv "+hostAuthFile+" /root/auth.json.away")
 		push2 := "KEEP=1 testhost-mkimage app-src:c marker-c >/dev/null && podman push -q --authfile /root/auth.json.away localhost:5000/app-src:c docker://" + authRegistry + "/app:1"
 		r.MustRun(t, push2)
-		before := r.MustRun(t, "systemctl show -P InvocationID web.service; ls -lR --time-style=full-iso /etc/containers/systemd")
+		before := r.MustRun(t, unitsAndFiles("web.service"))
 		res := r.syslet("update", rbDir)
 		t.Logf("syslet update without a login:\n%s", res)
 		if res.Code != 1 || !strings.Contains(res.Stdout+res.Stderr, `"`+authRegistry+`/app:1"`) {
 			t.Errorf("want exit 1 naming the image, got:\n%s", res)
 		}
-		if after := r.MustRun(t, "systemctl show -P InvocationID web.service; ls -lR --time-style=full-iso /etc/containers/systemd"); after != before {
+		if after := r.MustRun(t, unitsAndFiles("web.service")); after != before {
 			t.Errorf("the host changed:\n%s\n---\n%s", before, after)
 		}
 		if got := r.serves(); got != "marker-b" {

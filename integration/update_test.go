@@ -200,13 +200,13 @@ func TestUpdate(t *testing.T) {
 		if res := r.syslet("--soak", "2s", rbDir); !res.OK() {
 			t.Fatalf("deploy of gone:\n%s", res)
 		}
-		before := r.MustRun(t, "systemctl show -P InvocationID web.service other.service gone.service; ls -lR --time-style=full-iso /etc/containers/systemd")
+		before := r.MustRun(t, unitsAndFiles("web.service other.service gone.service"))
 		res := r.syslet("update", rbDir)
 		t.Logf("syslet update with a registry that does not answer:\n%s", res)
 		if res.Code != 1 || !strings.Contains(res.Stdout+res.Stderr, `"localhost:5999/gone:1"`) {
 			t.Errorf("want exit 1 naming the image, got:\n%s", res)
 		}
-		if after := r.MustRun(t, "systemctl show -P InvocationID web.service other.service gone.service; ls -lR --time-style=full-iso /etc/containers/systemd"); after != before {
+		if after := r.MustRun(t, unitsAndFiles("web.service other.service gone.service")); after != before {
 			t.Errorf("the host changed:\n%s\n---\n%s", before, after)
 		}
 	})
@@ -258,4 +258,11 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("other.service was restarted")
 		}
 	})
+}
+
+// unitsAndFiles is a command printing the units' InvocationIDs and the
+// unit directory's listing (with times): equal before and after a run
+// that must change nothing.
+func unitsAndFiles(units string) string {
+	return "systemctl show -P InvocationID " + units + "; ls -lR --time-style=full-iso /etc/containers/systemd"
 }
