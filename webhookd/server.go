@@ -97,6 +97,9 @@ type Daemon struct {
 	slots     chan struct{} // maxInFlight
 	waiting   atomic.Int64  // requests waiting for a slot
 	buffering atomic.Int64  // bytes of hook bodies being read
+	// The constants of these names; a test lengthens them to hold slow
+	// clients open for as long as it needs them, whatever the load.
+	bodyGrace, bodyTimeout time.Duration
 }
 
 // New builds the daemon for a validated configuration.
@@ -132,6 +135,9 @@ func New(cfg *Config, o Options) (*Daemon, error) {
 		workers: map[string]*worker{},
 		stop:    make(chan struct{}),
 		slots:   make(chan struct{}, maxInFlight),
+
+		bodyGrace:   bodyGrace,
+		bodyTimeout: bodyTimeout,
 	}
 	d.notifier = notify.New(cfg.NotifyTargets, func(r notify.Result) {
 		d.m.notifications.WithLabelValues(r.Target, r.Outcome).Inc()
@@ -410,7 +416,7 @@ func (d *Daemon) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	rc := http.NewResponseController(w)
 	in := http.MaxBytesReader(w, r.Body, MaxBody)
 	start := time.Now()
-	final := start.Add(bodyTimeout)
+	final := start.Add(d.bodyTimeout)
 	defer func() {
 		if err != nil {
 			d.buffering.Add(-held)
@@ -433,7 +439,7 @@ func (d *Daemon) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 		}
 		// The deadline of the next byte: when the average would drop
 		// below the minimum rate, or the final one.
-		due := start.Add(bodyGrace + time.Duration(float64(len(buf)+1)/bodyMinRate*float64(time.Second)))
+		due := start.Add(d.bodyGrace + time.Duration(float64(len(buf)+1)/bodyMinRate*float64(time.Second)))
 		if due.After(final) {
 			due = final
 		}

@@ -256,12 +256,15 @@ func TestReceiverDownOrHangingNeverBlocks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newResults()
 			n := New([]*Target{webhookTarget(t, tc.url, 2)}, rs.done)
-			t0 := time.Now()
+			// Send only queues. One that delivered would report the first
+			// event's failure, after both its attempts, before the second
+			// Send returned: at the hanging receiver no result can come
+			// before all three have returned.
 			for range 3 {
 				n.Send(testEvent())
 			}
-			if took := time.Since(t0); took > 50*time.Millisecond {
-				t.Errorf("Send took %s", took)
+			if tc.name == "hanging" && len(rs.ch) != 0 {
+				t.Errorf("a result came before the three Sends returned: %+v", <-rs.ch)
 			}
 			r := rs.next(t)
 			if r.Outcome != OutcomeFailed || r.Attempts != 2 || !strings.Contains(r.Err.Error(), tc.want) {
@@ -272,11 +275,9 @@ func TestReceiverDownOrHangingNeverBlocks(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			t0 = time.Now()
+			// What is left at the hanging receiver needs seconds more; a
+			// Close that gave up at its deadline says so.
 			err := n.Close(ctx)
-			if took := time.Since(t0); took > 2*time.Second {
-				t.Errorf("Close took %s past its deadline", took)
-			}
 			if tc.name == "hanging" && !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Close: %v", err)
 			}
