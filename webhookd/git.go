@@ -181,8 +181,7 @@ func (g *gitCheckout) RawCommit(commit string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
-	// One byte past the cap is enough for the check to refuse it.
-	raw, err := readCapped(obj)
+	raw, err := commitsig.ReadCommit(obj.Reader())
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}

@@ -2,7 +2,6 @@ package webhookd
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -35,7 +34,7 @@ func (s screenedStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (
 	if err != nil || obj.Type() != plumbing.CommitObject {
 		return obj, err
 	}
-	raw, err := readCapped(obj)
+	raw, err := commitsig.ReadCommit(obj.Reader())
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", h, err)
 	}
@@ -43,17 +42,6 @@ func (s screenedStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (
 		return nil, err
 	}
 	return obj, nil
-}
-
-// readCapped reads an object's bytes, at most one past commitsig.MaxCommit:
-// enough for the screen to refuse it.
-func readCapped(obj plumbing.EncodedObject) ([]byte, error) {
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(io.LimitReader(rd, commitsig.MaxCommit+1))
 }
 
 // openScreened opens the repository at dir (a work tree with .git in

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -36,9 +35,13 @@ func verifyCheckout(dir, trustFile string) (commitsig.Signer, string, error) {
 		return commitsig.Signer{}, "", fmt.Errorf("--verify: reading HEAD of the checkout of %s: %w", dir, err)
 	}
 	commit := head.Hash().String()
-	raw, err := rawCommit(r, head.Hash())
+	obj, err := r.Storer.EncodedObject(plumbing.CommitObject, head.Hash())
 	if err != nil {
-		return commitsig.Signer{}, commit, err
+		return commitsig.Signer{}, commit, fmt.Errorf("--verify: reading commit %s: %w", commit, err)
+	}
+	raw, err := commitsig.ReadCommit(obj.Reader())
+	if err != nil {
+		return commitsig.Signer{}, commit, fmt.Errorf("--verify: reading commit %s: %w", commit, err)
 	}
 	s, err := signers.Verify(commit, raw, time.Now())
 	if err != nil {
@@ -60,19 +63,4 @@ func verifyCheckout(dir, trustFile string) (commitsig.Signer, string, error) {
 		return commitsig.Signer{}, commit, fmt.Errorf("--verify: the checkout of %s has %d file(s) changed or not committed since the signed HEAD %.12s: commit (signed) or stash them; what is pushed must be what was signed", dir, n, commit)
 	}
 	return s, commit, nil
-}
-
-// rawCommit reads a commit object's bytes, at most one past the cap the
-// check refuses.
-func rawCommit(r *git.Repository, h plumbing.Hash) ([]byte, error) {
-	obj, err := r.Storer.EncodedObject(plumbing.CommitObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("reading commit %s: %w", h, err)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("reading commit %s: %w", h, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(io.LimitReader(rd, commitsig.MaxCommit+1))
 }

@@ -3,6 +3,7 @@ package commitsig
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -16,6 +17,18 @@ const (
 	MaxCommit    = 1 << 20
 	MaxSignature = 64 << 10
 )
+
+// ReadCommit reads a commit object's bytes from its reader (as a git
+// library opens it), at most one byte past MaxCommit: enough for Screen
+// and Verify to refuse a larger one without reading it all. It closes the
+// reader.
+func ReadCommit(rd io.ReadCloser, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(io.LimitReader(rd, MaxCommit+1))
+}
 
 // Signer is who signed a commit that was accepted.
 type Signer struct {
