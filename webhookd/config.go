@@ -134,7 +134,7 @@ type RegistryConfig struct {
 type VerifyConfig struct {
 	// AllowedSigners is an allowed-signers file in git's format
 	// (gpg.ssh.allowedSignersFile; ssh-keygen(1) ALLOWED SIGNERS):
-	// "principals [namespaces=\"git\",valid-after=…,valid-before=…] key".
+	// principals [namespaces="git",valid-after=…,valid-before=…] key.
 	// Owned by root, mode 0644 or stricter. The commit to deploy must carry a good SSH
 	// signature by one of its keys, valid for the namespace "git" at the
 	// commit's date and now.

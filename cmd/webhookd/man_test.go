@@ -35,6 +35,7 @@ var defaults = strings.NewReplacer(
 	"DefaultStateDir", "`"+webhookd.DefaultStateDir+"`",
 	"DefaultBranch", "`"+webhookd.DefaultBranch+"`",
 	"DefaultSoak", "`"+webhookd.DefaultSoak.String()+"`",
+	"DefaultDriftInterval", "`"+strings.TrimSuffix(webhookd.DefaultDriftInterval.String(), "0s")+"`", // 15m, not 15m0s
 )
 
 // configList lists the fields of type name of webhookd's configuration,
@@ -132,6 +133,12 @@ func webhookdPage(t *testing.T) docpage.Page {
 			configList(t, "RegistryConfig", "registry."),
 			docpage.Para("Each entry of `repos`:"),
 			configList(t, "Repo", "repos[]."),
+			docpage.Para("With `repos[].verify`:"),
+			configList(t, "VerifyConfig", "repos[].verify."),
+			docpage.Para("With `repos[].status`:"),
+			configList(t, "StatusConfig", "repos[].status."),
+			docpage.Para("With `repos[].drift`:"),
+			configList(t, "DriftConfig", "repos[].drift."),
 			docpage.Para("The example the package installs:"),
 			docpage.Code(string(example)),
 		}},
