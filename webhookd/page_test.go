@@ -134,8 +134,9 @@ func TestPageShowsDeploysEscapedAndRedacted(t *testing.T) {
 		good[:12], bad[:12], "rolled back", "applied",
 		"&lt;script&gt;alert(1)&lt;/script&gt;.service: restarted 5 time(s)", // the failing unit, escaped
 		`<span class="drift-count">2</span> unit(s) differ`, "1 edited by hand", "1 not running",
-		`<span class="bad">failed</span>`, // the gate's last verdict
-		"accepted <b>2</b>",               // webhook deliveries
+		`<span class="bad">failed</span>`,          // the gate's last verdict
+		"accepted <b>2</b>",                        // webhook deliveries
+		"<code>db.service</code> not running</li>", // the drifting units, in words
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)

@@ -118,6 +118,23 @@ type DriftUnit struct {
 	Reasons []string `json:"reasons,omitempty"`
 }
 
+// What says in words how the unit differs, for a reader without the
+// plan's reasons at hand (webhookd's page), with the plan's effect when it
+// says more: "would change (restart)". An edited unit's effect is its kind
+// again, and a unit not running would be started.
+func (d DriftUnit) What() string {
+	w, ok := driftWords[d.Kind]
+	if !ok {
+		w = d.Kind
+	}
+	if d.Effect != "" && d.Effect != d.Kind {
+		w += " (" + d.Effect + ")"
+	}
+	return w
+}
+
+var driftWords = map[string]string{DriftEdited: "edited by hand", DriftChange: "would change", DriftStart: "not running"}
+
 // Bounds on what one event carries, so that a run with many failures
 // still makes a message every target accepts.
 const (
