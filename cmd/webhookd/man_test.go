@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,13 @@ func configList(t *testing.T, name, prefix string) docpage.List {
 		l = append(l, docpage.Item{Term: "`" + prefix + f.Key + "`", Text: defaults.Replace(f.Doc)})
 	}
 	return l
+}
+
+// configBlock is a part of the configuration under its heading: the
+// fields of type name, prefixed.
+func configBlock(t *testing.T, heading, name, prefix string) []docpage.Block {
+	t.Helper()
+	return []docpage.Block{docpage.Para(heading), configList(t, name, prefix)}
 }
 
 func webhookdPage(t *testing.T) docpage.Page {
@@ -124,24 +132,22 @@ func webhookdPage(t *testing.T) docpage.Page {
 				"The package installs the unit but does not enable it: edit `" + layout.WebhookdConfig + "`, check it with `webhookd --check`, then `systemctl enable --now webhookd`."),
 		}},
 		{Title: "OPTIONS", Blocks: []docpage.Block{opts}},
-		{Title: "CONFIGURATION", Blocks: []docpage.Block{
-			docpage.Para("The configuration is YAML; an unknown field is an error, and so is every problem found, each naming its field. Secret, key and token files must be mode 0600; secrets are never printed."),
-			configList(t, "Config", ""),
-			docpage.Para("With `tls`:"),
-			configList(t, "TLSConfig", "tls."),
-			docpage.Para("With `registry`:"),
-			configList(t, "RegistryConfig", "registry."),
-			docpage.Para("Each entry of `repos`:"),
-			configList(t, "Repo", "repos[]."),
-			docpage.Para("With `repos[].verify`:"),
-			configList(t, "VerifyConfig", "repos[].verify."),
-			docpage.Para("With `repos[].status`:"),
-			configList(t, "StatusConfig", "repos[].status."),
-			docpage.Para("With `repos[].drift`:"),
-			configList(t, "DriftConfig", "repos[].drift."),
-			docpage.Para("The example the package installs:"),
-			docpage.Code(string(example)),
-		}},
+		{Title: "CONFIGURATION", Blocks: slices.Concat(
+			[]docpage.Block{
+				docpage.Para("The configuration is YAML; an unknown field is an error, and so is every problem found, each naming its field. Secret, key and token files must be mode 0600; secrets are never printed."),
+				configList(t, "Config", ""),
+			},
+			configBlock(t, "With `tls`:", "TLSConfig", "tls."),
+			configBlock(t, "With `registry`:", "RegistryConfig", "registry."),
+			configBlock(t, "Each entry of `repos`:", "Repo", "repos[]."),
+			configBlock(t, "With `repos[].verify`:", "VerifyConfig", "repos[].verify."),
+			configBlock(t, "With `repos[].status`:", "StatusConfig", "repos[].status."),
+			configBlock(t, "With `repos[].drift`:", "DriftConfig", "repos[].drift."),
+			[]docpage.Block{
+				docpage.Para("The example the package installs:"),
+				docpage.Code(string(example)),
+			},
+		)},
 		{Title: "HTTP API", Blocks: []docpage.Block{
 			docpage.List{
 				{Term: "`POST /hooks/`NAME", Text: fmt.Sprintf("a forge's push event for the repository NAME (at most %d bytes). The answer is `202` when the push is queued for a deploy or ignored with its reason (another branch, a tag, not a push), `200` for a ping, `401` when unsigned or wrongly signed, `409` for a delivery id seen before, `413` for a larger body, `404` for an unknown repository, `429` when too many deliveries wait.", webhookd.MaxBody)},
