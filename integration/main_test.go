@@ -19,7 +19,8 @@ import (
 )
 
 // sysletBin is the syslet binary built by TestMain for the guest
-// (linux/amd64, static), exactly as a release builds it.
+// (linux/amd64, static), as a release builds it but with its source paths
+// kept (release.Kept): it reuses the packages the unit tests compiled.
 var sysletBin string
 
 // webhookdBin is the webhookd binary built by TestMain for the guest.
@@ -89,7 +90,7 @@ func run(m *testing.M) int {
 	programs = map[string]string{}
 	for _, p := range release.Programs {
 		programs[p.Name] = filepath.Join(cache, "bin", p.Name)
-		if err := release.Binary(root, p, "amd64", programs[p.Name], stamp); err != nil {
+		if err := release.Binary(root, p, "amd64", programs[p.Name], stamp, release.Kept); err != nil {
 			return fail("%v", err)
 		}
 	}

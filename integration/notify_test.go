@@ -50,7 +50,7 @@ var receiverBin = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	out := filepath.Join(cache, "bin", "receiver")
-	return out, release.Binary(root, release.Program{Name: "receiver", Pkg: "./integration/receiver"}, "amd64", out, stamp)
+	return out, release.Binary(root, release.Program{Name: "receiver", Pkg: "./integration/receiver"}, "amd64", out, stamp, release.Kept)
 })
 
 // rcvRecord is one request the receiver got.

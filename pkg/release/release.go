@@ -119,12 +119,32 @@ func (s Stamp) ldflags() string {
 	}, " ")
 }
 
+// Paths says whether a binary carries the source paths of the checkout
+// it was built in.
+type Paths bool
+
+const (
+	// Trimmed (-trimpath) is a release's: the same commit gives the same
+	// bytes anywhere.
+	Trimmed Paths = false
+	// Kept is for tests: the same program, tags and stamp, compiled from
+	// the packages go test and go vet already left in Go's build cache.
+	// -trimpath compiles every dependency again (a minute and a half of
+	// both cores on a cold cache); only the paths in the bytes differ.
+	Kept Paths = true
+)
+
 // Binary builds the program p of the module at root for linux/arch into
-// out: static, -trimpath, without VCS data from the environment (the
-// stamp says it), so the same commit gives the same bytes anywhere.
-func Binary(root string, p Program, arch, out string, st Stamp) error {
+// out: static, without VCS data from the environment (the stamp says it),
+// its source paths trimmed or kept.
+func Binary(root string, p Program, arch, out string, st Stamp, paths Paths) error {
 	t0 := time.Now()
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-tags", Tags, "-ldflags", st.ldflags(), "-o", out, p.Pkg)
+	args := []string{"build"}
+	if paths == Trimmed {
+		args = append(args, "-trimpath")
+	}
+	args = append(args, "-buildvcs=false", "-tags", Tags, "-ldflags", st.ldflags(), "-o", out, p.Pkg)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0")
 	if err := runLogged(cmd); err != nil {
@@ -164,7 +184,7 @@ func All(root, out string, arches []string) ([]Artifact, error) {
 		bins := map[string]string{}
 		for _, p := range Programs {
 			bin := filepath.Join(out, BinaryName(p, arch))
-			if err := Binary(root, p, arch, bin, st); err != nil {
+			if err := Binary(root, p, arch, bin, st, Trimmed); err != nil {
 				return nil, err
 			}
 			bins[p.Name] = bin
