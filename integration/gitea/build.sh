@@ -3,15 +3,14 @@
 # the directory that holds it: gitea (the program, static, pure-Go SQLite), templates/ and options/
 # (Gitea's web pages and data files, read from disk: the wrapper does not embed them).
 #
-# The directory is $TESTHOST_CACHE/gitea-<version>-<hash of go.mod, go.sum and main.go>; a new version or
-# wrapper builds afresh (cold: about 10 minutes on two loaded cores, mostly compiling; Go's build cache
-# turns a second build into a link). Older directories are deleted after a build. Nothing here is
-# committed.
+# The directory is gitea-<version>-<hash of go.mod, go.sum and main.go> beside the test host images
+# (testhost.sh paths: images=, shared by this machine's checkouts); a new version or wrapper builds
+# afresh (cold: about 10 minutes on two loaded cores, mostly compiling; Go's build cache turns a second
+# build into a link). Older directories are deleted after a build. Nothing here is committed.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-CACHE=${TESTHOST_CACHE:-$HERE/../.cache}
-mkdir -p "$CACHE"
-CACHE=$(cd "$CACHE" && pwd -P)
+CACHE=$(bash "$HERE/../testhost/testhost.sh" paths | sed -n 's/^images=//p')
+[[ -d $CACHE ]] || { echo "gitea/build.sh: testhost.sh paths named no images directory" >&2; exit 1; }
 cd "$HERE"
 # Gitea needs no cgo (its SQLite is pure Go) and none of syslet's build tags.
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false

@@ -5,7 +5,7 @@
 // process, or by OnRecipe for one test and its subtests.
 //
 // A host is a systemd-nspawn container booted from a cached base image (see testhost.sh and
-// recipe.sh beside this file; the image lives in integration/.cache). Tests reach it over SSH
+// recipe.sh beside this file; the image lives in ~/.cache/syslet-testhost). Tests reach it over SSH
 // as root:
 //
 //	func TestMain(m *testing.M) {

@@ -1,8 +1,8 @@
 # recipe.sh - what goes into the test host's base image. Sourced by testhost.sh.
 #
-# The base image is cached under $TESTHOST_CACHE/base-<key>, where <key> is a hash of THIS FILE:
-# any edit here rebuilds the image on the next run (minutes: integration/README.md says how long; the
-# .debs are cached across rebuilds in $TESTHOST_CACHE/debs). Runtime behaviour (up/down/ssh) lives in
+# The base image is cached under $TESTHOST_IMAGES/base-<key> (~/.cache/syslet-testhost by default),
+# where <key> is a hash of THIS FILE: any edit here rebuilds the image on the next run (minutes:
+# integration/README.md says how long; the .debs are cached across rebuilds in $TESTHOST_IMAGES/debs). Runtime behaviour (up/down/ssh) lives in
 # testhost.sh and can be changed without a rebuild.
 # shellcheck shell=bash
 

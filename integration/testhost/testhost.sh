@@ -14,13 +14,16 @@
 #   testhost.sh list             every instance this machine knows of (all checkouts)
 #   testhost.sh cleanup [--all]  stop leftovers: instances whose owner process died, orphan cgroups,
 #                                forwarders and run dirs; --all also stops live instances of this cache
-#   testhost.sh paths            print the cache, base and key paths (for tools)
+#   testhost.sh paths            print the cache, images, base and key paths (for tools)
 #
 # Environment:
 #   TESTHOST_RECIPE  the platform: trixie (default; recipe.sh) or testing (recipe.sh, then recipe-testing.sh);
 #                    each has its own base image, cached under a hash of its recipe files
 #   TESTHOST_NAME    instance name, [a-z0-9-], up to 40 chars (default: default); instances run concurrently
-#   TESTHOST_CACHE   state directory (default: integration/.cache of this checkout)
+#   TESTHOST_CACHE   this checkout's state: instances, built binaries (default: integration/.cache)
+#   TESTHOST_IMAGES  the base images and the .debs they were built from, shared by every checkout on this
+#                    machine and kept across fresh clones (default: $TESTHOST_CACHE when that is set,
+#                    else ${XDG_CACHE_HOME:-~/.cache}/syslet-testhost)
 #   TESTHOST_OWNER   PID whose death makes the instance a leftover for `cleanup` (the Go test binary sets
 #                    its own); unset = a manual instance, stopped only by `down` or `cleanup --all`
 #   TESTHOST_ROOTFS  overlay (default: overlayfs over the base, instant) | copy (cp -a of the base, ~5 s)
@@ -54,11 +57,15 @@ if [[ $RECIPE != trixie ]]; then
 fi
 
 CACHE=${TESTHOST_CACHE:-$HERE/../.cache}
-mkdir -p "$CACHE"
+# An image is keyed by its recipe's hash, like Go's caches by content: a fresh clone on a machine that
+# built it before boots it at once. A TESTHOST_CACHE of its own (a test's) keeps its images too.
+IMAGES=${TESTHOST_IMAGES:-${TESTHOST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syslet-testhost}}
+mkdir -p "$CACHE" "$IMAGES"
 CACHE=$(cd "$CACHE" && pwd -P)
+IMAGES=$(cd "$IMAGES" && pwd -P)
 KEY=$(cat "${RECIPE_FILES[@]}" | sha256sum | cut -c1-12)
 # trixie keeps the names it had before there were two recipes (base-KEY, debs, build.lock)
-if [[ $RECIPE == trixie ]]; then BASE=$CACHE/base-$KEY; SUFFIX=; else BASE=$CACHE/base-$RECIPE-$KEY; SUFFIX=-$RECIPE; fi
+if [[ $RECIPE == trixie ]]; then BASE=$IMAGES/base-$KEY; SUFFIX=; else BASE=$IMAGES/base-$RECIPE-$KEY; SUFFIX=-$RECIPE; fi
 SSHKEY=$BASE/ssh/id_ed25519
 NAME=${TESTHOST_NAME:-default}
 CACHEHASH=$(printf %s "$CACHE" | sha256sum | cut -c1-6)
@@ -192,18 +199,18 @@ cmd_build() {
   [[ $(id -u) == 0 ]] || die "build must run as root (debootstrap, chroot, nspawn)"
   cmd_tools
   preflight
-  exec 9>"$CACHE/build$SUFFIX.lock"   # one lock per recipe: two platforms build side by side
+  exec 9>"$IMAGES/build$SUFFIX.lock"   # one lock per recipe: two platforms build side by side
   flock 9
   if [[ -f $BASE/ready ]]; then log "base image $BASE was built meanwhile"; return 0; fi
   local t0=$SECONDS mirror; mirror=${TESTHOST_MIRROR:-$(host_mirror)}
   [[ -n $mirror ]] || die "no Debian archive URI in this machine's apt sources; set TESTHOST_MIRROR"
-  rm -rf "$BASE"; mkdir -p "$BASE/ssh" "$CACHE/debs$SUFFIX"
+  rm -rf "$BASE"; mkdir -p "$BASE/ssh" "$IMAGES/debs$SUFFIX"
   ssh-keygen -q -t ed25519 -N '' -C syslet-testhost -f "$SSHKEY"
   # RECIPE_SCRIPT names debootstrap's script for a suite it may not know by name (testing: sid's)
   local script=()
   [[ -z ${RECIPE_SCRIPT:-} ]] || script=("/usr/share/debootstrap/scripts/$RECIPE_SCRIPT")
   log "debootstrap $RECIPE_SUITE from $mirror -> $BASE/rootfs (log: $BASE/debootstrap.log)"
-  debootstrap --variant=minbase --cache-dir="$CACHE/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
+  debootstrap --variant=minbase --cache-dir="$IMAGES/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
     "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" 2>&1 | tee "$BASE/debootstrap.log" | debootstrap_progress ||
     { tail -20 "$BASE/debootstrap.log" >&2; die "debootstrap failed (log: $BASE/debootstrap.log)"; }
   log "debootstrap done in $((SECONDS - t0))s"
@@ -239,13 +246,18 @@ debootstrap_progress() {
 }
 
 gc_bases() { # delete base images of older versions of this recipe that no live instance uses
-  local b r used
-  for b in "$CACHE"/base-*; do
+  local b f r used
+  for b in "$IMAGES"/base-*; do
     [[ -d $b && $b != "$BASE" ]] || continue
     if [[ $RECIPE == trixie ]]; then [[ ${b##*/} =~ ^base-[0-9a-f]{12}$ ]] || continue
     else [[ ${b##*/} =~ ^base-$RECIPE-[0-9a-f]{12}$ ]] || continue; fi
     used=0
-    for r in "$CACHE"/run/*/; do [[ $(cat "$r/base" 2>/dev/null) == "$b" ]] && alive "$(cat "$r/pid" 2>/dev/null)" && used=1; done
+    # instances of every checkout: the registry maps each to its run dir
+    for f in "$REGISTRY"/*; do
+      [[ -f $f ]] || continue
+      r=$(cat "$f" 2>/dev/null)
+      [[ $(cat "$r/base" 2>/dev/null) == "$b" ]] && alive "$(cat "$r/pid" 2>/dev/null)" && used=1
+    done
     if ((used == 0)); then log "removing old base image $b"; rm -rf "$b"; fi
   done
 }
@@ -457,7 +469,7 @@ cmd_cleanup() {
   log "cleanup: $n leftover(s) removed"
 }
 
-cmd_paths() { printf 'cache=%s\nbase=%s\nkey=%s\nsshkey=%s\nrun=%s\nrecipe=%s\n' "$CACHE" "$BASE" "$KEY" "$SSHKEY" "$RUN" "$RECIPE"; }
+cmd_paths() { printf 'cache=%s\nimages=%s\nbase=%s\nkey=%s\nsshkey=%s\nrun=%s\nrecipe=%s\n' "$CACHE" "$IMAGES" "$BASE" "$KEY" "$SSHKEY" "$RUN" "$RECIPE"; }
 
 case ${1:-} in
   tools) cmd_tools ;;
