@@ -736,8 +736,8 @@ func (h *Host) Stop() error {
 // are often all about the units that ran after it (a CI run once showed
 // app-build.service failed and nothing of why).
 func (h *Host) dumpDiagnostics(t testing.TB) {
-	r := h.Run("systemctl is-system-running; systemctl --failed --no-legend --no-pager; podman ps -a --format '{{.Names}} {{.Status}}'; " +
-		"for u in $(systemctl --failed --no-legend --no-pager --plain | awk '{print $1}'); do echo \"--- journal of $u\"; journalctl -b --no-pager -q -n 30 -u \"$u\"; done; " +
+	r := h.Run("systemctl is-system-running; failed=$(systemctl --failed --no-legend --no-pager --plain); echo \"$failed\"; podman ps -a --format '{{.Names}} {{.Status}}'; " +
+		"for u in $(echo \"$failed\" | awk '{print $1}'); do echo \"--- journal of $u\"; journalctl -b --no-pager -q -n 30 -u \"$u\"; done; " +
 		"echo '--- the journal'; journalctl -b --no-pager -q -n 80")
 	t.Logf("testhost %s diagnostics after failure:\n%s", h.name, r)
 }
