@@ -19,7 +19,9 @@
 // units of the batch are still reloaded or started. An image build whose
 // start failed is tried once more after its batch, alone but for what
 // failed because it requires the build (buildRetry: podman's storage is
-// not safe for a build beside other podman commands). Either way Apply
+// not safe for a build beside other podman commands); so is a start that
+// failed on what it requires when the plan holds a build, which runs again
+// before every start of its container. Either way Apply
 // returns a Result that lists what was applied, what failed and what was
 // not reached, and a non-nil error. A plan with an action outside its own
 // step is refused before anything changes.

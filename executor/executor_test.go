@@ -618,6 +618,32 @@ func TestFailedBuildIsTriedOnceMoreAlone(t *testing.T) {
 	}
 }
 
+// TestBuildRunAsADependencyIsTriedOnceMore: a container whose unchanged
+// build runs again as its dependency (quadlet's build service does not
+// stay active) fails with "dependency" when that build fails; it is
+// started once more, alone, when the plan holds a build. Without one, a
+// start that failed on what it requires is not tried again.
+func TestBuildRunAsADependencyIsTriedOnceMore(t *testing.T) {
+	p := mk("start app.service", "start web.service")
+	p.Actions[0].Unit, p.Actions[1].Unit = "app.container", "web.container"
+	p.Units = []plan.UnitChange{{FileName: "app.build", Effect: plan.EffectNone}, {FileName: "app.container", Effect: plan.EffectRestart}}
+	o := &onceFailing{fake: &fake{}, dependent: "app.service"}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	if err != nil || len(res.Applied) != 2 || len(res.Failed) != 0 {
+		t.Errorf("err %v, applied %d, failed %+v", err, len(res.Applied), res.Failed)
+	}
+	if want := []string{"start app.service web.service", "start app.service"}; !slices.Equal(o.batches, want) {
+		t.Errorf("batches\n got %q\nwant %q", o.batches, want)
+	}
+
+	p.Units = p.Units[1:]
+	o = &onceFailing{fake: &fake{}, dependent: "app.service"}
+	res, err = executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	if !errors.Is(err, executor.ErrFailed) || len(res.Failed) != 1 || len(o.batches) != 1 {
+		t.Errorf("with no build in the plan: err %v, failed %+v, batches %q", err, res.Failed, o.batches)
+	}
+}
+
 // reverseSystemd lands a batch's jobs last to first, failing those named.
 type reverseSystemd struct {
 	*fake

@@ -286,8 +286,8 @@ func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error
 
 // buildRetry picks, of a start batch's failures (by action index), what
 // is tried once more: each image build that failed, with the starts that
-// failed only because they require it (their job's result "dependency").
-// Nothing when no build failed.
+// failed only because they require something (their job's result
+// "dependency"). Nothing when no build failed, or could have.
 //
 // Podman's storage is not safe for a build beside other podman commands:
 // a volume or network created, or a container started, while the build
@@ -298,6 +298,15 @@ func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error
 // alone, once the batch is over, the build has nothing beside it. A
 // build that fails for its own reasons fails again, and is reported as
 // the second try failed.
+//
+// A build need not be in the batch to run in it: quadlet's build service
+// is a oneshot that does not stay active, so every start of a container
+// built by it runs the build again, as the container's dependency (a
+// network recreated under three containers restarts them, and the build
+// of one runs beside the others' starts). Its failure then shows only as
+// the container's "dependency" result, so when the plan holds a build at
+// all, those starts are tried once more too; systemd runs the build
+// before them again.
 func buildRetry(p *plan.Plan, failed map[int]error) []int {
 	var builds, dependents []int
 	for i, err := range failed {
@@ -312,12 +321,18 @@ func buildRetry(p *plan.Plan, failed map[int]error) []int {
 			dependents = append(dependents, i)
 		}
 	}
-	if len(builds) == 0 {
+	if len(builds) == 0 && (len(dependents) == 0 || !holdsBuild(p)) {
 		return nil
 	}
 	again := append(builds, dependents...)
 	slices.Sort(again)
 	return again
+}
+
+// holdsBuild reports whether any of the plan's units is an image build,
+// changed or not.
+func holdsBuild(p *plan.Plan) bool {
+	return slices.ContainsFunc(p.Units, func(u plan.UnitChange) bool { return path.Ext(u.FileName) == ".build" })
 }
 
 // retryBuilds starts again the builds (and their dependents) of a batch
@@ -329,7 +344,7 @@ func (e *run) retryBuilds(ctx context.Context, again []int) error {
 	for _, i := range again {
 		retried[e.p.Actions[i].Target] = true
 	}
-	e.log.Warn().Strs("units", e.targets(again)).Msg("an image build failed; trying it once more, alone (a build beside other podman commands can lose its working container)")
+	e.log.Warn().Strs("units", e.targets(again)).Msg("an image build, or what a start requires, failed; trying it once more, alone (a build beside other podman commands can lose its working container)")
 	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool { return f.Action.Op == plan.OpStart && retried[f.Action.Target] })
 	_, err := e.jobs(ctx, again, host.JobStart)
 	return err
