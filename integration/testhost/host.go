@@ -731,13 +731,16 @@ func (h *Host) Stop() error {
 	return h.stopErr
 }
 
-// dumpDiagnostics logs what a failed test's host looked like. Each failed
-// unit's own journal comes first: the last 80 lines of the whole journal
-// are often all about the units that ran after it (a CI run once showed
-// app-build.service failed and nothing of why).
+// dumpDiagnostics logs what a failed test's host looked like. The own
+// journal of each unit that failed comes first, whether it is failed now or
+// failed earlier and was started again since: the last 80 lines of the whole
+// journal are often all about the units that ran after it (a CI run once
+// showed app-build.service failed and nothing of why; another, a build that
+// failed at boot and had run again by the time the test failed).
 func (h *Host) dumpDiagnostics(t testing.TB) {
 	r := h.Run("systemctl is-system-running; failed=$(systemctl --failed --no-legend --no-pager --plain); echo \"$failed\"; podman ps -a --format '{{.Names}} {{.Status}}'; " +
-		"for u in $(echo \"$failed\" | awk '{print $1}'); do echo \"--- journal of $u\"; journalctl -b --no-pager -q -n 30 -u \"$u\"; done; " +
+		"for u in $({ echo \"$failed\" | awk '{print $1}'; journalctl -b --no-pager -q -o cat _PID=1 | sed -n 's/^\\([^ ]*\\): Failed with result .*/\\1/p'; } | sort -u); do " +
+		"echo \"--- journal of $u\"; journalctl -b --no-pager -q -n 40 -u \"$u\"; done; " +
 		"echo '--- the journal'; journalctl -b --no-pager -q -n 80")
 	t.Logf("testhost %s diagnostics after failure:\n%s", h.name, r)
 }
