@@ -10,6 +10,7 @@ package integration
 // soft-reboot keeps /run, which a real reboot empties.)
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,7 +71,17 @@ func TestFaultReboot(t *testing.T) {
 	t.Run("RightAfterAnApply", func(t *testing.T) {
 		units := []string{"app.service", "db.service", "web.service", "backend-network.service", "db-data-volume.service", "web-cache-volume.service"}
 		before := invocations(t, h, units...)
+		c := cursor(t, h)
 		softReboot(t, h)
+		raced := buildLostStorageRace(t, h, c, "app")
+		if raced != "" {
+			// Podman's bug, not syslet's: what syslet owns is that its next
+			// run starts the container again.
+			t.Logf("app-build.service lost podman's storage race at boot (%s); syslet's next run must start app again", raced)
+			if r := apply(t, h, upgradeDir); !regexp.MustCompile(`app\.container +start: not running \(failed\)`).MatchString(r.Stdout) {
+				t.Errorf("the run after the race must start app:\n%s", r.Stdout)
+			}
+		}
 		after := invocations(t, h, units...)
 		for _, u := range units {
 			if st := prop(t, h, u, "ActiveState"); st != "active" {
@@ -85,14 +96,39 @@ func TestFaultReboot(t *testing.T) {
 		if d.Code != 0 || !strings.Contains(d.Stdout, "No changes") {
 			t.Errorf("the plan after the reboot (exit %d):\n%s", d.Code, d.Stdout)
 		}
-		c := cursor(t, h)
+		c = cursor(t, h)
 		if r := apply(t, h, upgradeDir); !strings.Contains(r.Stdout, "No changes") {
 			t.Errorf("the apply after the reboot:\n%s", r.Stdout)
 		}
 		if jobs := deployJobs(t, h, c); len(jobs) > 0 {
 			t.Errorf("the apply after the reboot made systemd work:\n%s", strings.Join(jobs, "\n"))
 		}
+		lost := "none: every container came back, the oneshot did not run again"
+		if raced != "" {
+			lost = "none: app's build lost podman's storage race at boot, syslet's next run started app; the oneshot did not run again"
+		}
 		recordFault(t, faultRow{Fault: "the host rebooted (soft-reboot) right after an apply", Tries: 1, Survived: 1,
-			DataLost: "none: every container came back, the oneshot did not run again", NextRun: "--diff: " + nextRun(d.Stdout)})
+			DataLost: lost, NextRun: "--diff: " + nextRun(d.Stdout)})
 	})
+}
+
+// buildLostStorageRace is the error line of the build of container name
+// since cursor when that build failed, leaving the container down, with
+// podman's storage race: a build beside other podman commands can lose its
+// working container (upstream buildah#5674, podman#23671; executor's
+// buildRetry). At boot every container starts at once, and quadlet's build
+// service runs again before its container, so a reboot can meet it (1 of 24
+// soft-reboots of three loaded test hosts). It is "" otherwise: a container
+// down for any other reason still fails the test.
+func buildLostStorageRace(t *testing.T, h *testhost.Host, cursor, name string) string {
+	t.Helper()
+	if prop(t, h, name+".service", "ActiveState") != "failed" {
+		return ""
+	}
+	for _, e := range journal(t, h, cursor, "_SYSTEMD_UNIT="+name+"-build.service") {
+		if strings.Contains(e.Message, "layer not known") || strings.Contains(e.Message, "identifier is not a container") {
+			return e.Message
+		}
+	}
+	return ""
 }
