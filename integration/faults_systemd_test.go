@@ -155,14 +155,19 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 	})
 
 	t.Run("BusFrozenDuringTheGate", func(t *testing.T) {
-		// Every change has landed and web serves the new page; the bus
-		// freezes while the health gate soaks. The gate's reads have a
-		// deadline of their own, so the run ends naming it instead of
-		// waiting as long as the bus stays frozen. Each probe has its own
-		// 1 s limit: while web restarts, a connection to its published
-		// port can hang (CI once saw the freeze never come).
+		// Every change has landed: web serves the new page and side runs
+		// again (a new invocation, active); the bus freezes while the
+		// health gate soaks. Web alone is not enough: the two start side
+		// by side, and a cold CI run once froze the bus while side was
+		// still starting, so the gate soaked after the thaw and passed.
+		// The gate's reads have a deadline of their own, so the run ends
+		// naming it instead of waiting as long as the bus stays frozen.
+		// Each probe has its own 1 s limit: while web restarts, a
+		// connection to its published port can hang (CI once saw the
+		// freeze never come).
 		writeFaultSpecs(t, h, "/root/bus3", faultSpecs("localhost:5000/busybox:latest", "bus3\n", nil, map[string]string{"Environment": "V=bus3"}))
-		freeze := fmt.Sprintf("(for i in $(seq 6000); do [ \"$(curl -sf --max-time 1 http://127.0.0.1:8080/)\" = bus3 ] && break; sleep 0.01; done; kill -STOP %[1]s; sleep 15; kill -CONT %[1]s) >/dev/null 2>&1 </dev/null & freezer=$!; trap 'kill $freezer 2>/dev/null; kill -CONT %[1]s' EXIT;", dbus)
+		landed := `[ "$(curl -sf --max-time 1 http://127.0.0.1:8080/)" = bus3 ] && [ "$(systemctl show -P InvocationID side.service)" != "$side" ] && systemctl -q is-active side.service`
+		freeze := fmt.Sprintf("side=$(systemctl show -P InvocationID side.service); (for i in $(seq 3000); do %[2]s && break; sleep 0.02; done; kill -STOP %[1]s; sleep 15; kill -CONT %[1]s) >/dev/null 2>&1 </dev/null & freezer=$!; trap 'kill $freezer 2>/dev/null; kill -CONT %[1]s' EXIT;", dbus, landed)
 		// Only the gate's reads meet the frozen bus, so only their deadline
 		// is short: the stops and starts before it get room for a loaded
 		// machine (at a load of 26 on two cores a stop once took over 4 s,
@@ -188,7 +193,7 @@ func TestFaultSystemdAndPodman(t *testing.T) {
 			t.Errorf("web serves %q, want bus3", s)
 		}
 		sane(t, h, true)
-		recordFault(t, faultRow{Fault: "systemd slow to answer while the health gate soaks: the system bus frozen once web serves the new page, for 15 s (the reads' deadline 4s, soak 20s)", Tries: 1, Survived: 1,
+		recordFault(t, faultRow{Fault: "systemd slow to answer while the health gate soaks: the system bus frozen once web serves the new page and side runs again, for 15 s (the reads' deadline 4s, soak 20s)", Tries: 1, Survived: 1,
 			DataLost: "none", NextRun: "this run: " + firstLine(r.Stdout, "could not be read") + " (after " + took.Round(100*time.Millisecond).String() + "); next run: " + nextRun(next.Stdout)})
 	})
 
