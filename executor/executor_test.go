@@ -576,6 +576,13 @@ func (o *onceFailing) Jobs(ctx context.Context, op host.JobOp, names []string, l
 	}
 }
 
+// apply runs p on a host whose systemd is o, with opts (a quiet log when
+// none is set).
+func (o *onceFailing) apply(p *plan.Plan, opts executor.Options) (*executor.Result, error) {
+	opts.Log = zerolog.Nop()
+	return executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, opts)
+}
+
 // TestFailedBuildIsTriedOnceMoreAlone: a build that failed in the batch of
 // every start is started once more after it, with what failed because it
 // requires the build, in a batch of their own; the result holds the
@@ -587,8 +594,7 @@ func TestFailedBuildIsTriedOnceMoreAlone(t *testing.T) {
 	}
 	o := &onceFailing{fake: &fake{}, build: "app-build.service", dependent: "app.service"}
 	r := &rec{}
-	res, err := executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake},
-		executor.Options{Log: zerolog.Nop(), Recorder: r})
+	res, err := o.apply(p, executor.Options{Recorder: r})
 	if err != nil {
 		t.Fatalf("err %v", err)
 	}
@@ -608,7 +614,7 @@ func TestFailedBuildIsTriedOnceMoreAlone(t *testing.T) {
 	// A build that fails again is reported once, as its second try; one
 	// that is not a build is never tried again.
 	o = &onceFailing{fake: &fake{fail: map[string]error{"start app-build.service": &host.JobError{Unit: "app-build.service", Op: "start", Result: "failed"}}}, build: "app-build.service"}
-	res, err = executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	res, err = o.apply(p, executor.Options{})
 	if !errors.Is(err, executor.ErrFailed) || len(res.Failed) != 1 || res.Failed[0].Action.Target != "app-build.service" || len(o.batches) != 2 {
 		t.Errorf("err %v, failed %+v, batches %q", err, res.Failed, o.batches)
 	}
@@ -628,7 +634,7 @@ func TestBuildRunAsADependencyIsTriedOnceMore(t *testing.T) {
 	p.Actions[0].Unit, p.Actions[1].Unit = "app.container", "web.container"
 	p.Units = []plan.UnitChange{{FileName: "app.build", Effect: plan.EffectNone}, {FileName: "app.container", Effect: plan.EffectRestart}}
 	o := &onceFailing{fake: &fake{}, dependent: "app.service"}
-	res, err := executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	res, err := o.apply(p, executor.Options{})
 	if err != nil || len(res.Applied) != 2 || len(res.Failed) != 0 {
 		t.Errorf("err %v, applied %d, failed %+v", err, len(res.Applied), res.Failed)
 	}
@@ -638,7 +644,7 @@ func TestBuildRunAsADependencyIsTriedOnceMore(t *testing.T) {
 
 	p.Units = p.Units[1:]
 	o = &onceFailing{fake: &fake{}, dependent: "app.service"}
-	res, err = executor.Apply(context.Background(), p, executor.Host{Files: o.fake, Systemd: o, Podman: o.fake}, executor.Options{Log: zerolog.Nop()})
+	res, err = o.apply(p, executor.Options{})
 	if !errors.Is(err, executor.ErrFailed) || len(res.Failed) != 1 || len(o.batches) != 1 {
 		t.Errorf("with no build in the plan: err %v, failed %+v, batches %q", err, res.Failed, o.batches)
 	}
