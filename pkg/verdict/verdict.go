@@ -85,6 +85,10 @@ const (
 // ends before the apply lock); an empty notification kind means there is
 // nothing to tell.
 type ending struct {
+	// id is the verdict's machine name: what --output json, webhookd's
+	// /status and syslet push's documents carry, stable across releases
+	// (a person reads name, which may be reworded).
+	id      string
 	name    string
 	exit    int
 	journal string
@@ -96,20 +100,20 @@ type ending struct {
 // table is the one mapping. TestEveryVerdictHasEveryMapping holds it
 // whole.
 var table = [count]ending{
-	Planned:         {"planned", ExitOK, "", "", DeploySuccess, ""},
-	NoChanges:       {"no changes", ExitOK, runlog.ResultNoChanges, "", DeploySuccess, ""},
-	Applied:         {"applied", ExitOK, runlog.ResultOK, notify.Succeeded, DeploySuccess, ""},
-	Judged:          {"judged", ExitOK, runlog.ResultOK, "", DeploySuccess, ""},
-	Restored:        {"restored", ExitOK, runlog.ResultRolledBack, notify.Succeeded, DeploySuccess, ""},
-	AlreadyRestored: {"already restored", ExitOK, runlog.ResultRolledBack, "", DeploySuccess, ""},
-	Invalid:         {"invalid", ExitInvalid, "", notify.Failed, DeployFailed, StageApply},
-	Refused:         {"refused", ExitError, runlog.ResultRefused, notify.Failed, DeployFailed, StageApply},
-	Declined:        {"declined", ExitError, "", "", DeployFailed, StageApply},
-	Failed:          {"failed", ExitError, runlog.ResultFailed, notify.Failed, DeployFailed, StageApply},
-	Interrupted:     {"interrupted", ExitInterrupted, runlog.ResultInterrupted, notify.Failed, DeployFailed, StageApply},
-	GateFailed:      {"failed the health gate", ExitError, runlog.ResultFailed, notify.Failed, DeployFailed, StageGate},
-	RolledBack:      {"rolled back", ExitRolledBack, runlog.ResultRolledBack, notify.RolledBack, DeployRolledBack, StageGate},
-	RollbackFailed:  {"rollback failed", ExitRollbackFailed, runlog.ResultFailed, notify.Failed, DeployFailed, StageGate},
+	Planned:         {"planned", "planned", ExitOK, "", "", DeploySuccess, ""},
+	NoChanges:       {"no-changes", "no changes", ExitOK, runlog.ResultNoChanges, "", DeploySuccess, ""},
+	Applied:         {"applied", "applied", ExitOK, runlog.ResultOK, notify.Succeeded, DeploySuccess, ""},
+	Judged:          {"judged", "judged", ExitOK, runlog.ResultOK, "", DeploySuccess, ""},
+	Restored:        {"restored", "restored", ExitOK, runlog.ResultRolledBack, notify.Succeeded, DeploySuccess, ""},
+	AlreadyRestored: {"already-restored", "already restored", ExitOK, runlog.ResultRolledBack, "", DeploySuccess, ""},
+	Invalid:         {"invalid", "invalid", ExitInvalid, "", notify.Failed, DeployFailed, StageApply},
+	Refused:         {"refused", "refused", ExitError, runlog.ResultRefused, notify.Failed, DeployFailed, StageApply},
+	Declined:        {"declined", "declined", ExitError, "", "", DeployFailed, StageApply},
+	Failed:          {"failed", "failed", ExitError, runlog.ResultFailed, notify.Failed, DeployFailed, StageApply},
+	Interrupted:     {"interrupted", "interrupted", ExitInterrupted, runlog.ResultInterrupted, notify.Failed, DeployFailed, StageApply},
+	GateFailed:      {"gate-failed", "failed the health gate", ExitError, runlog.ResultFailed, notify.Failed, DeployFailed, StageGate},
+	RolledBack:      {"rolled-back", "rolled back", ExitRolledBack, runlog.ResultRolledBack, notify.RolledBack, DeployRolledBack, StageGate},
+	RollbackFailed:  {"rollback-failed", "rollback failed", ExitRollbackFailed, runlog.ResultFailed, notify.Failed, DeployFailed, StageGate},
 }
 
 func (v Verdict) ending() ending {
@@ -124,6 +128,42 @@ func (v Verdict) String() string {
 		return fmt.Sprintf("verdict(%d)", v)
 	}
 	return table[v].name
+}
+
+// ID is the verdict's machine name ("rolled-back"): stable, for
+// documents; String is for people.
+func (v Verdict) ID() string { return v.ending().id }
+
+// MarshalText writes the verdict's ID, so a Verdict in a JSON document
+// reads as its machine name; the zero Verdict (no ending yet) as "".
+func (v Verdict) MarshalText() ([]byte, error) {
+	if v == 0 {
+		return []byte{}, nil
+	}
+	if v >= count {
+		return nil, fmt.Errorf("verdict: no verdict %d", v)
+	}
+	return []byte(table[v].id), nil
+}
+
+// UnmarshalText reads a verdict's ID back ("" is no verdict).
+func (v *Verdict) UnmarshalText(b []byte) error {
+	p, err := Parse(string(b))
+	*v = p
+	return err
+}
+
+// Parse is the verdict whose ID is id ("" is the zero Verdict).
+func Parse(id string) (Verdict, error) {
+	if id == "" {
+		return 0, nil
+	}
+	for k := Verdict(1); k < count; k++ {
+		if table[k].id == id {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("verdict: unknown verdict %q", id)
 }
 
 // Exit is syslet's exit code for the verdict.

@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"encoding/json"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -15,9 +17,16 @@ func TestEveryVerdictHasEveryMapping(t *testing.T) {
 	journal := []string{"", runlog.ResultOK, runlog.ResultFailed, runlog.ResultInterrupted, runlog.ResultNoChanges, runlog.ResultRefused, runlog.ResultRolledBack}
 	kinds := append([]notify.Kind{""}, notify.Kinds...)
 	exits := []int{ExitOK, ExitError, ExitInvalid, ExitRolledBack, ExitRollbackFailed, ExitInterrupted}
-	names := map[string]bool{}
+	names, ids := map[string]bool{}, map[string]bool{}
 	for _, v := range all() {
 		e := table[v]
+		if !regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`).MatchString(e.id) || ids[e.id] {
+			t.Errorf("verdict %d: id %q is not a unique lower-case-with-dashes name", v, e.id)
+		}
+		ids[e.id] = true
+		if back, err := Parse(e.id); err != nil || back != v {
+			t.Errorf("Parse(%q) = %v, %v; want %v", e.id, back, err, v)
+		}
 		if e.name == "" || names[e.name] {
 			t.Errorf("verdict %d: name %q is missing or not unique", v, e.name)
 		}
@@ -66,4 +75,23 @@ func all() []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// TestVerdictInJSONIsItsID: a document carries the machine name, and reads
+// back to the same verdict; an unknown name is an error, not a zero.
+func TestVerdictInJSONIsItsID(t *testing.T) {
+	type doc struct {
+		V Verdict `json:"verdict"`
+	}
+	b, err := json.Marshal(doc{RolledBack})
+	if err != nil || string(b) != `{"verdict":"rolled-back"}` {
+		t.Fatalf("Marshal = %s, %v", b, err)
+	}
+	var back doc
+	if err := json.Unmarshal(b, &back); err != nil || back.V != RolledBack {
+		t.Fatalf("Unmarshal = %v, %v", back.V, err)
+	}
+	if err := json.Unmarshal([]byte(`{"verdict":"rolled back"}`), &back); err == nil {
+		t.Fatal("Unmarshal of a person's name: no error")
+	}
 }
