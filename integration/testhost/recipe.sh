@@ -9,10 +9,12 @@
 RECIPE_SUITE=trixie
 # debootstrap does not install Recommends: openssh-sftp-server (scp), nftables (netavark) and
 # catatonit (RunInit=) are listed explicitly. man-db: the tutorial reads syslet's man pages on the host.
+# haproxy and caddy: the reverse proxies a start-first replacement was measured behind (their own
+# services are disabled below: syslet runs the proxy it manages as a unit of its own).
 RECIPE_PACKAGES=systemd-sysv,systemd-resolved,dbus,udev,\
 podman,conmon,crun,runc,netavark,aardvark-dns,catatonit,nftables,iptables,\
 docker-registry,busybox-static,openssh-server,openssh-sftp-server,\
-git,ca-certificates,iproute2,curl,jq,procps,less,tar,man-db
+git,ca-certificates,iproute2,curl,jq,procps,less,tar,man-db,haproxy,caddy
 
 # recipe_configure ROOTFS PUBKEY - configure a freshly debootstrapped tree (run on the host, via chroot)
 recipe_configure() {
@@ -37,6 +39,8 @@ EOF
 
   # quiet, fast guest: no timers that wake up apt, no wait-online
   chroot "$R" systemctl disable apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer fstrim.timer >/dev/null 2>&1 || true
+  # the packages' own proxies would listen on :80 in every guest
+  chroot "$R" systemctl disable haproxy.service caddy.service >/dev/null 2>&1 || true
   chroot "$R" systemctl mask systemd-networkd-wait-online.service >/dev/null 2>&1 || true
 
   # local registry (distribution v2), plain HTTP, loopback only, deletes allowed.
