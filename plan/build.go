@@ -11,112 +11,122 @@ import (
 	"github.com/syslet/syslet/render"
 )
 
-type builder struct {
-	opts Options
-	out  *render.Output
-	obs  *Observed
-	p    *Plan
-	inst map[string]*installedUnit // by file name
-
-	recreated map[string]bool // "data.volume", "net.network", "app.build" rebuilt or recreated
-	secrets   map[string]bool // podman secret names created or replaced
-	pulls     map[string]bool // image references already planned for pull
-	// installedImages are the images installed managed units run or
-	// build, which stand in for the image store when podman is not read.
-	installedImages map[string]bool
-
-	// Indexes built once so that planning stays linear in the number of
-	// units and files.
-	desired  map[string]*render.Unit         // by unit file name
-	ownFiles map[string][]render.File        // desired files by owner unit file
-	ownDirs  map[string][]render.Dir         // desired config dirs by owner unit file
-	under    map[string][]string             // observed paths by the config or build root holding them
-	children map[string][]string             // observed paths by parent directory
-	dirFiles map[string]map[string]host.File // config dirs as read, by path (configDir)
-	dropIns  map[string][]byte               // drop-ins this plan writes (content) or removes (nil), relative to the unit dir
-	// held are the units left as they are because they were edited by
-	// hand (a held template holds its instances too); filesChanged the
-	// templates whose config files changed (their instances restart).
-	heldUnits   map[string]bool
-	dirsChanged map[string]bool // templates whose config dirs changed (their instances reload)
-	// The drop-ins of the unit directory as read (dropins.go), and their
-	// names by directory.
-	curDropIns   map[string][]byte
-	curDirs      map[string][]string
-	roots        map[string]string // files roots of desired units → a unit keeping it (stale.go)
-	filesChanged map[string]bool
-	// lifted are the pinned containers an update runs on their tag's new
-	// image: their pins go (updates.go, pins.go).
-	lifted map[string]bool
-}
-
 // Build compares desired and observed state and returns the plan. It is
 // pure: the same inputs and options always give the same plan. Options
 // are the guardrails' switches (drift.go).
+//
+// It is the list of planning's stages, each a function of the inputs and
+// of what the stages before it found, returning what it finds: the
+// inputs indexed (inputs, with the installed units, installed.go), the
+// secrets (secrets.go), each desired unit (units.go), what no spec
+// declares any more (stale.go), and the order of the whole (future.go).
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
-	b := &builder{opts: opts, out: out, obs: obs, p: &Plan{}, inst: map[string]*installedUnit{},
-		recreated: map[string]bool{}, secrets: map[string]bool{}, pulls: map[string]bool{}, dropIns: map[string][]byte{},
-		heldUnits: map[string]bool{}, filesChanged: map[string]bool{}, dirsChanged: map[string]bool{}, lifted: map[string]bool{}}
+	in := indexInputs(out, obs, opts)
+	p := &Plan{}
 	// Each desired unit gets one entry (stale ones a few more): sized
 	// once, not grown by doubling through a hundred thousand of them. A
 	// plan of no units keeps a nil list (its JSON "units": null).
 	if len(out.Units) > 0 {
-		b.p.Units = make([]UnitChange, 0, len(out.Units))
+		p.Units = make([]UnitChange, 0, len(out.Units))
 	}
-	// The desired units come first: reading an installed unit that is
-	// byte for byte what is rendered reuses the rendered one.
-	b.desired = make(map[string]*render.Unit, len(out.Units))
-	for _, u := range out.Units {
-		b.desired[u.FileName] = u
-	}
-	// Indexing the desired and observed files and parsing the installed
-	// units touch different parts of the builder: done side by side.
-	var wg sync.WaitGroup
-	wg.Go(b.readInstalled)
-	b.index()
-	wg.Wait()
 	// Resources first, then what runs in the kind table's order, which is
 	// the order of dependence: a pod before its containers (which restart
-	// with it), containers before kube units.
+	// with it), containers before kube units. Each unit reads what the
+	// units planned before it were told (before), and adds its own.
+	var before decided
 	for _, u := range out.Units {
 		if !runs(u.Kind) {
-			b.resource(u)
+			before.join(p, in.resource(u, &before))
 		}
 	}
-	b.secretChanges()
+	sec := in.secrets()
+	p.join(sec.part)
 	for _, k := range spec.Kinds {
 		if !runs(k) {
 			continue
 		}
 		for _, u := range out.Units {
 			if u.Kind == k {
-				b.container(u)
+				before.join(p, in.running(u, &before, sec.changed))
 			}
 		}
 	}
-	b.stale()
-	b.orphans()
-	b.autoUpdateWarnings(out)
-	b.p.Refusals = append(b.p.Refusals, linkRefusals(out, obs)...)
-	b.finish()
-	b.p.Leftovers = obs.Leftovers
-	return b.p
+	// Only the units no spec declares are planned here (usually none of a
+	// big set). Room for them is made once: a unit change each, and about
+	// three actions (stop, remove, delete). Grown a quarter at a time
+	// instead, a removal of a hundred thousand units copied its plan some
+	// twenty times over, each time into memory fresh from the kernel.
+	gone := in.gone()
+	p.Units = slices.Grow(p.Units, len(gone))
+	p.Actions = slices.Grow(p.Actions, 3*len(gone))
+	var roots map[string]string
+	if len(gone) > 0 {
+		roots = rootsOf(out)
+	}
+	for _, iu := range gone {
+		before.join(p, in.stale(iu, roots, &before))
+	}
+	p.Actions = append(p.Actions, in.orphans()...)
+	p.Warnings = append(p.Warnings, autoUpdateWarnings(out, obs)...)
+	p.Refusals = append(p.Refusals, linkRefusals(out, obs)...)
+	finish(p, in.have.units)
+	p.Leftovers = obs.Leftovers
+	return p
 }
 
-func (b *builder) index() {
-	b.ownFiles, b.ownDirs = map[string][]render.File{}, map[string][]render.Dir{}
-	for _, f := range b.out.Files {
-		b.ownFiles[f.Owner] = append(b.ownFiles[f.Owner], f)
+// inputs are what every stage of planning reads and none changes: the
+// rendered set, the host as observed and the options, with the indexes
+// made of them once, so that planning stays linear in the number of units
+// and files.
+type inputs struct {
+	opts Options
+	out  *render.Output
+	obs  *Observed
+	want desired
+	have installed
+}
+
+// desired is the rendered set indexed by unit file.
+type desired struct {
+	units map[string]*render.Unit
+	files map[string][]render.File // by owner unit file
+	dirs  map[string][]render.Dir  // config dirs by owner unit file
+}
+
+// indexInputs indexes the inputs. The desired units come first: reading an
+// installed unit that is byte for byte what is rendered reuses the
+// rendered one. Indexing the observed files and parsing the installed
+// units read different things: done side by side.
+func indexInputs(out *render.Output, obs *Observed, opts Options) *inputs {
+	in := &inputs{opts: opts, out: out, obs: obs, want: desired{units: make(map[string]*render.Unit, len(out.Units)),
+		files: map[string][]render.File{}, dirs: map[string][]render.Dir{}}}
+	for _, u := range out.Units {
+		in.want.units[u.FileName] = u
 	}
-	for _, d := range b.out.Dirs {
-		b.ownDirs[d.Owner] = append(b.ownDirs[d.Owner], d)
+	var wg sync.WaitGroup
+	wg.Go(func() { in.have = readInstalled(obs, in.want.units) })
+	for _, f := range out.Files {
+		in.want.files[f.Owner] = append(in.want.files[f.Owner], f)
 	}
-	b.under, b.children = map[string][]string{}, map[string][]string{}
+	for _, d := range out.Dirs {
+		in.want.dirs[d.Owner] = append(in.want.dirs[d.Owner], d)
+	}
+	under, children, dropIns := indexFiles(obs.Files)
+	wg.Wait()
+	in.have.under, in.have.children, in.have.dropIns = under, children, dropIns
+	return in
+}
+
+// indexFiles indexes the observed paths by the config or build root
+// holding them (under) and by parent directory (children), and reads the
+// drop-ins of the unit directory (dropins.go).
+func indexFiles(files map[string]host.File) (under, children map[string][]string, d dropIns) {
+	under, children, d = map[string][]string{}, map[string][]string{}, dropIns{}
 	// Observed paths are clean and absolute, so parents and the per-owner
 	// directories are prefixes of the path itself: slices, no allocation.
-	for p := range b.obs.Files {
+	for p, f := range files {
 		if i := strings.LastIndexByte(p, '/'); i > 0 {
-			b.children[p[:i]] = append(b.children[p[:i]], p)
+			children[p[:i]] = append(children[p[:i]], p)
 		}
 		for _, root := range filesRoots {
 			if len(p) > len(root)+1 && p[len(root)] == '/' && strings.HasPrefix(p, root) {
@@ -124,29 +134,26 @@ func (b *builder) index() {
 				if i := strings.IndexByte(p[len(root)+1:], '/'); i >= 0 {
 					end = len(root) + 1 + i
 				}
-				b.under[p[:end]] = append(b.under[p[:end]], p)
+				under[p[:end]] = append(under[p[:end]], p)
 			}
 		}
-	}
-}
-
-func (b *builder) add(a Action, rank int) {
-	a.Step, a.rank = StepOf(a.Op), int32(rank)
-	a.Irreversible = irreversible[a.Op]
-	if a.Payload != nil && a.Content != nil {
-		a.Digest = contentDigest(a.Content)
-	}
-	b.p.Actions = append(b.p.Actions, a)
-}
-
-// unwrite takes back the unit write planned for path.
-func (b *builder) unwrite(path string) {
-	for i := len(b.p.Actions) - 1; i >= 0; i-- {
-		if a := b.p.Actions[i]; a.Op == OpWriteUnit && a.Target == path {
-			b.p.Actions = append(b.p.Actions[:i], b.p.Actions[i+1:]...)
-			return
+		if rel, ok := dropInFile(p, f); ok {
+			d.set(rel, f.Data)
 		}
 	}
+	return under, children, d
+}
+
+// rootsOf are the files roots of the desired units, each with a unit
+// keeping it (stale.go).
+func rootsOf(out *render.Output) map[string]string {
+	roots := map[string]string{}
+	for _, u := range out.Units {
+		if r := filesRoot(u.Kind, u.Name); r != "" && u.Link == "" {
+			roots[r] = u.FileName
+		}
+	}
+	return roots
 }
 
 // irreversible are the ops no rollback undoes: what they delete is gone.
@@ -177,12 +184,4 @@ func kindRank(k spec.Kind) int {
 func newChange(u *render.Unit) UnitChange {
 	return UnitChange{FileName: u.FileName, Path: u.Path, Service: u.Service, Kind: u.Kind, Effect: EffectNone,
 		Source: u.Origin.String(), Template: u.Template, Instance: u.Instance}
-}
-
-func (b *builder) pull(ref, owner string) {
-	if b.pulls[ref] {
-		return
-	}
-	b.pulls[ref] = true
-	b.add(Action{Op: OpPull, Target: ref, Unit: owner, Reason: "not in the image store"}, 0)
 }

@@ -10,13 +10,25 @@
 // order of their Step. Reasons in a plan explain; they never steer the
 // executor.
 //
-// Build's work is split by what it decides about: installed.go reads the
-// installed units and what they say about themselves, units.go plans
-// each desired unit (resources, then containers), files.go its config
-// files, config dirs and build contexts, secrets.go the podman secrets
-// (and checks that the external ones, which syslet never touches, exist),
-// stale.go what no spec declares any more, and future.go the unit set
-// staging checks and the final action order.
+// Build is the list of planning's stages (build.go), each a function of
+// the inputs and of what the stages before it found, returning what it
+// found: the inputs indexed once and read-only from then on (inputs:
+// the rendered set, and the host with its installed units, installed.go),
+// the podman secrets (secrets.go, which also checks that the external
+// ones, which syslet never touches, exist), each desired unit in the order
+// of dependence, what no spec declares any more (stale.go), and the order
+// of the whole (future.go, which also derives the unit set staging
+// checks). A stage's finding is a part of the plan (part.go), and Build
+// joins the parts in its order.
+//
+// A desired unit's plan (units.go) begins with compare (compare.go: its
+// file and drop-ins, dropins.go, against the host's; drift.go's check of
+// hand edits), adds what its kind's checks find (files.go: config files,
+// config dirs and build contexts; images.go; pins.go; updates.go), and
+// ends with what happens to its service (resource, or for what runs,
+// service). What a unit's plan tells the units after it that depend on
+// it (a resource recreated, a template's files changed, a drop-in
+// written) is its outcome, which Build records (decided) and passes on.
 //
 // Observed.Fingerprint stamps what Observe read (digests, modes, states,
 // IDs and labels; never content) for a saved plan, and Changes names what

@@ -94,7 +94,7 @@ type edit struct {
 // differs from it) and recorded files whose desired content (by path, nil
 // when no longer desired) differs from what is on disk. Config dirs keep
 // their digests apart and are checked by dirEdits.
-func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byte) []edit {
+func (in *inputs) edits(iu *installedUnit, want []byte, desired map[string][]byte) []edit {
 	var out []edit
 	// A unit edit only matters when the plan would rewrite the unit: one
 	// that still means what the specs say (a comment, a reordering) is
@@ -108,7 +108,7 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 	}
 	rec := iu.recorded
 	for _, p := range slices.Sorted(maps.Keys(rec)) {
-		cur, ok := b.obs.Files[p]
+		cur, ok := in.obs.Files[p]
 		if !ok || cur.Link != "" || cur.Mode.IsDir() {
 			continue // missing: nothing to protect
 		}
@@ -119,7 +119,7 @@ func (b *builder) edits(iu *installedUnit, want []byte, desired map[string][]byt
 		if sum.Tagged() == rec[p] {
 			continue // syslet's own content
 		}
-		if b.opts.Written[p][sum.Hex()] {
+		if in.opts.Written[p][sum.Hex()] {
 			continue // an interrupted run wrote it before recording it
 		}
 		kind := render.ConfigFile
@@ -143,27 +143,32 @@ const configDirFile render.FileKind = "config-dir"
 // written before syslet recorded digests has no manifest: its files are
 // unknown, never drift, until the next version is written with one. A
 // recorded file that is gone is nothing to protect (as for config files).
-func (b *builder) dirEdits(iu *installedUnit, desired []render.Dir) []edit {
+// read are the desired config dirs as read (readDirs).
+func (in *inputs) dirEdits(iu *installedUnit, desired []render.Dir, read configDirs) []edit {
 	if iu.kind != spec.Container {
 		return nil
 	}
 	var out []edit
-	for _, p := range b.under[layout.ConfigDirOf(iu.name)] {
+	for _, p := range in.have.under[layout.ConfigDirOf(iu.name)] {
 		dir, ok := strings.CutSuffix(p, "/"+layout.DataLink)
-		if !ok || b.obs.Files[p].Link == "" {
+		if !ok || in.obs.Files[p].Link == "" {
 			continue
 		}
 		var want []render.DirFile
-		for _, d := range desired {
+		var cur map[string]host.File
+		known := false
+		for i, d := range desired {
 			if d.Path == dir {
-				want = d.Files
+				want, cur, known = d.Files, read[i], true
 			}
 		}
-		cur := b.configDir(dir)
+		if !known {
+			cur = in.configDir(dir)
+		}
 		if sameContent(cur, want) {
 			continue // what the specs say: every dir of a converged host
 		}
-		m, ok := b.obs.Files[layout.Resolve(b.readlink, dir, layout.FileLink(layout.Digests), 8)]
+		m, ok := in.obs.Files[layout.Resolve(in.readlink, dir, layout.FileLink(layout.Digests), 8)]
 		if !ok || m.Link != "" || m.Mode.IsDir() {
 			continue
 		}
@@ -182,7 +187,7 @@ func (b *builder) dirEdits(iu *installedUnit, desired []render.Dir) []edit {
 			out = append(out, edit{path: dir + "/" + name, cur: f, kind: configDirFile})
 		}
 	}
-	// b.under and cur are unordered: two plans of one host must read the same.
+	// under and cur are unordered: two plans of one host must read the same.
 	slices.SortFunc(out, func(x, y edit) int { return strings.Compare(x.path, y.path) })
 	return out
 }
@@ -201,24 +206,24 @@ func sameContent(cur map[string]host.File, want []render.DirFile) bool {
 	return true
 }
 
-func (b *builder) readlink(p string) (string, bool) {
-	f, ok := b.obs.Files[p]
+func (in *inputs) readlink(p string) (string, bool) {
+	f, ok := in.obs.Files[p]
 	return f.Link, ok && f.Link != ""
 }
 
-// held is the drift hook of compare: it reports whether the desired unit
+// held is the drift check of compare: it reports whether the desired unit
 // u must be left alone because the operator edited its installed files.
-// It then records the unit as drift, with diffs, and the plan makes no
-// change for it.
-func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want []byte) bool {
+// It then makes up the unit's whole plan, drift with diffs: no change.
+// read are u's config dirs as read.
+func (in *inputs) held(u *render.Unit, iu *installedUnit, up *unitPlan, want []byte, read configDirs) bool {
 	desired := map[string][]byte{}
 	modes := map[string]uint32{}
-	for _, f := range b.ownFiles[u.FileName] {
+	for _, f := range in.want.files[u.FileName] {
 		desired[f.Path], modes[f.Path] = f.Content, f.Mode
 	}
-	maps.Copy(desired, b.desiredDropIns(u))
-	dirs := b.ownDirs[u.FileName]
-	edited := append(b.edits(iu, want, desired), b.dirEdits(iu, dirs)...)
+	maps.Copy(desired, desiredDropIns(in.out, u))
+	dirs := in.want.dirs[u.FileName]
+	edited := append(in.edits(iu, want, desired), in.dirEdits(iu, dirs, read)...)
 	if len(edited) == 0 {
 		return false
 	}
@@ -227,27 +232,27 @@ func (b *builder) held(u *render.Unit, iu *installedUnit, uc *UnitChange, want [
 			desired[d.Path+"/"+f.Name], modes[d.Path+"/"+f.Name] = f.Content, f.Mode
 		}
 	}
-	if b.opts.Force {
-		uc.Reasons = append(uc.Reasons, "edited by hand ("+editPaths(edited)+"); replaced because of --force")
+	if in.opts.Force {
+		up.change.Reasons = append(up.change.Reasons, "edited by hand ("+editPaths(edited)+"); replaced because of --force")
 		return false
 	}
-	st := b.state(u.Service, iu)
-	uc.needReload, uc.Before = st.NeedDaemonReload, beforeState(st)
-	b.drift(iu, uc, edited, want, desired, modes)
+	st := in.state(u.Service, iu)
+	up.change.needReload, up.change.Before = st.NeedDaemonReload, beforeState(st)
+	in.drift(iu, up, edited, want, desired, modes)
 	return true
 }
 
 // heldStale is the drift hook for an installed unit no spec declares any
 // more: a hand-edited unit is not removed without --force.
-func (b *builder) heldStale(iu *installedUnit, uc *UnitChange) bool {
-	if b.opts.Force {
+func (in *inputs) heldStale(iu *installedUnit, up *unitPlan) bool {
+	if in.opts.Force {
 		return false
 	}
-	edited := append(b.edits(iu, nil, nil), b.dirEdits(iu, nil)...)
+	edited := append(in.edits(iu, nil, nil), in.dirEdits(iu, nil, nil)...)
 	if len(edited) == 0 {
 		return false
 	}
-	b.drift(iu, uc, edited, nil, nil, nil)
+	in.drift(iu, up, edited, nil, nil, nil)
 	return true
 }
 
@@ -264,13 +269,14 @@ func editPaths(es []edit) string {
 // is, the spec's content with the spec's mode), so a private file made
 // world-readable by hand, or replaced by a FIFO, still hides what the
 // spec says it holds.
-func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want []byte, desired map[string][]byte, modes map[string]uint32) {
+func (in *inputs) drift(iu *installedUnit, up *unitPlan, edited []edit, want []byte, desired map[string][]byte, modes map[string]uint32) {
+	uc := &up.change
 	uc.Effect = EffectDrift
 	uc.After = uc.Before
 	uc.Reasons = []string{"edited by hand since syslet wrote it (" + editPaths(edited) + "); kept: --force replaces it"}
 	for _, e := range edited {
 		if e.path == iu.path {
-			uc.Diff = b.unitDiff(iu, want)
+			uc.Diff = unitDiff(in.obs.Files, iu, want)
 			continue
 		}
 		mode := uint32(e.cur.Mode.Perm())
@@ -279,10 +285,10 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 		if ok {
 			newMode = modes[e.path]
 		}
-		b.p.Files = append(b.p.Files, FileChange{Path: e.path, Op: "!", Kind: e.kind, Owner: iu.fileName,
+		up.files = append(up.files, FileChange{Path: e.path, Op: "!", Kind: e.kind, Owner: iu.fileName,
 			OldMode: mode, NewMode: newMode, Diff: fileDiff(e.path, e.cur, true, newMode, d, ok)})
 	}
-	b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", editPaths(edited))})
+	up.notes = append(up.notes, Note{Unit: iu.fileName, Message: fmt.Sprintf("drift: %s edited by hand; left as it is (run with --force to replace)", editPaths(edited))})
 }
 
 // takeOver decides whether an installed unit without syslet's marker may
@@ -290,12 +296,8 @@ func (b *builder) drift(iu *installedUnit, uc *UnitChange, edited []edit, want [
 // already says (SameMeaning), so rewriting it with the marker changes
 // nothing systemd or podman would act on. This is how `syslet adopt`
 // takes over a host that runs hand-written quadlets without a restart.
-func (b *builder) takeOver(u *render.Unit, iu *installedUnit, uc *UnitChange) bool {
-	if !iu.parses || !unit.SameMeaning(iu.parsed(), u.Parsed()) {
-		return false
-	}
-	uc.Reasons = append(uc.Reasons, "taken over: the specs say exactly what the hand-written unit says; syslet adds its marker")
-	return true
+func takeOver(u *render.Unit, iu *installedUnit) bool {
+	return iu.parses && unit.SameMeaning(iu.parsed(), u.Parsed())
 }
 
 func wantFile(want []byte) *unit.File {

@@ -25,53 +25,54 @@ import (
 // unit's own keys. The pin drop-in of a rollback is planned by pins.go and
 // left out of both sides.
 
-// currentDropIns is every drop-in file of the unit directory, by path
-// relative to it ("web.container.d/10-limits.conf"), read once per plan:
-// regular *.conf files one level down in a NAME.d directory, the pin left
-// out.
-func (b *builder) currentDropIns() map[string][]byte {
-	if b.curDropIns != nil {
-		return b.curDropIns
+// dropIns are drop-in files by directory and name, relative to the unit
+// directory ("web.container.d" → "10-limits.conf" → content): the host's
+// (installed.dropIns), or what a plan writes (content) and removes (nil).
+type dropIns map[string]map[string][]byte
+
+func (d dropIns) set(rel string, data []byte) {
+	dir, name, _ := strings.Cut(rel, "/")
+	if d[dir] == nil {
+		d[dir] = map[string][]byte{}
 	}
-	b.curDropIns, b.curDirs = map[string][]byte{}, map[string][]string{}
-	for p, f := range b.obs.Files {
-		rel, ok := strings.CutPrefix(p, layout.UnitDir+"/")
-		if !ok || f.Link != "" || f.Mode.IsDir() {
-			continue
-		}
-		dir, name, ok := strings.Cut(rel, "/")
-		if !ok || strings.Contains(name, "/") || !strings.HasSuffix(dir, ".d") || !strings.HasSuffix(name, ".conf") || name == layout.PinFile {
-			continue
-		}
-		b.curDropIns[rel] = f.Data
-		b.curDirs[dir] = append(b.curDirs[dir], name)
-	}
-	return b.curDropIns
+	d[dir][name] = data
 }
 
-// futureDropIn is a drop-in as the apply leaves it: what the plan writes
-// or removes, else what is there.
-func (b *builder) futureDropIn(rel string) ([]byte, bool) {
-	if d, ok := b.dropIns[rel]; ok {
-		return d, d != nil
+func (d dropIns) get(rel string) ([]byte, bool) {
+	dir, name, _ := strings.Cut(rel, "/")
+	data, ok := d[dir][name]
+	return data, ok
+}
+
+// dropInFile reports whether the observed file at p is a drop-in of the
+// unit directory, and its path relative to it: regular *.conf files one
+// level down in a NAME.d directory, the pin left out.
+func dropInFile(p string, f host.File) (string, bool) {
+	rel, ok := strings.CutPrefix(p, layout.UnitDir+"/")
+	if !ok || f.Link != "" || f.Mode.IsDir() {
+		return "", false
 	}
-	d, ok := b.currentDropIns()[rel]
-	return d, ok
+	dir, name, ok := strings.Cut(rel, "/")
+	if !ok || strings.Contains(name, "/") || !strings.HasSuffix(dir, ".d") || !strings.HasSuffix(name, ".conf") || name == layout.PinFile {
+		return "", false
+	}
+	return rel, true
 }
 
 // effective lists the drop-ins quadlet merges into fileName, in its order:
-// of each file name the one in the most specific directory, by name.
-func (b *builder) effective(fileName string, future bool) []*unit.File {
-	cur := b.currentDropIns()
+// of each file name the one in the most specific directory, by name. now
+// are the host's; planned, when given, what the plan writes and removes
+// (the units planned before, the unit at hand), as the apply leaves them.
+func effective(now dropIns, fileName string, planned ...dropIns) []*unit.File {
 	byName := map[string][]byte{}
 	for _, dir := range layout.DropInDirs(fileName) {
 		names := map[string]bool{}
-		for _, n := range b.curDirs[dir] {
+		for n := range now[dir] {
 			names[n] = true
 		}
-		if future {
-			for rel, data := range b.dropIns {
-				if d, n, _ := strings.Cut(rel, "/"); d == dir && data != nil && n != layout.PinFile {
+		for _, pl := range planned {
+			for n, data := range pl[dir] {
+				if data != nil && n != layout.PinFile {
 					names[n] = true
 				}
 			}
@@ -80,10 +81,11 @@ func (b *builder) effective(fileName string, future bool) []*unit.File {
 			if _, seen := byName[n]; seen {
 				continue
 			}
-			rel := dir + "/" + n
-			data, ok := cur[rel]
-			if future {
-				data, ok = b.futureDropIn(rel)
+			data, ok := now[dir][n]
+			for _, pl := range planned {
+				if d, in := pl[dir][n]; in {
+					data, ok = d, d != nil
+				}
 			}
 			if ok {
 				byName[n] = data
@@ -101,39 +103,45 @@ func (b *builder) effective(fileName string, future bool) []*unit.File {
 
 // hasDropIns reports whether any drop-in applies to fileName now or after
 // the apply; when none does, a unit is compared on its own.
-func (b *builder) hasDropIns(fileName string) bool {
+func hasDropIns(now dropIns, fileName string, planned ...dropIns) bool {
 	dirs := layout.DropInDirs(fileName)
-	b.currentDropIns()
 	for _, d := range dirs {
-		if len(b.curDirs[d]) > 0 {
+		if len(now[d]) > 0 {
 			return true
 		}
-	}
-	for rel, data := range b.dropIns {
-		if d, n, _ := strings.Cut(rel, "/"); data != nil && n != layout.PinFile && slices.Contains(dirs, d) {
-			return true
+		for _, pl := range planned {
+			for n, data := range pl[d] {
+				if data != nil && n != layout.PinFile {
+					return true
+				}
+			}
 		}
 	}
 	return false
 }
 
 // merged is a unit file with the drop-ins that apply to fileName merged
-// in, as they are now (future false) or after the apply.
-func (b *builder) merged(base *unit.File, fileName string, future bool) *unit.File {
-	if !b.hasDropIns(fileName) {
+// in, as they are now (after false) or after the apply, planned being
+// what the plan writes and removes.
+func merged(now dropIns, base *unit.File, fileName string, after bool, planned ...dropIns) *unit.File {
+	if !hasDropIns(now, fileName, planned...) {
 		return base
 	}
-	return unit.Merge(base, b.effective(fileName, future)...)
+	if !after {
+		planned = nil
+	}
+	return unit.Merge(base, effective(now, fileName, planned...)...)
 }
 
 // planDropIns plans the drop-ins of a desired unit: each written where it
 // differs from the host, and the drop-ins owner's marker records for the
 // unit that no spec has any more removed. owner is the installed unit
 // whose marker records them (the unit itself, or an instance's
-// template), nil when there is none. It reports whether any drop-in file
-// changes. A drop-in of the same name that is not syslet's is taken over
-// only when it means what the spec says, as a unit is.
-func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChange) (changed bool) {
+// template), nil when there is none. A drop-in of the same name that is
+// not syslet's is taken over only when it means what the spec says, as a
+// unit is. It plans them into the unit's plan (what it writes and
+// removes: up.dropIns) and reports whether any drop-in file changes.
+func (in *inputs) planDropIns(u *render.Unit, owner *installedUnit, up *unitPlan) (changed bool) {
 	rank := kindRank(u.Kind)
 	var recorded map[string]string
 	if owner != nil && owner.managed {
@@ -142,34 +150,40 @@ func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChan
 	if len(u.DropIns) == 0 && len(recorded) == 0 {
 		return false // nothing to write or remove (almost every unit)
 	}
-	cur := b.currentDropIns()
+	cur := in.have.dropIns
+	plan := func(rel string, data []byte) {
+		if up.dropIns == nil {
+			up.dropIns = dropIns{}
+		}
+		up.dropIns.set(rel, data)
+	}
 	want := map[string]bool{}
 	for _, d := range u.DropIns {
 		rel := d.Rel()
 		want[d.Path] = true
-		old, exists := cur[rel]
+		old, exists := cur.get(rel)
 		if exists && bytes.Equal(old, d.Content) {
-			b.dropIns[rel] = d.Content
+			plan(rel, d.Content)
 			continue
 		}
 		if exists && recorded[d.Path] == "" {
 			if of, err := unit.Parse(old); err != nil || !unit.SameMeaning(of, d.File) {
-				b.p.Refusals = append(b.p.Refusals, Refusal{Unit: u.FileName, Source: uc.Source, Message: fmt.Sprintf(
+				up.refusals = append(up.refusals, Refusal{Unit: u.FileName, Source: u.Origin.String(), Message: fmt.Sprintf(
 					"%s exists on the host and is not syslet's (%s's marker does not record it), and it says something else than the spec's drop-in %s; syslet will not overwrite it (remove or rename it, or rename the spec's drop-in)",
 					d.Path, u.FileName, d.Name)})
 				continue
 			}
-			uc.Reasons = append(uc.Reasons, "drop-in "+d.Name+" taken over: it says what the spec says")
+			up.change.Reasons = append(up.change.Reasons, "drop-in "+d.Name+" taken over: it says what the spec says")
 		}
-		b.dropIns[rel] = d.Content
+		plan(rel, d.Content)
 		fc := FileChange{Path: d.Path, Op: "+", Kind: render.DropInFile, Owner: u.FileName, NewMode: 0o644}
 		reason := "new drop-in"
 		if exists {
 			fc.Op, fc.OldMode, reason = "~", 0o644, "drop-in changed"
 		}
-		fc.Diff = fileDiff(d.Path, b.dropInFile(d.Path, old), exists, 0o644, d.Content, true)
-		b.p.Files = append(b.p.Files, fc)
-		b.add(Action{Op: OpWriteUnit, Target: d.Path, Unit: u.FileName, Payload: &Payload{Content: d.Content, Mode: 0o644}, Reason: reason}, rank)
+		fc.Diff = fileDiff(d.Path, installedDropIn(in.obs.Files, d.Path, old), exists, 0o644, d.Content, true)
+		up.files = append(up.files, fc)
+		up.add(Action{Op: OpWriteUnit, Target: d.Path, Unit: u.FileName, Payload: &Payload{Content: d.Content, Mode: 0o644}, Reason: reason}, rank)
 		changed = true
 	}
 	dir := layout.UnitPath(layout.DropInDir(u.FileName)) + "/"
@@ -177,42 +191,41 @@ func (b *builder) planDropIns(u *render.Unit, owner *installedUnit, uc *UnitChan
 		if !strings.HasPrefix(p, dir) || want[p] {
 			continue
 		}
-		if b.removeDropIn(p, u.FileName, rank, "drop-in no longer in the spec") {
+		if in.removeDropIn(p, u.FileName, rank, "drop-in no longer in the spec", &up.part) {
+			plan(strings.TrimPrefix(p, layout.UnitDir+"/"), nil)
 			changed = true
 		}
 	}
 	return changed
 }
 
-// dropInFile is the installed drop-in at p as the host has it (its mode
-// hides a private one's diff), or its recorded content when the host was
-// not read.
-func (b *builder) dropInFile(p string, recorded []byte) host.File {
-	if f, ok := b.obs.Files[p]; ok && f.Mode.IsRegular() {
+// installedDropIn is the installed drop-in at p as the host has it (its
+// mode hides a private one's diff), or its recorded content when the host
+// was not read.
+func installedDropIn(files map[string]host.File, p string, recorded []byte) host.File {
+	if f, ok := files[p]; ok && f.Mode.IsRegular() {
 		return f
 	}
 	return host.File{Data: recorded, Mode: 0o644}
 }
 
 // removeDropIn removes a drop-in syslet wrote, if it is there, and with
-// it its directory when that is left empty.
-func (b *builder) removeDropIn(p, unitFile string, rank int, why string) bool {
-	rel := strings.TrimPrefix(p, layout.UnitDir+"/")
-	old, ok := b.currentDropIns()[rel]
+// it its directory when that is left empty; it reports whether it was.
+func (in *inputs) removeDropIn(p, unitFile string, rank int, why string, pt *part) bool {
+	old, ok := in.have.dropIns.get(strings.TrimPrefix(p, layout.UnitDir+"/"))
 	if !ok {
 		return false
 	}
-	b.dropIns[rel] = nil
-	b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Kind: render.DropInFile, Owner: unitFile, OldMode: 0o644,
-		Diff: fileDiff(p, b.dropInFile(p, old), true, 0, nil, false)})
-	b.add(Action{Op: OpRemoveUnit, Target: p, Payload: &Payload{Root: layout.UnitDir}, Unit: unitFile, Reason: why}, rank)
+	pt.files = append(pt.files, FileChange{Path: p, Op: "-", Kind: render.DropInFile, Owner: unitFile, OldMode: 0o644,
+		Diff: fileDiff(p, installedDropIn(in.obs.Files, p, old), true, 0, nil, false)})
+	pt.add(Action{Op: OpRemoveUnit, Target: p, Payload: &Payload{Root: layout.UnitDir}, Unit: unitFile, Reason: why}, rank)
 	return true
 }
 
 // removeRecordedDropIns removes, for a unit no spec declares any more,
 // the drop-ins its marker (or its template's) records in the directory of
 // fileName (a template's: in its instances' directories too).
-func (b *builder) removeRecordedDropIns(owner *installedUnit, fileName string, all bool, rank int) {
+func (in *inputs) removeRecordedDropIns(owner *installedUnit, fileName string, all bool, rank int, pt *part) {
 	if owner == nil || !owner.managed {
 		return
 	}
@@ -221,25 +234,25 @@ func (b *builder) removeRecordedDropIns(owner *installedUnit, fileName string, a
 		if !strings.HasPrefix(p, layout.UnitDir+"/") || !all && !strings.HasPrefix(p, dir) {
 			continue
 		}
-		b.removeDropIn(p, fileName, rank, "its unit is removed")
+		in.removeDropIn(p, fileName, rank, "its unit is removed", pt)
 	}
 }
 
 // desiredDropIns are the drop-ins the marker of a desired unit records:
 // its own and, for a template, its instances' (by host path).
-func (b *builder) desiredDropIns(u *render.Unit) map[string][]byte {
-	out := map[string][]byte{}
+func desiredDropIns(out *render.Output, u *render.Unit) map[string][]byte {
+	m := map[string][]byte{}
 	for _, d := range u.DropIns {
-		out[d.Path] = d.Content
+		m[d.Path] = d.Content
 	}
 	if u.Template {
-		for _, iu := range b.out.Units {
+		for _, iu := range out.Units {
 			if iu.Link == u.FileName {
 				for _, d := range iu.DropIns {
-					out[d.Path] = d.Content
+					m[d.Path] = d.Content
 				}
 			}
 		}
 	}
-	return out
+	return m
 }

@@ -14,13 +14,14 @@ import (
 )
 
 // files plans the config files (containers) or context files (builds) a
-// unit owns, and the stale files under its directory. It reports whether
-// a file that already existed changed, which restarts a container or
-// rebuilds an image; config dirs are planned by dirs.
-func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
+// unit owns, and the stale files under its directory, into the unit's
+// plan. It reports whether a file that already existed changed, which
+// restarts a container or rebuilds an image; config dirs are planned by
+// dirs.
+func (in *inputs) files(u *render.Unit, up *unitPlan) (changed bool) {
 	rank := kindRank(u.Kind)
-	for _, f := range b.ownFiles[u.FileName] {
-		cur, exists := b.obs.Files[f.Path]
+	for _, f := range in.want.files[u.FileName] {
+		cur, exists := in.obs.Files[f.Path]
 		if exists && cur.Link == "" && cur.Mode.IsRegular() && cur.Holds(f.Content) && uint32(cur.Mode.Perm()) == f.Mode {
 			continue
 		}
@@ -33,31 +34,49 @@ func (b *builder) files(u *render.Unit, uc *UnitChange) (changed bool) {
 				reason = fmt.Sprintf("mode %04o → %04o", cur.Mode.Perm(), f.Mode)
 			}
 			changed = true
-			uc.Reasons = append(uc.Reasons, fmt.Sprintf("%s %s: %s", f.Kind, f.Path, reason))
+			up.change.Reasons = append(up.change.Reasons, fmt.Sprintf("%s %s: %s", f.Kind, f.Path, reason))
 		}
 		fc.Diff = fileDiff(f.Path, cur, exists, f.Mode, f.Content, true)
-		b.p.Files = append(b.p.Files, fc)
-		b.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Payload: &Payload{Content: f.Content, Mode: f.Mode}, Reason: reason}, rank)
+		up.files = append(up.files, fc)
+		up.add(Action{Op: OpWriteFile, Target: f.Path, Unit: u.FileName, Payload: &Payload{Content: f.Content, Mode: f.Mode}, Reason: reason}, rank)
 	}
 	root := filesRoot(u.Kind, u.Name)
 	if root == "" {
 		return changed
 	}
-	for _, p := range b.staleUnder(root, u.FileName) {
-		b.p.Files = append(b.p.Files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
-		b.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: root}, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
+	for _, p := range in.staleUnder(root, u.FileName) {
+		up.files = append(up.files, FileChange{Path: p, Op: "-", Owner: u.FileName, Kind: render.ConfigFile})
+		up.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: root}, Unit: u.FileName, Reason: "no longer in the spec"}, rank)
 		if u.Kind.Quadlet().OnChange == unit.ChangeRebuild { // a context file: the image changes
 			changed = true
-			uc.Reasons = append(uc.Reasons, "context file "+p+" removed")
+			up.change.Reasons = append(up.change.Reasons, "context file "+p+" removed")
 		}
 	}
 	return changed
 }
 
-// dirs plans a container's config dirs; it reports whether any changed.
-func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
-	for _, d := range b.ownDirs[u.FileName] {
-		cur := b.configDir(d.Path)
+// configDirs are a unit's desired config dirs as the host has them
+// (readConfigDir), in the order of its desired dirs.
+type configDirs []map[string]host.File
+
+// readDirs reads the desired config dirs of a unit as the host has them:
+// its drift check and its config-dir plan compare the same.
+func (in *inputs) readDirs(dirs []render.Dir) configDirs {
+	if len(dirs) == 0 {
+		return nil
+	}
+	read := make(configDirs, len(dirs))
+	for i, d := range dirs {
+		read[i] = in.configDir(d.Path)
+	}
+	return read
+}
+
+// dirs plans a container's config dirs, read as the host has them, into
+// the unit's plan; it reports whether any changed.
+func (in *inputs) dirs(u *render.Unit, read configDirs, up *unitPlan) (changed bool) {
+	for i, d := range in.want.dirs[u.FileName] {
+		cur := read[i]
 		same := cur != nil && len(cur) == len(d.Files)
 		for _, f := range d.Files {
 			old, ok := cur[f.Name]
@@ -67,7 +86,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 				if ok {
 					op = "~"
 				}
-				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + f.Name, Op: op, Kind: "config-dir", Owner: u.FileName,
+				up.files = append(up.files, FileChange{Path: d.Path + "/" + f.Name, Op: op, Kind: "config-dir", Owner: u.FileName,
 					OldMode: uint32(old.Mode.Perm()), NewMode: f.Mode, Diff: fileDiff(d.Path+"/"+f.Name, old, ok, f.Mode, f.Content, true)})
 			}
 		}
@@ -78,7 +97,7 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 		for name, old := range cur {
 			if !names[name] {
 				same = false
-				b.p.Files = append(b.p.Files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
+				up.files = append(up.files, FileChange{Path: d.Path + "/" + name, Op: "-", Kind: "config-dir", Owner: u.FileName,
 					OldMode: uint32(old.Mode.Perm()), Diff: fileDiff(d.Path+"/"+name, old, true, 0, nil, false)})
 			}
 		}
@@ -87,25 +106,16 @@ func (b *builder) dirs(u *render.Unit, uc *UnitChange) (changed bool) {
 		}
 		if cur != nil {
 			changed = true
-			uc.Reasons = append(uc.Reasons, "config dir "+d.Path+" changed")
+			up.change.Reasons = append(up.change.Reasons, "config dir "+d.Path+" changed")
 		}
-		b.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Payload: &Payload{Files: d.Installed()}, Reason: "swap to a new version"}, kindRank(u.Kind))
+		up.add(Action{Op: OpWriteDir, Target: d.Path, Unit: u.FileName, Payload: &Payload{Files: d.Installed()}, Reason: "swap to a new version"}, kindRank(u.Kind))
 	}
 	return changed
 }
 
-// configDir is readConfigDir of an observed directory, read once per
-// plan: the drift check and the config-dir plan both need it.
-func (b *builder) configDir(dir string) map[string]host.File {
-	if cur, ok := b.dirFiles[dir]; ok {
-		return cur
-	}
-	cur := readConfigDir(b.obs.Files, b.children[dir], dir)
-	if b.dirFiles == nil {
-		b.dirFiles = map[string]map[string]host.File{}
-	}
-	b.dirFiles[dir] = cur
-	return cur
+// configDir is readConfigDir of an observed directory.
+func (in *inputs) configDir(dir string) map[string]host.File {
+	return readConfigDir(in.obs.Files, in.have.children[dir], dir)
 }
 
 // readConfigDir resolves a config dir's files (entries are the paths
@@ -144,7 +154,7 @@ func readConfigDir(files map[string]host.File, entries []string, dir string) map
 
 // staleUnder lists the topmost paths under root that no desired file or
 // config dir of owner accounts for.
-func (b *builder) staleUnder(root, owner string) []string {
+func (in *inputs) staleUnder(root, owner string) []string {
 	// Sets of the kept paths, the config dirs and all their ancestors, so
 	// that a container with tens of thousands of config files is checked
 	// in linear time.
@@ -161,11 +171,11 @@ func (b *builder) staleUnder(root, owner string) []string {
 			ancestors[p] = true
 		}
 	}
-	for _, f := range b.ownFiles[owner] {
+	for _, f := range in.want.files[owner] {
 		keep[f.Path] = true
 		addAncestors(f.Path)
 	}
-	for _, d := range b.ownDirs[owner] {
+	for _, d := range in.want.dirs[owner] {
 		dirs[d.Path] = true
 		addAncestors(d.Path)
 	}
@@ -183,7 +193,7 @@ func (b *builder) staleUnder(root, owner string) []string {
 		}
 	}
 	var paths []string
-	for _, p := range b.under[root] {
+	for _, p := range in.have.under[root] {
 		if p != root {
 			paths = append(paths, p)
 		}
@@ -197,7 +207,7 @@ func (b *builder) staleUnder(root, owner string) []string {
 		if keep[p] || inDir(p) {
 			continue
 		}
-		if ancestors[p] && b.obs.Files[p].Mode.IsDir() {
+		if ancestors[p] && in.obs.Files[p].Mode.IsDir() {
 			continue
 		}
 		stale = append(stale, p)

@@ -10,39 +10,63 @@ import (
 	"github.com/syslet/syslet/pkg/redact"
 )
 
-// finish adds the one daemon-reload, hides what key diffs must not show,
-// and puts actions, units and files in their order.
-func (b *builder) finish() {
-	if b.p.WritesUnits() {
-		b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
+// finish pulls each image once, adds the one daemon-reload, hides what
+// key diffs must not show (installed: the units as read, whose modes
+// say), and puts actions, units and files in their order.
+func finish(p *Plan, installed map[string]*installedUnit) {
+	p.Actions = pullOnce(p.Actions)
+	var reload part
+	if p.WritesUnits() {
+		reload.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "unit files changed"}, 0)
 	} else {
-		for _, u := range b.p.Units {
+		for _, u := range p.Units {
 			if u.needReload && u.Effect != EffectIgnore {
-				b.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "systemd has not loaded the current unit file of " + u.Service}, 0)
+				reload.add(Action{Op: OpDaemonReload, Target: "systemd", Reason: "systemd has not loaded the current unit file of " + u.Service}, 0)
 				break
 			}
 		}
 	}
-	for i := range b.p.Units {
-		u := &b.p.Units[i]
+	p.Actions = append(p.Actions, reload.actions...)
+	for i := range p.Units {
+		u := &p.Units[i]
 		if len(u.Keys) == 0 {
 			continue
 		}
 		private, mode := false, uint32(0)
-		if iu := b.inst[u.FileName]; iu != nil {
+		if iu := installed[u.FileName]; iu != nil {
 			mode = iu.perm
 			private = redact.Private(mode)
 		}
 		redactKeys(u.Keys, private, mode)
 	}
-	sortActions(b.p.Actions)
-	slices.SortStableFunc(b.p.Units, func(a, c UnitChange) int {
+	sortActions(p.Actions)
+	slices.SortStableFunc(p.Units, func(a, c UnitChange) int {
 		if a.Kind != c.Kind {
 			return kindRank(a.Kind) - kindRank(c.Kind)
 		}
 		return strings.Compare(a.FileName, c.FileName)
 	})
-	slices.SortStableFunc(b.p.Files, func(a, c FileChange) int { return strings.Compare(a.Path, c.Path) })
+	slices.SortStableFunc(p.Files, func(a, c FileChange) int { return strings.Compare(a.Path, c.Path) })
+}
+
+// pullOnce keeps the first pull of each image the units planned: several
+// containers running one image that is missing or moved need it pulled
+// once, as the first of them says (an image unit with its settings).
+func pullOnce(as []Action) []Action {
+	var pulled map[string]bool
+	return slices.DeleteFunc(as, func(a Action) bool {
+		if a.Op != OpPull {
+			return false
+		}
+		if pulled[a.Target] {
+			return true
+		}
+		if pulled == nil {
+			pulled = map[string]bool{}
+		}
+		pulled[a.Target] = true
+		return false
+	})
 }
 
 // UnitSets are the unit directory as the plan found it (current) and as

@@ -16,43 +16,41 @@ import (
 // .build rebuilds theirs. Artifacts (podman 5.7 and later) are pulled by
 // their service alone.
 
-// pullUnit plans the pull step for an image unit; false when its service
-// must pull it.
-func (b *builder) pullUnit(u *render.Unit, why string) bool {
+// pullUnit plans the pull step for an image unit into its plan; false
+// when its service must pull it.
+func pullUnit(u *render.Unit, why string, up *unitPlan) bool {
 	if u.Pull == nil || u.Image == "" {
 		return false
 	}
-	if !b.pulls[u.Image] {
-		b.pulls[u.Image] = true
-		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Payload: &Payload{Pull: u.Pull}, Reason: why}, 0)
-	}
+	up.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Payload: &Payload{Pull: u.Pull}, Reason: why}, 0)
 	return true
 }
 
 // pulled plans an image unit or artifact that already exists: pulled
 // again when its unit changed (its users restart) or its image is gone
 // from the store (they do not).
-func (b *builder) pulled(u *render.Unit, iu *installedUnit, uc *UnitChange, changed, meta bool) {
+func (in *inputs) pulled(u *render.Unit, iu *installedUnit, up *unitPlan, changed, meta bool) {
 	rank := kindRank(u.Kind)
-	st := b.state(u.Service, iu)
-	missing := u.Kind.Quadlet().Object == unit.ObjectImage && !b.imagePresent(u.Resource)
+	st := in.state(u.Service, iu)
+	missing := u.Kind.Quadlet().Object == unit.ObjectImage && !in.imagePresent(u.Resource)
+	uc := &up.change
 	switch {
 	case changed || missing:
 		uc.Effect = EffectPull
 		why := "image " + u.Resource + " missing"
 		if changed {
 			why = summarizeKeys(uc.Keys)
-			b.recreated[u.FileName] = true
+			up.told.restarted = true
 		}
 		uc.Reasons = append(uc.Reasons, why)
-		pulled := b.pullUnit(u, why)
+		pulled := pullUnit(u, why, up)
 		if changed || !pulled {
 			// Its service runs once and stays active: run it again with
 			// the new definition (or to pull what is missing).
 			if running(st) {
-				b.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "pull again"}, rank)
+				up.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "pull again"}, rank)
 			}
-			b.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "pull " + u.Resource}, rank)
+			up.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "pull " + u.Resource}, rank)
 		}
 		uc.After = "active"
 	case meta:

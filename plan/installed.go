@@ -106,11 +106,27 @@ func resourceOf(k spec.Kind, name string, f *unit.File) string {
 	return k.Quadlet().ObjectName(name, f)
 }
 
-func (b *builder) readInstalled() {
-	b.installedImages = map[string]bool{}
+// installed is the host as read, indexed for planning: the units of the
+// unit directory and what they stand for, the observed paths by the
+// files root holding them and by parent, and the drop-ins.
+type installed struct {
+	units map[string]*installedUnit // by file name
+	// images are the images installed managed units run or build, which
+	// stand in for the image store when podman is not read.
+	images   map[string]bool
+	under    map[string][]string // observed paths by the config or build root holding them
+	children map[string][]string // observed paths by parent directory
+	dropIns  dropIns             // the unit directory's drop-ins (dropins.go)
+}
+
+// readInstalled reads the unit files of the unit directory: what each
+// says of itself, and whether it is what is rendered for it (desired, by
+// file name).
+func readInstalled(obs *Observed, desired map[string]*render.Unit) installed {
+	have := installed{units: map[string]*installedUnit{}, images: map[string]bool{}}
 	var units []*installedUnit
 	var rendered []*render.Unit // the desired unit of the same file, if any
-	for p, f := range b.obs.Files {
+	for p, f := range obs.Files {
 		fileName, k, ok := installedFile(p)
 		if !ok || f.Mode.IsDir() {
 			continue
@@ -121,7 +137,7 @@ func (b *builder) readInstalled() {
 		case f.Link != "":
 			// Only an instance's link to its template beside it is a unit
 			// syslet reads; other links are not syslet's to judge.
-			t, ok := b.obs.Files[layout.UnitPath(tmpl)]
+			t, ok := obs.Files[layout.UnitPath(tmpl)]
 			if !isTemplate || inst == "" || f.Link != tmpl || !ok || t.Link != "" || t.Mode.IsDir() {
 				continue
 			}
@@ -131,7 +147,7 @@ func (b *builder) readInstalled() {
 		}
 		units = append(units, iu)
 		var d *render.Unit
-		if r := b.desired[fileName]; r != nil && r.Link == "" && f.Link == "" {
+		if r := desired[fileName]; r != nil && r.Link == "" && f.Link == "" {
 			d = r
 		}
 		rendered = append(rendered, d)
@@ -143,57 +159,67 @@ func (b *builder) readInstalled() {
 	images := make([]string, len(units)) // what each stands in the image store for
 	parallel.Run(parallel.Parts(len(units), 1024), len(units), func(_, lo, hi int) {
 		for i, iu := range units[lo:hi] {
-			d := rendered[lo+i]
-			var uf *unit.File
-			var err error
-			switch {
-			case d != nil && d.File == nil && bytes.Equal(iu.data, d.Content):
-				// Installed as rendered, and the rendering is kept as bytes.
-				iu.same = true
-				uf, err = unit.Parse(iu.data)
-			case d != nil:
-				// Installed as rendered (the common case) is not parsed again:
-				// the rendered file is what the host's one reads as.
-				uf, err = unit.ParseKnown(iu.data, d.File)
-				if err == nil && uf == d.File {
-					iu.file, iu.same = uf, true
-				}
-			default:
-				uf, err = unit.Parse(iu.data)
-			}
-			if err != nil {
-				iu.service = unit.ServiceOf(iu.fileName, nil)
-				continue
-			}
-			iu.parses = true
-			iu.managed = unit.Managed(uf) && iu.link == ""
-			if iu.same {
-				iu.service = d.Service // the same name, not made again
-			} else {
-				iu.service = unit.ServiceOf(iu.fileName, uf)
-			}
-			iu.runs = runsUnstarted(iu.kind, uf)
-			iu.recorded = recordedFiles(uf)
-			if iu.managed {
-				images[lo+i] = installedImage(iu, uf)
+			if img := iu.read(rendered[lo+i]); img != "" {
+				images[lo+i] = img
 			}
 		}
 	})
 	for i, iu := range units {
 		if images[i] != "" {
-			b.installedImages[images[i]] = true
+			have.images[images[i]] = true
 		}
-		b.inst[iu.fileName] = iu
+		have.units[iu.fileName] = iu
 	}
 	// An instance link is syslet's when its template is and lists it.
-	for _, iu := range b.inst {
+	for _, iu := range have.units {
 		if iu.link == "" {
 			continue
 		}
-		if t := b.inst[iu.link]; t != nil && t.managed && slices.Contains(t.parsed().Lookup(unit.Syslet, unit.KeyInstance), iu.instance) {
+		if t := have.units[iu.link]; t != nil && t.managed && slices.Contains(t.parsed().Lookup(unit.Syslet, unit.KeyInstance), iu.instance) {
 			iu.managed = true
 		}
 	}
+	return have
+}
+
+// read reads what the installed unit says of itself, d being the unit
+// rendered for the same file (nil for none), and returns the image it
+// stands in the image store for ("" for none).
+func (iu *installedUnit) read(d *render.Unit) string {
+	var uf *unit.File
+	var err error
+	switch {
+	case d != nil && d.File == nil && bytes.Equal(iu.data, d.Content):
+		// Installed as rendered, and the rendering is kept as bytes.
+		iu.same = true
+		uf, err = unit.Parse(iu.data)
+	case d != nil:
+		// Installed as rendered (the common case) is not parsed again:
+		// the rendered file is what the host's one reads as.
+		uf, err = unit.ParseKnown(iu.data, d.File)
+		if err == nil && uf == d.File {
+			iu.file, iu.same = uf, true
+		}
+	default:
+		uf, err = unit.Parse(iu.data)
+	}
+	if err != nil {
+		iu.service = unit.ServiceOf(iu.fileName, nil)
+		return ""
+	}
+	iu.parses = true
+	iu.managed = unit.Managed(uf) && iu.link == ""
+	if iu.same {
+		iu.service = d.Service // the same name, not made again
+	} else {
+		iu.service = unit.ServiceOf(iu.fileName, uf)
+	}
+	iu.runs = runsUnstarted(iu.kind, uf)
+	iu.recorded = recordedFiles(uf)
+	if iu.managed {
+		return installedImage(iu, uf)
+	}
+	return ""
 }
 
 // installedImage is the image a managed installed unit runs or builds
@@ -237,9 +263,9 @@ func unitBase(fileName string, k spec.Kind) string {
 // state is the unit's current state. Without a systemd reader the plan
 // assumes the host matches its installed files: installed units that run
 // are running, everything else is inactive.
-func (b *builder) state(service string, iu *installedUnit) host.UnitState {
-	if b.obs.UnitsKnown {
-		if st, ok := b.obs.Units[service]; ok {
+func (in *inputs) state(service string, iu *installedUnit) host.UnitState {
+	if in.obs.UnitsKnown {
+		if st, ok := in.obs.Units[service]; ok {
 			return st
 		}
 		return host.UnitState{Name: service, LoadState: "not-found", ActiveState: "inactive"}
@@ -258,11 +284,11 @@ func (b *builder) state(service string, iu *installedUnit) host.UnitState {
 // imagePresent reports whether ref is in podman's image store. Without a
 // store reader, an image counts as present when an installed container
 // already runs it.
-func (b *builder) imagePresent(ref string) bool {
-	if b.obs.StoreKnown {
-		return b.obs.Images[ref]
+func (in *inputs) imagePresent(ref string) bool {
+	if in.obs.StoreKnown {
+		return in.obs.Images[ref]
 	}
-	return b.installedImages[ref]
+	return in.have.images[ref]
 }
 
 func beforeState(st host.UnitState) string {

@@ -114,9 +114,9 @@ func sameMount(a, b string) bool {
 // first releases. The rewrite is metadata-only, so nothing else would say
 // that from then on the unit is removed when its spec goes, and a volume
 // may be recreated (its data deleted) when it changes.
-func (b *builder) removalDefault(u *render.Unit, iu *installedUnit) {
+func removalDefault(u *render.Unit, iu *installedUnit) (w report.Finding, ok bool) {
 	if u.Kind == spec.Build || !u.RemovalAllowed || u.RemovalSet || !iu.parses || iu.removalAllowed() {
-		return
+		return w, false
 	}
 	then := "removing its spec later removes the unit"
 	switch u.Kind {
@@ -125,6 +125,6 @@ func (b *builder) removalDefault(u *render.Unit, iu *installedUnit) {
 	case spec.Network:
 		then += " (and, under reclaimPolicy Delete, network " + u.Resource + ")"
 	}
-	b.p.Warnings = append(b.p.Warnings, report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleRemovalDefault, Severity: report.Warning,
-		Message: fmt.Sprintf("%s: the installed unit says RemovalAllowed=false, but the spec does not set removalAllowed, whose default is true (it was false in the earlier syslet's first releases); this apply drops that protection: %s. Write \"removalAllowed\": false to keep it", u.FileName, then)})
+	return report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleRemovalDefault, Severity: report.Warning,
+		Message: fmt.Sprintf("%s: the installed unit says RemovalAllowed=false, but the spec does not set removalAllowed, whose default is true (it was false in the earlier syslet's first releases); this apply drops that protection: %s. Write \"removalAllowed\": false to keep it", u.FileName, then)}, true
 }

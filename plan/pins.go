@@ -19,64 +19,61 @@ import (
 // pin plans the pin drop-in of a desired container and reports whether the
 // image it runs changes (the container then restarts), or its unit changes
 // without that (meta: a pin removed whose image the container's Image=
-// names anyway).
-func (b *builder) pin(u *render.Unit, uc *UnitChange) (restart, meta bool) {
+// names anyway). lifted: an update of its image lifts the pin (update).
+// The pin takes no part in what a unit's drop-ins mean (dropins.go).
+func (in *inputs) pin(u *render.Unit, lifted bool, up *unitPlan) (restart, meta bool) {
 	p := layout.PinPath(u.FileName)
-	rel := strings.TrimPrefix(p, layout.UnitDir+"/")
-	cur, installed := b.obs.Files[p]
+	cur, installed := in.obs.Files[p]
 	installed = installed && cur.Link == "" && !cur.Mode.IsDir()
-	if want, ok := b.opts.Pins[u.FileName]; ok {
+	if want, ok := in.opts.Pins[u.FileName]; ok {
 		data := render.PinDropIn(want)
-		b.dropIns[rel] = data
 		if installed && bytes.Equal(cur.Data, data) {
 			return false, false
 		}
-		b.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Payload: &Payload{Content: data, Mode: 0o644}, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
+		up.add(Action{Op: OpWriteUnit, Target: p, Unit: u.FileName, Payload: &Payload{Content: data, Mode: 0o644}, Reason: "rollback: pin image " + want.ImageID}, kindRank(u.Kind))
 		if had, ours := render.ParsePin(cur.Data); installed && ours && had.ImageID == want.ImageID {
 			// Pinned to the same image by an earlier rollback: the file
 			// says another run, the container runs the same.
-			uc.Reasons = append(uc.Reasons, "rollback: keeps running image "+shortID(want.ImageID)+", as in run "+want.Run)
+			up.change.Reasons = append(up.change.Reasons, "rollback: keeps running image "+shortID(want.ImageID)+", as in run "+want.Run)
 			return false, false
 		}
-		uc.Reasons = append(uc.Reasons, "rollback: runs image "+shortID(want.ImageID)+" again, as in run "+want.Run)
+		up.change.Reasons = append(up.change.Reasons, "rollback: runs image "+shortID(want.ImageID)+" again, as in run "+want.Run)
 		return true, false
 	}
 	if !installed {
 		return false, false
 	}
 	had, ours := render.ParsePin(cur.Data)
-	if !ours || (had.InputDigest == b.opts.InputDigest && !b.lifted[u.FileName]) {
+	if !ours || (had.InputDigest == in.opts.InputDigest && !lifted) {
 		return false, false // someone else's drop-in, or the rollback's input is still the host's
 	}
-	b.dropIns[rel] = nil
-	if b.lifted[u.FileName] {
+	if lifted {
 		// An update runs the tag's new image (update): the restart is
 		// planned there, its reason said.
-		b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "update: the rollback pin to run " + had.Run + " lifts"}, kindRank(u.Kind))
+		up.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "update: the rollback pin to run " + had.Run + " lifts"}, kindRank(u.Kind))
 		return true, false
 	}
 	// Root: its drop-in directory goes too when the pin leaves it empty.
-	b.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
-	if id := b.obs.ImageIDs[u.Image]; id != "" && strings.TrimPrefix(id, "sha256:") == strings.TrimPrefix(had.ImageID, "sha256:") {
+	up.add(Action{Op: OpRemoveUnit, Target: p, Unit: u.FileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "the specs changed since the rollback to run " + had.Run}, kindRank(u.Kind))
+	if id := in.obs.ImageIDs[u.Image]; id != "" && strings.TrimPrefix(id, "sha256:") == strings.TrimPrefix(had.ImageID, "sha256:") {
 		// The specs changed, not this container: its Image= names the
 		// image it was pinned to, so it runs on as it is.
-		uc.Reasons = append(uc.Reasons, "rollback pin removed: "+u.Image+" is image "+shortID(id)+", the one it was pinned to")
+		up.change.Reasons = append(up.change.Reasons, "rollback pin removed: "+u.Image+" is image "+shortID(id)+", the one it was pinned to")
 		return false, true
 	}
-	uc.Reasons = append(uc.Reasons, "rollback pin to image "+shortID(had.ImageID)+" removed: the specs changed since")
+	up.change.Reasons = append(up.change.Reasons, "rollback pin to image "+shortID(had.ImageID)+" removed: the specs changed since")
 	return true, false
 }
 
 // unpinStale removes the pin drop-in of a container no spec declares.
-func (b *builder) unpinStale(iu *installedUnit, rank int) {
+func unpinStale(iu *installedUnit, obs *Observed, rank int, pt *part) {
 	if iu.kind != spec.Container {
 		return
 	}
 	p := layout.PinPath(iu.fileName)
-	if f, ok := b.obs.Files[p]; ok && f.Link == "" && !f.Mode.IsDir() {
+	if f, ok := obs.Files[p]; ok && f.Link == "" && !f.Mode.IsDir() {
 		if _, ours := render.ParsePin(f.Data); ours {
-			b.dropIns[strings.TrimPrefix(p, layout.UnitDir+"/")] = nil
-			b.add(Action{Op: OpRemoveUnit, Target: p, Unit: iu.fileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "its container is removed"}, rank)
+			pt.add(Action{Op: OpRemoveUnit, Target: p, Unit: iu.fileName, Payload: &Payload{Root: layout.UnitDir}, Reason: "its container is removed"}, rank)
 		}
 	}
 }
@@ -85,16 +82,16 @@ func (b *builder) unpinStale(iu *installedUnit, rank int) {
 // reclaimPolicy Delete is kept after all, or "": a rollback never deletes
 // data or images, and an image a kept generation ran stays for the
 // rollback that may need it.
-func (b *builder) keepResource(iu *installedUnit, res string) string {
+func (in *inputs) keepResource(iu *installedUnit, res string) string {
 	if !iu.reclaimDelete() {
 		return ""
 	}
 	switch {
-	case b.opts.Rollback && iu.kind == spec.Volume:
+	case in.opts.Rollback && iu.kind == spec.Volume:
 		return "not deleted: a rollback never deletes data; podman volume " + res + " is kept"
-	case b.opts.Rollback && iu.kind == spec.Build:
+	case in.opts.Rollback && iu.kind == spec.Build:
 		return "not deleted: a rollback never deletes images; " + res + " is kept"
-	case iu.kind == spec.Build && b.opts.KeepImages[res]:
+	case iu.kind == spec.Build && in.opts.KeepImages[res]:
 		return "not deleted: a kept generation ran " + res + " (syslet rollback may need it)"
 	}
 	return ""

@@ -62,8 +62,8 @@ func fileDiff(p string, old host.File, existed bool, newMode uint32, new []byte,
 
 // unitDiff is fileDiff of a unit file: the installed one (with its mode,
 // which an operator may have made private) against what syslet writes.
-func (b *builder) unitDiff(iu *installedUnit, want []byte) string {
-	return fileDiff(iu.path, b.obs.Files[iu.path], true, 0o644, want, want != nil)
+func unitDiff(files map[string]host.File, iu *installedUnit, want []byte) string {
+	return fileDiff(iu.path, files[iu.path], true, 0o644, want, want != nil)
 }
 
 // redactKeys applies the rule to a unit's key changes: every value is

@@ -2,20 +2,20 @@ package plan
 
 import (
 	"path"
-	"slices"
 	"sort"
 
 	"github.com/syslet/syslet/pkg/unit"
 )
 
-// stale plans installed units that no spec declares any more.
-func (b *builder) stale() {
+// gone are the installed units no spec declares any more, in the order
+// their removals are planned: what runs before what it uses.
+func (in *inputs) gone() []*installedUnit {
 	// Only the units no spec declares are sorted (usually none of a big
-	// set): sorting every installed unit, by lookups in b.inst, was a
+	// set): sorting every installed unit, by lookups in the index, was a
 	// tenth of planning against 106,888 of them.
 	var gone []*installedUnit
-	for n, iu := range b.inst {
-		if b.desired[n] == nil {
+	for n, iu := range in.have.units {
+		if in.want.units[n] == nil {
 			gone = append(gone, iu)
 		}
 	}
@@ -29,24 +29,24 @@ func (b *builder) stale() {
 		}
 		return a.fileName < c.fileName // a template and its instances
 	})
-	// Room for them made once: a unit change each, and about three
-	// actions (stop, remove, delete). Grown a quarter at a time instead, a
-	// removal of a hundred thousand units copied its plan some twenty
-	// times over, each time into memory fresh from the kernel.
-	b.p.Units = slices.Grow(b.p.Units, len(gone))
-	b.p.Actions = slices.Grow(b.p.Actions, 3*len(gone))
-	// Each unit's parse is held only while its removal is planned.
-	for _, iu := range gone {
-		iu.holding(func() { b.staleOne(iu) })
-	}
+	return gone
 }
 
-// staleOne plans one installed unit no spec declares any more.
-func (b *builder) staleOne(iu *installedUnit) {
+// stale plans one installed unit no spec declares any more, after the
+// units before (which tell it nothing; their plans leave it room). roots
+// are the files roots desired units keep (rootsOf). Its parse is held
+// only while its removal is planned.
+func (in *inputs) stale(iu *installedUnit, roots map[string]string, before *decided) (up unitPlan) {
+	iu.holding(func() { up = in.staleOne(iu, roots, before.next(UnitChange{})) })
+	return up
+}
+
+func (in *inputs) staleOne(iu *installedUnit, roots map[string]string, up unitPlan) unitPlan {
 	service := iu.service
-	st := b.state(service, iu)
-	uc := UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
+	st := in.state(service, iu)
+	up.change = UnitChange{FileName: iu.fileName, Path: iu.path, Service: service, Kind: iu.kind, needReload: st.NeedDaemonReload, Before: beforeState(st), After: beforeState(st),
 		Template: iu.template, Instance: iu.instance}
+	uc := &up.change
 	if iu.template {
 		uc.Before, uc.After = "-", "-"
 	}
@@ -57,12 +57,12 @@ func (b *builder) staleOne(iu *installedUnit) {
 		if iu.link != "" {
 			msg = "a link to " + iu.link + " that its marker does not list as syslet's instance: left alone"
 		}
-		b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: msg})
-	case iu.link == "" && b.heldStale(iu, &uc):
+		up.notes = append(up.notes, Note{Unit: iu.fileName, Message: msg})
+	case iu.link == "" && in.heldStale(iu, &up):
 	case !iu.removalAllowed():
 		uc.Effect = EffectKeep
 		uc.Reasons = []string{"no spec declares it, but its installed marker says RemovalAllowed=false"}
-		b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: "kept: no spec declares it, but its installed marker says RemovalAllowed=false"})
+		up.notes = append(up.notes, Note{Unit: iu.fileName, Message: "kept: no spec declares it, but its installed marker says RemovalAllowed=false"})
 	default:
 		uc.Effect, uc.After = EffectRemove, "removed"
 		uc.Reasons = []string{"no spec declares it"}
@@ -76,34 +76,34 @@ func (b *builder) staleOne(iu *installedUnit) {
 		}
 		rank := kindRank(iu.kind)
 		if !iu.template && (running(st) || st.Failed()) {
-			b.add(Action{Op: OpStop, Target: service, Unit: iu.fileName, Reason: "removed"}, rank)
+			up.add(Action{Op: OpStop, Target: service, Unit: iu.fileName, Reason: "removed"}, rank)
 		}
-		b.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: iu.fileName, Reason: uc.Reasons[0]}, rank)
+		up.add(Action{Op: OpRemoveUnit, Target: iu.path, Unit: iu.fileName, Reason: uc.Reasons[0]}, rank)
 		if iu.link != "" {
-			b.removeRecordedDropIns(b.inst[iu.link], iu.fileName, false, rank)
+			in.removeRecordedDropIns(in.have.units[iu.link], iu.fileName, false, rank, &up.part)
 		} else {
-			b.removeRecordedDropIns(iu, iu.fileName, true, rank)
+			in.removeRecordedDropIns(iu, iu.fileName, true, rank, &up.part)
 		}
-		b.unpinStale(iu, rank)
-		if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !b.dirInUse(dir, iu.fileName) {
-			if _, ok := b.obs.Files[dir]; ok {
-				b.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
+		unpinStale(iu, in.obs, rank, &up.part)
+		if dir := filesRoot(iu.kind, iu.name); iu.link == "" && dir != "" && !dirInUse(roots, dir, iu.fileName) {
+			if _, ok := in.obs.Files[dir]; ok {
+				up.add(Action{Op: OpRemoveFile, Target: dir, Payload: &Payload{Root: path.Dir(dir)}, Unit: iu.fileName, Reason: "its unit is removed"}, rank)
 			}
 		}
 		if res := iu.resourceName(); res != "" {
-			switch keep := b.keepResource(iu, res); {
+			switch keep := in.keepResource(iu, res); {
 			case keep != "":
 				uc.Reasons = append(uc.Reasons, keep)
-				b.p.Notes = append(b.p.Notes, Note{Unit: iu.fileName, Message: keep})
+				up.notes = append(up.notes, Note{Unit: iu.fileName, Message: keep})
 			case iu.reclaimDelete():
-				b.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete", Payload: noBackup(iu)}, rank)
+				up.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete", Payload: noBackup(iu)}, rank)
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")
 			default:
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Retain: "+res+" is kept in podman")
 			}
 		}
 	}
-	b.p.Units = append(b.p.Units, uc)
+	return up
 }
 
 // deleteOp is the op that deletes each kind of podman object a unit's
@@ -131,27 +131,20 @@ func kindOfRoot(root string) *unit.Kind {
 	return nil
 }
 
-// dirInUse reports whether a desired unit other than fileName keeps dir:
-// a container web and a template web@.container share a config
-// directory's name, and the one that stays keeps it.
-func (b *builder) dirInUse(dir, fileName string) bool {
-	if b.roots == nil {
-		b.roots = map[string]string{}
-		for _, u := range b.out.Units {
-			if r := filesRoot(u.Kind, u.Name); r != "" && u.Link == "" {
-				b.roots[r] = u.FileName
-			}
-		}
-	}
-	owner, ok := b.roots[dir]
+// dirInUse reports whether a desired unit other than fileName keeps dir
+// (roots: rootsOf): a container web and a template web@.container share
+// a config directory's name, and the one that stays keeps it.
+func dirInUse(roots map[string]string, dir, fileName string) bool {
+	owner, ok := roots[dir]
 	return ok && owner != fileName
 }
 
 // orphans removes config and build directories that belong to no unit at
 // all, desired or installed (left behind by an interrupted run or an
 // older syslet).
-func (b *builder) orphans() {
-	for p, f := range b.obs.Files {
+func (in *inputs) orphans() []Action {
+	var pt part
+	for p, f := range in.obs.Files {
 		if !f.Mode.IsDir() {
 			continue
 		}
@@ -162,9 +155,10 @@ func (b *builder) orphans() {
 		// A container's config dir may belong to a template as well.
 		fn := path.Base(p) + k.Ext()
 		tn := path.Base(p) + "@" + k.Ext()
-		if b.desired[fn] != nil || b.inst[fn] != nil || b.desired[tn] != nil || b.inst[tn] != nil {
+		if in.want.units[fn] != nil || in.have.units[fn] != nil || in.want.units[tn] != nil || in.have.units[tn] != nil {
 			continue
 		}
-		b.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: path.Dir(p)}, Reason: "no unit owns it"}, 9)
+		pt.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: path.Dir(p)}, Reason: "no unit owns it"}, 9)
 	}
+	return pt.actions
 }

@@ -192,34 +192,35 @@ func installedPin(obs *Observed, fileName string) (render.Pin, bool) {
 }
 
 // update plans the update of a container's image when its tag moved: the
-// image is pulled again in the first step and the container restarts. A
+// image is pulled again in the first step and the container restarts
+// (into the unit's plan). A
 // container a rollback pinned is compared by the image it runs, the
-// pinned one: its update lifts the pin (pin), so a good push after a
-// failed one is rolled out like any other. A digest whose update just
-// failed the health gate is not tried again until the tag moves
-// (Options.HeldUpdates): no redeploy loop.
-func (b *builder) update(u *render.Unit, uc *UnitChange) bool {
-	t, ok := b.obs.Tags[u.Image]
+// pinned one: its update lifts the pin (lifted; pin removes it), so a
+// good push after a failed one is rolled out like any other. A digest
+// whose update just failed the health gate is not tried again until the
+// tag moves (Options.HeldUpdates): no redeploy loop.
+func (in *inputs) update(u *render.Unit, up *unitPlan) (restart, lifted bool) {
+	t, ok := in.obs.Tags[u.Image]
 	if !ok || u.Template {
-		return false
+		return false, false
 	}
-	if _, pinned := b.opts.Pins[u.FileName]; pinned {
+	if _, pinned := in.opts.Pins[u.FileName]; pinned {
 		// This plan pins it (a rollback): it runs the image it ran before.
-		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": this rollback pinned the container to the image it ran before"})
-		return false
+		up.notes = append(up.notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": this rollback pinned the container to the image it ran before"})
+		return false, false
 	}
-	pin, pinned := installedPin(b.obs, u.FileName)
+	pin, pinned := installedPin(in.obs, u.FileName)
 	pinID := ""
 	if pinned {
 		pinID = pin.ImageID
 	}
 	if t.current(pinID) {
-		return false
+		return false, false
 	}
-	if h, ok := b.opts.HeldUpdates[u.Image]; ok && h.Digest == t.Registry {
-		b.p.Notes = append(b.p.Notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry +
+	if h, ok := in.opts.HeldUpdates[u.Image]; ok && h.Digest == t.Registry {
+		up.notes = append(up.notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry +
 			": the update to that digest failed the health gate in run " + h.Run + " and was rolled back; it is tried again when the tag names another image"})
-		return false
+		return false, false
 	}
 	from := t.old(pinID)
 	why := fmt.Sprintf("image %s: its tag now names %s (host has %s)", u.Image, t.Registry, strings.Join(from, ", "))
@@ -230,25 +231,16 @@ func (b *builder) update(u *render.Unit, uc *UnitChange) bool {
 			runs = "image " + shortID(pin.ImageID)
 		}
 		why = fmt.Sprintf("image %s: its tag now names %s (the container runs %s, pinned by a rollback to run %s; the update lifts the pin)", u.Image, t.Registry, runs, pin.Run)
-		b.lifted[u.FileName] = true
+		lifted = true
 	case len(from) == 0:
 		why = fmt.Sprintf("image %s: its tag now names %s (the host's image has no registry digest)", u.Image, t.Registry)
 	}
-	uc.Reasons = append(uc.Reasons, why)
-	i := slices.IndexFunc(b.p.Updates, func(x ImageUpdate) bool { return x.Image == u.Image })
-	if i < 0 {
-		b.p.Updates = append(b.p.Updates, ImageUpdate{Image: u.Image, From: from, To: t.Registry})
-		i = len(b.p.Updates) - 1
-		b.pulls[u.Image] = true
-		b.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
-	}
-	for _, d := range from {
-		if !slices.Contains(b.p.Updates[i].From, d) {
-			b.p.Updates[i].From = append(b.p.Updates[i].From, d)
-		}
-	}
-	b.p.Updates[i].Restarts = append(b.p.Updates[i].Restarts, u.Service)
-	return true
+	up.change.Reasons = append(up.change.Reasons, why)
+	// The plan pulls the image once (finish), for the first container
+	// updated, and restarts each.
+	up.updates = append(up.updates, ImageUpdate{Image: u.Image, From: from, To: t.Registry, Restarts: []string{u.Service}})
+	up.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
+	return true, lifted
 }
 
 // AutoUpdateTimer is podman's own image update: it restarts each container
@@ -264,16 +256,18 @@ func autoUpdated(out *render.Output) bool {
 // autoUpdateWarnings warns of each container that sets AutoUpdate= on a
 // host whose podman-auto-update.timer runs: validate warned of the key,
 // the plan says it is live here.
-func (b *builder) autoUpdateWarnings(out *render.Output) {
-	if !b.obs.Units[AutoUpdateTimer].Active() {
-		return
+func autoUpdateWarnings(out *render.Output, obs *Observed) []report.Finding {
+	if !obs.Units[AutoUpdateTimer].Active() {
+		return nil
 	}
+	var ws []report.Finding
 	for _, u := range out.Units {
 		if u.AutoUpdate == "" || u.Template {
 			continue
 		}
-		b.p.Warnings = append(b.p.Warnings, report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleAutoUpdate, Severity: report.Warning,
+		ws = append(ws, report.Finding{Source: u.Origin.Source, Path: u.Origin.Path(), Rule: spec.RuleAutoUpdate, Severity: report.Warning,
 			Message: fmt.Sprintf("%s: %s is running on this host: it will pull and restart %s (AutoUpdate=%s) outside syslet's plan, health gate and generations; use syslet update instead (remove AutoUpdate=, or systemctl disable --now %s)",
 				u.FileName, AutoUpdateTimer, u.Service, u.AutoUpdate, AutoUpdateTimer)})
 	}
+	return ws
 }
