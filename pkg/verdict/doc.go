@@ -5,6 +5,10 @@
 // verdict once (pkg/app/deploy); everything downstream reads this table
 // rather than mapping errors or strings of its own.
 //
+// The verdict leaves the process as data (report.go): every JSON document
+// of a run carries it as a Report ("verdict": its machine name, "exit":
+// its exit code).
+//
 // Layer: ground. It imports only the ground packages whose vocabulary it
 // maps to (pkg/runlog, pkg/notify).
 package verdict

@@ -2,8 +2,12 @@ package verdict
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/syslet/syslet/pkg/notify"
@@ -58,6 +62,15 @@ func TestEveryVerdictHasEveryMapping(t *testing.T) {
 	}
 }
 
+// all lists every verdict, in order.
+func all() []Verdict {
+	out := make([]Verdict, 0, count-1)
+	for v := Verdict(1); v < count; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
 // TestExitCodesOfTheGateAreItsOwn pins the codes CI jobs and syslet push
 // branch on.
 func TestExitCodesOfTheGateAreItsOwn(t *testing.T) {
@@ -66,15 +79,6 @@ func TestExitCodesOfTheGateAreItsOwn(t *testing.T) {
 			t.Errorf("%s.Exit() = %d, want %d", v, got, want)
 		}
 	}
-}
-
-// all lists every verdict, in order.
-func all() []Verdict {
-	out := make([]Verdict, 0, count-1)
-	for v := Verdict(1); v < count; v++ {
-		out = append(out, v)
-	}
-	return out
 }
 
 // TestVerdictInJSONIsItsID: a document carries the machine name, and reads
@@ -93,5 +97,42 @@ func TestVerdictInJSONIsItsID(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"verdict":"rolled back"}`), &back); err == nil {
 		t.Fatal("Unmarshal of a person's name: no error")
+	}
+}
+
+// A document carries the verdict as its machine name and exit code.
+func TestReport(t *testing.T) {
+	type doc struct {
+		Report
+		Summary string `json:"summary"`
+	}
+	b, err := json.Marshal(doc{RolledBack.Report(), "s"})
+	if want := `{"verdict":"rolled-back","exit":4,"summary":"s"}`; err != nil || string(b) != want {
+		t.Fatalf("document %s, %v; want %s", b, err, want)
+	}
+	var back doc
+	if json.Unmarshal(b, &back) != nil || back.Verdict != RolledBack || back.Exit != 4 {
+		t.Fatalf("read back %+v", back)
+	}
+	if (Verdict(0)).Report() != (Report{}) {
+		t.Error("no verdict has a report")
+	}
+}
+
+// TestReferenceListsEveryVerdict: the reference of the --output json
+// document (docs/reference/cli.md) names every verdict by its machine
+// name, with its exit code, as the table says.
+func TestReferenceListsEveryVerdict(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range all() {
+		if row := fmt.Sprintf("| `%s` | %d | ", v.ID(), v.Exit()); !strings.Contains(string(doc), row) {
+			t.Errorf("docs/reference/cli.md has no row %q", row)
+		}
+	}
+	if n := strings.Count(string(doc), "\n  | `"); n != len(all()) {
+		t.Errorf("docs/reference/cli.md lists %d verdicts; the table has %d", n, len(all()))
 	}
 }

@@ -79,7 +79,7 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 		}
 		return rollbackResult{verdict: verdict.GateFailed}, gateErr("%s (no earlier generation to roll back to)", why)
 	}
-	rep := &view.RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed.runID, NotRestored: lostBy(failed.result)}
+	rep := &view.RollbackReport{Run: runlog.NewRunID(time.Now()), Generation: gen.Run, Of: failed.runID, Why: why, NotRestored: lostBy(failed.result)}
 	restores := backedUpDeletes(failed.result)
 	l := load.Bytes("generation "+gen.Run, gen.Input)
 	if l.Report.HasErrors() {
@@ -92,18 +92,14 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 	// The rollback is a run of its own, under the same lock.
 	back, err := r.pass(ctx, passInput{kind: gateRollback, set: l, source: "rollback to run " + gen.Run + " after " + failed.runID,
 		runID: rep.Run, gen: gen, of: failed.runID, signer: gen.Signer, restore: restores})
-	// A rollback that ended before its first action (the host could not
-	// be read, staging or a refusal stopped it) changed nothing: the host
-	// is as the failed run left it, which the operator needs to know.
-	untouched := back.result == nil || len(back.result.Applied)+len(back.result.Failed) == 0
-	rep.Gate = back.gate
+	rep.Result, rep.Gate = back.result, back.gate
 	rep.Restored = back.restored
 	rep.NotRestored = append(rep.NotRestored, back.notRestored...)
 	if back.plan != nil {
 		rep.Plan = view.PlanSummary(back.plan)
 		rep.NotRestored = append(rep.NotRestored, notRestored(back.plan)...)
 	}
-	r.view.RolledBack(view.Rollback{Failed: failed.runID, Run: rep.Run, Generation: gen.Run, Why: why, Restored: rep.Restored, NotRestored: rep.NotRestored, Err: err, Untouched: untouched})
+	r.view.RolledBack(view.Rollback{Failed: failed.runID, Run: rep.Run, Generation: gen.Run, Why: why, Restored: rep.Restored, NotRestored: rep.NotRestored, Err: err, Untouched: rep.Untouched()})
 	if err != nil {
 		rep.Error = err.Error()
 		if !errors.Is(err, ErrRollbackFailed) {

@@ -229,19 +229,33 @@ type Rollback struct {
 	Untouched bool
 }
 
+// words are the rollback's last word: its capitals (ROLLED BACK, ROLLBACK
+// FAILED) and its sentence, each outside string passed through esc
+// (redact.Escape for a terminal). The sentence is also the "message" of
+// the rollback in the run's document, where strings keep their exact
+// value.
+func (r Rollback) words(esc func(string) string) (head, said string) {
+	failed, why, gen, run := esc(r.Failed), esc(r.Why), esc(r.Generation), esc(r.Run)
+	switch {
+	case r.Err != nil && r.Untouched:
+		return "ROLLBACK FAILED", fmt.Sprintf("run %s failed its health gate (%s), and the rollback to run %s (run %s) changed nothing, so the host is as run %s left it: %s",
+			failed, why, gen, run, failed, esc(r.Err.Error()))
+	case r.Err != nil:
+		return "ROLLBACK FAILED", fmt.Sprintf("run %s failed its health gate (%s), and the rollback to run %s (run %s) did not restore a working host: %s",
+			failed, why, gen, run, esc(r.Err.Error()))
+	}
+	return "ROLLED BACK", fmt.Sprintf("run %s failed its health gate (%s); run %s applied the generation of run %s again, and it passed the gate",
+		failed, why, run, gen)
+}
+
 // RollbackSummary is the last word of a run whose gate failed and that
 // was rolled back.
 func RollbackSummary(w io.Writer, r Rollback) {
-	if r.Err != nil && r.Untouched {
-		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) changed nothing, so the host is as run %s left it: %s\n",
-			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Generation), redact.Escape(r.Run), redact.Escape(r.Failed), redact.Escape(r.Err.Error()))
-	} else if r.Err != nil {
-		fmt.Fprintf(w, "\nROLLBACK FAILED: run %s failed its health gate (%s), and the rollback to run %s (run %s) did not restore a working host: %s\n",
-			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Generation), redact.Escape(r.Run), redact.Escape(r.Err.Error()))
-	} else {
-		fmt.Fprintf(w, "\nROLLED BACK: run %s failed its health gate (%s); run %s applied the generation of run %s again, and it passed the gate.\n",
-			redact.Escape(r.Failed), redact.Escape(r.Why), redact.Escape(r.Run), redact.Escape(r.Generation))
+	head, said := r.words(redact.Escape)
+	if r.Err == nil {
+		said += "."
 	}
+	fmt.Fprintf(w, "\n%s: %s\n", head, said)
 	for _, n := range r.Restored {
 		fmt.Fprintf(w, "Restored: %s\n", redact.Escape(n))
 	}

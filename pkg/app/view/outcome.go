@@ -1,6 +1,8 @@
 package view
 
 import (
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/syslet/syslet/executor"
@@ -14,6 +16,12 @@ import (
 // --output json` prints, what webhookd reports and what the run's
 // notification says. pkg/app/deploy makes it; it is never changed after
 // the run returns it.
+//
+// Its document opens with the verdict (verdict.Report: "verdict", its
+// machine name, and "exit", its exit code; MarshalJSON), then the run:
+// its plan, and in "result" each action by what became of it (applied,
+// failed with its error, not reached), the gate, and the rollback with
+// its own result.
 type Outcome struct {
 	RunID    string           `json:"run,omitempty"`
 	Source   string           `json:"source"`
@@ -46,7 +54,8 @@ type Outcome struct {
 	SavedDocument []byte `json:"-"`
 
 	// Verdict is how the run ended: the exit code, the notification and
-	// webhookd's result follow from it (pkg/verdict).
+	// webhookd's result follow from it (pkg/verdict). The document
+	// carries it first, with its exit code (MarshalJSON).
 	Verdict verdict.Verdict `json:"-"`
 	// Took is how long the run took.
 	Took time.Duration `json:"-"`
@@ -62,6 +71,32 @@ const (
 	SourceRollback = "rollback"
 )
 
+// outcomeFields are the Outcome's own fields, without its methods.
+type outcomeFields Outcome
+
+// outcomeDocument is the Outcome as its document reads: the verdict
+// first, then the run.
+type outcomeDocument struct {
+	verdict.Report
+	*outcomeFields
+}
+
+// MarshalJSON writes the document: the verdict's report (its machine
+// name and exit code; derived, so never kept twice), then the run.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	return json.Marshal(outcomeDocument{o.Verdict.Report(), (*outcomeFields)(&o)})
+}
+
+// UnmarshalJSON reads a document back, its verdict included.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	d := outcomeDocument{outcomeFields: (*outcomeFields)(o)}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	o.Verdict = d.Report.Verdict
+	return nil
+}
+
 // Pending reports whether the plan has changes (for --detailed-exitcode).
 func (o *Outcome) Pending() bool { return o.Plan != nil && (!o.Plan.Empty() || o.Plan.Drifted()) }
 
@@ -72,8 +107,12 @@ type RollbackReport struct {
 	Run        string `json:"run"`
 	Generation string `json:"generation"`
 	Of         string `json:"of,omitempty"`
-	// Plan is the rollback plan's summary line.
-	Plan string `json:"plan,omitempty"`
+	// Why is what failed the gate, one failure after another.
+	Why string `json:"why,omitempty"`
+	// Plan is the rollback plan's summary line; Result what became of
+	// each of its actions, as the run's own result says of the run's.
+	Plan   string           `json:"plan,omitempty"`
+	Result *executor.Result `json:"result,omitempty"`
 	// Passed says whether the restored host passed the health gate.
 	Passed bool         `json:"passed"`
 	Gate   *gate.Report `json:"gate,omitempty"`
@@ -83,4 +122,36 @@ type RollbackReport struct {
 	// NotRestored names what the rollback could not put back.
 	NotRestored []string `json:"notRestored,omitempty"`
 	Error       string   `json:"error,omitempty"`
+}
+
+// Untouched reports whether the rollback ended before its first action
+// (the host could not be read, staging or a refusal stopped it, or it
+// never ran): the host is then as the failed run left it.
+func (r *RollbackReport) Untouched() bool {
+	return r.Result == nil || len(r.Result.Applied)+len(r.Result.Failed) == 0
+}
+
+// told is what the rollback's last word to a person says (Rollback).
+func (r *RollbackReport) told() Rollback {
+	t := Rollback{Failed: r.Of, Run: r.Run, Generation: r.Generation, Why: r.Why,
+		Restored: r.Restored, NotRestored: r.NotRestored, Untouched: r.Untouched()}
+	if r.Error != "" {
+		t.Err = errors.New(r.Error)
+	}
+	return t
+}
+
+// rollbackFields are the RollbackReport's own fields, without its methods.
+type rollbackFields RollbackReport
+
+// MarshalJSON writes the report with "message": the sentence the run's
+// last word said of the rollback (RollbackSummary's, without its
+// capitals), derived from the report, for a reader that shows it to a
+// person (syslet push's table).
+func (r RollbackReport) MarshalJSON() ([]byte, error) {
+	_, msg := r.told().words(func(s string) string { return s })
+	return json.Marshal(struct {
+		*rollbackFields
+		Message string `json:"message"`
+	}{(*rollbackFields)(&r), msg})
 }
