@@ -57,6 +57,8 @@ func (a *Action) appendJSON(b []byte, html bool) []byte {
 	if d.NoBackup {
 		b = append(b, `,"noBackup":true`...)
 	}
+	b = appendField(b, "service", d.Service, html, true)
+	b = appendField(b, "backup", d.Backup, html, true)
 	return append(b, '}')
 }
 

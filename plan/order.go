@@ -10,14 +10,22 @@ import (
 )
 
 // sortActions puts actions in their one total order: by step; inside a
-// step by rank (resources before the containers that use them, reversed
-// when stopping so containers stop first), then by op, target and unit. No
-// order of map iteration or of input can change the result, so two plans
-// of the same host and input are identical byte for byte.
+// step the filling of volumes first (Op.Fills), then by rank (resources
+// before the containers that use them, reversed when stopping so
+// containers stop first), then by op, target and unit. No order of map
+// iteration or of input can change the result, so two plans of the same
+// host and input are identical byte for byte.
 func sortActions(as []Action) {
 	slices.SortStableFunc(as, func(a, c Action) int {
 		if a.Step != c.Step {
 			return int(a.Step) - int(c.Step)
+		}
+		if f := a.Op.Fills(); f != c.Op.Fills() {
+			// A volume is filled before anything of step 9 starts.
+			if f {
+				return -1
+			}
+			return 1
 		}
 		if a.rank != c.rank {
 			if a.Step == StepStop {
@@ -38,7 +46,7 @@ func sortActions(as []Action) {
 // opOrder orders the ops that share a step: a unit is removed before the
 // directory of its config files.
 var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpLinkUnit, OpRemoveUnit, OpRemoveFile,
-	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpStart}
+	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpCreateVolume, OpImportVolume, OpStart}
 
 // contentDigest is how an action's content is recorded (the bare
 // spelling of pkg/digest).

@@ -57,14 +57,15 @@ type Resume struct {
 	PutBack bool `json:"putBack,omitempty"`
 }
 
-// carried lists the ops whose need cannot be read back from the host's
-// files once the files are written: systemd has not loaded new unit files,
-// a swapped config dir was not reloaded, a start or a oneshot run never
-// happened, a podman object whose unit is already gone was not deleted.
+// What is carried (CarryForward's switch): the ops whose need cannot be
+// read back from the host's files once the files are written — systemd has
+// not loaded new unit files, a swapped config dir was not reloaded, a start
+// or a oneshot run never happened, a podman object whose unit is already
+// gone was not deleted, a volume was not filled from its backup.
 // Everything else (pulls, writes, prunes, secrets, stops) is planned again
-// from the host anyway.
-var carried = map[Op]bool{OpDaemonReload: true, OpReload: true, OpStart: true,
-	OpDeleteVolume: true, OpDeleteNetwork: true, OpDeleteImage: true}
+// from the host anyway — but for the stops of a run that was filling a
+// volume (fill.go): the specs do not say the volume's users must stop, the
+// fill does.
 
 // deletedKind is the kind of podman object each delete op deletes, as
 // the unit kind that manages it.
@@ -95,117 +96,191 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 	if u == nil {
 		return nil
 	}
-	byService := map[string]*render.Unit{}
-	byFile := map[string]*render.Unit{}
+	c := &carrier{p: p, obs: obs, u: u, started: started, byService: map[string]*render.Unit{}, byFile: map[string]*render.Unit{},
+		has: map[Op]map[string]bool{}, written: map[string]string{}, filling: map[string]bool{}, why: fmt.Sprintf("previous run %s did not finish", u.Run)}
 	for _, du := range out.Units {
-		byService[du.Service] = du
-		byFile[du.FileName] = du
+		c.byService[du.Service] = du
+		c.byFile[du.FileName] = du
 	}
-	has := map[Op]map[string]bool{}
 	for _, a := range p.Actions {
-		if has[a.Op] == nil {
-			has[a.Op] = map[string]bool{}
-		}
-		has[a.Op][a.Target] = true
-	}
-	written := map[string]string{} // unit file → digest the earlier run was writing
-	for _, a := range u.Actions {
-		if a.Op == OpWriteUnit {
-			written[a.Unit] = a.Data().Digest
-		}
-	}
-	why := fmt.Sprintf("previous run %s did not finish", u.Run)
-	leftAlone := func(a Action, because string) {
-		who := a.Unit
-		if who == "" {
-			who = "run " + u.Run
-		}
-		p.Notes = append(p.Notes, Note{Unit: who, Message: fmt.Sprintf("previous run %s meant to delete %s %s, but %s: nothing shows it is syslet's to delete, so it is left alone (delete it by hand if it should go)",
-			u.Run, deletedKind[a.Op], a.Target, because)})
-	}
-	n := 0
-	carry := func(a Action, rank int) {
-		if has[a.Op][a.Target] {
-			return
-		}
-		a.Reason, a.Carried = why, true // carried actions hold no payload but a delete's NoBackup
-		if has[a.Op] == nil {
-			has[a.Op] = map[string]bool{}
-		}
-		has[a.Op][a.Target] = true
-		a.Step, a.rank = StepOf(a.Op), int32(rank)
-		p.Actions = append(p.Actions, a)
-		n++
+		c.mark(a)
 	}
 	for _, a := range u.Actions {
-		if !carried[a.Op] {
-			continue
+		switch a.Op {
+		case OpWriteUnit:
+			c.written[a.Unit] = a.Data().Digest
+		case OpImportVolume:
+			c.filling[a.Target] = true
 		}
+	}
+	for _, a := range u.Actions {
 		switch a.Op {
 		case OpDaemonReload:
-			carry(Action{Op: OpDaemonReload, Target: a.Target}, 0)
+			c.carry(Action{Op: OpDaemonReload, Target: a.Target}, 0)
 		case OpReload:
-			du := byService[a.Target]
-			if du == nil || du.Kind != spec.Container || du.State != spec.Running || has[OpStart][a.Target] {
-				continue // gone, no longer running, or started afresh anyway
-			}
-			carry(Action{Op: OpReload, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
+			c.reload(a)
 		case OpStart:
-			du := byService[a.Target]
-			if du == nil || (du.Kind == spec.Container && du.State == spec.Stopped) {
-				continue
-			}
-			if du.Kind == spec.Container && du.State == spec.Oneshot {
-				if t, ok := started[a.Target]; ok && !t.Before(u.Started) {
-					continue // systemd ran it for the earlier run
-				}
-			}
-			if du.Kind == spec.Container && du.State == spec.Running && obs.Units[a.Target].Active() && !has[OpStop][a.Target] {
-				continue // already up: systemd finished the start the earlier run asked for
-			}
-			// Still activating (or stopping): the start the earlier run
-			// queued has not finished, so this run starts it again — the
-			// job joins the one in systemd — and its health gate judges it.
-			carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
-		default: // deletes
-			// Only what syslet manages is ever deleted on the journal's
-			// word, and only as its marker allows: the installed unit the
-			// delete names must carry syslet's marker, name that very
-			// object and allow its deletion (a recreate the earlier run
-			// was making); or, when the earlier run already removed that
-			// unit, the last good generation's rendering of it must. A
-			// corrupted or forged journal line naming any other volume,
-			// network or image deletes nothing.
-			kind := deletedKind[a.Op]
-			if iu := installedFor(obs, a.Unit); iu != nil {
-				du := byFile[a.Unit]
-				switch {
-				case !iu.managed || !iu.parses || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
-					leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
-				case du != nil && written[a.Unit] != "" && contentDigest(du.Bytes()) == written[a.Unit]:
-					// A recreate: the specs still want the unit the earlier
-					// run wrote, so the old object must still go.
-					carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
-				}
-				continue
-			}
-			if m, ok := u.Managed[a.Unit]; ok && m.Kind == kind && m.Name == a.Target && m.Deletable && byFile[a.Unit] == nil {
-				// The unit was removed by the earlier run; its object goes
-				// as the marker syslet wrote for it said.
-				carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
-				continue
-			}
-			leftAlone(a, "no unit carrying syslet's marker names it, installed or in the last good generation")
+			c.start(a)
+		case OpStop:
+			c.stop(a)
+		case OpCreateVolume, OpImportVolume:
+			c.fill(a)
+		case OpDeleteVolume, OpDeleteNetwork, OpDeleteImage:
+			c.delete(a)
 		}
 	}
 	sortActions(p.Actions)
-	r := &Resume{Run: u.Run, Unfinished: len(u.Actions), Carried: n, PutBack: u.PutBack}
+	r := &Resume{Run: u.Run, Unfinished: len(u.Actions), Carried: c.n, PutBack: u.PutBack}
 	for _, a := range u.Actions {
-		if has[a.Op][a.Target] {
+		if c.has[a.Op][a.Target] {
 			r.Resumed++
 		}
 	}
 	return r
+}
+
+// carrier is one CarryForward: the plan it adds to, what the earlier run
+// left, and the specs' units by service and by file.
+type carrier struct {
+	p         *Plan
+	obs       *Observed
+	u         *Unfinished
+	started   map[string]time.Time
+	byService map[string]*render.Unit
+	byFile    map[string]*render.Unit
+	// has marks the plan's actions by op and target; written holds, by
+	// unit file, the digest the earlier run was writing; filling the
+	// volumes it was filling from a backup (fill.go), whose fill is
+	// carried whole.
+	has     map[Op]map[string]bool
+	written map[string]string
+	filling map[string]bool
+	why     string
+	n       int // actions carried
+}
+
+func (c *carrier) mark(a Action) {
+	if c.has[a.Op] == nil {
+		c.has[a.Op] = map[string]bool{}
+	}
+	c.has[a.Op][a.Target] = true
+}
+
+// carry adds a to the plan unless it holds one like it already.
+func (c *carrier) carry(a Action, rank int) {
+	if c.has[a.Op][a.Target] {
+		return
+	}
+	a.Reason, a.Carried = c.why, true // carried actions hold no payload but what the op needs
+	c.mark(a)
+	a.Step, a.rank = StepOf(a.Op), int32(rank)
+	c.p.Actions = append(c.p.Actions, a)
+	c.n++
+}
+
+// reload carries a config dir's reload, unless the container is gone, no
+// longer runs, or starts afresh anyway.
+func (c *carrier) reload(a Action) {
+	du := c.byService[a.Target]
+	if du == nil || du.Kind != spec.Container || du.State != spec.Running || c.has[OpStart][a.Target] {
+		return
+	}
+	c.carry(Action{Op: OpReload, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
+}
+
+// start carries a start the specs still want.
+func (c *carrier) start(a Action) {
+	du := c.byService[a.Target]
+	if du == nil || (du.Kind == spec.Container && du.State == spec.Stopped) {
+		return
+	}
+	if du.Kind == spec.Container && du.State == spec.Oneshot {
+		if t, ok := c.started[a.Target]; ok && !t.Before(c.u.Started) {
+			return // systemd ran it for the earlier run
+		}
+	}
+	if du.Kind == spec.Container && du.State == spec.Running && c.obs.Units[a.Target].Active() && !c.has[OpStop][a.Target] {
+		return // already up: systemd finished the start the earlier run asked for
+	}
+	// Still activating (or stopping): the start the earlier run queued has
+	// not finished, so this run starts it again — the job joins the one in
+	// systemd — and its health gate judges it.
+	c.carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
+}
+
+// stop carries the stop of a volume's user when the earlier run was
+// filling a volume: the specs do not say it must stop, the fill does.
+// Any other stop is planned again from the host.
+func (c *carrier) stop(a Action) {
+	if len(c.filling) == 0 {
+		return
+	}
+	rank := kindRank(spec.Container)
+	if du := c.byService[a.Target]; du != nil {
+		rank = kindRank(du.Kind)
+	}
+	c.carry(Action{Op: OpStop, Target: a.Target, Unit: a.Unit}, rank)
+}
+
+// fill carries a volume's creation, through its service when the specs
+// declare its unit, and the import of its backup: into the volume as the
+// earlier run left it, freshly created or holding part of this same
+// backup, which the import writes again whole, file by file.
+func (c *carrier) fill(a Action) {
+	var pl *Payload
+	switch du := c.byFile[a.Unit]; {
+	case a.Op == OpImportVolume:
+		pl = &Payload{Backup: a.Data().Backup, Digest: a.Data().Digest}
+	case du != nil && du.Kind == spec.Volume:
+		pl = &Payload{Service: du.Service}
+	}
+	c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: pl}, kindRank(spec.Volume))
+}
+
+// delete carries a delete of a podman object. Only what syslet manages is
+// ever deleted on the journal's word, and only as its marker allows: the
+// installed unit the delete names must carry syslet's marker, name that
+// very object and allow its deletion (a recreate the earlier run was
+// making); or, when the earlier run already removed that unit, the last
+// good generation's rendering of it must. A corrupted or forged journal
+// line naming any other volume, network or image deletes nothing. A
+// fill's delete of a volume goes on: the volume is exported first, and
+// filled again after.
+func (c *carrier) delete(a Action) {
+	if a.Op == OpDeleteVolume && c.filling[a.Target] && !a.Data().NoBackup {
+		c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, kindRank(spec.Volume))
+		return
+	}
+	kind := deletedKind[a.Op]
+	if iu := installedFor(c.obs, a.Unit); iu != nil {
+		du := c.byFile[a.Unit]
+		switch {
+		case !iu.managed || !iu.parses || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
+			c.leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
+		case du != nil && c.written[a.Unit] != "" && contentDigest(du.Bytes()) == c.written[a.Unit]:
+			// A recreate: the specs still want the unit the earlier run
+			// wrote, so the old object must still go.
+			c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
+		}
+		return
+	}
+	if m, ok := c.u.Managed[a.Unit]; ok && m.Kind == kind && m.Name == a.Target && m.Deletable && c.byFile[a.Unit] == nil {
+		// The unit was removed by the earlier run; its object goes as the
+		// marker syslet wrote for it said.
+		c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
+		return
+	}
+	c.leftAlone(a, "no unit carrying syslet's marker names it, installed or in the last good generation")
+}
+
+// leftAlone notes a delete the journal asks for that is not carried.
+func (c *carrier) leftAlone(a Action, because string) {
+	who := a.Unit
+	if who == "" {
+		who = "run " + c.u.Run
+	}
+	c.p.Notes = append(c.p.Notes, Note{Unit: who, Message: fmt.Sprintf("previous run %s meant to delete %s %s, but %s: nothing shows it is syslet's to delete, so it is left alone (delete it by hand if it should go)",
+		c.u.Run, deletedKind[a.Op], a.Target, because)})
 }
 
 // carriedNoBackup keeps, on a volume's delete carried forward, what the

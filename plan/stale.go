@@ -94,7 +94,7 @@ func (in *inputs) staleOne(iu *installedUnit, roots map[string]string, up unitPl
 			switch keep := in.keepResource(iu, res); {
 			case keep != "":
 				uc.Reasons = append(uc.Reasons, keep)
-				up.notes = append(up.notes, Note{Unit: iu.fileName, Message: keep})
+				up.notes = append(up.notes, Note{Unit: iu.fileName, Message: keep, Kept: true})
 			case iu.reclaimDelete():
 				up.add(Action{Op: deleteOp[iu.kind.Quadlet().Object], Target: res, Unit: iu.fileName, Reason: "reclaimPolicy Delete", Payload: noBackup(iu)}, rank)
 				uc.Reasons = append(uc.Reasons, "reclaimPolicy Delete: "+res+" is deleted")

@@ -71,7 +71,13 @@ const (
 	OpDeleteImage   Op = "delete-image"
 	OpDaemonReload  Op = "daemon-reload"
 	OpReload        Op = "reload"
-	OpStart         Op = "start"
+	// OpCreateVolume and OpImportVolume fill a volume from a backup
+	// (fill.go): created again (by starting its unit's service, when
+	// Payload.Service names one, else with podman's defaults), then the
+	// backup imported into it.
+	OpCreateVolume Op = "create-volume"
+	OpImportVolume Op = "import-volume"
+	OpStart        Op = "start"
 )
 
 // opStep is the single table that places each kind of change in the
@@ -92,11 +98,17 @@ var opStep = map[Op]Step{
 	OpDeleteImage:   StepDelete,
 	OpDaemonReload:  StepDaemonReload,
 	OpReload:        StepReload,
+	OpCreateVolume:  StepStart,
+	OpImportVolume:  StepStart,
 	OpStart:         StepStart,
 }
 
 // StepOf returns the step an op belongs to.
 func StepOf(op Op) Step { return opStep[op] }
+
+// Fills reports whether op fills a volume from a backup: step 9 runs
+// these before its starts, so that what mounts the volume finds its data.
+func (op Op) Fills() bool { return op == OpCreateVolume || op == OpImportVolume }
 
 // Action is one host change. Target is a service name, an absolute host
 // path, an image reference, or a podman volume / network / secret name.
@@ -142,7 +154,8 @@ type Payload struct {
 	// [Image] settings); nil pulls as podman does by default.
 	Pull *host.PullOptions `json:"pull,omitempty"`
 	// Digest is the sha256 of Content: what the plan's digest and the run
-	// journal record instead of the content itself.
+	// journal record instead of the content itself. On an OpImportVolume
+	// it is the backup's.
 	Digest string           `json:"digest,omitempty"`
 	Files  []render.DirFile `json:"files,omitempty"`
 	// Root bounds OpRemoveFile: empty parent directories are removed up to
@@ -156,6 +169,13 @@ type Payload struct {
 	// NoBackup marks an OpDeleteVolume whose installed marker says
 	// Backup=false: the volume's data goes without an export.
 	NoBackup bool `json:"noBackup,omitempty"`
+	// Service is the quadlet service whose start creates an
+	// OpCreateVolume's volume with its unit's options.
+	Service string `json:"service,omitempty"`
+	// Backup is the file name, in the backup store, of the backup an
+	// OpImportVolume brings back; Digest is then its sha256 when known,
+	// which the import checks.
+	Backup string `json:"backup,omitempty"`
 }
 
 // none is the payload of an action that carries none, as Data reads it.
@@ -269,6 +289,11 @@ type Refusal struct {
 type Note struct {
 	Unit    string `json:"unit"`
 	Message string `json:"message"`
+	// Kept marks a podman object the input would have recreated or
+	// deleted and the plan keeps as it is: a rollback keeps the volumes
+	// and images the failed run left (its report names them as not
+	// restored), and an image a kept generation ran stays.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // Plan is the complete, reviewable result of comparing desired and

@@ -51,7 +51,7 @@ func (in *inputs) resource(u *render.Unit, before *decided) unitPlan {
 		up.unwrite(u.Path)
 		uc.Write, uc.Effect = false, EffectKeep
 		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate "+string(u.Kind)+" "+u.Resource+" and delete its data")
-		up.notes = append(up.notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1]})
+		up.notes = append(up.notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1], Kept: true})
 	case changed && k.HoldsData:
 		if !iu.removalAllowed() || !iu.reclaimDelete() {
 			up.refusals = append(up.refusals, Refusal{Unit: u.FileName, Source: uc.Source, Message: fmt.Sprintf(

@@ -278,6 +278,13 @@ func describe(a plan.Action) string {
 		return "image " + a.Target
 	case plan.OpDaemonReload:
 		return "systemctl daemon-reload"
+	case plan.OpCreateVolume:
+		if d.Service != "" {
+			return "create volume " + a.Target + " (through " + d.Service + ")"
+		}
+		return "create volume " + a.Target + " (podman's defaults)"
+	case plan.OpImportVolume:
+		return "fill volume " + a.Target + " from backup " + d.Backup
 	}
 	return a.Target
 }
