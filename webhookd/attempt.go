@@ -2,16 +2,11 @@ package webhookd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/commitsig"
@@ -20,43 +15,20 @@ import (
 	"github.com/syslet/syslet/pkg/verdict"
 )
 
-// Results of a deploy attempt, as /status and the deploys metric show them:
-// those of a run are its verdict's (pkg/verdict).
-const (
-	ResultSuccess = verdict.DeploySuccess
-	ResultFailed  = verdict.DeployFailed
-	// ResultSkipped: the commit is older than the one already applied, so
-	// deploying it would move the host backwards (a late or replayed push).
-	ResultSkipped = "skipped"
-	// ResultRolledBack: the commit was applied, a container failed the
-	// health gate, and the host runs its last good generation again. The
-	// commit is not retried until the branch moves.
-	ResultRolledBack = verdict.DeployRolledBack
-)
-
-// Stages a deploy attempt can fail in.
-const (
-	StageFetch    = "fetch"
-	StageCheckout = "checkout"
-	// StageSignature: the commit is not signed by a key the repository's
-	// verify.allowedSigners or verify.keyring lists; it was refused before checkout.
-	StageSignature = "signature"
-	StageApply     = verdict.StageApply
-	// StageGate: the apply landed but a started container failed the
-	// health gate.
-	StageGate = verdict.StageGate
-)
-
-// Attempt is one deploy attempt of one commit.
+// Attempt is one deploy attempt of one commit, as /status and the status
+// file keep it.
 type Attempt struct {
 	Commit  string `json:"commit"`
 	Trigger string `json:"trigger"` // e.g. "github push 1f2e…" or "poll"
 	Pushes  int    `json:"pushes"`  // queued pushes this attempt covered (coalesced)
-	Result  string `json:"result"`
-	Stage   string `json:"stage,omitempty"` // where a failure happened
-	Summary string `json:"summary,omitempty"`
-	RunID   string `json:"runId,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Verdict is how the run of syslet ended, when the attempt ran it;
+	// Reason is webhookd's own ending otherwise (ending.go). /status shows
+	// the result and stage they come to beside them.
+	Verdict verdict.Verdict `json:"verdict,omitempty"`
+	Reason  Reason          `json:"reason,omitempty"`
+	Summary string          `json:"summary,omitempty"`
+	RunID   string          `json:"runId,omitempty"`
+	Error   string          `json:"error,omitempty"`
 	// Refusal is why the commit's signature was refused (a
 	// commitsig.Reason: unsigned, unknown-key, bad-signature,
 	// key-not-yet-valid, key-expired); Signer is who signed a commit
@@ -69,164 +41,149 @@ type Attempt struct {
 	RolledBackTo string    `json:"rolledBackTo,omitempty"`
 	Started      time.Time `json:"started"`
 	Duration     float64   `json:"durationSeconds"`
+}
 
-	// pending: the forge was told this commit is being deployed; event
-	// is the run's own notification.
+// outcome is what one attempt came to: the Attempt as the status keeps it,
+// and what the worker does with it beyond that.
+type outcome struct {
+	Attempt
+	// event is the run's own notification (nil when it had none); plan
+	// is the run's plan as --diff printed it, for the status page.
+	event *notify.Event
+	plan  string
+	// pending: the forge was told the commit is being deployed, so it
+	// is told how that ended.
 	pending bool
-	event   *notify.Event
+	// fetched: the fetch went through, so the clone is due a repack.
+	fetched bool
 }
-
-// InFlight is a deploy attempt in progress, as the status file keeps it.
-type InFlight struct {
-	Commit  string `json:"commit"`
-	Trigger string `json:"trigger"`
-	Force   bool   `json:"force,omitempty"` // a reconcile, replacing hand edits
-	// Update are the pushed images the deploy updates (a registry's
-	// notification): a restart resumes it as that update again.
-	Update  []string  `json:"update,omitempty"`
-	Started time.Time `json:"started"`
-}
-
-// keepAttempts is how many attempts the status keeps for the page.
-const keepAttempts = 20
-
-// maxPending bounds the pushes remembered between deploys; past it the
-// oldest is dropped (the newest one is what gets deployed anyway).
-const maxPending = 64
 
 // deployTimeout is a last-resort bound on one attempt (fetch + apply).
 const deployTimeout = time.Hour
 
-func (w *worker) saveInFlight(p push) {
-	w.saveMu.Lock()
-	defer w.saveMu.Unlock()
-	w.mu.Lock()
-	if w.st.InFlight != nil {
-		w.st.InFlight.Commit, w.st.InFlight.Trigger, w.st.InFlight.Force, w.st.InFlight.Update = p.commit, p.trigger, p.force, p.update
-	}
-	st := w.st.persisted
-	w.mu.Unlock()
-	if err := w.save(st); err != nil {
-		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
-	}
-}
-
-// deploy runs one attempt for a batch of queued pushes: fetch, pick the
-// newest pushed commit on the branch, check it out, apply it. It reports
-// whether its fetch went through.
+// deploy runs one attempt for a batch of queued pushes and records what
+// it came to; it reports whether its fetch went through. The attempt
+// itself changes nothing the worker shares: its steps return values, and
+// the board records them here.
 func (w *worker) deploy(batch []push) (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 	defer cancel()
+	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(1)
 	latest := batch[len(batch)-1]
-	var update []string
 	for _, p := range batch {
-		update = mergeUpdates(update, p.update)
+		latest.update = mergeUpdates(latest.update, p.update)
 	}
-	latest.update = update
-	w.saveInFlight(latest)
-	a := &Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: time.Now().UTC()}
-	log := w.log.With().Str("commit", latest.commit).Logger()
+	start := time.Now().UTC()
+	if err := w.board.begin(latest, start); err != nil {
+		w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
+	}
+	if len(batch) > 1 {
+		w.log.Info().Int("pushes", len(batch)).Msg("coalesced queued pushes into one deploy of the newest commit")
+	}
+	o, best := w.pick(ctx, batch, latest, start)
+	if !o.ended() {
+		if err := w.board.deploying(best); err != nil {
+			w.log.Error().Err(err).Msg("saving status: a restart during this deploy would not deploy it again")
+		}
+		o = w.apply(ctx, o, best)
+	}
+	w.finish(o)
+	return o.fetched
+}
 
+// pick fetches the branch and picks the push the batch deploys: the
+// newest pushed commit on it. The outcome has its ending when the
+// attempt ends here: the fetch failed, or the commit is older than the
+// applied one.
+func (w *worker) pick(ctx context.Context, batch []push, latest push, start time.Time) (outcome, push) {
+	o := outcome{Attempt: Attempt{Commit: latest.commit, Trigger: latest.trigger, Pushes: len(batch), Started: start}}
 	tip, err := w.co.Fetch(ctx)
 	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
 	if err != nil {
-		w.finish(log, a, ResultFailed, StageFetch, err)
-		return false
+		o.end(0, FetchFailed, err)
+		return o, push{}
 	}
+	o.fetched = true
 	best, err := w.newest(tip, batch)
 	if err != nil {
-		w.finish(log, a, ResultFailed, StageFetch, err)
-		return true
+		o.end(0, FetchFailed, err)
+		return o, push{}
 	}
-	best.update = update
-	a.Commit = best.commit
-	a.Trigger = best.trigger
+	best.update = latest.update
+	o.Commit, o.Trigger = best.commit, best.trigger
 	if best.force {
-		a.Trigger += " (replacing hand edits)"
+		o.Trigger += " (replacing hand edits)"
 	}
-	w.saveInFlight(best)
-	log = w.log.With().Str("commit", best.commit).Logger()
-	w.mu.Lock()
-	w.st.Deploying = best.commit
-	applied := w.st.LastApplied
-	w.mu.Unlock()
-	if len(batch) > 1 {
-		log.Info().Int("pushes", len(batch)).Msg("coalesced queued pushes into one deploy of the newest commit")
-	}
-
 	// Never move the host backwards: a push older than what is applied
 	// (late, out of order, or replayed after a restart) is skipped, unless
 	// the branch itself was moved back to it.
+	applied := w.board.read().LastApplied
 	if applied != "" && best.commit != tip && best.commit != applied {
 		older, err := w.co.Contains(applied, best.commit)
 		if err != nil {
-			w.finish(log, a, ResultFailed, StageFetch, err)
-			return true
+			o.end(0, FetchFailed, err)
+			return o, best
 		}
 		if older {
-			a.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
-			w.finish(log, a, ResultSkipped, "", nil)
-			return true
+			o.Summary = fmt.Sprintf("%s is older than the applied %s; not deployed", short(best.commit), short(applied))
+			o.end(0, Skipped, nil)
 		}
 	}
+	return o, best
+}
 
-	w.setStatus(a, forge.Pending, "deploying to "+w.hostname)
+// apply checks the picked commit's signature, checks it out and has the
+// Deployer apply it; the outcome ends with the run's verdict, or where the
+// attempt stopped before the run.
+func (w *worker) apply(ctx context.Context, o outcome, best push) outcome {
+	o.pending = w.setStatus(o.Commit, forge.Pending, "deploying to "+w.hostname)
 	// Who signed it is settled before anything of the commit is checked
 	// out: a refused commit never reaches the work tree or the host.
 	signer, err := w.verify(best.commit)
 	if err != nil {
-		w.finish(log, a, ResultFailed, StageSignature, err)
-		return
+		o.end(0, SignatureRefused, err)
+		return o
 	}
-	a.Signer = signer
+	o.Signer = signer
 	dir, err := w.co.Checkout(best.commit)
 	if err != nil {
-		w.finish(log, a, ResultFailed, StageCheckout, err)
-		return true
+		o.end(0, CheckoutFailed, err)
+		return o
 	}
 	// The spec directory is resolved inside the checkout: a pushed commit
 	// whose path is a symlink leading out of it (to /etc, say) is refused.
 	specDir, err := bounded.DirBeneath(dir, filepath.FromSlash(w.cfg.SpecPath))
 	if errors.Is(err, bounded.ErrEscapes) {
-		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
-		return true
+		o.end(0, CheckoutFailed, fmt.Errorf("commit %s: directory %q (repos[].path) is a symlink leading outside the checkout; refused", short(best.commit), w.cfg.SpecPath))
+		return o
 	}
 	if err != nil {
-		w.finish(log, a, ResultFailed, StageCheckout, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
-		return true
+		o.end(0, CheckoutFailed, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
+		return o
 	}
-	log.Info().Str("dir", specDir).Msg("deploying")
+	w.log.Info().Str("commit", best.commit).Str("dir", specDir).Msg("deploying")
+	started := o.Attempt // what the started event tells of the attempt
 	rep, err := w.dep.Deploy(ctx, DeployRequest{
 		Repo:   w.cfg.Name,
 		Commit: best.commit,
 		Dir:    specDir,
-		Source: source(w.cfg.Name, best.commit, update),
+		Source: source(w.cfg.Name, best.commit, best.update),
 		Signer: signer,
 		Force:  best.force,
-		Update: update,
+		Update: best.update,
 		Started: func(ev notify.Event) {
-			w.notify(w.enrich(ev, a))
+			w.notify(w.enrich(ev, &started))
 		},
 	})
-	a.RunID, a.Summary, a.event = rep.RunID, rep.Summary, rep.Event
-	if err := w.plans().save(a.RunID, rep.Plan); err != nil {
-		log.Warn().Err(err).Msg("saving the plan for the status page")
+	o.RunID, o.Summary, o.event, o.plan = rep.RunID, rep.Summary, rep.Event, rep.Plan
+	o.FailingUnits, o.RolledBackTo = rep.Failing, rep.RolledBackTo
+	v := rep.Verdict
+	if v == 0 {
+		// A Deployer that says no verdict did not finish a run.
+		v = verdict.Failed
 	}
-	a.FailingUnits, a.RolledBackTo = rep.Failing, rep.RolledBackTo
-	result, stage := rep.Verdict.Deploy()
-	w.finish(log, a, result, stage, err)
-	return true
-}
-
-// mergeUpdates is a and b's references, each once.
-func mergeUpdates(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, r := range b {
-		if !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
+	o.end(v, "", err)
+	return o
 }
 
 // source names a deploy in the run journal: the commit, and the pushed
@@ -272,91 +229,49 @@ func (w *worker) newest(tip string, batch []push) (push, error) {
 	return *best, nil
 }
 
-// finish records an attempt: status (persisted), metrics and a log line.
-// result is how it ended, stage where it failed and err why.
-func (w *worker) finish(log zerolog.Logger, a *Attempt, result, stage string, err error) {
-	a.Duration = time.Since(a.Started).Seconds()
-	a.Result, a.Stage = result, stage
-	if err != nil {
-		a.Error = err.Error()
-		// A refusal is the signature stage's, wherever it was found (a
-		// hostile object is screened before the branch is walked).
-		if a.Refusal = string(commitsig.ReasonOf(err)); a.Refusal != "" {
-			a.Stage = StageSignature
-		}
+// finish records a finished attempt: its plan for the page, the status
+// (persisted), the metrics, the people told and a log line.
+func (w *worker) finish(o outcome) {
+	o.Duration = time.Since(o.Started).Seconds()
+	if err := w.plans.save(o.RunID, o.plan); err != nil {
+		w.log.Warn().Err(err).Str("commit", o.Commit).Msg("saving the plan for the status page")
 	}
 	// The outcome is made durable before /status shows it: a restart right
 	// after a reader saw "applied" still knows the commit.
-	w.saveMu.Lock()
-	w.mu.Lock()
-	p := w.st.persisted
-	w.mu.Unlock()
-	a.record(&p)
-	if err := w.save(p); err != nil {
-		log.Error().Err(err).Msg("saving status")
+	a := o.Attempt
+	if err := w.board.finished(&a); err != nil {
+		w.log.Error().Err(err).Str("commit", a.Commit).Msg("saving status")
 	}
-	w.mu.Lock()
-	w.st.State, w.st.Deploying = "idle", ""
-	a.record(&w.st.persisted)
-	w.mu.Unlock()
-	w.saveMu.Unlock()
 
+	result := a.Result()
 	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(0)
-	w.m.deploys.WithLabelValues(w.cfg.Name, a.Result).Inc()
+	w.m.deploys.WithLabelValues(w.cfg.Name, result).Inc()
 	if a.Refusal != "" {
 		w.m.refusals.WithLabelValues(w.cfg.Name, a.Refusal).Inc()
 	}
-	if a.Result != ResultSkipped {
-		w.m.duration.WithLabelValues(w.cfg.Name, a.Result).Observe(a.Duration)
+	if a.Reason != Skipped {
+		w.m.duration.WithLabelValues(w.cfg.Name, result).Observe(a.Duration)
 	}
-	if a.Result == ResultSuccess {
-		w.m.lastSuccess.WithLabelValues(w.cfg.Name).Set(float64(p.LastAppliedAt.Unix()))
+	if a.Deployed() {
+		w.m.lastSuccess.WithLabelValues(w.cfg.Name).Set(float64(a.Ended().Unix()))
 		w.m.setApplied(w.cfg.Name, a.Commit)
 	}
-	w.m.setLastResult(w.cfg.Name, a.Result)
-	w.tell(a)
+	w.m.setLastResult(w.cfg.Name, result)
+	w.tell(o)
+
+	log := w.log.With().Str("commit", a.Commit).Logger()
 	ev := log.Info()
-	switch a.Result {
-	case ResultFailed:
-		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error)
+	switch {
+	case a.Verdict == verdict.RolledBack:
+		ev = log.Error().Str("stage", a.Stage()).Str("error", a.Error).Strs("failing", a.FailingUnits).Str("rolledBackTo", a.RolledBackTo)
+	case a.Failed():
+		ev = log.Error().Str("stage", a.Stage()).Str("error", a.Error)
 		if a.Refusal != "" {
 			ev = ev.Str("refusal", a.Refusal)
 		}
-	case ResultRolledBack:
-		ev = log.Error().Str("stage", a.Stage).Str("error", a.Error).Strs("failing", a.FailingUnits).Str("rolledBackTo", a.RolledBackTo)
 	}
-	ev.Str("result", a.Result).Str("summary", a.Summary).Str("run", a.RunID).
+	ev.Str("result", result).Str("summary", a.Summary).Str("run", a.RunID).
 		Int("pushes", a.Pushes).Float64("seconds", a.Duration).Msg("deploy finished")
-}
-
-// record puts a finished attempt into the persisted status.
-func (a *Attempt) record(p *persisted) {
-	p.InFlight = nil
-	p.Last, p.LastError = a, a.Error
-	p.Recent = append(p.Recent, a)
-	if n := len(p.Recent) - keepAttempts; n > 0 {
-		p.Recent = append([]*Attempt(nil), p.Recent[n:]...)
-	}
-	if a.Result == ResultFailed || a.Result == ResultRolledBack {
-		p.LastFailure = a
-	}
-	if a.Result == ResultSuccess {
-		at := a.Started.Add(time.Duration(a.Duration * float64(time.Second)))
-		p.LastApplied, p.LastAppliedAt = a.Commit, &at
-	}
-}
-
-// save writes the status file; callers hold saveMu from their snapshot on.
-func (w *worker) save(p persisted) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(w.statusFile), 0o700); err != nil {
-		return err
-	}
-	// A crash or power cut leaves the old status or the new one.
-	return bounded.WriteState(w.statusFile, append(b, '\n'), 0o600)
 }
 
 func resultOf(err error) string {

@@ -17,9 +17,67 @@ import (
 // difference queues a deploy of the applied commit that replaces hand
 // edits; without it, the check never changes the host.
 func (w *worker) checkDrift() {
-	w.mu.Lock()
-	applied, prev := w.st.LastApplied, w.st.Drift
-	w.mu.Unlock()
+	st := w.board.read()
+	applied, prev := st.LastApplied, st.Drift
+	f := w.driftCheck(applied, prev)
+	if f.busy != "" {
+		w.log.Info().Str("busy", f.busy).Msg("drift check skipped: another apply is in progress")
+		return
+	}
+	w.m.driftChecks.WithLabelValues(w.cfg.Name, resultOf(f.err)).Inc()
+	ds := f.status
+	switch {
+	case f.err != nil:
+		if prev == nil || prev.Error != ds.Error {
+			w.log.Warn().Err(f.err).Msg("drift check failed")
+		}
+	case len(f.appeared) > 0:
+		var names []string
+		for _, u := range f.appeared {
+			names = append(names, u.Unit+" ("+u.Kind+")")
+		}
+		w.log.Warn().Str("commit", applied).Strs("units", names).Int("drift", ds.Drift).Int("change", ds.Change).Int("start", ds.Start).
+			Msg("drift: the host differs from the applied commit")
+		if f.event != nil {
+			ev := *f.event
+			ev.Source = notify.Source{Kind: "git", Text: fmt.Sprintf("git %s@%s", w.cfg.Name, applied), Repo: w.cfg.Name, Commit: applied, Trigger: "drift check"}
+			if ev.Host == "" {
+				ev.Host = w.hostname
+			}
+			w.notify(ev)
+		}
+	case prev != nil && len(prev.Units) > 0 && len(ds.Units) == 0:
+		w.log.Info().Str("commit", applied).Msg("drift: the host is what the applied commit says again")
+	}
+	saveErr := w.board.drifted(ds)
+	w.driftGauges(ds)
+	if saveErr != nil {
+		w.log.Error().Err(saveErr).Msg("saving status")
+	}
+	if f.err == nil && w.cfg.Reconcile && len(ds.Units) > 0 {
+		w.log.Warn().Str("commit", applied).Msg("reconcile: deploying the applied commit again, replacing hand edits")
+		w.push(push{commit: applied, trigger: "reconcile", force: true})
+	}
+}
+
+// driftFinding is what one drift check came to.
+type driftFinding struct {
+	status *DriftStatus
+	// appeared are the units that differ now and did not at the check
+	// before; event is the drift notification for them.
+	appeared []notify.DriftUnit
+	event    *notify.Event
+	// busy names another apply that held the lock: the check counts for
+	// nothing.
+	busy string
+	err  error
+}
+
+// driftCheck checks the host against applied, the commit last applied;
+// prev is what the check before found (nil: none yet). A check that
+// fails keeps what was found before, with the error saying why it was not
+// checked again.
+func (w *worker) driftCheck(applied string, prev *DriftStatus) driftFinding {
 	now := time.Now().UTC()
 	ds := &DriftStatus{CheckedAt: &now, Commit: applied}
 	var prevUnits []notify.DriftUnit
@@ -34,66 +92,25 @@ func (w *worker) checkDrift() {
 		rep, err = w.check(applied)
 	}
 	if err == nil && rep.Busy != "" {
-		w.log.Info().Str("busy", rep.Busy).Msg("drift check skipped: another apply is in progress")
-		return
+		return driftFinding{busy: rep.Busy}
 	}
-	w.m.driftChecks.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
 	if err != nil {
-		// What was found before still stands; the error says why it was
-		// not checked again.
 		if prev != nil {
 			ds.Drift, ds.Change, ds.Start, ds.Units = prev.Drift, prev.Change, prev.Start, prev.Units
 		}
 		ds.Error = err.Error()
-		if prev == nil || prev.Error != ds.Error {
-			w.log.Warn().Err(err).Msg("drift check failed")
-		}
-	} else {
-		ds.Units = rep.Units
-		c := drift.Count(ds.Units)
-		ds.Drift, ds.Change, ds.Start = c[notify.DriftEdited], c[notify.DriftChange], c[notify.DriftStart]
-		switch {
-		case len(ds.Units) == 0:
-			ds.Since = nil
-		case ds.Since == nil:
-			ds.Since = &now
-		}
-		news := drift.Appeared(prevUnits, ds.Units)
-		switch {
-		case len(news) > 0:
-			var names []string
-			for _, u := range news {
-				names = append(names, u.Unit+" ("+u.Kind+")")
-			}
-			w.log.Warn().Str("commit", applied).Strs("units", names).Int("drift", ds.Drift).Int("change", ds.Change).Int("start", ds.Start).
-				Msg("drift: the host differs from the applied commit")
-			if rep.Event != nil {
-				ev := *rep.Event
-				ev.Source = notify.Source{Kind: "git", Text: fmt.Sprintf("git %s@%s", w.cfg.Name, applied), Repo: w.cfg.Name, Commit: applied, Trigger: "drift check"}
-				if ev.Host == "" {
-					ev.Host = w.hostname
-				}
-				w.notify(ev)
-			}
-		case len(prevUnits) > 0 && len(ds.Units) == 0:
-			w.log.Info().Str("commit", applied).Msg("drift: the host is what the applied commit says again")
-		}
+		return driftFinding{status: ds, err: err}
 	}
-	w.saveMu.Lock()
-	w.mu.Lock()
-	w.st.Drift = ds
-	p := w.st.persisted
-	w.mu.Unlock()
-	saveErr := w.save(p)
-	w.saveMu.Unlock()
-	w.driftGauges(ds)
-	if saveErr != nil {
-		w.log.Error().Err(saveErr).Msg("saving status")
+	ds.Units = rep.Units
+	c := drift.Count(ds.Units)
+	ds.Drift, ds.Change, ds.Start = c[notify.DriftEdited], c[notify.DriftChange], c[notify.DriftStart]
+	switch {
+	case len(ds.Units) == 0:
+		ds.Since = nil
+	case ds.Since == nil:
+		ds.Since = &now
 	}
-	if err == nil && w.cfg.Reconcile && len(ds.Units) > 0 {
-		w.log.Warn().Str("commit", applied).Msg("reconcile: deploying the applied commit again, replacing hand edits")
-		w.queue(push{commit: applied, trigger: "reconcile", force: true})
-	}
+	return driftFinding{status: ds, appeared: drift.Appeared(prevUnits, ds.Units), event: rep.Event}
 }
 
 // check checks out the applied commit and plans its spec directory.

@@ -155,7 +155,7 @@ func (d *Daemon) runPage(w http.ResponseWriter, r *http.Request) {
 			}
 			dv := deployPage(wk.cfg, a, runs)
 			v.Deploy, v.Repo = &dv, wk.cfg.Name
-			plan, err := wk.plans().load(id)
+			plan, err := wk.plans.load(id)
 			if err != nil {
 				d.log.Warn().Err(err).Str("run", id).Msg("status page: reading the deploy's plan")
 			}

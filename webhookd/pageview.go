@@ -10,6 +10,7 @@ import (
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // What the status page shows, built from webhookd's status (the same
@@ -112,10 +113,10 @@ func repoPage(cfg *Repo, st RepoStatus, runs map[string]*runlog.RunInfo) repoVie
 	// The health gate's last verdict: the newest attempt that reached it.
 	for i := len(st.Recent) - 1; i >= 0; i-- {
 		a := st.Recent[i]
-		if a.Result == ResultSuccess && a.RunID != "" || a.Result == ResultRolledBack || a.Stage == StageGate {
-			v.Gate = gateView{Verdict: "passed", Commit: cfg.commit(a.Commit), At: when(&a.Started), Failing: escapeAll(a.FailingUnits)}
-			if a.Result != ResultSuccess {
-				v.Gate.Verdict = "failed"
+		if passed, reached := gateOf(a); reached {
+			v.Gate = gateView{Verdict: "failed", Commit: cfg.commit(a.Commit), At: when(&a.Started), Failing: escapeAll(a.FailingUnits)}
+			if passed {
+				v.Gate.Verdict = "passed"
 			}
 			break
 		}
@@ -130,8 +131,8 @@ func repoPage(cfg *Repo, st RepoStatus, runs map[string]*runlog.RunInfo) repoVie
 	return v
 }
 
-// deployPage is one attempt as the page lists it; the journal's run, when
-// the attempt made one, says whether it changed anything.
+// deployPage is one attempt as the page lists it; its run has a page of
+// its own while the journal still holds it.
 func deployPage(cfg *Repo, a *Attempt, runs map[string]*runlog.RunInfo) deployView {
 	d := deployView{
 		Started: when(&a.Started), Commit: cfg.commit(a.Commit), Trigger: redact.Escape(a.Trigger),
@@ -142,25 +143,42 @@ func deployPage(cfg *Repo, a *Attempt, runs map[string]*runlog.RunInfo) deployVi
 		d.RunID = a.RunID
 		_, d.HasRun = runs[a.RunID]
 	}
-	run := runs[a.RunID]
-	switch {
-	case a.Result == ResultRolledBack:
-		d.Outcome, d.Class = "rolled back", "bad"
-	case a.Result == ResultSkipped:
-		d.Outcome, d.Class = "skipped (older than the applied commit)", "idle"
-	// A run the journal no longer holds (rotated away) still applied.
-	case a.Result == ResultSuccess && (run == nil && a.RunID == "" || run != nil && run.Result() == runlog.ResultNoChanges):
-		d.Outcome, d.Class = "no changes", "ok"
-	case a.Result == ResultSuccess:
-		d.Outcome, d.Class = "applied", "ok"
-	case a.Stage == StageSignature:
-		d.Outcome, d.Class = "refused ("+redact.Escape(a.Refusal)+" signature)", "bad"
-	case run != nil && run.Result() == runlog.ResultRefused:
-		d.Outcome, d.Class = "refused", "bad"
-	default:
-		d.Outcome, d.Class = "failed at "+redact.Escape(a.Stage), "bad"
-	}
+	d.Outcome, d.Class = outcomeOf(a)
 	return d
+}
+
+// outcomeOf is how the page names an attempt's ending, and its colour:
+// applied, no changes, rolled back, refused, failed at STAGE, skipped.
+// The page's own words, chosen by the ending alone.
+func outcomeOf(a *Attempt) (outcome, class string) {
+	switch {
+	case a.Reason == Skipped:
+		return "skipped (older than the applied commit)", "idle"
+	case a.Reason == SignatureRefused:
+		return "refused (" + redact.Escape(a.Refusal) + " signature)", "bad"
+	case a.Verdict == verdict.RolledBack:
+		return "rolled back", "bad"
+	case a.Verdict == verdict.Refused:
+		return "refused", "bad"
+	case a.Failed():
+		return "failed at " + redact.Escape(a.Stage()), "bad"
+	case a.Verdict == verdict.NoChanges:
+		return "no changes", "ok"
+	}
+	return "applied", "ok"
+}
+
+// gateOf says whether an attempt reached the health gate, and whether
+// it passed: a run that deployed its commit (and so was judged, or had
+// nothing new to judge), or one that failed at the gate.
+func gateOf(a *Attempt) (passed, reached bool) {
+	if a.Verdict == 0 {
+		return false, false
+	}
+	if a.Stage() == StageGate {
+		return false, true
+	}
+	return true, a.Deployed() && a.RunID != ""
 }
 
 func escapeAll(ss []string) []string {

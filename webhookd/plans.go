@@ -30,8 +30,9 @@ var runIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 // planStore is one repository's directory of plans.
 type planStore struct{ dir string }
 
-func (w *worker) plans() planStore {
-	return planStore{dir: filepath.Join(filepath.Dir(w.statusFile), "plans", w.cfg.Name)}
+// plansOf is the plans of repo, whose status file is statusFile.
+func plansOf(repo, statusFile string) planStore {
+	return planStore{dir: filepath.Join(filepath.Dir(statusFile), "plans", repo)}
 }
 
 // save keeps run's plan and drops the oldest past keepAttempts. A run

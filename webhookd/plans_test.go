@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // TestPlansKeepTheLastDeploys: the page's plans stay few, private, and
@@ -47,10 +49,12 @@ func TestPlansKeepTheLastDeploys(t *testing.T) {
 
 // TestRecentAttemptsAreBounded: the status keeps the last keepAttempts.
 func TestRecentAttemptsAreBounded(t *testing.T) {
-	var p persisted
+	b, _, err := openBoard(&Repo{Name: "infra"}, filepath.Join(t.TempDir(), "infra.json"))
+	must(t, err)
 	for i := range keepAttempts + 3 {
-		(&Attempt{Commit: fmt.Sprint(i), Result: ResultSuccess}).record(&p)
+		must(t, b.finished(&Attempt{Commit: fmt.Sprint(i), Verdict: verdict.Applied}))
 	}
+	p := b.read()
 	if len(p.Recent) != keepAttempts || p.Recent[0].Commit != "3" || p.Recent[keepAttempts-1].Commit != fmt.Sprint(keepAttempts+2) {
 		t.Errorf("recent: %d attempts, first %s", len(p.Recent), p.Recent[0].Commit)
 	}

@@ -23,10 +23,7 @@ func randomDelay(max time.Duration) time.Duration {
 
 // setNextPoll shows in /status when the next poll is due, d from now.
 func (w *worker) setNextPoll(d time.Duration) {
-	at := time.Now().Add(d).UTC().Truncate(time.Second)
-	w.mu.Lock()
-	w.st.NextPoll = &at
-	w.mu.Unlock()
+	w.board.nextPoll(time.Now().Add(d).UTC().Truncate(time.Second))
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
@@ -36,19 +33,15 @@ func (w *worker) poll() (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
 	tip, err := w.co.Fetch(ctx)
-	now := time.Now().UTC()
 	w.m.fetches.WithLabelValues(w.cfg.Name, resultOf(err)).Inc()
-	w.mu.Lock()
-	w.st.LastPoll, w.st.LastPollError = &now, ""
+	w.board.polled(time.Now().UTC(), err)
 	if err != nil {
-		w.st.LastPollError = err.Error()
-		w.mu.Unlock()
 		w.log.Error().Err(err).Msg("poll: fetch failed")
 		return false
 	}
-	last := w.st.Last
-	done := tip == w.st.LastApplied || last != nil && last.Commit == tip && last.Stage != StageFetch
-	w.mu.Unlock()
+	st := w.board.read()
+	last := st.Last
+	done := tip == st.LastApplied || last != nil && last.Commit == tip && last.Reason != FetchFailed
 	if !done {
 		w.log.Info().Str("commit", tip).Msg("poll: branch moved")
 		w.enqueue(tip, "poll")

@@ -290,7 +290,7 @@ func (w *worker) repack(stop <-chan struct{}) {
 			case <-ctx.Done():
 				return
 			case <-w.wake:
-				if w.hasPending() {
+				if _, n := w.queue.waiting(); n > 0 {
 					w.nudge() // the wake is the run loop's: hand it back
 					return
 				}

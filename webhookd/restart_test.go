@@ -126,7 +126,7 @@ func TestInterruptedDeployIsDoneAgainAfterARestart(t *testing.T) {
 		t.Fatalf("deploys after the restart: %+v", got)
 	}
 	st := d2.Status()[0]
-	if st.InFlight != nil || st.Last.Result != ResultSuccess || !strings.HasPrefix(st.Last.Trigger, "resumed after a restart (github push") {
+	if st.InFlight != nil || st.Last.Result() != ResultSuccess || !strings.HasPrefix(st.Last.Trigger, "resumed after a restart (github push") {
 		t.Errorf("status after the redo: %+v last %+v", st, st.Last)
 	}
 	close(dep.gate) // let the first daemon's deploy end for its cleanup

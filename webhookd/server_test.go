@@ -156,16 +156,15 @@ func (c countingCheckout) RawCommit(commit string) ([]byte, error) {
 type fixture struct {
 	t       *testing.T
 	remote  *remote
-	dep     *fakeDeployer
 	d       *Daemon
 	fetches atomic.Int32
 	state   string
 	n       int
 }
 
-func newFixture(t *testing.T, dep *fakeDeployer, extra string) *fixture {
+func newFixture(t *testing.T, dep Deployer, extra string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, remote: newRemote(t), dep: dep, state: t.TempDir()}
+	f := &fixture{t: t, remote: newRemote(t), state: t.TempDir()}
 	secret := filepath.Join(t.TempDir(), "secret")
 	must(t, os.WriteFile(secret, []byte(testSecret+"\n"), 0o600))
 	cfg, err := ParseConfig("test.yaml", []byte(fmt.Sprintf(`
@@ -276,7 +275,7 @@ func TestPushDeploysExactlyThatCommit(t *testing.T) {
 		t.Fatalf("push: %d %+v", code, rep)
 	}
 	st := f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
-	if st.Last.Result != ResultSuccess || st.Last.Summary != "1 to change" || st.Last.RunID != "run-1" || st.State != "idle" {
+	if st.Last.Result() != ResultSuccess || st.Last.Summary != "1 to change" || st.Last.RunID != "run-1" || st.State != "idle" {
 		t.Fatalf("status after a: %+v %+v", st, st.Last)
 	}
 	got, content := dep.deploys()
@@ -303,7 +302,7 @@ func TestPushDeploysExactlyThatCommit(t *testing.T) {
 	cfg := *f.d.cfg
 	d2, err := New(&cfg, Options{Deployer: dep2, Log: zerolog.Nop()})
 	must(t, err)
-	if st := d2.Status()[0]; st.LastApplied != f.d.Status()[0].LastApplied || st.Last == nil || st.Last.Result != ResultSuccess {
+	if st := d2.Status()[0]; st.LastApplied != f.d.Status()[0].LastApplied || st.Last == nil || st.Last.Result() != ResultSuccess {
 		t.Fatalf("status not restored: %+v", st)
 	}
 	m := f.metrics()
@@ -473,7 +472,7 @@ func TestOutOfOrderPushesDeployTheNewest(t *testing.T) {
 	// b arrives again later (a redelivery): older than what is applied, skipped.
 	f.push(GitHub, "refs/heads/main", b)
 	st := f.wait("b skipped", func(s RepoStatus) bool { return s.Last.Commit == b })
-	if st.Last.Result != ResultSkipped || st.LastApplied != c {
+	if st.Last.Result() != ResultSkipped || st.LastApplied != c {
 		t.Fatalf("late push: %+v", st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 2 {
@@ -492,7 +491,7 @@ func TestCommitNotOnBranchFails(t *testing.T) {
 		t.Fatalf("push: %d", code)
 	}
 	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result != ResultFailed || st.Last.Stage != StageFetch || !strings.Contains(st.LastError, "is not reachable from main") || st.LastApplied != "" {
+	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageFetch || !strings.Contains(st.LastError, "is not reachable from main") || st.LastApplied != "" {
 		t.Fatalf("status: %+v %+v", st, st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 0 {
@@ -511,7 +510,7 @@ func TestUnreachableRemoteFails(t *testing.T) {
 	f.start()
 	f.push(GitHub, "refs/heads/main", a)
 	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result != ResultFailed || st.Last.Stage != StageFetch || !strings.Contains(st.LastError, "fetching main from") {
+	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageFetch || !strings.Contains(st.LastError, "fetching main from") {
 		t.Fatalf("status: %+v", st.Last)
 	}
 	if m := f.metrics(); !strings.Contains(m, `webhookd_git_fetches_total{repo="infra",result="error"} 1`) {
@@ -526,7 +525,7 @@ func TestDeployFailureIsReported(t *testing.T) {
 	f.start()
 	f.push(GitHub, "refs/heads/main", a)
 	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result != ResultFailed || st.Last.Stage != StageApply || st.LastError != "the specs are invalid: 2 error(s)" || st.LastFailure == nil {
+	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageApply || st.LastError != "the specs are invalid: 2 error(s)" || st.LastFailure == nil {
 		t.Fatalf("status: %+v", st.Last)
 	}
 }
@@ -679,7 +678,7 @@ func TestRolledBackIsNotRetried(t *testing.T) {
 	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
 	b := f.remote.commit(`{"v":"broken"}`)
 	st := f.wait("b rolled back", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == b })
-	if st.Last.Result != ResultRolledBack || st.Last.Stage != StageGate || st.LastApplied != a ||
+	if st.Last.Result() != ResultRolledBack || st.Last.Stage() != StageGate || st.LastApplied != a ||
 		st.Last.RolledBackTo != "run-1" || len(st.Last.FailingUnits) != 1 || !strings.Contains(st.Last.FailingUnits[0], "web.service") {
 		t.Fatalf("status after the rollback: %+v %+v", st, st.Last)
 	}
@@ -692,7 +691,7 @@ func TestRolledBackIsNotRetried(t *testing.T) {
 	}
 	c := f.remote.commit(`{"v":"c"}`)
 	st = f.wait("c applied", func(s RepoStatus) bool { return s.LastApplied == c })
-	if st.Last.Result != ResultSuccess || st.LastFailure == nil || st.LastFailure.Result != ResultRolledBack {
+	if st.Last.Result() != ResultSuccess || st.LastFailure == nil || st.LastFailure.Result() != ResultRolledBack {
 		t.Fatalf("after a good commit: %+v", st)
 	}
 	rec := httptest.NewRecorder()

@@ -142,7 +142,7 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 		commit := f.remote.signedCommit(c.key, fmt.Sprintf(`{"v":%q}`, c.reason))
 		f.push(GitHub, "refs/heads/main", commit)
 		st := f.wait(c.reason, func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
-		if st.Last.Result != ResultFailed || st.Last.Stage != StageSignature || st.Last.Refusal != c.reason || !strings.HasPrefix(st.Last.Error, c.reason+": commit ") || st.LastApplied != good {
+		if st.Last.Result() != ResultFailed || st.Last.Stage() != StageSignature || st.Last.Refusal != c.reason || !strings.HasPrefix(st.Last.Error, c.reason+": commit ") || st.LastApplied != good {
 			t.Fatalf("%s: %+v", c.reason, st.Last)
 		}
 		if got, _ := dep.deploys(); len(got) != deployed {
@@ -281,7 +281,7 @@ func TestHostileTipIsScreened(t *testing.T) {
 	f.start()
 	f.push(GitHub, "refs/heads/main", hostile)
 	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == hostile })
-	if st.Last.Refusal != "bad-signature" || st.Last.Stage != StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
+	if st.Last.Refusal != "bad-signature" || st.Last.Stage() != StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
 		t.Fatalf("%+v", st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 0 {

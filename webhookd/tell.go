@@ -6,6 +6,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // What a deploy attempt tells the people who are not watching: the run's
@@ -29,51 +30,54 @@ func (w *worker) enrich(ev notify.Event, a *Attempt) notify.Event {
 // tell sends what a finished attempt comes to: the commit's final status
 // (when its pending one was set) and the run's event — or, for a failure
 // before the apply (fetch, checkout), a failed event of webhookd's own. A
-// skipped push, and a deploy with nothing to do, tell nothing.
-func (w *worker) tell(a *Attempt) {
-	switch a.Result {
-	case ResultSuccess:
-		desc := "deployed to " + w.hostname + ": no changes"
-		if a.event != nil && a.event.Plan != nil {
-			desc = "deployed to " + w.hostname + ": " + brief(a.event.Plan)
-		}
-		w.setStatus(a, forge.Success, desc)
-	case ResultFailed:
-		if a.Refusal != "" {
-			w.setStatus(a, forge.Failure, fmt.Sprintf("refused on %s: %s", w.hostname, a.Error))
-			break
-		}
-		w.setStatus(a, forge.Failure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, a.Stage, a.Error))
-	case ResultRolledBack:
-		w.setStatus(a, forge.Failure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(a.FailingUnits, "; ")))
-	}
-	ev := a.event
-	if ev == nil && a.Result == ResultFailed {
-		ev = &notify.Event{Event: notify.Failed, Host: w.hostname, Summary: a.Summary, Error: a.Error}
-	}
-	if ev == nil || a.Result == ResultSkipped {
+// skipped push, and a deploy with nothing to do, tell nothing. What is
+// said follows the attempt's ending alone.
+func (w *worker) tell(o outcome) {
+	if o.Reason == Skipped {
 		return
 	}
-	e := w.enrich(*ev, a)
-	e.Stage, e.DurationSeconds = a.Stage, a.Duration
+	if o.pending {
+		state, description := w.settled(o)
+		w.setStatus(o.Commit, state, description)
+	}
+	ev := o.event
+	if ev == nil && o.Failed() {
+		ev = &notify.Event{Event: notify.Failed, Host: w.hostname, Summary: o.Summary, Error: o.Error}
+	}
+	if ev == nil {
+		return
+	}
+	e := w.enrich(*ev, &o.Attempt)
+	e.Stage, e.DurationSeconds = o.Stage(), o.Duration
 	if e.Run == "" {
-		e.Run = a.RunID
+		e.Run = o.RunID
 	}
 	w.notify(e)
 }
 
-// setStatus queues the commit's status on the forge: pending when a
-// deploy of it starts, and the final state only after a pending one.
-func (w *worker) setStatus(a *Attempt, state forge.State, description string) {
+// settled is the commit's final status on the forge, and its description.
+func (w *worker) settled(o outcome) (forge.State, string) {
+	switch {
+	case o.Verdict == verdict.RolledBack:
+		return forge.Failure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(o.FailingUnits, "; "))
+	case o.Refusal != "":
+		return forge.Failure, fmt.Sprintf("refused on %s: %s", w.hostname, o.Error)
+	case o.Failed():
+		return forge.Failure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, o.Stage(), o.Error)
+	case o.event != nil && o.event.Plan != nil:
+		return forge.Success, "deployed to " + w.hostname + ": " + brief(o.event.Plan)
+	}
+	return forge.Success, "deployed to " + w.hostname + ": no changes"
+}
+
+// setStatus queues the commit's status on the forge; it reports whether
+// one was queued (no status is configured otherwise).
+func (w *worker) setStatus(commit string, state forge.State, description string) bool {
 	if w.statuses == nil || w.cfg.forgeStatus == nil {
-		return
+		return false
 	}
-	if state == forge.Pending {
-		a.pending = true
-	} else if !a.pending {
-		return
-	}
-	w.statuses.Post(w.cfg.forgeStatus.job(a.Commit, state, description))
+	w.statuses.Post(w.cfg.forgeStatus.job(commit, state, description))
+	return true
 }
 
 // brief says what a plan changed in a few words: "1 created, 2 changed".

@@ -240,7 +240,7 @@ func TestFailuresBeforeTheApply(t *testing.T) {
 	c, err := wt.Commit("no host dir", testCommitOpts())
 	must(t, err)
 	f.push(GitHub, "refs/heads/main", c.String())
-	f.wait("checkout failure", func(s RepoStatus) bool { return s.Last != nil && s.Last.Result == ResultFailed })
+	f.wait("checkout failure", func(s RepoStatus) bool { return s.Last != nil && s.Last.Result() == ResultFailed })
 	kinds, evs := events(t, hook.waitN(t, 1))
 	if strings.Join(kinds, " ") != "failed" || evs[0].Stage != StageCheckout || !strings.Contains(evs[0].Error, "has no directory") {
 		t.Fatalf("events %v %+v", kinds, evs)
@@ -286,8 +286,8 @@ notify:
 		c := f.remote.commit(fmt.Sprintf(`{"v":%d}`, i))
 		f.push(GitHub, "refs/heads/main", c)
 		st := f.wait("applied", func(s RepoStatus) bool { return s.LastApplied == c })
-		if st.Last.Result != ResultSuccess {
-			t.Fatalf("deploy %d: %s", i, st.Last.Result)
+		if st.Last.Result() != ResultSuccess {
+			t.Fatalf("deploy %d: %s", i, st.Last.Result())
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -330,8 +330,8 @@ notify:
 		c := f.remote.commit(fmt.Sprintf(`{"v":%d}`, i))
 		f.push(GitHub, "refs/heads/main", c)
 		st := f.wait("applied", func(s RepoStatus) bool { return s.LastApplied == c && s.State == "idle" })
-		if st.Last.Result != ResultSuccess {
-			t.Fatalf("deploy %d: %s", i, st.Last.Result)
+		if st.Last.Result() != ResultSuccess {
+			t.Fatalf("deploy %d: %s", i, st.Last.Result())
 		}
 	}
 	if len(hang.requests()) == 0 {

@@ -1,139 +1,36 @@
 package webhookd
 
 import (
-	"encoding/json"
-	"errors"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/notify"
 )
 
-// statusKind is the persisted status as webhookd reads it back: its own
-// state, a regular file (no link, never a FIFO), small.
-var statusKind = bounded.Kind{What: "webhookd's status file", Max: 1 << 20}
-
-// RepoStatus is one repository's entry in GET /status.
-type RepoStatus struct {
-	Name   string `json:"name"`
-	URL    string `json:"url"`
-	Branch string `json:"branch"`
-	Path   string `json:"path"`
-	State  string `json:"state"` // "idle" or "deploying"
-	// Deploying is the commit being deployed right now.
-	Deploying string `json:"deploying,omitempty"`
-	// Queued is the newest commit pushed while a deploy ran; QueuedPushes
-	// counts the pushes that will coalesce into the one follow-up deploy.
-	Queued       string `json:"queued,omitempty"`
-	QueuedPushes int    `json:"queuedPushes,omitempty"`
-
-	persisted
-
-	LastPoll      *time.Time `json:"lastPoll,omitempty"`
-	LastPollError string     `json:"lastPollError,omitempty"`
-	// NextPoll is when the branch is fetched next (polling repositories).
-	NextPoll *time.Time `json:"nextPoll,omitempty"`
-
-	// DriftInterval is how often the host is checked (0: never);
-	// Reconcile: a check that finds differences deploys the applied
-	// commit again.
-	DriftInterval float64 `json:"driftIntervalSeconds"`
-	Reconcile     bool    `json:"reconcile,omitempty"`
-}
-
-// DriftStatus is what the last drift check found.
-type DriftStatus struct {
-	CheckedAt *time.Time `json:"checkedAt,omitempty"`
-	Commit    string     `json:"commit,omitempty"` // the applied commit checked against
-	// Drift, Change and Start count the units that differ by kind:
-	// edited by hand, would change, would start.
-	Drift  int                `json:"drift"`
-	Change int                `json:"change"`
-	Start  int                `json:"start"`
-	Units  []notify.DriftUnit `json:"units,omitempty"`
-	// Since is when the check first found a unit differing (cleared when
-	// none does).
-	Since *time.Time `json:"since,omitempty"`
-	Error string     `json:"error,omitempty"`
-}
-
-// persisted survives restarts (stateDir/.status/<repo>.json): what is
-// applied must not be forgotten, or a late push could roll the host back.
-type persisted struct {
-	LastApplied   string     `json:"lastApplied,omitempty"`
-	LastAppliedAt *time.Time `json:"lastAppliedAt,omitempty"`
-	// Last is the most recent attempt; LastError repeats its error.
-	Last      *Attempt `json:"last,omitempty"`
-	LastError string   `json:"lastError,omitempty"`
-	// LastFailure stays after later successes, for the operator.
-	LastFailure *Attempt `json:"lastFailure,omitempty"`
-	// Recent are the last attempts, oldest first (at most keepAttempts),
-	// for the status page's list of deploys.
-	Recent []*Attempt `json:"recent,omitempty"`
-	// Drift is the last drift check's finding; it survives restarts so
-	// that a drift already told is not told again.
-	Drift *DriftStatus `json:"drift,omitempty"`
-	// InFlight is the deploy running now; saved before it starts and
-	// cleared when it ends, so one that a kill, a crash or a power cut
-	// cut short is still here at the next start, and deployed again
-	// first (the apply resumes what the cut-short run left undone).
-	InFlight *InFlight `json:"inFlight,omitempty"`
-}
-
-type push struct {
-	commit  string
-	trigger string
-	force   bool // a reconcile: replace hand edits
-	// update are the registry references whose push this deploy updates
-	// (registry.go); a git push has none.
-	update []string
-}
-
-// enqueueUpdate queues an update of ref, a tag a registry says was pushed,
-// on the applied commit; it reports false when nothing is applied yet (the
-// first deploy pulls what the specs name anyway).
-func (w *worker) enqueueUpdate(ref string) bool {
-	w.mu.Lock()
-	applied := w.st.LastApplied
-	w.mu.Unlock()
-	if applied == "" {
-		return false
-	}
-	w.queue(push{commit: applied, trigger: "registry push " + ref, update: []string{ref}})
-	return true
-}
-
-// worker deploys one repository, one attempt at a time.
+// worker deploys one repository, one attempt at a time: its run loop takes
+// the queued pushes, polls and checks drift, and is where what each of
+// those returns is recorded (status, metrics, log, telling people).
 type worker struct {
-	cfg        *Repo
-	co         Checkout
-	dep        Deployer
-	log        zerolog.Logger
-	m          *metrics
-	statusFile string
-	hostname   string
+	cfg      *Repo
+	co       Checkout
+	dep      Deployer
+	log      zerolog.Logger
+	m        *metrics
+	hostname string
 	// notify sends an event to the daemon's targets; statuses is the
 	// repository's commit status queue (nil: no status configured). Both
 	// return at once.
 	notify   func(notify.Event)
 	statuses *notify.Queue
 
-	wake chan struct{}
+	board *board
+	plans planStore
+	queue pushQueue
+	wake  chan struct{}
 	// pollDelay draws the first poll's delay after a start, up to its
 	// argument (randomDelay; tests fix it).
 	pollDelay func(max time.Duration) time.Duration
-
-	// saveMu orders the status file's writes: each takes its snapshot and
-	// writes it under saveMu, so a drift check's save cannot land after a
-	// deploy's and undo its applied commit.
-	saveMu  sync.Mutex
-	mu      sync.Mutex
-	st      RepoStatus
-	pending []push
 	// resume is the deploy the last run of the daemon did not finish
 	// (nil when none), queued again by run.
 	resume *InFlight
@@ -141,71 +38,65 @@ type worker struct {
 
 func newWorker(cfg *Repo, co Checkout, dep Deployer, log zerolog.Logger, m *metrics, statusFile string) *worker {
 	w := &worker{
-		cfg: cfg, co: co, dep: dep, m: m, statusFile: statusFile,
+		cfg: cfg, co: co, dep: dep, m: m,
 		log:       log.With().Str("repo", cfg.Name).Logger(),
 		wake:      make(chan struct{}, 1),
 		notify:    func(notify.Event) {},
 		pollDelay: randomDelay,
-		st: RepoStatus{Name: cfg.Name, URL: cfg.RedactedURL(), Branch: cfg.Branch, Path: cfg.SpecPath, State: "idle",
-			DriftInterval: cfg.DriftInterval.Seconds(), Reconcile: cfg.Reconcile},
+		plans:     plansOf(cfg.Name, statusFile),
 	}
-	if b, err := bounded.ReadFile(statusFile, statusKind); err == nil {
-		if err := json.Unmarshal(b, &w.st.persisted); err != nil {
-			w.log.Warn().Err(err).Str("file", statusFile).Msg("ignoring unreadable status file")
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	var err error
+	w.board, w.resume, err = openBoard(cfg, statusFile)
+	if err != nil {
 		w.log.Warn().Err(err).Str("file", statusFile).Msg("ignoring unreadable status file")
 	}
-	if w.st.LastAppliedAt != nil {
-		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(w.st.LastAppliedAt.Unix()))
+	st := w.board.read()
+	if st.LastAppliedAt != nil {
+		m.lastSuccess.WithLabelValues(cfg.Name).Set(float64(st.LastAppliedAt.Unix()))
 	}
-	if w.st.LastApplied != "" {
-		m.setApplied(cfg.Name, w.st.LastApplied)
+	if st.LastApplied != "" {
+		m.setApplied(cfg.Name, st.LastApplied)
 	}
-	if w.st.Last != nil {
-		m.setLastResult(cfg.Name, w.st.Last.Result)
+	if st.Last != nil {
+		m.setLastResult(cfg.Name, st.Last.Result())
 	}
-	if d := w.st.Drift; d != nil && d.CheckedAt != nil {
+	if d := st.Drift; d != nil && d.CheckedAt != nil {
 		w.driftGauges(d)
 	}
-	w.resume, w.st.InFlight = w.st.InFlight, nil
 	return w
+}
+
+// status is the repository's status as GET /status shows it: the board's,
+// with the pushes waiting in the queue.
+func (w *worker) status() RepoStatus {
+	st := w.board.read()
+	st.Queued, st.QueuedPushes = w.queue.waiting()
+	return st
 }
 
 // enqueue queues a push of commit; it reports whether a deploy is running
 // (the push then waits for the follow-up deploy).
 func (w *worker) enqueue(commit, trigger string) (busy bool) {
-	return w.queue(push{commit: commit, trigger: trigger})
+	return w.push(push{commit: commit, trigger: trigger})
 }
 
-func (w *worker) queue(p push) (busy bool) {
-	commit := p.commit
-	w.mu.Lock()
-	for i, q := range w.pending {
-		if q.commit == commit {
-			// The same commit again: one deploy, which still updates what
-			// the dropped one was to.
-			p.update = mergeUpdates(q.update, p.update)
-			w.pending = append(w.pending[:i], w.pending[i+1:]...)
-			break
-		}
+// enqueueUpdate queues an update of ref, a tag a registry says was pushed,
+// on the applied commit; it reports false when nothing is applied yet (the
+// first deploy pulls what the specs name anyway).
+func (w *worker) enqueueUpdate(ref string) bool {
+	applied := w.board.read().LastApplied
+	if applied == "" {
+		return false
 	}
-	if len(w.pending) == maxPending {
-		w.pending = w.pending[1:]
-	}
-	w.pending = append(w.pending, p)
-	w.st.Queued, w.st.QueuedPushes = commit, len(w.pending)
-	busy = w.st.State != "idle"
-	w.mu.Unlock()
+	w.push(push{commit: applied, trigger: "registry push " + ref, update: []string{ref}})
+	return true
+}
+
+// push queues p and wakes the run loop.
+func (w *worker) push(p push) (busy bool) {
+	busy = w.queue.add(p)
 	w.nudge()
 	return busy
-}
-
-// hasPending reports whether a push waits for a deploy.
-func (w *worker) hasPending() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.pending) > 0
 }
 
 // nudge wakes the run loop (at most one wake waits).
@@ -216,13 +107,6 @@ func (w *worker) nudge() {
 	}
 }
 
-func (w *worker) status() RepoStatus {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st := w.st
-	return st
-}
-
 // run deploys queued pushes, and polls when configured, until stop is
 // closed. A deploy in progress always finishes first: stopping in the
 // middle of an apply would leave the host half-deployed.
@@ -231,7 +115,7 @@ func (w *worker) run(stop <-chan struct{}) {
 		w.resume = nil
 		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
-		w.queue(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update})
+		w.push(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update})
 	}
 	// The first poll waits a random delay within the spread, so a fleet
 	// started together (a package upgrade, a power cut) does not fetch in
@@ -265,11 +149,12 @@ func (w *worker) run(stop <-chan struct{}) {
 				return
 			default:
 			}
-			batch := w.take()
+			batch := w.queue.take()
 			if batch == nil {
 				break
 			}
 			fetched = w.deploy(batch) || fetched
+			w.queue.done()
 		}
 		// Between deploys, with no push waiting, the fetches' packs are
 		// rolled up; a push that arrives meanwhile stops the repack and is
@@ -300,30 +185,8 @@ func (w *worker) run(stop <-chan struct{}) {
 }
 
 func (w *worker) dropPending() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.pending) > 0 {
-		w.log.Warn().Str("commit", w.pending[len(w.pending)-1].commit).Int("pushes", len(w.pending)).
+	if newest, n := w.queue.waiting(); n > 0 {
+		w.log.Warn().Str("commit", newest).Int("pushes", n).
 			Msg("shutting down: queued pushes not deployed (poll or the next push catches up)")
 	}
 }
-
-// take hands the queued pushes to a new attempt and marks the worker busy.
-func (w *worker) take() []push {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.pending) == 0 {
-		return nil
-	}
-	batch := w.pending
-	w.pending = nil
-	latest := batch[len(batch)-1]
-	w.st.State, w.st.Deploying = "deploying", latest.commit
-	w.st.Queued, w.st.QueuedPushes = "", 0
-	w.st.InFlight = &InFlight{Commit: latest.commit, Trigger: latest.trigger, Force: latest.force, Started: time.Now().UTC()}
-	w.m.inProgress.WithLabelValues(w.cfg.Name).Set(1)
-	return batch
-}
-
-// saveInFlight saves the status with the deploy now in flight, before it
-// changes anything.
