@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -315,7 +315,7 @@ func buildRetry(p *plan.Plan, failed map[int]error) []int {
 		switch {
 		case !errors.As(err, &je):
 			// A deadline or a lost bus: another try would only wait as long.
-		case path.Ext(a.Unit) == ".build" && je.Result == "failed":
+		case unit.Builds(a.Unit) && je.Result == "failed":
 			builds = append(builds, i)
 		case je.Result == "dependency":
 			dependents = append(dependents, i)
@@ -332,7 +332,7 @@ func buildRetry(p *plan.Plan, failed map[int]error) []int {
 // holdsBuild reports whether any of the plan's units is an image build,
 // changed or not.
 func holdsBuild(p *plan.Plan) bool {
-	return slices.ContainsFunc(p.Units, func(u plan.UnitChange) bool { return path.Ext(u.FileName) == ".build" })
+	return slices.ContainsFunc(p.Units, func(u plan.UnitChange) bool { return unit.Builds(u.FileName) })
 }
 
 // retryBuilds starts again the builds (and their dependents) of a batch

@@ -91,6 +91,11 @@ func (iu *installedUnit) backedUp() bool {
 	return v != "false"
 }
 
+// outlives reports whether a unit of kind k manages a podman object that
+// outlives its service: the kinds with a reclaimPolicy, which says what
+// becomes of it when the unit goes.
+func outlives(k spec.Kind) bool { return k.Accepts("reclaimPolicy") }
+
 // resourceName is the podman object an installed unit manages that
 // outlives its service, the kinds with a reclaimPolicy (volumes,
 // networks, builds' and image units' images); "" for the kinds whose
@@ -100,7 +105,7 @@ func (iu *installedUnit) resourceName() string { return resourceOf(iu.kind, iu.n
 
 // resourceOf is resourceName for a unit of kind k named name that reads f.
 func resourceOf(k spec.Kind, name string, f *unit.File) string {
-	if !k.Accepts("reclaimPolicy") {
+	if !outlives(k) {
 		return ""
 	}
 	return k.Quadlet().ObjectName(name, f)

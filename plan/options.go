@@ -23,7 +23,7 @@ type Options struct {
 	// would delete its data; what is therefore not restored is noted.
 	Rollback bool
 	// KeepImages are the images (by name) that kept generations need: a
-	// stale build's image among them is never deleted.
+	// stale build's or image unit's image among them is never deleted.
 	KeepImages map[string]bool
 	// HeldUpdates are the digests whose update failed the health gate and
 	// was rolled back, by image reference (the container's Image=): an

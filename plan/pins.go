@@ -6,6 +6,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -86,12 +87,12 @@ func (in *inputs) keepResource(iu *installedUnit, res string) string {
 	if !iu.reclaimDelete() {
 		return ""
 	}
-	switch {
-	case in.opts.Rollback && iu.kind == spec.Volume:
+	switch k := iu.kind.Quadlet(); {
+	case in.opts.Rollback && k.HoldsData:
 		return "not deleted: a rollback never deletes data; podman volume " + res + " is kept"
-	case in.opts.Rollback && iu.kind == spec.Build:
+	case in.opts.Rollback && k.Object == unit.ObjectImage:
 		return "not deleted: a rollback never deletes images; " + res + " is kept"
-	case iu.kind == spec.Build && in.opts.KeepImages[res]:
+	case k.Object == unit.ObjectImage && in.opts.KeepImages[res]:
 		return "not deleted: a kept generation ran " + res + " (syslet rollback may need it)"
 	}
 	return ""

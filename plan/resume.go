@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/syslet/syslet/pkg/layout"
@@ -34,12 +35,13 @@ type Managed struct {
 	Deletable bool
 }
 
-// KnownResources lists what the volume, network and build units of a
-// rendered set manage, by unit file.
+// KnownResources lists the podman objects the units of a rendered set
+// manage that outlive their services (volumes, networks, the images of
+// builds and image units), by unit file.
 func KnownResources(out *render.Output) map[string]Managed {
 	m := map[string]Managed{}
 	for _, u := range out.Units {
-		if u.Kind == spec.Volume || u.Kind == spec.Network || u.Kind == spec.Build {
+		if outlives(u.Kind) {
 			m[u.FileName] = Managed{Kind: u.Kind, Name: u.Resource, Deletable: u.RemovalAllowed && u.ReclaimPolicy == spec.Delete}
 		}
 	}
@@ -67,9 +69,31 @@ type Resume struct {
 // volume (fill.go): the specs do not say the volume's users must stop, the
 // fill does.
 
-// deletedKind is the kind of podman object each delete op deletes, as
-// the unit kind that manages it.
-var deletedKind = map[Op]spec.Kind{OpDeleteVolume: spec.Volume, OpDeleteNetwork: spec.Network, OpDeleteImage: spec.Build}
+// deletedObject is the podman object each delete op deletes (deleteOp
+// read backwards).
+var deletedObject = func() map[Op]string {
+	m := map[Op]string{}
+	for obj, op := range deleteOp {
+		m[op] = obj
+	}
+	return m
+}()
+
+// makers names the kinds of unit whose podman object of that kind
+// outlives them, as a sentence says it: "a volume", "an image or build".
+func makers(object string) string {
+	var names []string
+	for _, k := range unit.Kinds {
+		if k.Object == object && outlives(spec.Kind(k.Name)) {
+			names = append(names, k.Name)
+		}
+	}
+	s := strings.Join(names, " or ")
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
 
 // installedFor reads back the installed unit file of that name, or nil.
 func installedFor(obs *Observed, fileName string) *installedUnit {
@@ -251,12 +275,12 @@ func (c *carrier) delete(a Action) {
 		c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit}, kindRank(spec.Volume))
 		return
 	}
-	kind := deletedKind[a.Op]
+	object := deletedObject[a.Op]
 	if iu := installedFor(c.obs, a.Unit); iu != nil {
 		du := c.byFile[a.Unit]
 		switch {
-		case !iu.managed || !iu.parses || iu.kind != kind || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
-			c.leftAlone(a, "the installed unit "+a.Unit+" is not a "+string(kind)+" unit of syslet's naming it with ReclaimPolicy=Delete")
+		case !iu.managed || !iu.parses || iu.kind.Quadlet().Object != object || iu.resourceName() != a.Target || !iu.reclaimDelete() || !iu.removalAllowed():
+			c.leftAlone(a, "the installed unit "+a.Unit+" is not "+makers(object)+" unit of syslet's naming it with ReclaimPolicy=Delete")
 		case du != nil && c.written[a.Unit] != "" && contentDigest(du.Bytes()) == c.written[a.Unit]:
 			// A recreate: the specs still want the unit the earlier run
 			// wrote, so the old object must still go.
@@ -264,7 +288,7 @@ func (c *carrier) delete(a Action) {
 		}
 		return
 	}
-	if m, ok := c.u.Managed[a.Unit]; ok && m.Kind == kind && m.Name == a.Target && m.Deletable && c.byFile[a.Unit] == nil {
+	if m, ok := c.u.Managed[a.Unit]; ok && outlives(m.Kind) && m.Kind.Quadlet().Object == object && m.Name == a.Target && m.Deletable && c.byFile[a.Unit] == nil {
 		// The unit was removed by the earlier run; its object goes as the
 		// marker syslet wrote for it said.
 		c.carry(Action{Op: a.Op, Target: a.Target, Unit: a.Unit, Payload: carriedNoBackup(a)}, 0)
@@ -280,7 +304,7 @@ func (c *carrier) leftAlone(a Action, because string) {
 		who = "run " + c.u.Run
 	}
 	c.p.Notes = append(c.p.Notes, Note{Unit: who, Message: fmt.Sprintf("previous run %s meant to delete %s %s, but %s: nothing shows it is syslet's to delete, so it is left alone (delete it by hand if it should go)",
-		c.u.Run, deletedKind[a.Op], a.Target, because)})
+		c.u.Run, deletedObject[a.Op], a.Target, because)})
 }
 
 // carriedNoBackup keeps, on a volume's delete carried forward, what the

@@ -229,3 +229,30 @@ func TestCarryForwardKeepsNoBackup(t *testing.T) {
 		}
 	}
 }
+
+// An image unit's image outlives it as a build's does (the kind table
+// says so, Object): a run that removed a stale image unit under
+// reclaimPolicy Delete and stopped before deleting its image is finished
+// by the next, and a rollback never deletes it.
+func TestImageUnitsImageGoesAsABuilds(t *testing.T) {
+	img := `{"apiVersion":"v1","type":"image","name":"bb","reclaimPolicy":"Delete","unit":{"Image":{"Image":"registry.example/bb:1"}}}` + "\n"
+	from := renderStream(t, base+img)
+	to := renderStream(t, base)
+	h := install(t, from)
+	p := plan.Build(to, h.obs, plan.Options{})
+	i := slices.IndexFunc(p.Actions, func(a plan.Action) bool { return a.Op == plan.OpDeleteImage })
+	if i < 0 {
+		t.Fatalf("removing the image unit deletes no image: %q", actions(p))
+	}
+	if kept := plan.Build(to, h.obs, plan.Options{Rollback: true}); countOp(kept, plan.OpDeleteImage) != 0 {
+		t.Errorf("a rollback deletes the image unit's image: %q", actions(kept))
+	}
+	// Killed after step 5: the unit is gone, its image is not.
+	u := &plan.Unfinished{Run: "run-1", Started: time.Unix(1000, 0), Actions: []plan.Action{p.Actions[i]}, Managed: plan.KnownResources(from)}
+	after := install(t, to)
+	resumed := plan.Build(to, after.obs, plan.Options{})
+	plan.CarryForward(resumed, to, after.obs, u, nil)
+	if countOp(resumed, plan.OpDeleteImage) != 1 {
+		t.Errorf("the next run does not delete the image the earlier one meant to: %q (notes %+v)", actions(resumed), resumed.Notes)
+	}
+}

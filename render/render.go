@@ -135,8 +135,8 @@ type builder struct {
 }
 
 // addsOther is about how many lines syslet adds to a unit of a kind
-// other than volume and network (a description, a name, the keys a
-// desired state forces), besides the mounts of its files.
+// that runs something or is not named by syslet (a description, a name,
+// the keys a desired state forces), besides the mounts of its files.
 const addsOther = 4
 
 // linesOf is about how many lines a spec's unit gets: the spec's own, a
@@ -154,10 +154,12 @@ func linesOf(s *spec.Spec) int {
 	return n
 }
 
-// addsOf is how many lines syslet adds to a unit of kind k.
+// addsOf is how many lines syslet adds to a unit of kind k: a kind whose
+// service makes a podman object once that syslet names (a volume, a
+// network) gets the name key alone.
 func addsOf(k spec.Kind) int {
-	if k == spec.Volume || k == spec.Network {
-		return 1 // the name key
+	if q := k.Quadlet(); q != nil && !q.Runs() && q.NameKey != "" {
+		return 1
 	}
 	return addsOther
 }

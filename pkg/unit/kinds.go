@@ -179,6 +179,23 @@ func KindOf(fileName string) *Kind {
 	return kindByExt[fileName[i:]]
 }
 
+// Base is a quadlet unit file name without its kind's extension: "web"
+// of web.container, "web@1" of web@1.container; any other name as it is.
+func Base(fileName string) string {
+	if k := KindOf(fileName); k != nil {
+		return strings.TrimSuffix(fileName, k.Ext())
+	}
+	return fileName
+}
+
+// Builds reports whether fileName is a unit file of a kind whose service
+// builds an image (OnChange ChangeRebuild: a .build). Such a service does
+// not stay active, so every start of a unit requiring it builds again.
+func Builds(fileName string) bool {
+	k := KindOf(fileName)
+	return k != nil && k.OnChange == ChangeRebuild
+}
+
 // IsQuadletFile reports whether name is a quadlet unit file name: the
 // extension of a kind after a non-empty base. Units refer to each other
 // by such names (Volume=data.volume).

@@ -89,3 +89,18 @@ func TestObjectName(t *testing.T) {
 		t.Errorf("RestartCause = %q", got)
 	}
 }
+
+func TestBaseAndBuilds(t *testing.T) {
+	for in, want := range map[string]string{
+		"web.container": "web", "web@1.container": "web@1", "app.build": "app", "a.b.volume": "a.b", "web.conf": "web.conf", ".build": ".build",
+	} {
+		if got := Base(in); got != want {
+			t.Errorf("Base(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{"app.build": true, "web.container": false, "x.image": false, "": false, ".build": false} {
+		if got := Builds(in); got != want {
+			t.Errorf("Builds(%q) = %t, want %t", in, got, want)
+		}
+	}
+}

@@ -171,7 +171,7 @@ func readContext(p string, data []byte) (map[string]ContextFile, error) {
 	}
 	dir, _ := uf.Last(unit.Build, unit.KeySetWorkingDirectory)
 	if !path.IsAbs(dir) {
-		dir = layout.BuildDirOf(strings.TrimSuffix(filepath.Base(p), ".build"))
+		dir = layout.BuildDirOf(unit.Base(filepath.Base(p)))
 	}
 	if err := contextDirAllowed(dir); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
