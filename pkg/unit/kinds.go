@@ -196,6 +196,16 @@ func Builds(fileName string) bool {
 	return k != nil && k.OnChange == ChangeRebuild
 }
 
+// NameChar reports whether r may be part of a unit's file or service
+// name where a name is read out of text (a unit's values, a tool's
+// message): letters, digits, '-', '_', '.', '@' (a template's instance)
+// and '\' (systemd's escapes). ':' is not: it ends the name in
+// Volume=data.volume:/data.
+func NameChar(r rune) bool {
+	return r == '-' || r == '_' || r == '.' || r == '@' || r == '\\' ||
+		'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+}
+
 // IsQuadletFile reports whether name is a quadlet unit file name: the
 // extension of a kind after a non-empty base. Units refer to each other
 // by such names (Volume=data.volume).

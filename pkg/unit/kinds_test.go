@@ -104,3 +104,16 @@ func TestBaseAndBuilds(t *testing.T) {
 		}
 	}
 }
+
+func TestNameChar(t *testing.T) {
+	for _, r := range "aZ09-_.@\\" {
+		if !NameChar(r) {
+			t.Errorf("NameChar(%q) = false", r)
+		}
+	}
+	for _, r := range ":/ =,;\"'\x00é" {
+		if NameChar(r) {
+			t.Errorf("NameChar(%q) = true", r)
+		}
+	}
+}

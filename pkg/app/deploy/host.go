@@ -259,17 +259,11 @@ func mentions(msg, name string) bool {
 		at, end := i+j, i+j+len(name)
 		// Before the name nothing that could be part of a longer name; after
 		// it, punctuation (":", ".") may follow.
-		if (at == 0 || !nameByte(msg[at-1]) && msg[at-1] != '.') && (end == len(msg) || !nameByte(msg[end])) {
+		if (at == 0 || !unit.NameChar(rune(msg[at-1]))) && (end == len(msg) || msg[end] == '.' || !unit.NameChar(rune(msg[end]))) {
 			return true
 		}
 		i = at + 1
 	}
-}
-
-// nameByte reports whether b can be part of a unit name's word.
-func nameByte(b byte) bool {
-	return b == '-' || b == '_' || b == '@' || b == '\\' ||
-		'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
 // executor is the host as the executor asks for it, with the secret

@@ -416,9 +416,7 @@ func appliesTo(dir string, units map[string][]byte) []string {
 // is all scope needs.
 func refsIn(data []byte, self string, a, b map[string][]byte) []string {
 	var refs []string
-	word := func(c byte) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '@'
-	}
+	word := func(c byte) bool { return unit.NameChar(rune(c)) }
 	for i := 0; i < len(data); {
 		if !word(data[i]) {
 			i++

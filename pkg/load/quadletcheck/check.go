@@ -470,9 +470,7 @@ var infoNeedles = func() [][]byte {
 // quadletFiles lists the quadlet file names a message mentions, in order.
 func quadletFiles(msg string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(msg, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '@' || r == '\\' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-	}) {
+	for _, w := range strings.FieldsFunc(msg, func(r rune) bool { return !unit.NameChar(r) }) {
 		if w = strings.TrimRight(w, "."); unit.IsQuadletFile(w) {
 			out = append(out, w)
 		}
