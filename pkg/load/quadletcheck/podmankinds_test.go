@@ -12,7 +12,7 @@ import (
 // and podman's generator reads its files.
 func TestPodmanKinds(t *testing.T) {
 	for _, k := range unit.Kinds {
-		if p, ok := podmanKinds[k.Ext()]; !ok || p.convert == nil {
+		if p, ok := podmanKinds[k.Name]; !ok || p.convert == nil {
 			t.Errorf("%s: no converter of podman's for it", k.Ext())
 		}
 		if _, ok := quadlet.SupportedExtensions[k.Ext()]; !ok {
