@@ -318,3 +318,65 @@ func markerPolicy(iu *installedUnit) string {
 	}
 	return v
 }
+
+// installedFile recognises a top-level quadlet unit file of the unit
+// directory: its file name and kind.
+func installedFile(p string) (string, spec.Kind, bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 || p[:i] != layout.UnitDir {
+		return "", "", false
+	}
+	base := p[i+1:]
+	k := spec.KindOfFile(base)
+	if k == "" || base == k.Ext() || strings.HasPrefix(base, ".") {
+		return "", "", false
+	}
+	return base, k, true
+}
+
+// installedServices lists the services of the installed units (as
+// quadlet names them: ServiceName= read from the file), without
+// templates, which have none to start or stop, and without links other
+// than an instance's to its template beside it.
+func installedServices(files map[string]host.File) []string {
+	var out []string
+	for p, f := range files {
+		fileName, _, ok := installedFile(p)
+		if !ok || f.Mode.IsDir() {
+			continue
+		}
+		data := f.Data
+		tmpl, inst, isTemplate := layout.Template(fileName)
+		switch {
+		case isTemplate && inst == "" && f.Link == "":
+			continue
+		case f.Link != "":
+			t, ok := files[layout.UnitPath(tmpl)]
+			if !isTemplate || inst == "" || f.Link != tmpl || !ok || t.Link != "" {
+				continue
+			}
+			data = t.Data
+		}
+		svc := unit.DefaultService(fileName)
+		if bytes.Contains(data, []byte(unit.KeyServiceName)) {
+			if uf, err := unit.Parse(data); err == nil {
+				svc = unit.ServiceOf(fileName, uf)
+			}
+		}
+		out = append(out, svc)
+	}
+	return out
+}
+
+// managedBefore reports whether any unit file in the unit directory looks
+// like one syslet wrote.
+func managedBefore(files map[string]host.File) bool {
+	for p, f := range files {
+		if _, _, ok := installedFile(p); ok && f.Link == "" {
+			if uf, err := unit.Parse(f.Data); err == nil && unit.Managed(uf) {
+				return true
+			}
+		}
+	}
+	return false
+}

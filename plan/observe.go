@@ -98,6 +98,44 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	obs := &Observed{Units: map[string]host.UnitState{}, Secrets: map[string]host.Secret{}, Images: map[string]bool{}}
 	obs.UnitsKnown = src.Units != nil
 	obs.StoreKnown = src.Store != nil
+	declared := declaredServices(out)
+	first, err := readDeclared(ctx, src, out, declared, obs)
+	if err != nil {
+		return nil, err
+	}
+	files := first.files
+	shareRendered(files, out)
+	obs.Files, obs.Leftovers = files, splitLeftovers(files)
+	if obs.Units == nil {
+		obs.Units = map[string]host.UnitState{}
+	}
+	if src.Units != nil {
+		if err := readInstalledStates(ctx, src.Units, declared, first, obs); err != nil {
+			return nil, err
+		}
+	}
+	if src.Store != nil && !first.secretsRead && managedBefore(files) {
+		if err := readSecrets(ctx, src.Store, obs); err != nil {
+			return nil, err
+		}
+	}
+	if src.Store != nil {
+		if err := readPinnedImages(ctx, src.Store, out, files, obs); err != nil {
+			return nil, err
+		}
+	}
+	if src.Tags != nil {
+		if err := readTags(ctx, src.Tags, src.UpdateOnly, out, obs); err != nil {
+			return nil, err
+		}
+	}
+	return obs, nil
+}
+
+// declaredServices are the services systemd is asked about first, sorted:
+// the specs' (a template has none of its own), and podman's update timer
+// when a container sets AutoUpdate=.
+func declaredServices(out *render.Output) []string {
 	declared := make([]string, 0, len(out.Units))
 	for _, u := range out.Units {
 		if !u.Template {
@@ -110,38 +148,48 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		declared = append(declared, AutoUpdateTimer)
 	}
 	slices.Sort(declared)
-	declared = slices.Compact(declared)
-	rr, _ := src.Units.(ReloadReader)
+	return slices.Compact(declared)
+}
 
+// firstRead is what the first, side by side, reading of the host found
+// besides what it put in Observed: the managed trees, when systemd last
+// loaded its units, and whether the secret store was read.
+type firstRead struct {
+	files       map[string]host.File
+	loadedAt    time.Time
+	loadedAtErr error
+	secretsRead bool
+}
+
+// readDeclared reads the managed trees, and asks systemd and podman about
+// what the specs name, side by side, into obs.
+func readDeclared(ctx context.Context, src Sources, out *render.Output, declared []string, obs *Observed) (firstRead, error) {
 	var (
 		wg                         sync.WaitGroup
-		files                      map[string]host.File
+		first                      firstRead
 		filesErr, unitsErr, stoErr error
-		loadedAt                   time.Time
-		loadedAtErr                error
-		secretsRead                bool
 	)
 	wg.Go(func() {
-		files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot)
+		first.files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot)
 	})
 	if src.Units != nil && len(declared) > 0 {
 		wg.Go(func() {
 			if obs.Units, unitsErr = src.Units.UnitStates(ctx, declared); unitsErr != nil {
 				return
 			}
-			if rr != nil {
-				loadedAt, loadedAtErr = rr.UnitsLoadedAt(ctx)
+			if rr, ok := src.Units.(ReloadReader); ok {
+				first.loadedAt, first.loadedAtErr = rr.UnitsLoadedAt(ctx)
 			}
 		})
 	}
 	if src.Store != nil {
 		// The secret store is read when secrets are declared (external
-		// ones too: they must exist), or (below) when syslet has managed
+		// ones too: they must exist), or (Observe) when syslet has managed
 		// this host before, to prune secrets it no longer declares: a
 		// fresh host with no secrets never needs podman for it.
-		secretsRead = len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0
+		first.secretsRead = len(out.Secrets) > 0 || len(out.ExternalSecrets) > 0
 		wg.Go(func() {
-			if secretsRead {
+			if first.secretsRead {
 				if stoErr = readSecrets(ctx, src.Store, obs); stoErr != nil {
 					return
 				}
@@ -159,71 +207,59 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	wg.Wait()
 	switch {
 	case filesErr != nil:
-		return nil, fmt.Errorf("reading installed files: %w", filesErr)
+		return first, fmt.Errorf("reading installed files: %w", filesErr)
 	case unitsErr != nil:
-		return nil, fmt.Errorf("reading unit states: %w", unitsErr)
+		return first, fmt.Errorf("reading unit states: %w", unitsErr)
 	case stoErr != nil:
-		return nil, stoErr
+		return first, stoErr
 	}
-	shareRendered(files, out)
-	obs.Files, obs.Leftovers = files, splitLeftovers(files)
-	if obs.Units == nil {
-		obs.Units = map[string]host.UnitState{}
-	}
+	return first, nil
+}
 
-	if src.Units != nil {
-		var installed []string
-		for _, s := range installedServices(files) {
-			if !declaredHas(declared, s) {
-				installed = append(installed, s)
-			}
-		}
-		if len(installed) > 0 {
-			slices.Sort(installed)
-			st, err := src.Units.UnitStates(ctx, installed)
-			if err != nil {
-				return nil, fmt.Errorf("reading unit states: %w", err)
-			}
-			maps.Copy(obs.Units, st)
-			if rr != nil && len(declared) == 0 {
-				loadedAt, loadedAtErr = rr.UnitsLoadedAt(ctx)
-			}
-		}
-		if rr != nil && len(obs.Units) > 0 && newerThanLoad(loadedAt, loadedAtErr, files) {
-			var loaded []string
-			for n, s := range obs.Units {
-				if s.LoadState == "loaded" {
-					loaded = append(loaded, n)
-				}
-			}
-			slices.Sort(loaded)
-			need, err := rr.NeedDaemonReload(ctx, loaded)
-			if err != nil {
-				return nil, err
-			}
-			for n := range need {
-				s := obs.Units[n]
-				s.NeedDaemonReload = true
-				obs.Units[n] = s
-			}
+// readInstalledStates asks systemd about what the trees add to the
+// declared services (units installed but no longer declared) and, when a
+// unit file is newer than systemd's last load, which units it has not
+// loaded the current file of (NeedDaemonReload), into obs.
+func readInstalledStates(ctx context.Context, units UnitReader, declared []string, first firstRead, obs *Observed) error {
+	rr, _ := units.(ReloadReader)
+	loadedAt, loadedAtErr := first.loadedAt, first.loadedAtErr
+	var installed []string
+	for _, s := range installedServices(first.files) {
+		if !declaredHas(declared, s) {
+			installed = append(installed, s)
 		}
 	}
-	if src.Store != nil && !secretsRead && managedBefore(files) {
-		if err := readSecrets(ctx, src.Store, obs); err != nil {
-			return nil, err
+	if len(installed) > 0 {
+		slices.Sort(installed)
+		st, err := units.UnitStates(ctx, installed)
+		if err != nil {
+			return fmt.Errorf("reading unit states: %w", err)
+		}
+		maps.Copy(obs.Units, st)
+		if rr != nil && len(declared) == 0 {
+			loadedAt, loadedAtErr = rr.UnitsLoadedAt(ctx)
 		}
 	}
-	if src.Store != nil {
-		if err := readPinnedImages(ctx, src.Store, out, files, obs); err != nil {
-			return nil, err
+	if rr == nil || len(obs.Units) == 0 || !newerThanLoad(loadedAt, loadedAtErr, first.files) {
+		return nil
+	}
+	var loaded []string
+	for n, s := range obs.Units {
+		if s.LoadState == "loaded" {
+			loaded = append(loaded, n)
 		}
 	}
-	if src.Tags != nil {
-		if err := readTags(ctx, src.Tags, src.UpdateOnly, out, obs); err != nil {
-			return nil, err
-		}
+	slices.Sort(loaded)
+	need, err := rr.NeedDaemonReload(ctx, loaded)
+	if err != nil {
+		return err
 	}
-	return obs, nil
+	for n := range need {
+		s := obs.Units[n]
+		s.NeedDaemonReload = true
+		obs.Units[n] = s
+	}
+	return nil
 }
 
 // readPinnedImages resolves the Image= of each container that holds a
@@ -313,119 +349,4 @@ func imagesToCheck(out *render.Output) []string {
 	}
 	slices.Sort(refs)
 	return slices.Compact(refs)
-}
-
-// installedFile recognises a top-level quadlet unit file of the unit
-// directory: its file name and kind.
-func installedFile(p string) (string, spec.Kind, bool) {
-	i := strings.LastIndexByte(p, '/')
-	if i < 0 || p[:i] != layout.UnitDir {
-		return "", "", false
-	}
-	base := p[i+1:]
-	k := spec.KindOfFile(base)
-	if k == "" || base == k.Ext() || strings.HasPrefix(base, ".") {
-		return "", "", false
-	}
-	return base, k, true
-}
-
-// installedServices lists the services of the installed units (as
-// quadlet names them: ServiceName= read from the file), without
-// templates, which have none to start or stop, and without links other
-// than an instance's to its template beside it.
-func installedServices(files map[string]host.File) []string {
-	var out []string
-	for p, f := range files {
-		fileName, _, ok := installedFile(p)
-		if !ok || f.Mode.IsDir() {
-			continue
-		}
-		data := f.Data
-		tmpl, inst, isTemplate := layout.Template(fileName)
-		switch {
-		case isTemplate && inst == "" && f.Link == "":
-			continue
-		case f.Link != "":
-			t, ok := files[layout.UnitPath(tmpl)]
-			if !isTemplate || inst == "" || f.Link != tmpl || !ok || t.Link != "" {
-				continue
-			}
-			data = t.Data
-		}
-		svc := unit.DefaultService(fileName)
-		if bytes.Contains(data, []byte(unit.KeyServiceName)) {
-			if uf, err := unit.Parse(data); err == nil {
-				svc = unit.ServiceOf(fileName, uf)
-			}
-		}
-		out = append(out, svc)
-	}
-	return out
-}
-
-// managedBefore reports whether any unit file in the unit directory looks
-// like one syslet wrote.
-func managedBefore(files map[string]host.File) bool {
-	for p, f := range files {
-		if _, _, ok := installedFile(p); ok && f.Link == "" {
-			if uf, err := unit.Parse(f.Data); err == nil && unit.Managed(uf) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// splitLeftovers removes from files what an interrupted apply left behind
-// — every name layout.Leftover recognises, and in a config dir every
-// version directory its ..data link does not name — with everything
-// below them, and returns the topmost of those paths, sorted.
-func splitLeftovers(files map[string]host.File) []string {
-	var top []string
-	for p, f := range files {
-		i := strings.LastIndexByte(p, '/')
-		if i < 0 {
-			continue
-		}
-		dir, base := p[:i], p[i+1:]
-		if layout.Leftover(base) {
-			top = append(top, p)
-			continue
-		}
-		if _, ok := layout.Version(base); ok && f.Mode.IsDir() && strings.HasPrefix(p, layout.ConfigRoot+"/") {
-			if d, ok := files[dir+"/"+layout.DataLink]; ok && d.Link != "" && d.Link != base {
-				top = append(top, p)
-			}
-		}
-	}
-	if len(top) == 0 {
-		return nil
-	}
-	slices.Sort(top)
-	kept := top[:0]
-	for _, p := range top {
-		if len(kept) > 0 && strings.HasPrefix(p, kept[len(kept)-1]+"/") {
-			continue
-		}
-		kept = append(kept, p)
-	}
-	set := make(map[string]bool, len(kept))
-	for _, p := range kept {
-		set[p] = true
-	}
-	for p := range files {
-		for a := p; ; {
-			if set[a] {
-				delete(files, p)
-				break
-			}
-			i := strings.LastIndexByte(a, '/')
-			if i <= 0 {
-				break
-			}
-			a = a[:i]
-		}
-	}
-	return kept
 }

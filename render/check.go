@@ -18,6 +18,30 @@ import (
 // two units or secrets would collide on the host.
 func Check(o *Output) report.Report {
 	var rep report.Report
+	files := checkServices(&rep, o)
+	secrets := checkSecrets(&rep, o)
+	checkNames(&rep, o)
+	for _, u := range o.Units {
+		// An instance's lines are its template's, checked there, and its
+		// own drop-ins'.
+		lines := u.Lines
+		if u.Instance != "" {
+			lines = nil
+			for _, d := range u.DropIns {
+				lines = append(lines, d.Lines...)
+			}
+		}
+		checkRefs(&rep, u, lines, files)
+		if u.Kind == spec.Container {
+			checkContainer(&rep, u, lines, secrets)
+		}
+	}
+	return rep
+}
+
+// checkServices reports two units that would run as one service, and
+// returns the units by file name.
+func checkServices(rep *report.Report, o *Output) map[string]*Unit {
 	files := map[string]*Unit{}
 	services := map[string]*Unit{}
 	for _, u := range o.Units {
@@ -32,6 +56,12 @@ func Check(o *Output) report.Report {
 		}
 		services[u.Service] = u
 	}
+	return files
+}
+
+// checkSecrets reports two secret specs that would give one podman
+// secret, and returns the spec of each podman secret by name.
+func checkSecrets(rep *report.Report, o *Output) map[string]*spec.Spec {
 	secrets := map[string]*spec.Spec{}
 	for _, s := range o.Secrets {
 		for _, k := range s.Keys {
@@ -57,9 +87,14 @@ func Check(o *Output) report.Report {
 		}
 		secrets[s.Name] = s.Spec
 	}
-	// The podman names of what runs (containers, pods): the kinds that run
-	// under a name syslet sets. A volume's or network's name is its spec's,
-	// which spec.CheckSet keeps unique.
+	return secrets
+}
+
+// checkNames reports two units that would create one podman object of
+// what runs (containers, pods): the kinds that run under a name syslet
+// sets. A volume's or network's name is its spec's, which spec.CheckSet
+// keeps unique.
+func checkNames(rep *report.Report, o *Output) {
 	names := map[string]*Unit{}
 	for _, u := range o.Units {
 		k := u.Kind.Quadlet()
@@ -78,72 +113,69 @@ func Check(o *Output) report.Report {
 		}
 		names[n] = u
 	}
-	for _, u := range o.Units {
-		src := u.Spec.Source
-		// An instance's lines are its template's, checked there, and its
-		// own drop-ins'.
-		lines := u.Lines
-		if u.Instance != "" {
-			lines = nil
-			for _, d := range u.DropIns {
-				lines = append(lines, d.Lines...)
-			}
-		}
-		for _, r := range refsOf(lines) {
-			ext := path.Ext(r.Target)
-			if _, inst, ok := layout.Template(r.Target); ok && inst == "" && !unit.KindOf(r.Target).Templates {
-				rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to the template %s, but syslet templates containers only (podman 5.7 and later instantiate a %s template per container instance)", r.Line.Key, r.Target, ext)
-				continue
-			}
-			if want := refKinds[r.Line.Key]; !slices.Contains(want, ext) {
-				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= refers to %s, but %s= takes a %s", r.Line.Key, r.Target, r.Line.Key, strings.Join(want, " or "))
-				continue
-			}
-			if files[r.Target] == nil {
-				rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= references undefined %s %q", r.Line.Key, strings.TrimPrefix(ext, "."), strings.TrimSuffix(r.Target, ext))
-			}
-		}
-		if u.Kind != spec.Container {
+}
+
+// checkRefs reports each reference of a unit's lines to a unit file that
+// is no declared unit of a kind the key takes (files: the units by file
+// name).
+func checkRefs(rep *report.Report, u *Unit, lines []Line, files map[string]*Unit) {
+	src := u.Spec.Source
+	for _, r := range refsOf(lines) {
+		ext := path.Ext(r.Target)
+		if _, inst, ok := layout.Template(r.Target); ok && inst == "" && !unit.KindOf(r.Target).Templates {
+			rep.Errorf(src, r.Line.Origin, spec.RuleUnsupportedRef, "%s= refers to the template %s, but syslet templates containers only (podman 5.7 and later instantiate a %s template per container instance)", r.Line.Key, r.Target, ext)
 			continue
 		}
-		// Config mounts are compared with each other before rendering
-		// (duplicate-mount-path); here they only meet the user's mounts.
-		configMounts := map[string]bool{}
-		for _, f := range u.Spec.ConfigFiles {
-			configMounts[f.Path+".mountPath"] = true
+		if want := refKinds[r.Line.Key]; !slices.Contains(want, ext) {
+			rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= refers to %s, but %s= takes a %s", r.Line.Key, r.Target, r.Line.Key, strings.Join(want, " or "))
+			continue
 		}
-		for _, d := range u.Spec.ConfigDirs {
-			configMounts[d.Path+".mountPath"] = true
-		}
-		dests := map[string]string{}
-		for _, l := range lines {
-			if l.Section != unit.Container {
-				continue
-			}
-			if l.Key == unit.KeySecret {
-				for _, n := range SecretNames(l.Value) {
-					if secrets[n] != nil {
-						continue
-					}
-					rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\"; a podman secret made on the host needs {\"type\": \"secret\", \"name\": %q, \"external\": true})", n, n)
-				}
-			}
-			d := mountDest(l)
-			if d == "" {
-				continue
-			}
-			d = path.Clean(d)
-			if prev, ok := dests[d]; ok {
-				if configMounts[prev] && configMounts[l.Origin] {
-					continue
-				}
-				rep.Errorf(src, l.Origin, spec.RuleDuplicateDest, "mount destination %q is already used by %s", d, prev)
-				continue
-			}
-			dests[d] = l.Origin
+		if files[r.Target] == nil {
+			rep.Errorf(src, r.Line.Origin, spec.RuleUndefinedRef, "%s= references undefined %s %q", r.Line.Key, strings.TrimPrefix(ext, "."), strings.TrimSuffix(r.Target, ext))
 		}
 	}
-	return rep
+}
+
+// checkContainer reports a container's Secret= naming no declared secret
+// (secrets: by podman name) and two of its mounts sharing a destination.
+func checkContainer(rep *report.Report, u *Unit, lines []Line, secrets map[string]*spec.Spec) {
+	src := u.Spec.Source
+	// Config mounts are compared with each other before rendering
+	// (duplicate-mount-path); here they only meet the user's mounts.
+	configMounts := map[string]bool{}
+	for _, f := range u.Spec.ConfigFiles {
+		configMounts[f.Path+".mountPath"] = true
+	}
+	for _, d := range u.Spec.ConfigDirs {
+		configMounts[d.Path+".mountPath"] = true
+	}
+	dests := map[string]string{}
+	for _, l := range lines {
+		if l.Section != unit.Container {
+			continue
+		}
+		if l.Key == unit.KeySecret {
+			for _, n := range SecretNames(l.Value) {
+				if secrets[n] != nil {
+					continue
+				}
+				rep.Errorf(src, l.Origin, spec.RuleUndefinedSecret, "Secret= names %q, which no secret spec declares (a secret spec NAME with key KEY gives \"NAME-KEY\"; a podman secret made on the host needs {\"type\": \"secret\", \"name\": %q, \"external\": true})", n, n)
+			}
+		}
+		d := mountDest(l)
+		if d == "" {
+			continue
+		}
+		d = path.Clean(d)
+		if prev, ok := dests[d]; ok {
+			if configMounts[prev] && configMounts[l.Origin] {
+				continue
+			}
+			rep.Errorf(src, l.Origin, spec.RuleDuplicateDest, "mount destination %q is already used by %s", d, prev)
+			continue
+		}
+		dests[d] = l.Origin
+	}
 }
 
 // refKinds lists, per key, the extensions of the kinds a reference on it

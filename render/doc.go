@@ -7,7 +7,8 @@
 // syslet's marker (plain); the facts the plan reads of it — the podman
 // object's name, what it requires, what runs — come from pkg/unit's table
 // of kinds. Only a kind with files of its own or facts only its keys tell
-// has a renderer (renderers: containers, builds, image units, kube units).
+// has a renderer (renderers, in kinds.go: containers, builds, image units,
+// kube units).
 //
 // Check runs the post-render validation: rules that can only be judged on
 // rendered units, such as references between units and mount destinations

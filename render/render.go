@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,91 +287,6 @@ func (b *builder) marker(removal *bool, policy spec.Policy) {
 	if policy != "" {
 		b.mark(unit.KeyReclaimPolicy, string(policy))
 	}
-}
-
-// container renders a .container: its config files and dirs, mounted
-// read-only, and its instances when it is a template.
-func (o *Output) container(s *spec.Spec) {
-	u, b := o.newUnit(s)
-	u.State = s.DesiredState
-	u.RemovalAllowed = s.RemovalAllowed
-	origin := b.specPath(s)
-
-	if _, ok := s.Last(unit.Unit, unit.KeyDescription); !ok {
-		b.add(unit.Unit, unit.KeyDescription, s.Name+" container", origin)
-	}
-	b.section(s, unit.Unit)
-
-	u.Container = s.ContainerName()
-	b.section(s, unit.Container)
-	for _, f := range s.ConfigFiles {
-		host := layout.ConfigPath(s.Name, f.MountPath)
-		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
-		u.uses().ConfigFiles = append(u.uses().ConfigFiles, host)
-		o.Files = append(o.Files, File{Path: host, Content: []byte(f.Content), Mode: f.Mode, Kind: ConfigFile, Owner: u.FileName})
-	}
-	for _, d := range s.ConfigDirs {
-		host := layout.ConfigPath(s.Name, d.MountPath)
-		b.add(unit.Container, unit.KeyVolume, host+":"+d.MountPath+":ro,Z", d.Path+".mountPath")
-		u.uses().ConfigDirs = append(u.uses().ConfigDirs, host)
-		dir := Dir{Path: host, Owner: u.FileName}
-		for _, f := range d.Files {
-			dir.Files = append(dir.Files, DirFile{Name: f.Name, Content: []byte(f.Content), Mode: f.Mode})
-		}
-		slices.SortFunc(dir.Files, func(a, b DirFile) int { return strings.Compare(a.Name, b.Name) })
-		o.Dirs = append(o.Dirs, dir)
-	}
-	// The keys a desiredState sets overwrite the spec's (spec.Owned).
-	b.section(s, unit.Service)
-	b.section(s, unit.Install)
-	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
-	b.marker(&s.RemovalAllowed, "")
-	var instances []*Unit
-	for _, inst := range s.Instances {
-		b.add(unit.Syslet, unit.KeyInstance, inst.Name, inst.Path)
-		instances = append(instances, &Unit{Spec: s, Origin: s.Origin(), Kind: s.Kind, Name: s.Name, FileName: layout.Instance(u.FileName, inst.Name),
-			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed, RemovalSet: s.RemovalAllowedSet,
-			DropIns: dropIns(s, layout.Instance(u.FileName, inst.Name), inst.DropIns)})
-	}
-	u.finish()
-	u.DropIns = dropIns(s, u.FileName, s.DropIns)
-	sealed := slices.Clone(o.filesOf(u.FileName))
-	for _, iu := range append([]*Unit{u}, instances...) {
-		for _, d := range iu.DropIns {
-			sealed = append(sealed, File{Path: d.Path, Content: d.Content})
-		}
-	}
-	b.seal(sealed)
-	u.merge(nil)
-	o.Units = append(o.Units, u)
-	for _, iu := range instances {
-		iu.File = u.File
-		if used := u.Used(); used.ConfigFiles != nil || used.ConfigDirs != nil {
-			iu.Uses = &Uses{ConfigFiles: used.ConfigFiles, ConfigDirs: used.ConfigDirs}
-		}
-		iu.Path, iu.Service = layout.UnitPath(iu.FileName), unit.DefaultService(iu.FileName)
-		iu.merge(u)
-		o.Units = append(o.Units, iu)
-	}
-}
-
-// build renders a .build: its Containerfile and context files are files
-// syslet writes under the build's directory, which File= and
-// SetWorkingDirectory= point at (spec.Owned).
-func (o *Output) build(s *spec.Spec) {
-	u, b := o.plain(s)
-	dir := layout.BuildDirOf(s.Name)
-	// The image is known by its first tag: that is the name quadlet gives
-	// containers that use Image=NAME.build (GetBuiltImageName).
-	if tags := u.File.Lookup(unit.Build, unit.KeyImageTag); len(tags) > 0 {
-		u.Resource = tags[0]
-	}
-	o.Files = append(o.Files, File{Path: layout.Containerfile(s.Name), Content: []byte(s.Containerfile), Mode: spec.DefaultMode, Kind: ContextFile, Owner: u.FileName})
-	for _, f := range s.ContextFiles {
-		o.Files = append(o.Files, File{Path: path.Join(dir, f.Filename), Content: []byte(f.Content), Mode: f.Mode, Kind: ContextFile, Owner: u.FileName})
-	}
-	b.sealDropIns(o.filesOf(u.FileName))
-	o.Units = append(o.Units, u)
 }
 
 // finish puts the unit's keys in canonical order and names its service
