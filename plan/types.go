@@ -221,16 +221,19 @@ type UnitChange struct {
 	Kind     spec.Kind `json:"kind"`
 	// Template is set on a template (NAME@.container), which has no
 	// service of its own; Instance on each of its instances.
-	Template bool        `json:"template,omitempty"`
-	Instance string      `json:"instance,omitempty"`
-	Effect   Effect      `json:"effect"`
-	Reasons  []string    `json:"reasons,omitempty"`
-	Source   string      `json:"source,omitempty"` // spec that declares it
-	Keys     []KeyChange `json:"keys,omitempty"`
-	Before   string      `json:"before"`         // active state now ("-" when unknown to systemd)
-	After    string      `json:"after"`          // intended state after the apply
-	Write    bool        `json:"write"`          // the unit file is (re)written
-	Diff     string      `json:"diff,omitempty"` // drift: unified diff, installed → desired
+	Template bool     `json:"template,omitempty"`
+	Instance string   `json:"instance,omitempty"`
+	Effect   Effect   `json:"effect"`
+	Reasons  []string `json:"reasons,omitempty"`
+	// Replacement is how a container that runs is replaced when the plan
+	// restarts it (strategy.go); nil for every other change.
+	Replacement *Replacement `json:"replacement,omitempty"`
+	Source      string       `json:"source,omitempty"` // spec that declares it
+	Keys        []KeyChange  `json:"keys,omitempty"`
+	Before      string       `json:"before"`         // active state now ("-" when unknown to systemd)
+	After       string       `json:"after"`          // intended state after the apply
+	Write       bool         `json:"write"`          // the unit file is (re)written
+	Diff        string       `json:"diff,omitempty"` // drift: unified diff, installed → desired
 	// needReload: systemd has not loaded the unit's current file (its
 	// NeedDaemonReload), which makes the plan reload even when it writes
 	// no unit. The unit's whole state is not kept: a plan of a hundred

@@ -113,6 +113,12 @@ type causes struct {
 	restart bool // what it runs changed
 	reload  bool // only its config dirs changed: reloaded in place
 	meta    bool // only its metadata changed
+	// socket says why the container's socket unit itself changes (new,
+	// changed, removed, not listening); down names a cause that needs the
+	// container down before the unit files are written (what it requires
+	// recreated, its pod restarted). Either makes a socket-held container
+	// a stop-start, its socket closing with it (strategy.go).
+	socket, down string
 }
 
 // running plans a unit whose service runs something: a container (a
@@ -252,6 +258,7 @@ func (in *inputs) service(u *render.Unit, st host.UnitState, why causes, up *uni
 			start(uc.Reasons[len(uc.Reasons)-1])
 		case why.restart && isRunning:
 			uc.Effect = EffectRestart
+			uc.Replacement = replacement(u, why)
 			stop("restart: " + strings.Join(uc.Reasons, "; "))
 			start("restart")
 		case why.restart || (why.reload && !isRunning):

@@ -71,6 +71,9 @@ type Unit struct {
 	Container string     `json:"container,omitempty"` // podman's name: web, web-1 for web@1
 	Image     string     `json:"image,omitempty"`     // registry image to pull; "" when built locally or from an image unit
 	Pod       string     `json:"pod,omitempty"`       // .pod unit the container runs in (Pod=)
+	// Socket is the container's socket unit (its spec's socket), nil for
+	// a container without one.
+	Socket *Socket `json:"socket,omitempty"`
 	// AutoUpdate is the container's AutoUpdate= (podman's own updates,
 	// outside syslet): the plan says so when the host's
 	// podman-auto-update.timer is running.
@@ -118,6 +121,9 @@ type Uses struct {
 func (o *Output) DropSpecs() {
 	for _, u := range o.Units {
 		u.Spec, u.Lines = nil, nil
+		if u.Socket != nil {
+			u.Socket.Lines = nil
+		}
 		for i := range u.DropIns {
 			u.DropIns[i].Lines = nil
 		}

@@ -72,6 +72,11 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 			if u.Effect == plan.EffectRemove || u.Effect == plan.EffectIgnore || u.Effect == plan.EffectKeep {
 				continue
 			}
+			if r := u.Replacement; r != nil {
+				// How the container makes way for its replacement, and
+				// why that way.
+				fmt.Fprintf(w, "      %s\n", redact.Escape(r.String()))
+			}
 			for _, k := range u.Keys {
 				switch k.Op {
 				case "+":
