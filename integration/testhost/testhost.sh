@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # testhost.sh - disposable Debian test hosts for syslet's integration tests: systemd as PID 1 in a
 # systemd-nspawn container, rootful podman + quadlet, and a registry on the guest's 127.0.0.1:5000 seeded
-# with localhost:5000/busybox:latest. SSH as root on a loopback port of this machine. Two platforms:
-# Debian trixie (systemd 257, podman 5.4; the default) and Debian testing (TESTHOST_RECIPE=testing).
+# with localhost:5000/busybox:latest. SSH as root on a loopback port of this machine. Three platforms:
+# Debian trixie (systemd 257, podman 5.4; the default), Debian testing (TESTHOST_RECIPE=testing) and
+# podman 6 built from source on Debian testing (TESTHOST_RECIPE=podman6).
 #
 #   testhost.sh tools            install the host tools it needs (apt; needs root)
 #   testhost.sh build            build the base image if the recipe changed (cached; minutes cold, with progress)
@@ -17,7 +18,8 @@
 #   testhost.sh paths            print the cache, images, base and key paths (for tools)
 #
 # Environment:
-#   TESTHOST_RECIPE  the platform: trixie (default; recipe.sh) or testing (recipe.sh, then recipe-testing.sh);
+#   TESTHOST_RECIPE  the platform: trixie (default; recipe.sh), testing (recipe.sh, then recipe-testing.sh) or
+#                    podman6 (then recipe-podman6.sh; built from a copy of testing's image, needs go in PATH);
 #                    each has its own base image, cached under a hash of its recipe files
 #   TESTHOST_NAME    instance name, [a-z0-9-], up to 40 chars (default: default); instances run concurrently
 #   TESTHOST_CACHE   this checkout's state: instances, built binaries (default: integration/.cache)
@@ -45,15 +47,26 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=recipe.sh
 source "$HERE/recipe.sh"
 
-# A recipe other than trixie is trixie's with its own file sourced on top: its key hashes both files.
+# A recipe other than trixie is trixie's with its own file sourced on top; a file whose line
+# `RECIPE_ON=NAME` names another recipe is sourced on top of that one's (podman6 on testing). Its key
+# hashes every file of the chain.
 RECIPE=${TESTHOST_RECIPE:-trixie}
 RECIPE_FILES=("$HERE/recipe.sh")
+recipe_chain() { # NAME -> the recipe files above recipe.sh, the base of the chain first
+  [[ $1 =~ ^[a-z0-9-]+$ && -f $HERE/recipe-$1.sh ]] ||
+    { echo "testhost: ERROR: no recipe '$1' (want trixie, or a file $HERE/recipe-NAME.sh)" >&2; exit 1; }
+  local on; on=$(sed -n 's/^RECIPE_ON=\([a-z0-9-]*\)$/\1/p' "$HERE/recipe-$1.sh")
+  if [[ -n $on && $on != trixie ]]; then recipe_chain "$on"; fi
+  echo "$HERE/recipe-$1.sh"
+}
 if [[ $RECIPE != trixie ]]; then
-  [[ $RECIPE =~ ^[a-z0-9-]+$ && -f $HERE/recipe-$RECIPE.sh ]] ||
-    { echo "testhost: ERROR: no recipe '$RECIPE' (want trixie, or a file $HERE/recipe-NAME.sh)" >&2; exit 1; }
-  RECIPE_FILES+=("$HERE/recipe-$RECIPE.sh")
-  # shellcheck disable=SC1090
-  source "$HERE/recipe-$RECIPE.sh"
+  mapfile -t chain < <(recipe_chain "$RECIPE")
+  ((${#chain[@]})) || exit 1
+  for f in "${chain[@]}"; do
+    RECIPE_FILES+=("$f")
+    # shellcheck disable=SC1090
+    source "$f"
+  done
 fi
 
 CACHE=${TESTHOST_CACHE:-$HERE/../.cache}
@@ -199,22 +212,39 @@ cmd_build() {
   [[ $(id -u) == 0 ]] || die "build must run as root (debootstrap, chroot, nspawn)"
   cmd_tools
   preflight
-  exec 9>"$IMAGES/build$SUFFIX.lock"   # one lock per recipe: two platforms build side by side
+  exec 9>"$IMAGES/build$SUFFIX.lock"   # one lock per recipe: platforms build side by side
   flock 9
   if [[ -f $BASE/ready ]]; then log "base image $BASE was built meanwhile"; return 0; fi
   local t0=$SECONDS mirror; mirror=${TESTHOST_MIRROR:-$(host_mirror)}
   [[ -n $mirror ]] || die "no Debian archive URI in this machine's apt sources; set TESTHOST_MIRROR"
   rm -rf "$BASE"; mkdir -p "$BASE/ssh" "$IMAGES/debs$SUFFIX"
   ssh-keygen -q -t ed25519 -N '' -C syslet-testhost -f "$SSHKEY"
-  # RECIPE_SCRIPT names debootstrap's script for a suite it may not know by name (testing: sid's)
-  local script=()
-  [[ -z ${RECIPE_SCRIPT:-} ]] || script=("/usr/share/debootstrap/scripts/$RECIPE_SCRIPT")
-  log "debootstrap $RECIPE_SUITE from $mirror -> $BASE/rootfs (log: $BASE/debootstrap.log)"
-  debootstrap --variant=minbase --cache-dir="$IMAGES/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
-    "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" 2>&1 | tee "$BASE/debootstrap.log" | debootstrap_progress ||
-    { tail -20 "$BASE/debootstrap.log" >&2; die "debootstrap failed (log: $BASE/debootstrap.log)"; }
-  log "debootstrap done in $((SECONDS - t0))s"
-  recipe_configure "$BASE/rootfs" "$SSHKEY.pub"
+  if declare -F recipe_derive >/dev/null; then
+    # A recipe that changes another's image (RECIPE_ON) starts from a copy of it: that image's build
+    # (or its cache) is shared, and what this recipe adds is all this build does.
+    local parent
+    log "the $RECIPE image starts from the $RECIPE_ON image (built first if needed)"
+    TESTHOST_RECIPE=$RECIPE_ON bash "$HERE/testhost.sh" build
+    parent=$(TESTHOST_RECIPE=$RECIPE_ON bash "$HERE/testhost.sh" paths | sed -n 's/^base=//p')
+    [[ -f $parent/ready ]] || die "no $RECIPE_ON image at $parent after its build"
+    cp -a --reflink=auto "$parent/rootfs" "$BASE/rootfs"
+    log "copied $parent/rootfs at $((SECONDS - t0))s"
+    # in a bash of its own, so that errexit holds inside recipe_derive (a function called in an `if`
+    # or before `||` runs with it off)
+    bash -c 'set -euo pipefail; for f in "${@:4}"; do source "$f"; done; recipe_derive "$1" "$2" "$3"' derive \
+      "$BASE/rootfs" "$SSHKEY.pub" "$IMAGES/debs$SUFFIX" "${RECIPE_FILES[@]}" > >(tee "$BASE/derive.log" >&2) 2>&1 ||
+      die "building the $RECIPE image failed (log: $BASE/derive.log)"
+  else
+    # RECIPE_SCRIPT names debootstrap's script for a suite it may not know by name (testing: sid's)
+    local script=()
+    [[ -z ${RECIPE_SCRIPT:-} ]] || script=("/usr/share/debootstrap/scripts/$RECIPE_SCRIPT")
+    log "debootstrap $RECIPE_SUITE from $mirror -> $BASE/rootfs (log: $BASE/debootstrap.log)"
+    debootstrap --variant=minbase --cache-dir="$IMAGES/debs$SUFFIX" --include="$RECIPE_PACKAGES" \
+      "$RECIPE_SUITE" "$BASE/rootfs" "$mirror" "${script[@]}" 2>&1 | tee "$BASE/debootstrap.log" | debootstrap_progress ||
+      { tail -20 "$BASE/debootstrap.log" >&2; die "debootstrap failed (log: $BASE/debootstrap.log)"; }
+    log "debootstrap done in $((SECONDS - t0))s"
+    recipe_configure "$BASE/rootfs" "$SSHKEY.pub"
+  fi
   # provisioning boot on the base tree itself: seeds the registry, initialises podman's storage
   log "provisioning boot"
   NAME=provision-$KEY; ID=$CACHEHASH-$NAME; CG=testhost-$ID; RUN=$CACHE/run/$NAME
