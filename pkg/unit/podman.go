@@ -50,9 +50,11 @@ func ParsePodman(s string) (Podman, error) {
 // NetworkDeleteOnStop (#23678); 5.6 InterfaceName; 5.7 HttpProxy, BuildArg
 // and IgnoreFile; 5.8 AppArmor. For the other types: 5.5 added [Image]
 // Retry, RetryDelay and [Pod] HostName; 5.6 [Image] Policy and [Pod]
-// ExitPolicy, Label; 5.7 [Pod] StopTimeout and the .artifact type. [Volume] UID and GID (commit 9727a43f5a,
-// "Added setting UID and GID for volumes in quadlet") are on podman's main
-// branch, 6.0.0-dev, and in no 5.x release.
+// ExitPolicy, Label; 5.7 [Pod] StopTimeout and the .artifact type. 6.0
+// added [Volume] UID and GID (its release notes; the lists of v6.0.2, the
+// module proxy's source, differ from v5.8.2's by those two only), 6.1
+// [Container] ImageVolume (its release notes, #28875; Debian's 6.1.1
+// generator accepts it, 6.0.2's refuses it as unsupported).
 //
 // TestKeyTableMatchesConverter keeps the rows up to the converter's release
 // equal to the converter's own lists.
@@ -83,6 +85,7 @@ var quadletKeys = []struct {
 	{Podman{5, 7}, Artifact, "Artifact AuthFile CertDir ContainersConfModule Creds DecryptionKey GlobalArgs PodmanArgs Quiet Retry RetryDelay ServiceName TLSVerify"},
 	{Podman{5, 8}, Container, "AppArmor"},
 	{Podman{6, 0}, Volume, "UID GID"},
+	{Podman{6, 1}, Container, "ImageVolume"},
 }
 
 // KeysSince maps quadlet section → key → the podman release that
@@ -126,6 +129,7 @@ type Feature struct {
 	Keys     []string
 	What     string                  // what the line does, for messages
 	Matches  func(value string) bool // whether a value uses the feature
+	Unless   string                  // a key of Section whose presence in the unit means the feature is not used
 	Instead  string                  // what to write for older releases
 	Evidence string                  // where the release is documented
 }
@@ -151,6 +155,16 @@ var Features = []Feature{
 		},
 		Instead:  "add type=volume",
 		Evidence: `5.6 release notes (#26101); podman 5.4.2's generator refuses it: "incorrect mount format"`},
+	{Since: Podman{6, 0}, Section: Container, Keys: []string{"Mount"},
+		What:     "an anonymous volume Mount= (a volume mount without source=)",
+		Matches:  anonymousMount,
+		Instead:  "name the volume with source=",
+		Evidence: `6.0 release notes (#28497); 5.5 to 5.8 generators refuse it ("source cannot be empty"), 5.4.2's panics on it, converting none of the host's units`},
+	{Since: Podman{6, 0}, Section: Volume, Keys: []string{"Options"}, Unless: "Device",
+		What:     "Options= without Device= (generic volume options)",
+		Matches:  func(v string) bool { return strings.TrimSpace(v) != "" },
+		Instead:  "set Device= too",
+		Evidence: `6.0 release notes ("Options= to set generic volume options"); 5.x generators refuse it: "key Options can't be used without Device"`},
 	{Since: Podman{5, 6}, Section: Container, Keys: []string{"Environment"},
 		What: "an Environment= variable without a value (taken from the host)",
 		Matches: func(v string) bool {
@@ -158,6 +172,22 @@ var Features = []Feature{
 		},
 		Instead:  "give it a value, or use EnvironmentHost=",
 		Evidence: "5.6 release notes (#26247); older generators drop the variable"},
+}
+
+// anonymousMount reports whether a Mount= value is a volume mount (type=volume,
+// or no type=, which quadlet reads as one from 5.6) with no source.
+func anonymousMount(v string) bool {
+	volume, source := true, false
+	for _, o := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(strings.TrimSpace(o), "=")
+		switch k {
+		case "type":
+			volume = val == "volume"
+		case "source", "src":
+			source = true
+		}
+	}
+	return volume && !source
 }
 
 // Words splits a value the way systemd splits an assignment list (and

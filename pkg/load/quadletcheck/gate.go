@@ -17,9 +17,10 @@ import (
 
 // gate reports each quadlet key the target release does not know, and each
 // value an older generator reads differently (unit.Features), once per key
-// or feature, at its first line. Keys newer than the linked converter (but known
-// to the target) are withheld from the converter, which would call them
-// unknown; the host's generator judges them at staging.
+// or feature, at its first line. Keys and features newer than the linked
+// converter (but known to the target) are withheld from the converter, which
+// would call them unknown or refuse them; the host's generator judges them
+// at staging.
 //
 // With hint, the finding says how to check against a newer podman: the
 // earlier syslet required podman 6, so its users' specs use keys (BuildArg=)
@@ -65,7 +66,18 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 	}
 	for _, l := range lines {
 		for _, f := range unit.Features {
-			if !target.Less(f.Since) || l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) || !first("feature "+f.What) {
+			if l.Section != f.Section || !slices.Contains(f.Keys, l.Key) || !f.Matches(l.Value) || (f.Unless != "" && hasKey(c.Lines, f.Section, f.Unless)) {
+				continue
+			}
+			if !target.Less(f.Since) {
+				// A feature the target has and the linked converter lacks
+				// (it would refuse the line): the host's generator judges it.
+				if Converter.Less(f.Since) {
+					c.more().withheld = append(c.more().withheld, l.Section+"."+l.Key)
+				}
+				continue
+			}
+			if !first("feature " + f.What) {
 				continue
 			}
 			c.gated = true
@@ -96,6 +108,11 @@ func gate(rep *report.Report, c *checked, target unit.Podman, quiet, hint bool) 
 			c.more().withheld = append(c.more().withheld, l.Section+"."+l.Key)
 		}
 	}
+}
+
+// hasKey reports whether lines set key in section.
+func hasKey(lines []render.Line, section, key string) bool {
+	return slices.ContainsFunc(lines, func(l render.Line) bool { return l.Section == section && l.Key == key })
 }
 
 // servicesOf names the services of the quadlet files a [Unit] dependency
