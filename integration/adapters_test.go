@@ -17,12 +17,18 @@ import (
 // against podman 5.4's REST socket) inside a test host, the way
 // go-systemd's CI runs its tests in a privileged container.
 func TestAdaptersInGuest(t *testing.T) {
+	adaptersInGuest(t, "systemd", "podman")
+}
+
+// adaptersInGuest runs the guest tests of the named pkg/host adapters, each
+// on a host of its own.
+func adaptersInGuest(t *testing.T, pkgs ...string) {
 	t.Parallel()
 	root, err := testhost.ModuleRoot()
 	must(t, err)
 	cache, err := testhost.CacheDir()
 	must(t, err)
-	for _, pkg := range []string{"systemd", "podman"} {
+	for _, pkg := range pkgs {
 		t.Run(pkg, func(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(cache, "bin", pkg+".test")

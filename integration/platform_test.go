@@ -2,12 +2,12 @@
 
 package integration
 
-// Issue 43: the platforms syslet is proven on. The suite runs on trixie
-// (or the platform TESTHOST_RECIPE names); TestOnDebianTesting runs the
-// platform suite — the core scenarios, each an existing test of this
-// package, unchanged — on Debian testing hosts in the same run. TestPlatform
-// says which releases a run met, and that syslet judged the specs by the
-// host's own podman there.
+// Issues 43 and 56: the platforms syslet is proven on. The suite runs on
+// trixie (or the platform TESTHOST_RECIPE names); TestOnDebianTesting and
+// TestOnPodman6 run a platform suite — core scenarios, each an existing
+// test of this package, unchanged — on Debian testing hosts and on podman 6
+// hosts in the same run. TestPlatform says which releases a run met, and
+// that syslet judged the specs by the host's own podman there.
 
 import (
 	"fmt"
@@ -33,16 +33,20 @@ type platform struct {
 var platforms = map[string]platform{
 	"trixie":  {"Debian 13 (trixie)", unit.Podman{Major: 5, Minor: 4}, 257},
 	"testing": {"Debian testing (forky)", unit.Podman{Major: 5, Minor: 8}, 262},
+	"podman6": {"Debian testing (forky) with podman 6.0.2 built from source", unit.Podman{Major: 6, Minor: 0}, 262},
+}
+
+// suiteTest is one test of a platform suite, under its own name.
+type suiteTest struct {
+	name string
+	test func(*testing.T)
 }
 
 // platformSuite is what TestOnDebianTesting runs: first deploy, one
 // change, rollback, secrets, resume after a kill, webhookd's deploy through
 // a real forge, the host's generator against syslet's key table, and the
 // platform's own test.
-var platformSuite = []struct {
-	name string
-	test func(*testing.T)
-}{
+var platformSuite = []suiteTest{
 	{"TestPlatform", TestPlatform},
 	{"TestApplyFreshExamples", TestApplyFreshExamples},
 	{"TestImageChangeRestartsOnlyThatContainer", TestImageChangeRestartsOnlyThatContainer},
@@ -65,6 +69,37 @@ func TestOnDebianTesting(t *testing.T) {
 	t.Parallel()
 	testhost.OnRecipe(t, "testing")
 	for _, tc := range platformSuite {
+		t.Run(tc.name, tc.test)
+	}
+}
+
+// podman6Suite is what TestOnPodman6 runs: what an operator moving a
+// fleet to podman 6 needs to trust first — first deploy, rollback with its
+// image pins, secrets, backups and their restore, update of moved tags,
+// the check of specs against the host's podman and its converter, the
+// host's generator against the key table, and the podman adapter's calls. The random kills and the forge
+// are podman-independent beyond what testing's suite proves (the budget).
+var podman6Suite = []suiteTest{
+	{"TestPlatform", TestPlatform},
+	{"TestApplyFreshExamples", TestApplyFreshExamples},
+	{"TestRollbackOnBadChanges", TestRollbackOnBadChanges},
+	{"TestSecretsConsumeRotatePrune", TestSecretsConsumeRotatePrune},
+	{"TestBackupBeforeDeleteAndRestore", TestBackupBeforeDeleteAndRestore},
+	{"TestUpdate", TestUpdate},
+	{"TestApplyChecksAgainstHostPodman", TestApplyChecksAgainstHostPodman},
+	{"TestHostGeneratorAgreesWithKeyTable", TestHostGeneratorAgreesWithKeyTable},
+	// every call syslet's podman adapter makes through the v5 bindings,
+	// against the podman 6 API (docs/reference/platforms.md: the bindings)
+	{"TestAdaptersInGuest", func(t *testing.T) { adaptersInGuest(t, "podman") }},
+}
+
+// TestOnPodman6 is the podman 6 suite on hosts of the podman6 recipe:
+// Debian testing with podman 6.0.2, its generator and units built from
+// the Go module proxy's source (integration/testhost/recipe-podman6.sh).
+func TestOnPodman6(t *testing.T) {
+	t.Parallel()
+	testhost.OnRecipe(t, "podman6")
+	for _, tc := range podman6Suite {
 		t.Run(tc.name, tc.test)
 	}
 }
@@ -101,6 +136,9 @@ func TestPlatform(t *testing.T) {
 	osName, podman, systemd := hostReleases(t, h)
 	t.Logf("platform %s: %s, podman %s, systemd %d, kernel %s", recipe, osName, podman, systemd,
 		strings.TrimSpace(h.MustRun(t, "uname -r")))
+	// and what podman runs with, as podman reports it
+	t.Logf("platform %s: %s", recipe, strings.TrimSpace(h.MustRun(t, `curl -sSf --unix-socket /run/podman/podman.sock http://d/v5.0.0/libpod/info |
+jq -r '"API \(.version.APIVersion), \(.host.ociRuntime.version | split("\n")[0]), \(.host.conmon.version | split(",")[0]), \(.host.networkBackendInfo.version), \(.store.graphDriverName) storage, \(.host.databaseBackend) database"'`)))
 	got, err := unit.ParsePodman(podman)
 	must(t, err)
 	if got != want.podman || systemd != want.systemd {

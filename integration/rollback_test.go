@@ -242,6 +242,8 @@ func TestRollbackOnBadChanges(t *testing.T) {
 		}
 		if got := r.imageID("web"); got != movingImage {
 			t.Errorf("web runs %s after the rollback, want the image it ran before the tag moved (%s)", got, movingImage)
+		} else {
+			t.Logf("podman's image ID of web before the tag moved: %s; after the rollback: %s (the pin)", movingImage, got)
 		}
 		if got := r.serves(); got != "marker-moving" {
 			t.Errorf("web serves %q, want marker-moving", got)

@@ -2,12 +2,15 @@
 
 package integration
 
-// Issue 14 on a real host (podman 5.4.2): an apply checks the units with
-// podman's quadlet converter for the podman the host runs, as its API
-// reports it, before reading or staging anything; and the real 5.4.2
-// generator agrees with syslet's key-by-release table over the corpus.
+// Issue 14 on a real host (podman 5.4.2; on podman 6.0 in TestOnPodman6):
+// an apply checks the units with podman's quadlet converter for the podman
+// the host runs, as its API reports it, before reading or staging anything;
+// and the host's real generator agrees with syslet's key-by-release table
+// over the corpus.
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,18 +22,30 @@ import (
 	"github.com/syslet/syslet/pkg/unit"
 )
 
+// newerKey is, for the release a test host runs, a [Container] key of the
+// next release (with a value) that syslet's key table gates.
+var newerKey = map[unit.Podman]struct{ key, value, needs string }{
+	{Major: 5, Minor: 4}: {"ReloadSignal", "SIGHUP", "5.5"},
+	{Major: 6, Minor: 0}: {"ImageVolume", "tmpfs", "6.1"},
+}
+
 // TestApplyChecksAgainstHostPodman: a key newer than the host's podman and
 // a unit its converter rejects both stop an apply (and a --diff) with exit
 // 2 and the spec's path, before staging, with the host untouched; the
 // release is read from podman's API; and `syslet validate` in CI says the
-// same thing for --podman 5.4.
+// same thing for --podman of the host's release.
 func TestApplyChecksAgainstHostPodman(t *testing.T) {
 	t.Parallel()
 	h := applyHost(t)
 	version := strings.TrimSpace(h.MustRun(t, "podman version --format '{{.Server.Version}}'"))
-	if !strings.HasPrefix(version, "5.4.") {
-		t.Fatalf("the test host runs podman %q; this test expects 5.4.x", version)
+	release, err := unit.ParsePodman(version)
+	must(t, err)
+	newer, ok := newerKey[release]
+	if !ok {
+		t.Fatalf("the test host runs podman %q; this test knows a newer key for %v only", version, slices.Collect(maps.Keys(newerKey)))
 	}
+	newerFilter := fmt.Sprintf(`if .name == "web" then .unit.Container.%s = %q else . end`, newer.key, newer.value)
+	newerFinding := fmt.Sprintf("%s needs podman %s", newer.key, newer.needs)
 	apply(t, h, specDir)
 	before := snapshot(t, h)
 	inv := prop(t, h, "web.service", "InvocationID")
@@ -38,9 +53,8 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 	for _, tc := range []struct {
 		name, filter, want string
 	}{
-		{"key newer than the host",
-			`if .name == "web" then .unit.Container.ReloadSignal = "SIGHUP" else . end`,
-			specDir + "/60-web.json: [0].unit.Container.ReloadSignal: [Container] ReloadSignal needs podman 5.5 or later; these specs are checked against podman 5.4"},
+		{"key newer than the host", newerFilter,
+			fmt.Sprintf("%s/60-web.json: [0].unit.Container.%s: [Container] %s or later; these specs are checked against podman %s", specDir, newer.key, newerFinding, release)},
 		{"converter rejects",
 			`if .name == "web" then .unit.Container.Group = "101" else . end`,
 			specDir + "/60-web.json: [0].unit.Container.Group: podman's quadlet converter rejects web.container: invalid Group set without User"},
@@ -55,9 +69,9 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 		}
 		// CI, with no host: the same finding for the same podman (for a
 		// newer key, followed by the hint to say which podman with --podman).
-		r := syslet(h, "validate", "--podman", "5.4", specDir)
+		r := syslet(h, "validate", "--podman", release.String(), specDir)
 		if r.Code != 2 || !strings.Contains(r.Stdout, tc.want) {
-			t.Errorf("%s: validate --podman 5.4: want exit 2 with the same finding, got:\n%s", tc.name, r)
+			t.Errorf("%s: validate --podman %s: want exit 2 with the same finding, got:\n%s", tc.name, release, r)
 		}
 		if snapshot(t, h) != before {
 			t.Errorf("%s: /etc/containers changed", tc.name)
@@ -68,14 +82,14 @@ func TestApplyChecksAgainstHostPodman(t *testing.T) {
 	// another apply holds the lock, specs it rejects are reported at once,
 	// not after the lock is released or the wait times out.
 	h.MustRun(t, "cp "+specDir+"/60-web.json /root/60-web.json.orig")
-	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Container.ReloadSignal = "SIGHUP" else . end`)
+	editSpec(t, h, "60-web.json", newerFilter)
 	// A service holding the lock as an apply does (flock), outside the SSH
 	// session so that it outlives the command that starts it.
 	h.MustRun(t, `mkdir -p /run/syslet && systemd-run --quiet --unit=lockholder bash -c 'exec 9>/run/syslet/apply.lock; flock 9; exec sleep 300' &&
 for i in $(seq 50); do flock -n /run/syslet/apply.lock true || break; sleep 0.1; done; ! flock -n /run/syslet/apply.lock true`)
 	r := syslet(h, "--lock-timeout", "90s", specDir)
 	h.MustRun(t, "systemctl stop lockholder")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "ReloadSignal needs podman 5.5") || strings.Contains(r.Stderr, "within") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, newerFinding) || strings.Contains(r.Stderr, "within") {
 		t.Errorf("invalid specs while another apply holds the lock: want exit 2 with the finding at once, got:\n%s", r)
 	}
 	h.MustRun(t, "mv /root/60-web.json.orig "+specDir+"/60-web.json")
@@ -87,9 +101,9 @@ for i in $(seq 50); do flock -n /run/syslet/apply.lock true || break; sleep 0.1;
 	// such specs cannot be judged, and the run says why.
 	h.MustRun(t, "systemctl stop podman.socket podman.service")
 	h.MustRun(t, "cp "+specDir+"/60-web.json /root/60-web.json.orig")
-	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Container.ReloadSignal = "SIGHUP" else . end`)
+	editSpec(t, h, "60-web.json", newerFilter)
 	if r := syslet(h, "--diff", specDir); r.Code != 1 || !strings.Contains(r.Stderr, "podman") || !strings.Contains(r.Stderr, "podman.socket") {
-		t.Errorf("a 5.5 key with podman's API down: want exit 1 naming podman's socket, got:\n%s", r)
+		t.Errorf("a %s key with podman's API down: want exit 1 naming podman's socket, got:\n%s", newer.needs, r)
 	}
 	h.MustRun(t, "mv /root/60-web.json.orig "+specDir+"/60-web.json")
 	h.MustRun(t, "systemctl start podman.socket")
