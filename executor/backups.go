@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,22 +15,25 @@ import (
 	"github.com/syslet/syslet/plan"
 )
 
-// Backups of deleted volumes. Step 6 deletes a volume only after its
-// export is on disk (Backups.Save: streamed, fsynced, renamed into
-// place); an export that fails keeps the volume and stops the run like
-// any failed delete. Whether they all fit is known before anything
-// changes (room): a run that could not keep what it deletes does not
-// begin.
+// Backups of deleted volumes, and volumes filled from them. Step 6
+// deletes a volume only after its export is on disk (Backups.Save:
+// streamed, fsynced, renamed into place); an export that fails keeps the
+// volume and stops the run like any failed delete. Whether they all fit is
+// known before anything changes (room): a run that could not keep what it
+// deletes does not begin. Step 9 imports a backup into the volume it
+// fills (plan/fill.go), the bytes read counted and hashed: a backup that
+// is not the one the plan names (its sha256, when the plan knows it)
+// fails the import, and the run stops there, the backup kept.
 
 // backedUp lists the volumes the plan deletes whose data is exported
-// first, in plan order.
+// first (plan.Plan.BackedUp), in plan order.
 func (h Host) backedUp(p *plan.Plan) []string {
 	if h.Backups == nil {
 		return nil
 	}
 	var out []string
 	for i := range p.Actions {
-		if a := &p.Actions[i]; a.Op == plan.OpDeleteVolume && !a.Data().NoBackup && !slices.Contains(out, a.Target) {
+		if a := &p.Actions[i]; p.BackedUp(a) && !slices.Contains(out, a.Target) {
 			out = append(out, a.Target)
 		}
 	}
@@ -79,7 +84,7 @@ func (h Host) room(ctx context.Context, p *plan.Plan) error {
 func (e *run) deleteVolume(ctx context.Context, a plan.Action) (*backup.Entry, error) {
 	h := e.h
 	var saved *backup.Entry
-	if h.Backups != nil && !a.Data().NoBackup {
+	if h.Backups != nil && e.p.BackedUp(&a) {
 		s, err := h.Backups.Save(a.Target, func(w io.Writer) error { return h.Podman.ExportVolume(ctx, a.Target, w) })
 		switch {
 		case errors.Is(err, host.ErrNotFound):
@@ -91,4 +96,43 @@ func (e *run) deleteVolume(ctx context.Context, a plan.Action) (*backup.Entry, e
 		}
 	}
 	return saved, h.Podman.RemoveVolume(ctx, a.Target)
+}
+
+// importVolume brings the backup an OpImportVolume names into its volume,
+// and returns it with the size and sha256 of what was read. A backup whose
+// sha256 is not the plan's is an error once the import read it: the volume
+// holds what does not belong in it, the backup is kept, and the run stops.
+func (e *run) importVolume(ctx context.Context, a plan.Action) (*backup.Entry, error) {
+	d := a.Data()
+	if e.h.Backups == nil {
+		return nil, fmt.Errorf("volume %s: no backup store to import %s from", a.Target, d.Backup)
+	}
+	r, b, err := e.h.Backups.Open(d.Backup)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	n := &counted{r: io.TeeReader(r, h)}
+	if err := e.h.Podman.ImportVolume(ctx, a.Target, n); err != nil {
+		return nil, err
+	}
+	b.Size, b.SHA256 = n.n, hex.EncodeToString(h.Sum(nil))
+	if d.Digest != "" && d.Digest != b.SHA256 {
+		return nil, fmt.Errorf("volume %s: backup %s read as sha256 %s, not %s as it was taken: the backup changed since; it is kept", a.Target, d.Backup, b.SHA256, d.Digest)
+	}
+	e.log.Info().Str("volume", a.Target).Str("backup", b.File).Int64("bytes", b.Size).Str("sha256", b.SHA256).Msg("imported")
+	return &b, nil
+}
+
+// counted counts the bytes read through it.
+type counted struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

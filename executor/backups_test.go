@@ -2,9 +2,12 @@ package executor_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -36,10 +39,25 @@ func (s *shelf) Save(volume string, export func(io.Writer) error) (backup.Entry,
 	return backup.Entry{File: "run_" + volume + ".tar", Volume: volume, Size: int64(b.Len()), SHA256: "abc"}, nil
 }
 
-// recorded keeps what the journal would hear.
-type recorded struct{ landed []executor.Landed }
+func (s *shelf) Open(file string) (io.ReadCloser, backup.Entry, error) {
+	vol := strings.TrimSuffix(strings.TrimPrefix(file, "run_"), ".tar")
+	b, ok := s.saved[vol]
+	if !ok {
+		return nil, backup.Entry{}, fmt.Errorf("opening backup: %s: %w", file, fs.ErrNotExist)
+	}
+	return io.NopCloser(strings.NewReader(b)), backup.Entry{File: file, Volume: vol, Size: int64(len(b))}, nil
+}
 
-func (r *recorded) StepBegins(plan.Step) error { return nil }
+// recorded keeps what the journal would hear.
+type recorded struct {
+	landed []executor.Landed
+	steps  []string
+}
+
+func (r *recorded) StepBegins(s plan.Step) error {
+	r.steps = append(r.steps, fmt.Sprint(int(s)))
+	return nil
+}
 func (r *recorded) ActionsLanded(ls []executor.Landed) error {
 	r.landed = append(r.landed, ls...)
 	return nil
@@ -131,4 +149,83 @@ func TestAVolumeAlreadyGoneNeedsNoBackup(t *testing.T) {
 	if !slices.Contains(f.calls, "rmvol data") {
 		t.Errorf("calls %q", f.calls)
 	}
+}
+
+// fillPlan fills volume data from backup old_data.tar, whose sha256 the
+// plan says is digest ("" : unknown), as plan.AddFill makes it.
+func fillPlan(digest string) *plan.Plan {
+	p := &plan.Plan{}
+	p.AddFill(plan.Fill{Volume: "data", Backup: "run_old.tar", Digest: digest, Unit: "data.volume", Service: "data-volume.service",
+		ServiceActive: true, Exists: true, Users: []string{"db.service", "idle.service"}, Running: []string{"db.service"}})
+	return p
+}
+
+// A volume filled from a backup: its users and its service stop, what it
+// holds is exported and it goes, its service's start creates it again,
+// the backup is imported, and only then do its users start; step 9 begins
+// once in the journal.
+func TestAFillRunsInTheNineSteps(t *testing.T) {
+	f := &fake{sizes: map[string]int64{"data": 3}}
+	s := &shelf{free: 1 << 30, saved: map[string]string{"old": "the old tar"}}
+	r := &recorded{}
+	res, err := applyWith(fillPlan(""), f, s, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"df", "stop db.service", "stop idle.service", "stop data-volume.service", "export data", "rmvol data",
+		"start data-volume.service", "import data < the old tar", "start db.service"}
+	if !slices.Equal(f.calls, want) {
+		t.Errorf("calls:\n got %q\nwant %q", f.calls, want)
+	}
+	if len(res.Restored) != 1 || res.Restored[0].File != "run_old.tar" || res.Restored[0].Size != 11 ||
+		res.Restored[0].SHA256 != sha("the old tar") {
+		t.Errorf("restored %+v", res.Restored)
+	}
+	if len(res.Backups) != 1 || res.Backups[0].Volume != "data" || s.saved["data"] != "tar of data" {
+		t.Errorf("the volume's content was not kept first: %+v %q", res.Backups, s.saved)
+	}
+	var imported *backup.Entry
+	for _, l := range r.landed {
+		if l.Action.Op == plan.OpImportVolume {
+			imported = l.Backup
+		}
+	}
+	if imported == nil || imported.SHA256 != sha("the old tar") {
+		t.Errorf("journalled import %+v", imported)
+	}
+	if n := strings.Count(strings.Join(r.steps, " "), "9"); n != 1 {
+		t.Errorf("steps begun %v: step 9 %d times", r.steps, n)
+	}
+}
+
+// A backup that is not the one the plan names fails its import: the run
+// stops there, nothing that mounts the volume starts.
+func TestAFillWithAChangedBackupStops(t *testing.T) {
+	f := &fake{sizes: map[string]int64{"data": 3}}
+	s := &shelf{free: 1 << 30, saved: map[string]string{"old": "a changed tar"}}
+	res, err := applyWith(fillPlan(sha("the old tar")), f, s, &recorded{})
+	if !errors.Is(err, executor.ErrFailed) || !strings.Contains(err.Error(), "the backup changed since") {
+		t.Fatalf("err = %v", err)
+	}
+	if slices.Contains(f.calls, "start db.service") || len(res.Restored) != 0 || len(res.NotReached) != 1 || res.NotReached[0].Target != "db.service" {
+		t.Errorf("calls %q, restored %+v, not reached %v", f.calls, res.Restored, res.NotReached)
+	}
+}
+
+// A volume systemd has no unit of is created with podman's defaults.
+func TestAFillWithoutAUnit(t *testing.T) {
+	p := &plan.Plan{}
+	p.AddFill(plan.Fill{Volume: "data", Backup: "run_old.tar"})
+	f := &fake{}
+	if _, err := applyWith(p, f, &shelf{free: 1 << 30, saved: map[string]string{"old": "x"}}, &recorded{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mkvol data", "import data < x"}; !slices.Equal(f.calls, want) {
+		t.Errorf("calls %q, want %q", f.calls, want)
+	}
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }

@@ -11,8 +11,8 @@
 // side, up to eight at once, after the step's podman secrets (created one
 // by one). Everything else runs one action after another.
 //
-// Failure semantics: a failing pull, stop, write, prune, delete or
-// daemon-reload stops the run — nothing is started after it (stops of its
+// Failure semantics: a failing pull, stop, write, prune, delete,
+// daemon-reload or filling of a volume stops the run — nothing is started after it (stops of its
 // batch, and writes already in flight beside it, finish), everything after
 // it is reported as not reached and nothing more changes. Reload and start
 // act on independent units, so a failure there is recorded and the other
@@ -43,7 +43,12 @@
 // Volumes step 6 deletes are exported first (Host.Backups, backups.go):
 // whether the exports fit is checked before anything changes (ErrNoRoom),
 // an export that fails keeps its volume and ends the run, and each
-// export lands with its delete (Landed.Backup) in the journal.
+// export lands with its delete (Landed.Backup) in the journal. A volume
+// the plan fills from a backup (plan/fill.go) is created again and the
+// backup imported into it by the first row of step 9, one action after
+// another, before its starts: the steps table has two rows for step 9,
+// one step to the journal. Each import lands with the backup it read
+// (its size and sha256), which Result.Restored lists.
 //
 // Files: executor.go holds the API — the host interfaces, Host, Options,
 // Recorder, Landed, Failure, Result, the errors, the default deadlines —

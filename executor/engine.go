@@ -135,10 +135,14 @@ func (h Host) check(p *plan.Plan) error {
 
 // do carries out action i of the plan, one that is neither a file write
 // (swapped, prepare.go) nor a unit job (queued as a batch, steps.go), and
-// returns the backup it took of a volume it deleted.
+// returns the backup it took of a volume it deleted, or the one it
+// imported into a volume (backups.go).
 func (e *run) do(ctx context.Context, i int) (*backup.Entry, error) {
-	if a := e.p.Actions[i]; a.Op == plan.OpDeleteVolume {
+	switch a := e.p.Actions[i]; a.Op {
+	case plan.OpDeleteVolume:
 		return e.deleteVolume(ctx, a)
+	case plan.OpImportVolume:
+		return e.importVolume(ctx, a)
 	}
 	return nil, e.change(ctx, i)
 }
@@ -175,6 +179,11 @@ func (e *run) change(ctx context.Context, i int) error {
 		return h.Podman.RemoveImage(ctx, a.Target)
 	case plan.OpDaemonReload:
 		return deadline(ctx, e.opts.ReloadTimeout, "daemon-reload", h.Systemd.DaemonReload)
+	case plan.OpCreateVolume:
+		if d.Service == "" {
+			return h.Podman.CreateVolume(ctx, a.Target)
+		}
+		return e.startOne(ctx, d.Service)
 	}
 	return fmt.Errorf("%s %s cannot run on its own", a.Op, a.Target)
 }

@@ -66,6 +66,11 @@ type Podman interface {
 	PullImageWith(ctx context.Context, ref string, opts host.PullOptions, progress io.Writer) error
 	RemoveImage(ctx context.Context, ref string) error
 	RemoveVolume(ctx context.Context, name string) error
+	// CreateVolume creates a volume with podman's defaults (one that
+	// exists is left as it is); ImportVolume unpacks the tar read from r
+	// into an existing volume, writing each file whole over what is there.
+	CreateVolume(ctx context.Context, name string) error
+	ImportVolume(ctx context.Context, name string, r io.Reader) error
 	// ExportVolume streams the volume's content, as a tar, to w; a volume
 	// that does not exist is an error wrapping host.ErrNotFound.
 	ExportVolume(ctx context.Context, name string, w io.Writer) error
@@ -77,13 +82,16 @@ type Podman interface {
 }
 
 // Backups keeps the exports of the volumes step 6 deletes or recreates
-// (pkg/backup), each named by the run that takes it.
+// (pkg/backup), each named by the run that takes it, and gives back those
+// step 9 imports.
 type Backups interface {
 	// Free is how many bytes the backups' filesystem has free.
 	Free() (int64, error)
 	// Save writes the volume's backup from what export writes, streamed,
 	// and returns its file, size and sha256.
 	Save(volume string, export func(io.Writer) error) (backup.Entry, error)
+	// Open opens the backup of that file name for reading.
+	Open(file string) (io.ReadCloser, backup.Entry, error)
 }
 
 // Decrypter opens a secret spec's ciphertext into its key/value pairs.
@@ -98,8 +106,10 @@ type Host struct {
 	Podman  Podman
 	Secrets Decrypter
 	// Backups, when set, takes an export of every volume the plan deletes
-	// (but those whose marker says Backup=false) before it is deleted; nil
-	// takes none (a test, a host without podman data to keep).
+	// (plan.Plan.BackedUp: not with --no-backup, nor those whose marker
+	// says Backup=false) before it is deleted, and holds the backups the
+	// plan imports; nil takes none and imports none (a test, a host
+	// without podman data to keep).
 	Backups Backups
 }
 
@@ -150,7 +160,8 @@ type Landed struct {
 	Action plan.Action
 	Err    error
 	Took   time.Duration
-	// Backup is the export taken of a volume before it was deleted.
+	// Backup is the export taken of a volume before it was deleted, or
+	// the backup imported into a volume it filled.
 	Backup *backup.Entry
 }
 
@@ -177,8 +188,10 @@ type Result struct {
 	NotReached []plan.Action `json:"notReached"`
 	Duration   time.Duration `json:"duration"`
 	// Backups are the exports taken of the volumes the run deleted, in
-	// the order they were taken.
-	Backups []backup.Entry `json:"backups,omitempty"`
+	// the order they were taken; Restored the backups it imported into
+	// the volumes it filled (their size and sha256 as read).
+	Backups  []backup.Entry `json:"backups,omitempty"`
+	Restored []backup.Entry `json:"restored,omitempty"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Undo is what a run that failed before step 5 did to leave the host

@@ -131,8 +131,16 @@ func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { retur
 func (f *fake) PullImageWith(_ context.Context, r string, _ host.PullOptions, _ io.Writer) error {
 	return f.call("pull-with " + r)
 }
-func (f *fake) RemoveImage(_ context.Context, r string) error   { return f.call("rmi " + r) }
-func (f *fake) RemoveVolume(_ context.Context, n string) error  { return f.call("rmvol " + n) }
+func (f *fake) RemoveImage(_ context.Context, r string) error  { return f.call("rmi " + r) }
+func (f *fake) RemoveVolume(_ context.Context, n string) error { return f.call("rmvol " + n) }
+func (f *fake) CreateVolume(_ context.Context, n string) error { return f.call("mkvol " + n) }
+func (f *fake) ImportVolume(_ context.Context, n string, r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	return f.call("import " + n + " < " + string(b))
+}
 func (f *fake) RemoveNetwork(_ context.Context, n string) error { return f.call("rmnet " + n) }
 func (f *fake) ExportVolume(_ context.Context, n string, w io.Writer) error {
 	if err := f.call("export " + n); err != nil {

@@ -12,25 +12,30 @@ import (
 	"github.com/syslet/syslet/plan"
 )
 
-// steps is the nine steps in their order, each with how its actions run
-// (indexes into the plan, in plan order) and what a failure in it leaves
-// behind. How a step runs returns what ends the run; a failure that leaves
-// the other actions of its step to run (a reload, a start) is only in the
-// Result.
+// steps is the nine steps in their order, a row each but for step 9,
+// each row with the ops it takes (nil: every op of its step no row before
+// took), how its actions run (indexes into the plan, in plan order) and
+// what a failure in it leaves behind. How a row runs returns what ends the
+// run; a failure that leaves the other actions of its row to run (a
+// reload, a start) is only in the Result.
 var steps = [...]struct {
 	step   plan.Step
+	takes  func(plan.Op) bool
 	window window
 	run    func(e *run, ctx context.Context, idx []int) error
 }{
-	{plan.StepPull, untouched, (*run).oneByOne},
-	{plan.StepStop, undoable, jobBatch(host.JobStop)},
-	{plan.StepWriteConfig, undoable, (*run).swapBatch}, // and the secrets, one by one before it
-	{plan.StepWriteUnits, undoable, (*run).swapBatch},
-	{plan.StepPrune, final, (*run).oneByOne},
-	{plan.StepDelete, final, (*run).oneByOne},
-	{plan.StepDaemonReload, final, (*run).oneByOne}, // the plan holds one
-	{plan.StepReload, final, jobBatch(host.JobReload)},
-	{plan.StepStart, final, (*run).starts},
+	{plan.StepPull, nil, untouched, (*run).oneByOne},
+	{plan.StepStop, nil, undoable, jobBatch(host.JobStop)},
+	{plan.StepWriteConfig, nil, undoable, (*run).swapBatch}, // and the secrets, one by one before it
+	{plan.StepWriteUnits, nil, undoable, (*run).swapBatch},
+	{plan.StepPrune, nil, final, (*run).oneByOne},
+	{plan.StepDelete, nil, final, (*run).oneByOne},
+	{plan.StepDaemonReload, nil, final, (*run).oneByOne}, // the plan holds one
+	{plan.StepReload, nil, final, jobBatch(host.JobReload)},
+	// Volumes filled from their backups (created again, then imported
+	// into) before anything that mounts them starts.
+	{plan.StepStart, plan.Op.Fills, final, (*run).oneByOne},
+	{plan.StepStart, nil, final, (*run).starts},
 }
 
 // window is what a failure in a step leaves behind.
@@ -48,7 +53,7 @@ const (
 	final
 )
 
-// walk runs the plan's steps in order, each as its row of steps says, and
+// walk runs the plan's steps in order, each as its rows of steps say, and
 // returns what ended the run early (nil: it ran to its end).
 func (e *run) walk(ctx context.Context, byStep [][]int) error {
 	var last plan.Step
@@ -57,8 +62,13 @@ func (e *run) walk(ctx context.Context, byStep [][]int) error {
 		if len(idx) == 0 {
 			continue
 		}
-		if err := e.enter(ctx, s.step, s.window, last); err != nil {
-			return err
+		// The rows of one step are one step to the journal and the hook.
+		enter := e.interrupted(ctx)
+		if s.step != last {
+			enter = e.enter(ctx, s.step, s.window, last)
+		}
+		if enter != nil {
+			return enter
 		}
 		if err := s.run(e, ctx, idx); err != nil {
 			return err
@@ -103,12 +113,13 @@ func (e *run) enter(ctx context.Context, s plan.Step, w window, last plan.Step) 
 }
 
 // byStep lists the indexes of the plan's actions per row of steps, in
-// plan order. The plan comes sorted; the executor does not rely on it.
+// plan order: each in the first row of its step that takes its op. The
+// plan comes sorted; the executor does not rely on it.
 func byStep(p *plan.Plan) [][]int {
 	out := make([][]int, len(steps))
 	for i, a := range p.Actions {
 		for k := range steps {
-			if steps[k].step == a.Step {
+			if steps[k].step == a.Step && (steps[k].takes == nil || steps[k].takes(a.Op)) {
 				out[k] = append(out[k], i)
 				break
 			}
@@ -125,10 +136,14 @@ func (e *run) oneByOne(ctx context.Context, idx []int) error {
 			return err
 		}
 		t0 := time.Now()
-		saved, err := e.do(ctx, i)
-		jerr := e.land(Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0), Backup: saved})
-		if saved != nil {
-			e.res.Backups = append(e.res.Backups, *saved)
+		b, err := e.do(ctx, i)
+		jerr := e.land(Landed{Index: i, Action: e.p.Actions[i], Err: err, Took: time.Since(t0), Backup: b})
+		switch {
+		case b == nil:
+		case e.p.Actions[i].Op == plan.OpImportVolume:
+			e.res.Restored = append(e.res.Restored, *b)
+		default:
+			e.res.Backups = append(e.res.Backups, *b)
 		}
 		e.result(i, err, nil)
 		if jerr != nil {
@@ -365,4 +380,15 @@ func (e *run) jobError(ctx, cctx context.Context, op host.JobOp, a plan.Action, 
 		return fmt.Errorf("stopping %s did not finish within %s: %w", a.Target, timeout, err)
 	}
 	return fmt.Errorf("%s did not become active within %s (the job is still queued in systemd; see the log below): %w", a.Target, timeout, err)
+}
+
+// startOne starts one service on its own and waits for its job, under the
+// start deadline: a volume's, whose start creates the volume before
+// anything else of step 9 runs.
+func (e *run) startOne(ctx context.Context, service string) error {
+	cctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
+	defer cancel()
+	var err error
+	e.h.Systemd.Jobs(cctx, host.JobStart, []string{service}, func(_ int, jerr error) { err = jerr })
+	return e.jobError(ctx, cctx, host.JobStart, plan.Action{Target: service}, e.opts.StartTimeout, err)
 }

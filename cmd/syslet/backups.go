@@ -129,7 +129,12 @@ func cmdRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		view.Error(stderr, "syslet restore", err)
-		return exitError
+	}
+	switch {
+	case res != nil && res.Verdict != 0:
+		return res.Verdict.Exit()
+	case err != nil:
+		return exitError // before the restore had a plan
 	}
 	return exitOK
 }

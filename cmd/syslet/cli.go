@@ -175,8 +175,9 @@ changes. Anything else found in the directory (a symlink, a FIFO) is named and i
 holds now is backed up first (nothing a restore replaces is lost either) and the volume removed;
 it is created again (by its quadlet service NAME-volume.service when systemd has one) and the
 backup imported into it; the services that were running are started again. The plan is shown
-before anything changes (--diff shows only it), and the restore is journalled like a run (syslet
-history). A run that did not finish is finished first (syslet resumes it).`,
+before anything changes (--diff shows only it), and the restore runs as an apply does, action by
+action in the run journal (syslet history): a restore stopped anywhere is finished by the next
+syslet. A run that did not finish is finished first (syslet resumes it).`,
 			examples: []string{"syslet backups db-data", "syslet restore --diff db-data", "syslet restore db-data", "syslet restore db-data 20261204T101500Z-a1b2c3_db-data.tar"}},
 		{name: "version", run: cmdVersion, aliases: []string{"--version"}, synopsis: []string{"[--output json]"},
 			summary:     "the version, commit and build of this syslet",

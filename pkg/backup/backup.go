@@ -217,8 +217,9 @@ func (s Store) Open(name string) (*os.File, Entry, error) {
 }
 
 // Prune removes all but the newest keep backups of volume (keep <= 0
-// keeps them all), and returns what it removed.
-func (s Store) Prune(volume string, keep int) ([]string, error) {
+// keeps them all), and never the spared files (a backup a run is about to
+// import), and returns what it removed.
+func (s Store) Prune(volume string, keep int, spared ...string) ([]string, error) {
 	if keep <= 0 {
 		return nil, nil
 	}
@@ -228,6 +229,9 @@ func (s Store) Prune(volume string, keep int) ([]string, error) {
 	}
 	var gone []string
 	for _, e := range es[:len(es)-keep] {
+		if slices.Contains(spared, e.File) {
+			continue
+		}
 		if err := os.Remove(filepath.Join(s.Dir, e.File)); err != nil {
 			return gone, err
 		}
@@ -239,9 +243,9 @@ func (s Store) Prune(volume string, keep int) ([]string, error) {
 
 // PruneTotal removes the oldest backups, run by run, while all of them
 // hold more than max bytes (max <= 0: no bound), but never those of run
-// (the run saving now): the data a run just deleted is the last to go.
-// It returns what it removed.
-func (s Store) PruneTotal(max int64, run string) ([]string, error) {
+// (the run saving now: the data a run just deleted is the last to go) nor
+// the spared files. It returns what it removed.
+func (s Store) PruneTotal(max int64, run string, spared ...string) ([]string, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -258,7 +262,7 @@ func (s Store) PruneTotal(max int64, run string) ([]string, error) {
 		if total <= max {
 			break
 		}
-		if e.Run == run {
+		if e.Run == run || slices.Contains(spared, e.File) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.Dir, e.File)); err != nil {

@@ -116,6 +116,11 @@ func TestPruneKeepsTheNewest(t *testing.T) {
 	if l, _, _ := s.List(""); len(l) != 3 {
 		t.Errorf("left %v", l)
 	}
+	// A backup a run imports is spared.
+	s.Save("r4", "db", func(w io.Writer) error { return nil })
+	if gone, _ := s.Prune("db", 1, Name("r2", "db")); len(gone) != 1 || gone[0] != Name("r3", "db") {
+		t.Errorf("Prune sparing r2's = %v", gone)
+	}
 }
 
 func TestPruneTotalDropsTheOldestOfOtherRuns(t *testing.T) {
@@ -140,5 +145,9 @@ func TestPruneTotalDropsTheOldestOfOtherRuns(t *testing.T) {
 	}
 	if gone, _ := s.PruneTotal(0, "r9"); len(gone) != 0 {
 		t.Errorf("no bound removed %v", gone)
+	}
+	save("r4", "db", 900)
+	if gone, _ := s.PruneTotal(100, "r4", Name("r3", "db")); len(gone) != 1 || gone[0] != Name("r3", "cache") {
+		t.Errorf("PruneTotal sparing r3's db = %v", gone)
 	}
 }

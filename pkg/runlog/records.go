@@ -49,6 +49,9 @@ type Action struct {
 	// NoBackup marks a volume's delete whose marker said Backup=false: a
 	// run resuming it deletes the volume without an export, as planned.
 	NoBackup bool `json:"noBackup,omitempty"`
+	// Backup is the backup a volume's import brings back (its file name;
+	// Digest its sha256 when known): a run resuming it imports that one.
+	Backup string `json:"backup,omitempty"`
 }
 
 // ImageUpdate is one image an update run pulls again: the digests the
@@ -97,7 +100,8 @@ type Record struct {
 	Error  string `json:"error,omitempty"`
 	Millis int64  `json:"ms,omitempty"`
 	// Backup is the file, size and sha256 of the export taken of a volume
-	// before the action deleted it.
+	// before the action deleted it, or of the backup the action imported
+	// into a volume.
 	Backup *backup.Entry `json:"backup,omitempty"`
 
 	// action, end
@@ -112,7 +116,8 @@ type Record struct {
 	// PutBack: the run failed before step 5 and put back everything it
 	// had swapped in and stopped (podman secrets aside, which stay).
 	PutBack bool `json:"putBack,omitempty"`
-	// Restored are the backups a rollback brought back into the volumes
-	// the run it rolled back had deleted or recreated.
+	// Restored are the backups the run brought back into volumes: a
+	// restore's, or a rollback's into the volumes the run it rolled back
+	// had deleted or recreated.
 	Restored []backup.Entry `json:"restored,omitempty"`
 }

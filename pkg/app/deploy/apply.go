@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/view"
-	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/generation"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/secrets"
@@ -51,27 +52,22 @@ func (r *runner) apply(ctx context.Context, in passInput, res passResult, pl pla
 		// rollback can return from.
 		res.gate = g
 		r.view.Gate(g)
-		r.endRun(run, xres, verdict.GateFailed, g, nil)
+		r.endRun(run, xres, verdict.GateFailed, g)
 		return r.failedGate(in, res, err)
 	}
 	if err != nil {
 		v := failed(err)
-		r.endRun(run, xres, v, nil, nil)
+		r.endRun(run, xres, v, nil)
 		return res.end(v, err)
 	}
-	var restored []backup.Entry
-	if len(in.restore) > 0 && r.h.live != nil {
-		res.restored, res.notRestored, restored = r.restoreBackups(ctx, in)
-	}
-	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), began, opened, restored)
+	return r.judge(ctx, in, res, run, gate.Gated(xres, in.set.Out), began, opened)
 }
 
 // judge holds the units a pass started to the health gate and ends the
 // pass with its verdict. since is when the pass began changing the host
 // (zero when it changed nothing): the units' log lines before it are not
-// its. restored are the backups the pass brought back into their volumes,
-// for the journal.
-func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, since time.Time, opened *secrets.Opened, restored []backup.Entry) (passResult, error) {
+// its.
+func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *runlog.Run, units []gate.Unit, since time.Time, opened *secrets.Opened) (passResult, error) {
 	req := r.req
 	g := gate.Run(ctx, gateHost{r.h.live}, units, gate.Limits{Start: req.StartTimeout, Soak: req.Soak, Read: req.ReadTimeout, Since: since}, req.Stop)
 	scrubGate(g, opened)
@@ -79,7 +75,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 	r.view.Gate(g)
 	switch {
 	case g.Interrupted:
-		r.endRun(run, res.result, verdict.Interrupted, g, restored)
+		r.endRun(run, res.result, verdict.Interrupted, g)
 		return res.end(verdict.Interrupted, fmt.Errorf("%w during the health gate: the changes are applied but were not judged", ErrInterrupted))
 	case g.Passed():
 		v := verdict.Applied
@@ -91,7 +87,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 		case res.result == nil:
 			v = verdict.Judged
 		}
-		if err := r.endRun(run, res.result, v, g, restored); err != nil {
+		if err := r.endRun(run, res.result, v, g); err != nil {
 			return res.end(failed(err), err)
 		}
 		if in.kind.owns() {
@@ -99,7 +95,7 @@ func (r *runner) judge(ctx context.Context, in passInput, res passResult, run *r
 		}
 		return res.end(v, nil)
 	}
-	r.endRun(run, res.result, verdict.GateFailed, g, restored)
+	r.endRun(run, res.result, verdict.GateFailed, g)
 	return r.failedGate(in, res, nil)
 }
 
@@ -128,23 +124,17 @@ func (r *runner) judgeEarlier(ctx context.Context, in passInput, res passResult,
 	if err != nil {
 		return res.end(verdict.Failed, fmt.Errorf("%w: %w", executor.ErrJournal, err))
 	}
-	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), time.Time{}, opened, nil)
+	return r.judge(ctx, in, res, run, gate.Gated(nil, in.set.Out, services...), time.Time{}, opened)
 }
 
 // execute runs the plan with the journal as its recorder.
 func (r *runner) execute(ctx context.Context, run *runlog.Run, in passInput, p *plan.Plan, opened *secrets.Opened) (*executor.Result, error) {
 	req := r.req
-	eh, err := r.h.executor(opened, in.runID)
+	eh, err := r.h.executor(opened, in.runID, p)
 	if err != nil {
 		return nil, err
 	}
-	opts := executor.Options{
-		Log:          newLogger(r.view.Actions(), in.runID),
-		StartTimeout: req.StartTimeout, PullTimeout: req.PullTimeout, StopTimeout: req.StopTimeout, ReloadTimeout: req.ReloadTimeout,
-		Stop:     req.Stop,
-		Recorder: recorder{run},
-		Progress: r.view.Progress(),
-	}
+	opts := req.executorOptions(r.view, in.runID, run)
 	if req.AfterStep != nil {
 		name := in.kind.name()
 		opts.AfterStep = func(s plan.Step) { req.AfterStep(int(s), name) }
@@ -156,13 +146,26 @@ func (r *runner) execute(ctx context.Context, run *runlog.Run, in passInput, p *
 	return res, err
 }
 
-// endRun closes a pass in the journal with its verdict and the backups
-// it restored. A failure to write it is a warning: the pass's verdict
-// stands, and the next run reads the journal as unfinished.
-func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict, g *gate.Report, restored []backup.Entry) error {
-	rec := runlog.Record{Result: v.Journal(), Restored: restored}
+// executorOptions are the executor's options for a run journalled as
+// run: the request's deadlines and stop request, the per-action log lines
+// on the view, the journal as recorder, and the view's pull progress.
+func (req *Request) executorOptions(v view.Operation, runID string, run *runlog.Run) executor.Options {
+	return executor.Options{
+		Log:          newLogger(v.Actions(), runID),
+		StartTimeout: req.StartTimeout, PullTimeout: req.PullTimeout, StopTimeout: req.StopTimeout, ReloadTimeout: req.ReloadTimeout,
+		Stop:     req.Stop,
+		Recorder: recorder{run},
+		Progress: v.Progress(),
+	}
+}
+
+// endRecord is the journal's closing record of a run that executed res
+// and ended with v; g is its health gate, when it got that far.
+func endRecord(res *executor.Result, v verdict.Verdict, g *gate.Report) runlog.Record {
+	rec := runlog.Record{Result: v.Journal()}
 	if res != nil {
 		rec.Applied, rec.Failed, rec.NotReached, rec.Millis = len(res.Applied), len(res.Failed), len(res.NotReached), res.Duration.Milliseconds()
+		rec.Restored = res.Restored
 	}
 	if g != nil && len(g.Failures) > 0 {
 		rec.Error, rec.GateFailed = "health gate: "+failures(g), len(g.Failures)
@@ -170,7 +173,14 @@ func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict
 		rec.Error = view.UndoLine(res.Undo)
 		rec.PutBack = len(res.Undo.Errors) == 0
 	}
-	if err := run.End(rec); err != nil {
+	return rec
+}
+
+// endRun closes a pass in the journal with its verdict. A failure to
+// write it is a warning: the pass's verdict stands, and the next run
+// reads the journal as unfinished.
+func (r *runner) endRun(run *runlog.Run, res *executor.Result, v verdict.Verdict, g *gate.Report) error {
+	if err := run.End(endRecord(res, v, g)); err != nil {
 		err = fmt.Errorf("%w: %w", executor.ErrJournal, err)
 		if v != verdict.Applied && v != verdict.Judged && v != verdict.Restored && v != verdict.RolledBack {
 			r.view.Warning(err.Error())
@@ -230,4 +240,36 @@ func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
 		g.Failures = append(g.Failures, gate.Failure{Service: f.Action.Target, Reason: "did not " + string(f.Action.Op) + ": " + f.Error, Log: f.Log})
 	}
 	return g
+}
+
+// gateHost is the running system as the health gate reads it.
+type gateHost struct{ live *Live }
+
+func (g gateHost) Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error) {
+	return g.live.Systemd.Health(ctx, names)
+}
+
+func (g gateHost) LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error) {
+	return g.live.Systemd.LastLog(ctx, name, since, n)
+}
+
+func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, error) {
+	return g.live.Podman.ContainerHealth(ctx, name)
+}
+
+func (g gateHost) Containers(ctx context.Context) (map[string]host.Container, error) {
+	return g.live.Podman.Containers(ctx)
+}
+
+// failures says in one line which units failed the gate and why.
+func failures(g *gate.Report) string {
+	var parts []string
+	for _, f := range g.Failures {
+		if f.Service == "" {
+			parts = append(parts, f.Reason) // the gate's own
+			continue
+		}
+		parts = append(parts, f.Service+" "+f.Reason)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -27,8 +27,11 @@
 // digest.
 //
 // Restore (restore.go, `syslet restore`) brings a volume's backup back
-// under the same apply lock; the backups themselves are taken by the
-// executor in step 6 (pkg/backup holds them).
+// under the same apply lock: a plan of its own (plan.Fill) the executor
+// runs with the run journal, so the next run finishes a restore stopped
+// half-way; the rollback after a failed gate fills the volumes its failed
+// run deleted the same way (rollback.go). The backups themselves are
+// taken by the executor in step 6 (pkg/backup holds them).
 //
 // It is the composition root for the host: the live adapters (systemd over
 // D-Bus, podman over its REST socket, the quadlet generator) are built

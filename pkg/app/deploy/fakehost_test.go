@@ -78,6 +78,11 @@ type fakeHost struct {
 	// the repository digests of the images the host holds (ImageDigests).
 	tags        map[string]string
 	repoDigests map[string][]string
+	// volumes, when set, hold each volume's content (a string standing for
+	// its tar): the start of NAME-volume.service creates volume NAME, and
+	// VolumeUsers are the services whose unit mounts NAME.volume. nil
+	// keeps no volume data, and every delete goes without a backup.
+	volumes map[string]string
 
 	// stager
 	stageWarnings []string
@@ -256,6 +261,11 @@ func (s fakeSystemd) job(op host.JobOp, n string) error {
 		if !ok {
 			return &host.JobError{Unit: n, Op: "start", Result: "unit not loaded"}
 		}
+		if v, isVol := strings.CutSuffix(n, "-volume.service"); isVol && s.volumes != nil {
+			if _, ok := s.volumes[v]; !ok {
+				s.volumes[v] = ""
+			}
+		}
 		if c := s.failStartOn[n]; c != "" && bytes.Contains(file, []byte(c)) {
 			return &host.JobError{Unit: n, Op: "start", Result: "failed"}
 		}
@@ -368,15 +378,87 @@ func (p fakePodman) RemoveImage(_ context.Context, ref string) error {
 	return p.call("rmi " + ref)
 }
 func (p fakePodman) RemoveVolume(_ context.Context, name string) error {
-	return p.call("rmvol " + name)
+	if err := p.call("rmvol " + name); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.volumes, name)
+	return nil
 }
 
-// ExportVolume finds no volume: the fake keeps no volume data, so its
-// deletes take no backup.
-func (p fakePodman) ExportVolume(_ context.Context, name string, _ io.Writer) error {
-	return fmt.Errorf("volume %s: %w", name, host.ErrNotFound)
+// ExportVolume writes what the volume holds; without volume data (nil
+// volumes) it finds none, so deletes take no backup.
+func (p fakePodman) ExportVolume(_ context.Context, name string, w io.Writer) error {
+	p.mu.Lock()
+	data, ok := p.volumes[name]
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("volume %s: %w", name, host.ErrNotFound)
+	}
+	_, err := io.WriteString(w, data)
+	return err
 }
-func (p fakePodman) VolumeSizes(context.Context) (map[string]int64, error) { return nil, nil }
+
+func (p fakePodman) VolumeSizes(context.Context) (map[string]int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int64{}
+	for v, data := range p.volumes {
+		out[v] = int64(len(data))
+	}
+	return out, nil
+}
+
+func (p fakePodman) CreateVolume(_ context.Context, name string) error {
+	if err := p.call("mkvol " + name); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.volumes[name]; !ok && p.volumes != nil {
+		p.volumes[name] = ""
+	}
+	return nil
+}
+
+// ImportVolume writes the tar over what the volume holds: an import into
+// a fresh volume, or into one holding the start of the same tar, leaves
+// exactly the tar; into any other, both ("old+tar").
+func (p fakePodman) ImportVolume(_ context.Context, name string, r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if err := p.call("import " + name); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old, ok := p.volumes[name]
+	if !ok {
+		return fmt.Errorf("importing into volume %s: %w", name, host.ErrNotFound)
+	}
+	// Files of the tar are written whole; others stay beside them.
+	if !strings.HasPrefix(string(data), old) {
+		data = append([]byte(old+"+"), data...)
+	}
+	p.volumes[name] = string(data)
+	return nil
+}
+
+// VolumeUsers are the services whose loaded unit mounts the volume.
+func (p fakePodman) VolumeUsers(_ context.Context, name string) (services, others []string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for svc, file := range p.loaded {
+		if bytes.Contains(file, []byte("Volume="+name+".volume:")) {
+			services = append(services, svc)
+		}
+	}
+	slices.Sort(services)
+	return services, nil, nil
+}
 func (p fakePodman) RemoveNetwork(_ context.Context, name string) error {
 	return p.call("rmnet " + name)
 }

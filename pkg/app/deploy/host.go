@@ -34,16 +34,16 @@ type hostConn struct {
 	// newest keepBackups of each.
 	backups     backup.Store
 	keepBackups int
-	// maxBackupBytes bounds the backups' total size (0: unbounded);
-	// noBackup takes none (--no-backup).
+	// maxBackupBytes bounds the backups' total size (0: unbounded).
+	// Whether a run takes any (--no-backup) is its plan's to say
+	// (plan.Plan.NoBackups).
 	maxBackupBytes int64
-	noBackup       bool
 	live           *Live // nil without a running system
 }
 
 func openHost(ctx context.Context, req *Request) (*hostConn, error) {
 	h := &hostConn{files: fsroot.New(req.Root), backups: backup.For(req.Root), keepBackups: req.KeepBackups,
-		maxBackupBytes: req.MaxBackupBytes, noBackup: req.NoBackup}
+		maxBackupBytes: req.MaxBackupBytes}
 	if req.hostless() {
 		return h, nil
 	}
@@ -266,31 +266,36 @@ func mentions(msg, name string) bool {
 	}
 }
 
-// executor is the host as the executor asks for it, with the secret
-// values a pass opened (nil: none); the backups it takes are run's.
-func (h *hostConn) executor(opened *secrets.Opened, run string) (executor.Host, error) {
+// executor is the host as the executor asks for it to run p, with the
+// secret values a pass opened (nil: none); the backups it takes are run's.
+func (h *hostConn) executor(opened *secrets.Opened, run string, p *plan.Plan) (executor.Host, error) {
 	if h.live == nil {
 		return executor.Host{}, errNoHost
 	}
-	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman}
-	if !h.noBackup {
-		eh.Backups = runBackups{h.backups, run, h.keepBackups, h.maxBackupBytes}
+	var spared []string
+	for _, a := range p.Actions {
+		if a.Op == plan.OpImportVolume {
+			spared = append(spared, a.Data().Backup)
+		}
 	}
+	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman,
+		Backups: runBackups{h.backups, run, h.keepBackups, h.maxBackupBytes, spared}}
 	if opened != nil {
 		eh.Secrets = decrypter{opened}
 	}
 	return eh, nil
 }
 
-// runBackups is the backup store as one run's executor saves into it:
-// each new backup of a volume removes those older than its newest keep,
-// then the oldest of other runs while all of them hold more than max
-// bytes.
+// runBackups is the backup store as one run's executor saves into it and
+// reads from: each new backup of a volume removes those older than its
+// newest keep, then the oldest of other runs while all of them hold more
+// than max bytes — but never a backup the run imports (spared).
 type runBackups struct {
 	backup.Store
-	run  string
-	keep int
-	max  int64
+	run    string
+	keep   int
+	max    int64
+	spared []string
 }
 
 func (b runBackups) Save(volume string, export func(io.Writer) error) (backup.Entry, error) {
@@ -298,10 +303,18 @@ func (b runBackups) Save(volume string, export func(io.Writer) error) (backup.En
 	if err == nil {
 		// The backup is taken; one that could not be let go only takes room
 		// until the next.
-		_, _ = b.Prune(volume, b.keep)
-		_, _ = b.PruneTotal(b.max, b.run)
+		_, _ = b.Prune(volume, b.keep, b.spared...)
+		_, _ = b.PruneTotal(b.max, b.run, b.spared...)
 	}
 	return e, err
+}
+
+func (b runBackups) Open(file string) (io.ReadCloser, backup.Entry, error) {
+	f, e, err := b.Store.Open(file)
+	if err != nil {
+		return nil, e, err // not a typed nil inside the interface
+	}
+	return f, e, nil
 }
 
 // preparingFiles is the files adapter as the executor asks for it: its

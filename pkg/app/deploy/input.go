@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -90,8 +91,8 @@ type passInput struct {
 	// stored is set when the specs are the stream the last apply from
 	// stdin stored (a plain `syslet`): its file and when it was written.
 	stored *view.Stored
-	// restore are the backups a gateRollback brings back into their
-	// volumes, which the failed run deleted or recreated.
+	// restore are the backups a gateRollback fills their volumes from
+	// again, which the failed run deleted or recreated.
 	restore []backup.Entry
 }
 
@@ -134,4 +135,40 @@ func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passIn
 		return passInput{}, err
 	}
 	return passInput{kind: handRollback, set: load.Bytes("generation "+gen.Run, gen.Input), source: "rollback to run " + gen.Run, gen: gen, signer: gen.Signer}, nil
+}
+
+// pickGeneration resolves `syslet rollback [RUN]`: the generation of that
+// run, or with "previous" the one before the host's current generation
+// (the newest whose input the host last applied).
+func pickGeneration(gens *generation.Store, jr *runlog.Journal, which string) (*generation.Generation, error) {
+	if which != "previous" {
+		return gens.Find(which)
+	}
+	list, err := gens.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, errors.New("no generation is kept yet: every run that ends well (its containers pass the health gate) records one")
+	}
+	current := len(list) - 1
+	if runs, err := jr.Runs(); err == nil {
+		for i := len(runs) - 1; i >= 0; i-- {
+			// A restore (syslet restore) applied no input: it says nothing
+			// of the generation the host runs.
+			if res := runs[i].Result(); runs[i].Intent.InputDigest != "" && (res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges) {
+				for k := len(list) - 1; k >= 0; k-- {
+					if list[k].InputDigest == runs[i].Intent.InputDigest {
+						current = k
+						break
+					}
+				}
+				break
+			}
+		}
+	}
+	if current == 0 {
+		return nil, fmt.Errorf("the host runs the oldest kept generation (run %s); there is none before it", list[0].Run)
+	}
+	return list[current-1], nil
 }

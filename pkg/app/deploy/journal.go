@@ -34,7 +34,8 @@ func (r recorder) ActionsUndone(ls []executor.Landed) error {
 }
 
 func journalAction(i int, a plan.Action) runlog.Action {
-	return runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: a.Data().Digest, Carried: a.Carried, NoBackup: a.Data().NoBackup}
+	d := a.Data()
+	return runlog.Action{Index: i, Step: int(a.Step), Op: string(a.Op), Target: a.Target, Unit: a.Unit, Digest: d.Digest, Carried: a.Carried, NoBackup: d.NoBackup, Backup: d.Backup}
 }
 
 func journalActions(p *plan.Plan) []runlog.Action {
@@ -58,8 +59,8 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time, PutBack: last.End != nil && last.End.PutBack}
 	for _, a := range last.Unfinished() {
 		pa := plan.Action{Step: plan.Step(a.Step), Op: plan.Op(a.Op), Target: a.Target, Unit: a.Unit}
-		if a.Digest != "" || a.NoBackup {
-			pa.Payload = &plan.Payload{Digest: a.Digest, NoBackup: a.NoBackup}
+		if a.Digest != "" || a.NoBackup || a.Backup != "" {
+			pa.Payload = &plan.Payload{Digest: a.Digest, NoBackup: a.NoBackup, Backup: a.Backup}
 		}
 		u.Actions = append(u.Actions, pa)
 	}

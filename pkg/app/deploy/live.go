@@ -44,6 +44,10 @@ type Podman interface {
 	Containers(ctx context.Context) (map[string]host.Container, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
+	// VolumeUsers lists the services of the containers mounting the
+	// volume, and the containers no service runs: what filling it from a
+	// backup stops (restore.go).
+	VolumeUsers(ctx context.Context, name string) (services, others []string, err error)
 }
 
 // Stager checks the unit set an apply would leave with the host's own

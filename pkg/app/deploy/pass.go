@@ -45,10 +45,10 @@ type passResult struct {
 	stale    []string
 	result   *executor.Result
 	gate     *gate.Report
-	// restored and notRestored say, for a gateRollback, which volumes it
-	// filled again from their backups and which it could not.
-	restored, notRestored []string
-	verdict               verdict.Verdict
+	// notFilled names, for a gateRollback, the volumes its plan could not
+	// fill again from their backups.
+	notFilled []string
+	verdict   verdict.Verdict
 }
 
 // end gives the pass its verdict.
@@ -100,7 +100,7 @@ func (r *runner) pass(ctx context.Context, in passInput) (passResult, error) {
 		return res.end(failed(err), err)
 	}
 	p := pl.plan
-	res.plan, res.summary = p, view.PlanSummary(p)
+	res.plan, res.summary, res.notFilled = p, view.PlanSummary(p), pl.notFilled
 	vt, v, err := r.vet(ctx, in, pl, c, opened)
 	res.stageDir, res.saved, res.savedDoc, res.stale = vt.stageDir, vt.saved, vt.savedDoc, vt.stale
 	if err != nil {

@@ -25,6 +25,9 @@ type planned struct {
 	// pendingGate are the services of an earlier run whose changes all
 	// landed but were never judged by the health gate.
 	pendingGate []string
+	// notFilled names, in a rollback, the volumes the failed run deleted
+	// that the plan cannot fill from their backups (fillBackups).
+	notFilled []string
 }
 
 // planPass observes the host and builds the plan of one pass, within the
@@ -103,6 +106,9 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 		}
 	}
 	pl.plan.NoBackups = r.req.NoBackup
+	if len(in.restore) > 0 {
+		pl.notFilled = r.fillBackups(ctx, in, pl.plan)
+	}
 	r.sizeBackups(ctx, pl.plan)
 	return pl, nil
 }
@@ -185,7 +191,31 @@ func (r *runner) carryForward(ctx context.Context, in passInput, p *plan.Plan, o
 		return nil, err
 	}
 	u.Managed = r.managedBefore(u)
-	return plan.CarryForward(p, in.set.Out, obs, u, started), nil
+	gone := r.goneBackups(u)
+	res := plan.CarryForward(p, in.set.Out, obs, u, started)
+	p.Notes = append(p.Notes, gone...)
+	return res, nil
+}
+
+// goneBackups takes out of u the imports of backups the store no longer
+// holds (removed by hand, say, after an import of it failed), and notes
+// each: without its backup a fill cannot be finished, and keeping it
+// would fail every run after.
+func (r *runner) goneBackups(u *plan.Unfinished) []plan.Note {
+	var notes []plan.Note
+	u.Actions = slices.DeleteFunc(u.Actions, func(a plan.Action) bool {
+		if a.Op != plan.OpImportVolume {
+			return false
+		}
+		f, _, err := r.h.backups.Open(a.Data().Backup)
+		if err == nil {
+			f.Close()
+			return false
+		}
+		notes = append(notes, plan.Note{Unit: "volume " + a.Target, Message: fmt.Sprintf("previous run %s meant to fill it from backup %s, which is gone (%v): not filled", u.Run, a.Data().Backup, err)})
+		return true
+	})
+	return notes
 }
 
 // managedBefore is the evidence that the objects an unfinished run meant

@@ -4,34 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/syslet/syslet/executor"
-	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/backup"
-	"github.com/syslet/syslet/pkg/generation"
-	"github.com/syslet/syslet/pkg/host"
-	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
-	"github.com/syslet/syslet/render"
 )
 
-// A rollback applies the last good generation again through the same
-// pipeline as any run — plan, journal, staging, the nine steps, the health
-// gate — with each container pinned to the image it ran then, so the host
-// returns to exactly what served even if a tag has moved since. It never
-// deletes data: no volume is deleted or recreated, no image deleted. The
-// volumes the failed run deleted or recreated are filled again from the
-// backups it took of them before (restores.go), once the rollback's
-// changes have landed and before its health gate; what has no backup is
-// said to be lost.
+// The rollback after a failed health gate: it applies the last good
+// generation again through the same pipeline as any run — plan, journal,
+// staging, the nine steps, the health gate — with each container pinned
+// to the image it ran then (generations.go), so the host returns to
+// exactly what served even if a tag has moved since. It never deletes
+// data: no volume is deleted or recreated, no image deleted, but for the
+// volumes the failed run deleted or recreated, which its plan fills again
+// from the backups the failed run took of them (plan.Fill, the path
+// `syslet restore` takes: what each holds now is exported first), so
+// that the health gate judges the host with its data back. What has no
+// backup is said to be lost.
 
 // rollbackResult is what the rollback after a failed gate came to: its
 // report, the run's summary line, and the run's verdict.
@@ -93,8 +91,9 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 	back, err := r.pass(ctx, passInput{kind: gateRollback, set: l, source: "rollback to run " + gen.Run + " after " + failed.runID,
 		runID: rep.Run, gen: gen, of: failed.runID, signer: gen.Signer, restore: restores})
 	rep.Result, rep.Gate = back.result, back.gate
-	rep.Restored = back.restored
-	rep.NotRestored = append(rep.NotRestored, back.notRestored...)
+	restored, notFilled := filled(back.result, restores)
+	rep.Restored = restored
+	rep.NotRestored = append(append(rep.NotRestored, back.notFilled...), notFilled...)
 	if back.plan != nil {
 		rep.Plan = view.PlanSummary(back.plan)
 		rep.NotRestored = append(rep.NotRestored, notRestored(back.plan)...)
@@ -114,139 +113,6 @@ func (r *runner) afterFailedGate(ctx context.Context, failed passResult, cause e
 	rep.Passed = true
 	return rollbackResult{report: rep, summary: "rolled back to run " + gen.Run + ": " + why, verdict: verdict.RolledBack},
 		fmt.Errorf("%w to run %s: %s", ErrRolledBack, gen.Run, why)
-}
-
-// pickGeneration resolves `syslet rollback [RUN]`: the generation of that
-// run, or with "previous" the one before the host's current generation
-// (the newest whose input the host last applied).
-func pickGeneration(gens *generation.Store, jr *runlog.Journal, which string) (*generation.Generation, error) {
-	if which != "previous" {
-		return gens.Find(which)
-	}
-	list, err := gens.List()
-	if err != nil {
-		return nil, err
-	}
-	if len(list) == 0 {
-		return nil, errors.New("no generation is kept yet: every run that ends well (its containers pass the health gate) records one")
-	}
-	current := len(list) - 1
-	if runs, err := jr.Runs(); err == nil {
-		for i := len(runs) - 1; i >= 0; i-- {
-			// A restore (syslet restore) applied no input: it says nothing
-			// of the generation the host runs.
-			if res := runs[i].Result(); runs[i].Intent.InputDigest != "" && (res == runlog.ResultOK || res == runlog.ResultRolledBack || res == runlog.ResultNoChanges) {
-				for k := len(list) - 1; k >= 0; k-- {
-					if list[k].InputDigest == runs[i].Intent.InputDigest {
-						current = k
-						break
-					}
-				}
-				break
-			}
-		}
-	}
-	if current == 0 {
-		return nil, fmt.Errorf("the host runs the oldest kept generation (run %s); there is none before it", list[0].Run)
-	}
-	return list[current-1], nil
-}
-
-// pins are the images a generation's containers ran, by unit file name:
-// for each container that runs another image now (a container the failed
-// run did not touch runs the same and is left alone: pinning it would
-// restart it), and whose image podman still has.
-func (r *runner) pins(ctx context.Context, gen *generation.Generation) map[string]render.Pin {
-	pins := map[string]render.Pin{}
-	digest := load.Bytes("generation", gen.Input).Digest()
-	var now map[string]host.Container
-	if r.h.live != nil {
-		var err error
-		if now, err = r.h.live.Podman.Containers(ctx); err != nil {
-			r.view.Warning("pinning every container of the generation: " + err.Error())
-		}
-	}
-	for file, im := range gen.Images {
-		if im.ID == "" {
-			continue
-		}
-		if c, ok := now[strings.TrimSuffix(file, ".container")]; ok && c.ImageID == im.ID && !r.pinned(file) {
-			continue
-		}
-		if r.h.live != nil {
-			if ok, err := r.h.live.Podman.ImageExists(ctx, im.ID); err == nil && !ok {
-				r.view.Warning(fmt.Sprintf("image %s that %s ran in run %s is gone; it runs what its Image= names now", im.ID, file, gen.Run))
-				continue
-			}
-		}
-		pins[file] = render.Pin{ImageID: im.ID, Run: gen.Run, InputDigest: digest, Digest: im.Digest}
-	}
-	return pins
-}
-
-// keptImages are the images the kept generations ran, by name and ID:
-// syslet deletes none of them.
-func keptImages(gens []*generation.Generation) map[string]bool {
-	out := generation.ImageIDs(gens)
-	for _, g := range gens {
-		for _, im := range g.Images {
-			if im.Name != "" {
-				out[im.Name] = true
-			}
-		}
-	}
-	return out
-}
-
-// containerImages maps each container of the loaded set to the image
-// podman says it runs.
-func containerImages(l *load.Set, cs map[string]host.Container) map[string]generation.Image {
-	out := map[string]generation.Image{}
-	for _, u := range l.Out.Units {
-		if u.Kind != spec.Container {
-			continue
-		}
-		if c, ok := cs[u.Container]; ok && c.ImageID != "" && !u.Template { // syslet names the container (NAME, NAME-INSTANCE)
-			out[u.FileName] = generation.Image{ID: c.ImageID, Name: c.Image}
-		}
-	}
-	return out
-}
-
-// imageDigests adds to each image pulled from a registry its manifest
-// digest there, read from the image's repository digests (one question to
-// podman per image): what a generation says a tag named when it ran. An
-// image podman cannot say it of is recorded without one.
-func (r *runner) imageDigests(ctx context.Context, images map[string]generation.Image) {
-	byID := map[string][]string{}
-	for file, im := range images {
-		repo := plan.TaggedImage(im.Name)
-		if repo == "" {
-			continue
-		}
-		digests, ok := byID[im.ID]
-		if !ok {
-			var err error
-			if digests, err = r.h.live.Podman.ImageDigests(ctx, im.ID); err != nil {
-				r.view.Warning(fmt.Sprintf("the generation records no digest of image %s: %s", im.Name, err))
-			}
-			byID[im.ID] = digests
-		}
-		im.Digest = repoDigest(repo, digests)
-		images[file] = im
-	}
-}
-
-// repoDigest is the digest among an image's repository digests
-// ("name@sha256:…") of ref's repository, "" when it has none.
-func repoDigest(ref string, digests []string) string {
-	name := ref[:strings.LastIndexByte(ref, ':')] // TaggedImage always ends in a tag
-	for _, d := range digests {
-		if n, dg, ok := strings.Cut(d, "@"); ok && n == name {
-			return dg
-		}
-	}
-	return ""
 }
 
 // lostBy names what the failed run deleted for good: what it deleted
@@ -294,49 +160,70 @@ func backedUpDeletes(res *executor.Result) []backup.Entry {
 func notRestored(p *plan.Plan) []string {
 	var out []string
 	for _, n := range p.Notes {
-		if strings.HasPrefix(n.Message, "not restored") || strings.HasPrefix(n.Message, "not deleted") {
+		if n.Kept {
 			out = append(out, n.Unit+": "+n.Message)
 		}
 	}
 	return out
 }
 
-// failures says in one line which units failed the gate and why.
-func failures(g *gate.Report) string {
-	var parts []string
-	for _, f := range g.Failures {
-		if f.Service == "" {
-			parts = append(parts, f.Reason) // the gate's own
+// fillBackups adds to a rollback's plan the filling of each volume the
+// failed run deleted from the backup it took of it first (plan.Fill):
+// created again under the generation's unit, once the rollback's units
+// are loaded, and filled before the containers that mount it start. It
+// names what it cannot plan; the backup stays.
+func (r *runner) fillBackups(ctx context.Context, in passInput, p *plan.Plan) (notFilled []string) {
+	if r.h.live == nil {
+		return nil
+	}
+	for _, b := range in.restore {
+		// The unit the generation declares for it; one it does not is
+		// used only if systemd has it now.
+		unitFile, declared := b.Volume+spec.Volume.Ext(), false
+		svc := unit.DefaultService(unitFile)
+		for _, u := range in.set.Out.Units {
+			if u.Kind == spec.Volume && u.Resource == b.Volume {
+				unitFile, svc, declared = u.FileName, u.Service, true
+			}
+		}
+		f, err := r.h.fill(ctx, b.Volume, b, unitFile, svc, !declared)
+		if err != nil {
+			notFilled = append(notFilled, notFilledLine(b, err))
 			continue
 		}
-		parts = append(parts, f.Service+" "+f.Reason)
+		p.AddFill(f)
 	}
-	return strings.Join(parts, "; ")
+	return notFilled
 }
 
-// gateHost is the running system as the health gate reads it.
-type gateHost struct{ live *Live }
-
-func (g gateHost) Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error) {
-	return g.live.Systemd.Health(ctx, names)
+// filled says, of the volumes the rollback's run res filled from the
+// backups, which it restored, with where it kept what each held after the
+// failed run, and which it did not.
+func filled(res *executor.Result, backups []backup.Entry) (restored, not []string) {
+	if res == nil {
+		return nil, nil
+	}
+	for _, b := range backups {
+		if i := slices.IndexFunc(res.Restored, func(e backup.Entry) bool { return e.File == b.File }); i >= 0 {
+			line := fmt.Sprintf("volume %s from backup %s (%d bytes, sha256 %s)", b.Volume, b.File, res.Restored[i].Size, res.Restored[i].SHA256)
+			if k := slices.IndexFunc(res.Backups, func(e backup.Entry) bool { return e.Volume == b.Volume }); k >= 0 {
+				line += fmt.Sprintf("; what it held after the failed run is in backup %s", res.Backups[k].File)
+			}
+			restored = append(restored, line)
+			continue
+		}
+		fills := func(a plan.Action) bool { return a.Op.Fills() && a.Target == b.Volume }
+		if k := slices.IndexFunc(res.Failed, func(f executor.Failure) bool { return fills(f.Action) }); k >= 0 {
+			not = append(not, notFilledLine(b, errors.New(res.Failed[k].Error)))
+		} else if slices.ContainsFunc(res.NotReached, fills) {
+			not = append(not, notFilledLine(b, errors.New("the rollback stopped before it")))
+		}
+	}
+	return restored, not
 }
 
-func (g gateHost) LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error) {
-	return g.live.Systemd.LastLog(ctx, name, since, n)
-}
-
-func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, error) {
-	return g.live.Podman.ContainerHealth(ctx, name)
-}
-
-func (g gateHost) Containers(ctx context.Context) (map[string]host.Container, error) {
-	return g.live.Podman.Containers(ctx)
-}
-
-// pinned reports whether a container carries a rollback pin now: it is
-// then pinned again (to this generation's image), not left with the pin
-// of another rollback.
-func (r *runner) pinned(file string) bool {
-	_, err := os.Lstat(layout.Under(r.req.Root, layout.PinPath(file)))
-	return err == nil
+// notFilledLine names a volume the rollback did not fill, why, and how to
+// fill it by hand.
+func notFilledLine(b backup.Entry, err error) string {
+	return fmt.Sprintf("volume %s (deleted by the failed run; restoring backup %s failed: %v; the backup is kept: syslet restore %s %s)", b.Volume, b.File, err, b.Volume, b.File)
 }
