@@ -174,6 +174,11 @@ const (
 	JobStart  JobOp = "start"
 	JobStop   JobOp = "stop"
 	JobReload JobOp = "reload"
+	// JobRestart stops a unit and starts it again as one job: a socket
+	// unit's listening socket stays open through it, which a stop and a
+	// later start of the service would also keep, but for the daemon-reload
+	// between them (a connection then starts the old unit again).
+	JobRestart JobOp = "restart"
 )
 
 // ErrNotFound is wrapped by adapters when the object to read or remove does

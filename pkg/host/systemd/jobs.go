@@ -14,20 +14,20 @@ type queueFunc func(ctx context.Context, name, mode string, ch chan<- string) (i
 // Jobs queues the same job for every named unit at once and reports each
 // unit's result through landed as its job ends. A start must leave the unit
 // active, or, for a Type=oneshot service without RemainAfterExit, finished
-// without failing; a reload runs ExecReload= and must leave it active, its
-// main process keeping its PID; a stop must leave it down, "failed"
-// counting as stopped (quadlet containers exit 143 on SIGTERM and systemd
-// records that as a failure), and stopping a unit systemd has not loaded
-// lands an error wrapping host.ErrNotFound, which a caller removing the
-// unit may ignore (endState). systemd runs the jobs side
-// by side and orders them itself (After=, Requires= and Wants= of the
+// without failing, and so must a restart; a reload runs ExecReload= and
+// must leave it active, its main process keeping its PID; a stop must leave
+// it down, "failed" counting as stopped (quadlet containers exit 143 on
+// SIGTERM and systemd records that as a failure), and stopping a unit
+// systemd has not loaded lands an error wrapping host.ErrNotFound, which a
+// caller removing the unit may ignore (endState). systemd runs the jobs
+// side by side and orders them itself (After=, Requires= and Wants= of the
 // quadlet units), so N starts take about as long as the slowest one rather
-// than the sum. Starts first reset every unit's failed state (resetAll);
-// then the jobs are queued one after another in the given order, one D-Bus
-// round trip each (go-systemd serialises job calls that report results),
-// before any result is awaited;
-// landed is called from Jobs' own goroutine, in the order the jobs end,
-// once per unit. ctx bounds the wait of every unit.
+// than the sum. Starts and restarts first reset every unit's failed state
+// (resetAll); then the jobs are queued one after another in the given
+// order, one D-Bus round trip each (go-systemd serialises job calls that
+// report results), before any result is awaited; landed is called from
+// Jobs' own goroutine, in the order the jobs end, once per unit. ctx bounds
+// the wait of every unit.
 //
 // Only the waits run side by side. The D-Bus calls (queueing, and the
 // state check after each job) are made one at a time from this goroutine:
@@ -44,6 +44,8 @@ func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, lande
 		queue = m.conn.StopUnitContext
 	case host.JobReload:
 		queue = m.conn.ReloadUnitContext
+	case host.JobRestart:
+		queue = m.conn.RestartUnitContext
 	default:
 		for i, name := range names {
 			landed(i, fmt.Errorf("unknown job %q for unit %q", op, name))
@@ -58,7 +60,7 @@ func (m *Manager) Jobs(ctx context.Context, op host.JobOp, names []string, lande
 	results := make(chan ended, len(names))
 	pending := 0
 	var resetErrs []error
-	if op == host.JobStart {
+	if op == host.JobStart || op == host.JobRestart {
 		resetErrs = m.resetAll(ctx, names)
 	}
 	for i, name := range names {
