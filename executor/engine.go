@@ -28,6 +28,9 @@ type run struct {
 	// reached marks, by action index, the actions that landed (applied or
 	// failed): the rest are reported as not reached.
 	reached []bool
+	// landed is, by action index, when each landed and how it went (the
+	// last try of one tried twice).
+	landed []landing
 	// opened caches decrypted secret specs for the run; values never leave
 	// this map except into podman.
 	opened map[*render.Secret]map[string][]byte
@@ -37,7 +40,7 @@ type run struct {
 	// called, in order; settled is set once steps 2 to 4 are behind the
 	// run.
 	prepared map[int]Prepared
-	mu       sync.Mutex // guards swapped: the writes of a step run side by side
+	mu       sync.Mutex // guards swapped and landed: the writes of a step run side by side
 	swapped  []int
 	settled  bool
 }
@@ -46,7 +49,11 @@ type run struct {
 // are journalled in one record (one fsync) — one action as it ends, or
 // the file writes of a step together. The journal's error stops the run.
 func (e *run) land(ls ...Landed) error {
+	now := time.Now()
 	for _, l := range ls {
+		e.mu.Lock()
+		e.landed[l.Index] = landing{at: now, took: l.Took, ok: l.Err == nil}
+		e.mu.Unlock()
 		ev := e.log.With().Int("step", int(l.Action.Step)).Str("op", string(l.Action.Op)).Str("target", l.Action.Target).Str("took", l.Took.Round(time.Millisecond).String()).Logger()
 		if l.Err == nil {
 			ev.Info().Msg("applied")

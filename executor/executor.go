@@ -192,6 +192,9 @@ type Result struct {
 	// the volumes it filled (their size and sha256 as read).
 	Backups  []backup.Entry `json:"backups,omitempty"`
 	Restored []backup.Entry `json:"restored,omitempty"`
+	// Replaced says how each container the plan replaced was replaced,
+	// and how long it took (replaced.go).
+	Replaced []Replaced `json:"replaced,omitempty"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Undo is what a run that failed before step 5 did to leave the host
@@ -252,11 +255,12 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 		return res, err
 	}
 	opts.defaults()
-	e := &run{began: start, p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions))}
+	e := &run{began: start, p: p, h: h, opts: opts, log: opts.Log, res: res, reached: make([]bool, len(p.Actions)), landed: make([]landing, len(p.Actions))}
 	idx := byStep(p)
 	stopErr := e.walk(ctx, idx)
 	e.finish(ctx, stopErr)
 	res.NotReached = e.notReached(idx)
+	res.Replaced = e.replaced()
 	res.Duration = time.Since(start)
 	if errors.Is(stopErr, ErrInterrupted) {
 		res.Interrupted = true

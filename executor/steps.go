@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -240,12 +241,32 @@ func jobBatch(op host.JobOp) func(e *run, ctx context.Context, idx []int) error 
 	}
 }
 
-// starts runs the start step as one batch, then once more, alone, the
-// image builds that failed in it (buildRetry).
+// starts runs the start step: its starts as one batch, then the restarts
+// of socket-held containers as another (what the starts bring up, a
+// network, a build, is up before the containers restarted over it), then
+// once more, alone, the image builds that failed in them (buildRetry).
 func (e *run) starts(ctx context.Context, idx []int) error {
-	failed, err := e.jobs(ctx, idx, host.JobStart)
+	var starts, restarts []int
+	for _, i := range idx {
+		if e.p.Actions[i].Op == plan.OpRestart {
+			restarts = append(restarts, i)
+		} else {
+			starts = append(starts, i)
+		}
+	}
+	failed, err := e.jobs(ctx, starts, host.JobStart)
 	if err != nil {
 		return err
+	}
+	if len(restarts) > 0 {
+		if err := e.interrupted(ctx); err != nil {
+			return err
+		}
+		again, err := e.jobs(ctx, restarts, host.JobRestart)
+		if err != nil {
+			return err
+		}
+		maps.Copy(failed, again)
 	}
 	again := buildRetry(e.p, failed)
 	if len(again) == 0 {
@@ -257,17 +278,26 @@ func (e *run) starts(ctx context.Context, idx []int) error {
 	return e.retryBuilds(ctx, again)
 }
 
-// jobs runs the stop, reload or start actions at idx (all of one op) as
-// one batch: queued together, each landing as its job ends, under one
-// deadline counted from the queueing. The result lists them in plan
+// jobs runs the stop, reload, start or restart actions at idx (all of one
+// op) as one batch: queued together, each landing as its job ends, under
+// one deadline counted from the queueing. The result lists them in plan
 // order; failed starts and reloads carry the unit's last log lines. It
-// returns each failed action's error by its index, and what stops the
-// run: a journal failure, or a failed stop (the steps after it need the
-// units down).
+// returns each failed action's error by its index, and what stops the run:
+// a journal failure, or a failed stop (the steps after it need the units
+// down).
 func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error, error) {
+	failed := map[int]error{}
+	if len(idx) == 0 {
+		return failed, nil
+	}
 	timeout := e.opts.StartTimeout
-	if op == host.JobStop {
+	switch op {
+	case host.JobStop:
 		timeout = e.opts.StopTimeout
+	case host.JobRestart:
+		// The old container gets its stop timeout to finish what it
+		// serves, then the new one its start timeout.
+		timeout = e.opts.StopTimeout + e.opts.StartTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -281,7 +311,6 @@ func (e *run) jobs(ctx context.Context, idx []int, op host.JobOp) (map[int]error
 			stopErr = jerr
 		}
 	})
-	failed := map[int]error{}
 	for k, i := range idx {
 		if errs[k] == nil {
 			e.result(i, nil, nil)
@@ -360,7 +389,9 @@ func (e *run) retryBuilds(ctx context.Context, again []int) error {
 		retried[e.p.Actions[i].Target] = true
 	}
 	e.log.Warn().Strs("units", e.targets(again)).Msg("an image build, or what a start requires, failed; trying it once more, alone (a build beside other podman commands can lose its working container)")
-	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool { return f.Action.Op == plan.OpStart && retried[f.Action.Target] })
+	e.res.Failed = slices.DeleteFunc(e.res.Failed, func(f Failure) bool {
+		return (f.Action.Op == plan.OpStart || f.Action.Op == plan.OpRestart) && retried[f.Action.Target]
+	})
 	_, err := e.jobs(ctx, again, host.JobStart)
 	return err
 }

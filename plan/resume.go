@@ -112,10 +112,10 @@ func installedFor(obs *Observed, fileName string) *installedUnit {
 
 // CarryForward adds to p the unfinished actions of an earlier run that the
 // new plan does not already contain and that the current specs still want.
-// started holds, for the oneshot services among them, when systemd last
-// started each one: a oneshot that started after the earlier run began has
-// run (or is running) and is not run again. It returns nil when nothing
-// was carried.
+// started holds, for the services it started or restarted, when systemd
+// last started each one: a oneshot that started after the earlier run
+// began has run (or is running) and is not run again, and a container
+// restarted since was restarted. It returns nil when nothing was carried.
 func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, started map[string]time.Time) *Resume {
 	if u == nil {
 		return nil
@@ -145,6 +145,8 @@ func CarryForward(p *Plan, out *render.Output, obs *Observed, u *Unfinished, sta
 			c.reload(a)
 		case OpStart:
 			c.start(a)
+		case OpRestart:
+			c.restart(a)
 		case OpStop:
 			c.stop(a)
 		case OpCreateVolume, OpImportVolume:
@@ -230,6 +232,23 @@ func (c *carrier) start(a Action) {
 	// not finished, so this run starts it again — the job joins the one in
 	// systemd — and its health gate judges it.
 	c.carry(Action{Op: OpStart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
+}
+
+// restart carries the restart of a socket-held container the specs still
+// run, unless systemd started it after the earlier run began (the restart
+// happened; its journal line did not) or this plan starts, stops or
+// restarts it anyway. Not carried, it would be lost: the unit files the
+// earlier run wrote are the specs' already, so nothing else would restart
+// the container that still runs the old ones.
+func (c *carrier) restart(a Action) {
+	du := c.byService[a.Target]
+	if du == nil || du.Kind != spec.Container || du.State != spec.Running || c.has[OpStart][a.Target] || c.has[OpStop][a.Target] {
+		return
+	}
+	if t, ok := c.started[a.Target]; ok && !t.Before(c.u.Started) {
+		return
+	}
+	c.carry(Action{Op: OpRestart, Target: a.Target, Unit: du.FileName}, kindRank(du.Kind))
 }
 
 // stop carries the stop of a volume's user when the earlier run was

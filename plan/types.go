@@ -22,7 +22,7 @@ const (
 	StepDelete                       // volumes, networks, images under reclaimPolicy Delete
 	StepDaemonReload                 // one systemctl daemon-reload, only if units changed
 	StepReload                       // in-place reload of config-dir-only changes
-	StepStart                        // start what should run
+	StepStart                        // start what should run, restart what a socket holds
 )
 
 // Steps lists the steps in execution order.
@@ -78,6 +78,10 @@ const (
 	OpCreateVolume Op = "create-volume"
 	OpImportVolume Op = "import-volume"
 	OpStart        Op = "start"
+	// OpRestart restarts a socket-held container (strategy.go) in step 9,
+	// after the daemon-reload, as one systemd job: the old container
+	// stops and the new one starts while systemd keeps its socket open.
+	OpRestart Op = "restart"
 )
 
 // opStep is the single table that places each kind of change in the
@@ -101,6 +105,7 @@ var opStep = map[Op]Step{
 	OpCreateVolume:  StepStart,
 	OpImportVolume:  StepStart,
 	OpStart:         StepStart,
+	OpRestart:       StepStart,
 }
 
 // StepOf returns the step an op belongs to.

@@ -218,7 +218,7 @@ func (r *runner) remember(ctx context.Context, in passInput, p *plan.Plan, chang
 	}
 }
 
-// failedStarts turns a run whose only failures are the starts or reloads
+// failedStarts turns a run whose only failures are the starts, restarts or reloads
 // of containers (step 9: everything before it landed) into a failed
 // health gate; nil for any other failure.
 func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
@@ -233,7 +233,7 @@ func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
 	}
 	g := &gate.Report{}
 	for _, f := range res.Failed {
-		if (f.Action.Op != plan.OpStart && f.Action.Op != plan.OpReload) || !containers[f.Action.Unit] {
+		if (f.Action.Op != plan.OpStart && f.Action.Op != plan.OpRestart && f.Action.Op != plan.OpReload) || !containers[f.Action.Unit] {
 			return nil
 		}
 		g.Units = append(g.Units, f.Action.Target)

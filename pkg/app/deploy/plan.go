@@ -85,7 +85,7 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 		// Every change of that run landed but its health gate never gave a
 		// verdict (killed, or stopped during it): this run judges them.
 		for _, a := range last.Intent.Actions {
-			if plan.Op(a.Op) == plan.OpStart || plan.Op(a.Op) == plan.OpReload {
+			if op := plan.Op(a.Op); op == plan.OpStart || op == plan.OpRestart || op == plan.OpReload {
 				pl.pendingGate = append(pl.pendingGate, a.Target)
 			}
 		}
@@ -178,11 +178,12 @@ func (r *runner) carryForward(ctx context.Context, in passInput, p *plan.Plan, o
 	if u == nil {
 		return nil, nil
 	}
-	// When systemd last started each unit an unfinished start names: a
-	// oneshot it ran for that run must not run again.
+	// When systemd last started each unit an unfinished start or restart
+	// names: a oneshot it ran for that run must not run again, a
+	// container it restarted for that run is not restarted again.
 	var starts []string
 	for _, a := range u.Actions {
-		if a.Op == plan.OpStart {
+		if a.Op == plan.OpStart || a.Op == plan.OpRestart {
 			starts = append(starts, a.Target)
 		}
 	}

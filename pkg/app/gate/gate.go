@@ -79,14 +79,14 @@ type Unit struct {
 	health bool
 }
 
-// Gated lists the containers whose start or reload landed in res, and
+// Gated lists the containers whose start, restart or reload landed in res, and
 // those of more services (an earlier run's that were never judged): what
 // the gate watches after a run.
 func Gated(res *executor.Result, out *render.Output, more ...string) []Unit {
 	var services []string
 	if res != nil {
 		for _, a := range res.Applied {
-			if a.Op == plan.OpStart || a.Op == plan.OpReload {
+			if a.Op == plan.OpStart || a.Op == plan.OpRestart || a.Op == plan.OpReload {
 				services = append(services, a.Target)
 			}
 		}

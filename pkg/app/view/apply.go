@@ -103,6 +103,9 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 		verb = " — interrupted"
 	}
 	fmt.Fprintf(w, "\nSummary%s: %d applied, %d failed, %d not reached (%s, run %s)\n", verb, len(r.Applied), len(r.Failed), len(r.NotReached), r.Duration.Round(1e6), redact.Escape(runID))
+	for _, rp := range r.Replaced {
+		fmt.Fprintf(w, "  replaced %s\n", redact.Escape(ReplacedLine(rp)))
+	}
 	for _, f := range r.Failed {
 		fmt.Fprintf(w, "  FAILED %d. %s %s: %s\n", f.Action.Step, f.Action.Op, redact.Escape(f.Action.Target), redact.Escape(f.Error))
 		for _, l := range f.Log {
@@ -131,6 +134,42 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 		} else {
 			fmt.Fprintln(w, "  Re-run syslet to resume: what was applied stays in place, the rest is planned again (see `syslet history`).")
 		}
+	}
+}
+
+// ReplacedLine says how a replaced container was replaced and how long
+// it took: "web.service: restarted behind its socket web.socket in
+// 1.2 s", "api.service: stopped and started again, down 3.4 s (no socket,
+// no probe)".
+func ReplacedLine(r executor.Replaced) string {
+	took := Seconds(r.Took)
+	switch {
+	case r.Strategy == plan.StrategySocketHeld && r.Done:
+		return fmt.Sprintf("%s: restarted behind its socket %s in %s", r.Service, r.Socket, took)
+	case r.Strategy == plan.StrategySocketHeld:
+		return fmt.Sprintf("%s: its restart behind its socket %s did not finish", r.Service, r.Socket)
+	case r.Strategy == plan.StrategyStopStart && r.Done && r.Socket != "":
+		return fmt.Sprintf("%s: stopped and started again, its socket %s closed with it: down %s (%s)", r.Service, r.Socket, took, r.Reason)
+	case r.Strategy == plan.StrategyStopStart && r.Done:
+		return fmt.Sprintf("%s: stopped and started again, down %s (%s)", r.Service, took, r.Reason)
+	case r.Strategy == plan.StrategyStopStart:
+		return fmt.Sprintf("%s: stopped, and its start did not finish", r.Service)
+	case r.Done:
+		return fmt.Sprintf("%s: replaced %s in %s", r.Service, r.Strategy, took)
+	}
+	return fmt.Sprintf("%s: its %s replacement did not finish", r.Service, r.Strategy)
+}
+
+// Seconds is a duration as a plan's reader reads it at a glance: "1.2 s",
+// "0.04 s", "12 s".
+func Seconds(d time.Duration) string {
+	switch s := d.Seconds(); {
+	case s < 0.1:
+		return fmt.Sprintf("%.2f s", s)
+	case s < 10:
+		return fmt.Sprintf("%.1f s", s)
+	default:
+		return fmt.Sprintf("%.0f s", s)
 	}
 }
 

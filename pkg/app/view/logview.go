@@ -120,6 +120,10 @@ func (v *Log) Applied(runID string, res *executor.Result) {
 	}
 	v.at(lvl).Str("run", runID).Int("applied", len(res.Applied)).Int("failed", len(res.Failed)).
 		Int("notReached", len(res.NotReached)).Dur("took", res.Duration).Msg(ResultLine(res))
+	for _, r := range res.Replaced {
+		v.at(zerolog.InfoLevel).Str("run", runID).Str("unit", r.Service).Str("strategy", string(r.Strategy)).
+			Bool("done", r.Done).Dur("took", r.Took).Msg(ReplacedLine(r))
+	}
 	for _, f := range res.Failed {
 		v.at(zerolog.ErrorLevel).Str("run", runID).Int("step", int(f.Action.Step)).Str("op", string(f.Action.Op)).
 			Str("target", f.Action.Target).Strs("log", f.Log).Msg(f.Error)

@@ -283,6 +283,8 @@ func describe(a plan.Action) string {
 		return "image " + a.Target
 	case plan.OpDaemonReload:
 		return "systemctl daemon-reload"
+	case plan.OpRestart:
+		return "restart " + a.Target + " (its socket stays open)"
 	case plan.OpCreateVolume:
 		if d.Service != "" {
 			return "create volume " + a.Target + " (through " + d.Service + ")"
