@@ -119,7 +119,7 @@ func TestLayerTable(t *testing.T) {
 	for rel, want := range map[string]string{
 		"pkg/spec": "ground", "pkg/host": "ground", "pkg/host/fsroot": "adapter", "pkg/load": "load",
 		"pkg/load/quadletcheck": "load", "pkg/app/deploy": "app", "plan": "plan", "cmd/syslet": "cmd",
-		"render": "render", "executor": "executor", "webhookd": "webhookd", "integration/testhost": "integration",
+		"render": "render", "executor": "executor", "webhookd": "webhookd", "webhookd/queue": "webhookd", "integration/testhost": "integration",
 		"pkg/release": "release", "cmd/release": "release",
 	} {
 		if got := layerOf(rel); got != want {

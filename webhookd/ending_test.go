@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/verdict"
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 // wordingDeployer ends each deploy with the next verdict of its list, and
@@ -28,11 +27,11 @@ type wordingDeployer struct {
 	n        int
 }
 
-func (d *wordingDeployer) Check(context.Context, DeployRequest) (CheckReport, error) {
-	return CheckReport{}, nil
+func (d *wordingDeployer) Check(context.Context, queue.DeployRequest) (queue.CheckReport, error) {
+	return queue.CheckReport{}, nil
 }
 
-func (d *wordingDeployer) Deploy(_ context.Context, req DeployRequest) (DeployReport, error) {
+func (d *wordingDeployer) Deploy(_ context.Context, req queue.DeployRequest) (queue.DeployReport, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v := d.verdicts[d.n]
@@ -44,7 +43,7 @@ func (d *wordingDeployer) Deploy(_ context.Context, req DeployRequest) (DeployRe
 		words = "no changes: applied, passed the health gate"
 		err = errors.New("applied: " + words)
 	}
-	rep := DeployReport{RunID: run, Summary: words, Verdict: v, Plan: "Plan: " + words + "\n"}
+	rep := queue.DeployReport{RunID: run, Summary: words, Verdict: v, Plan: "Plan: " + words + "\n"}
 	if v == verdict.RolledBack {
 		rep.RolledBackTo, rep.Failing = "gen-1", []string{"web.service: " + words}
 	}
@@ -65,16 +64,16 @@ func TestEndingsAreToldFromTheVerdict(t *testing.T) {
 		forge          string // the commit's final state on the forge
 		event          string // the notification's kind ("" none)
 	}{
-		{verdict.Applied, ResultSuccess, "", "applied", "ok", "success", "succeeded"},
-		{verdict.NoChanges, ResultSuccess, "", "no changes", "ok", "success", ""},
-		{verdict.Judged, ResultSuccess, "", "applied", "ok", "success", ""},
-		{verdict.Invalid, ResultFailed, StageApply, "failed at apply", "bad", "failure", "failed"},
-		{verdict.Refused, ResultFailed, StageApply, "refused", "bad", "failure", "failed"},
-		{verdict.Failed, ResultFailed, StageApply, "failed at apply", "bad", "failure", "failed"},
-		{verdict.Interrupted, ResultFailed, StageApply, "failed at apply", "bad", "failure", "failed"},
-		{verdict.GateFailed, ResultFailed, StageGate, "failed at health-gate", "bad", "failure", "failed"},
-		{verdict.RolledBack, ResultRolledBack, StageGate, "rolled back", "bad", "failure", "rolled-back"},
-		{verdict.RollbackFailed, ResultFailed, StageGate, "failed at health-gate", "bad", "failure", "failed"},
+		{verdict.Applied, queue.ResultSuccess, "", "applied", "ok", "success", "succeeded"},
+		{verdict.NoChanges, queue.ResultSuccess, "", "no changes", "ok", "success", ""},
+		{verdict.Judged, queue.ResultSuccess, "", "applied", "ok", "success", ""},
+		{verdict.Invalid, queue.ResultFailed, queue.StageApply, "failed at apply", "bad", "failure", "failed"},
+		{verdict.Refused, queue.ResultFailed, queue.StageApply, "refused", "bad", "failure", "failed"},
+		{verdict.Failed, queue.ResultFailed, queue.StageApply, "failed at apply", "bad", "failure", "failed"},
+		{verdict.Interrupted, queue.ResultFailed, queue.StageApply, "failed at apply", "bad", "failure", "failed"},
+		{verdict.GateFailed, queue.ResultFailed, queue.StageGate, "failed at health-gate", "bad", "failure", "failed"},
+		{verdict.RolledBack, queue.ResultRolledBack, queue.StageGate, "rolled back", "bad", "failure", "rolled-back"},
+		{verdict.RollbackFailed, queue.ResultFailed, queue.StageGate, "failed at health-gate", "bad", "failure", "failed"},
 	}
 	dep := &wordingDeployer{}
 	for _, c := range cases {
@@ -89,7 +88,7 @@ func TestEndingsAreToldFromTheVerdict(t *testing.T) {
 	for i, c := range cases {
 		commit := f.remote.commit(fmt.Sprintf(`{"v":%d}`, i))
 		f.push(GitHub, "refs/heads/main", commit)
-		f.wait(c.v.ID(), func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
+		f.wait(c.v.ID(), func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
 
 		// /status, as a client reads it.
 		rec := httptest.NewRecorder()
@@ -105,7 +104,7 @@ func TestEndingsAreToldFromTheVerdict(t *testing.T) {
 		if last.Result != c.result || last.Stage != c.stage || last.Verdict != c.v.ID() {
 			t.Errorf("%s: /status says result %q, stage %q, verdict %q; want %q, %q, %q", c.v.ID(), last.Result, last.Stage, last.Verdict, c.result, c.stage, c.v.ID())
 		}
-		if applied := doc.Repos[0].LastApplied == commit; applied != (c.result == ResultSuccess) {
+		if applied := doc.Repos[0].LastApplied == commit; applied != (c.result == queue.ResultSuccess) {
 			t.Errorf("%s: /status says applied %s", c.v.ID(), doc.Repos[0].LastApplied)
 		}
 
@@ -142,47 +141,5 @@ func TestEndingsAreToldFromTheVerdict(t *testing.T) {
 		!strings.Contains(m, `webhookd_deploys_total{repo="infra",result="success"} 3`) ||
 		!strings.Contains(m, `webhookd_deploys_total{repo="infra",result="rolled-back"} 1`) {
 		t.Errorf("metrics:\n%s", grep(m, "webhookd_deploys_total"))
-	}
-}
-
-// TestStatusFileFromBeforeTheVerdict: a status file written before
-// attempts kept their ending (result and stage only), or by a later
-// version with a verdict this one does not know, is read with the same
-// result and stage, and its applied commit kept.
-func TestStatusFileFromBeforeTheVerdict(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "infra.json")
-	must(t, os.WriteFile(file, []byte(`{"lastApplied":"a1","recent":[
-{"commit":"a1","result":"success","runId":"r1"},
-{"commit":"a2","result":"success"},
-{"commit":"a3","result":"failed","stage":"fetch"},
-{"commit":"a4","result":"failed","stage":"signature","refusal":"unsigned"},
-{"commit":"a5","result":"skipped"},
-{"commit":"a6","result":"failed","stage":"apply"},
-{"commit":"a7","result":"failed","stage":"health-gate"},
-{"commit":"a8","result":"rolled-back","stage":"health-gate"},
-{"commit":"a9","result":"failed","stage":"apply","verdict":"a-verdict-of-the-future"}]}`), 0o600))
-	b, _, err := openBoard(&Repo{Name: "infra"}, file)
-	must(t, err)
-	st := b.read()
-	want := []struct {
-		v      verdict.Verdict
-		r      Reason
-		result string
-	}{
-		{verdict.Applied, "", "success"}, {verdict.NoChanges, "", "success"}, {0, FetchFailed, "failed"}, {0, SignatureRefused, "failed"},
-		{0, Skipped, "skipped"}, {verdict.Failed, "", "failed"}, {verdict.GateFailed, "", "failed"}, {verdict.RolledBack, "", "rolled-back"},
-		{verdict.Failed, "", "failed"},
-	}
-	if st.LastApplied != "a1" || len(st.Recent) != len(want) {
-		t.Fatalf("status %+v", st)
-	}
-	for i, a := range st.Recent {
-		raw, err := json.Marshal(a)
-		must(t, err)
-		var back struct{ Result, Stage string }
-		must(t, json.Unmarshal(raw, &back))
-		if a.Verdict != want[i].v || a.Reason != want[i].r || back.Result != want[i].result {
-			t.Errorf("%s: verdict %v, reason %q, written back as %s", a.Commit, a.Verdict, a.Reason, raw)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/forge"
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 // Forge names the webhook dialect a delivery was verified with: the
@@ -35,12 +36,12 @@ var (
 // verify finds the forge's signature header and checks it against the raw
 // body with secret, in constant time. Forgejo also sends Gitea's and
 // GitHub's headers; the most specific one present is the one checked.
-func verify(h http.Header, body []byte, secret Secret) (Forge, error) {
+func verify(h http.Header, body []byte, secret config.Secret) (Forge, error) {
 	if secret.IsZero() {
 		// A poll-only repository has no secret: nothing can be signed for it.
 		return "", ErrUnsigned
 	}
-	mac := hmac.New(sha256.New, secret.bytes())
+	mac := hmac.New(sha256.New, secret.Bytes())
 	mac.Write(body)
 	sum := mac.Sum(nil)
 	hexEqual := func(got string) bool {
@@ -58,7 +59,7 @@ func verify(h http.Header, body []byte, secret Secret) (Forge, error) {
 	case h.Get("X-Gitlab-Token") != "":
 		// Compare digests so neither the length nor a prefix of the token leaks.
 		a := sha256.Sum256([]byte(h.Get("X-Gitlab-Token")))
-		b := sha256.Sum256(secret.bytes())
+		b := sha256.Sum256(secret.Bytes())
 		return GitLab, boolErr(subtle.ConstantTimeCompare(a[:], b[:]) == 1)
 	}
 	return "", ErrUnsigned

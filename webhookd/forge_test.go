@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 func sign(secret, body []byte) string {
@@ -17,9 +21,12 @@ func sign(secret, body []byte) string {
 }
 
 func TestVerify(t *testing.T) {
-	secret := Secret{b: []byte("s3cret-s3cret-s3cret")}
+	file := filepath.Join(t.TempDir(), "secret")
+	must(t, os.WriteFile(file, []byte("s3cret-s3cret-s3cret\n"), 0o600))
+	secret, err := config.ReadSecret(file)
+	must(t, err)
 	body := []byte(`{"ref":"refs/heads/main"}`)
-	good := sign(secret.b, body)
+	good := sign(secret.Bytes(), body)
 	bad := sign([]byte("other-secret-other"), body)
 	for _, tc := range []struct {
 		name    string
@@ -53,7 +60,7 @@ func TestVerify(t *testing.T) {
 			}
 		})
 	}
-	if _, err := verify(http.Header{"X-Gitlab-Token": {"x"}}, body, Secret{}); !errors.Is(err, ErrUnsigned) {
+	if _, err := verify(http.Header{"X-Gitlab-Token": {"x"}}, body, config.Secret{}); !errors.Is(err, ErrUnsigned) {
 		t.Errorf("a repository without a secret verified a delivery: %v", err)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/syslet/syslet/webhookd/config"
+	"github.com/syslet/syslet/webhookd/metrics"
 )
 
 // A container registry's own push notifications (CNCF Distribution's
@@ -20,19 +23,6 @@ import (
 // deploy is an update (`syslet update`) of the repository's applied
 // commit, narrowed to the pushed references: the plan decides which
 // containers run them.
-
-func (c *RegistryConfig) validate(add func(field, format string, args ...any)) {
-	switch s, err := readSecret(c.TokenFile); {
-	case c.TokenFile == "":
-		add("registry.tokenFile", "required when registry is set")
-	case err != nil:
-		add("registry.tokenFile", "%v", err)
-	case len(s.bytes()) < minSecretLen:
-		add("registry.tokenFile", "%s holds %d bytes; use at least %d (e.g. openssl rand -hex 32)", c.TokenFile, len(s.bytes()), minSecretLen)
-	default:
-		c.Token = s
-	}
-}
 
 // Media types of a notification envelope: Distribution 2.x sends v1,
 // 3.x v2; the fields read here are the same in both.
@@ -88,12 +78,12 @@ func pushedTags(body []byte) (refs, ids []string, err error) {
 
 // bearer checks the request's Authorization header against the token, in
 // constant time.
-func bearer(h http.Header, token Secret) error {
+func bearer(h http.Header, token config.Secret) error {
 	got, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
 	if !ok {
 		return errors.New("no bearer token (Authorization: Bearer …)")
 	}
-	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), token.bytes()) != 1 {
+	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), token.Bytes()) != 1 {
 		return errors.New("wrong bearer token")
 	}
 	return nil
@@ -104,7 +94,7 @@ func bearer(h http.Header, token Secret) error {
 func (d *Daemon) registryHook(w http.ResponseWriter, r *http.Request) {
 	log := d.log.With().Str("remote", r.RemoteAddr).Str("hook", "registry").Logger()
 	answer := func(code int, outcome string, rep reply, msg string) {
-		d.m.deliveries.WithLabelValues(registryLabel, outcome).Inc()
+		d.m.Deliveries.WithLabelValues(registryLabel, outcome).Inc()
 		lev := log.Info()
 		if code == http.StatusUnauthorized || code >= 500 {
 			lev = log.Warn()
@@ -113,36 +103,36 @@ func (d *Daemon) registryHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, rep)
 	}
 	if d.cfg.Registry == nil {
-		answer(http.StatusNotFound, OutcomeUnknownRepo, reply{Status: "refused", Reason: "registry notifications are not configured (registry.tokenFile)"}, "notification refused")
+		answer(http.StatusNotFound, metrics.OutcomeUnknownRepo, reply{Status: "refused", Reason: "registry notifications are not configured (registry.tokenFile)"}, "notification refused")
 		return
 	}
 	// The token is checked before the body is read: an unauthenticated
 	// sender costs nothing.
 	if err := bearer(r.Header, d.cfg.Registry.Token); err != nil {
-		answer(http.StatusUnauthorized, OutcomeUnauthorized, reply{Status: "refused", Reason: err.Error()}, "notification refused")
+		answer(http.StatusUnauthorized, metrics.OutcomeUnauthorized, reply{Status: "refused", Reason: err.Error()}, "notification refused")
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || !slices.Contains(registryMediaTypes, mt) {
-		answer(http.StatusUnsupportedMediaType, OutcomeBadRequest, reply{Status: "refused", Reason: "want Content-Type " + strings.Join(registryMediaTypes, " or ")}, "notification refused")
+		answer(http.StatusUnsupportedMediaType, metrics.OutcomeBadRequest, reply{Status: "refused", Reason: "want Content-Type " + strings.Join(registryMediaTypes, " or ")}, "notification refused")
 		return
 	}
 	if r.ContentLength > MaxBody {
-		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "notification refused")
+		answer(http.StatusRequestEntityTooLarge, metrics.OutcomeTooLarge, reply{Status: "refused", Reason: fmt.Sprintf("body over %d bytes", MaxBody)}, "notification refused")
 		return
 	}
 	body, held, err := d.readBody(w, r)
 	if err != nil {
-		answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: "reading body failed: " + err.Error()}, "notification refused")
+		answer(http.StatusBadRequest, metrics.OutcomeBadRequest, reply{Status: "refused", Reason: "reading body failed: " + err.Error()}, "notification refused")
 		return
 	}
 	defer d.buffering.Add(-held)
 	refs, ids, err := pushedTags(body)
 	if err != nil {
-		answer(http.StatusBadRequest, OutcomeBadRequest, reply{Status: "refused", Reason: err.Error()}, "notification refused")
+		answer(http.StatusBadRequest, metrics.OutcomeBadRequest, reply{Status: "refused", Reason: err.Error()}, "notification refused")
 		return
 	}
 	if len(refs) == 0 {
-		answer(http.StatusOK, OutcomeIgnored, reply{Status: "ignored", Reason: "no tag was pushed"}, "notification ignored")
+		answer(http.StatusOK, metrics.OutcomeIgnored, reply{Status: "ignored", Reason: "no tag was pushed"}, "notification ignored")
 		return
 	}
 	keys := make([]string, 0, len(ids))
@@ -152,13 +142,13 @@ func (d *Daemon) registryHook(w http.ResponseWriter, r *http.Request) {
 	if !d.seen.addAll(keys...) {
 		// 200, not 409: a registry sends an event again until it is
 		// answered 2xx, so a refusal would have it retry for ever.
-		answer(http.StatusOK, OutcomeReplayed, reply{Status: "ignored", Reason: "notification was already received (replay)"}, "notification ignored")
+		answer(http.StatusOK, metrics.OutcomeReplayed, reply{Status: "ignored", Reason: "notification was already received (replay)"}, "notification ignored")
 		return
 	}
 	queued := 0
 	for _, wk := range d.order {
 		for _, ref := range refs {
-			if wk.enqueueUpdate(ref) {
+			if wk.EnqueueUpdate(ref) {
 				queued++
 			}
 		}
@@ -166,8 +156,8 @@ func (d *Daemon) registryHook(w http.ResponseWriter, r *http.Request) {
 	rep := reply{Status: "queued", Reason: "update of " + strings.Join(refs, ", ")}
 	if queued == 0 {
 		rep = reply{Status: "ignored", Reason: "no repository has an applied commit to update"}
-		answer(http.StatusAccepted, OutcomeIgnored, rep, "notification ignored")
+		answer(http.StatusAccepted, metrics.OutcomeIgnored, rep, "notification ignored")
 		return
 	}
-	answer(http.StatusAccepted, OutcomeAccepted, rep, "image push queued for update")
+	answer(http.StatusAccepted, metrics.OutcomeAccepted, rep, "image push queued for update")
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 const registryToken = "registry-token-0123456789abcdef"
@@ -34,7 +36,7 @@ func TestRegistryNotificationUpdates(t *testing.T) {
 	f.start()
 	c1 := f.remote.commit(`{"v":1}`)
 	f.push(GitHub, "refs/heads/main", c1)
-	f.wait("the first deploy", func(st RepoStatus) bool { return st.LastApplied == c1 })
+	f.wait("the first deploy", func(st queue.RepoStatus) bool { return st.LastApplied == c1 })
 
 	ct := map[string]string{"Content-Type": "application/vnd.docker.distribution.events.v1+json"}
 	with := func(h map[string]string, k, v string) map[string]string {
@@ -65,7 +67,9 @@ func TestRegistryNotificationUpdates(t *testing.T) {
 	if code != http.StatusAccepted || rep.Status != "queued" {
 		t.Fatalf("notification: %d %+v", code, rep)
 	}
-	st := f.wait("the update", func(st RepoStatus) bool { return st.Last != nil && strings.HasPrefix(st.Last.Trigger, "registry push") })
+	st := f.wait("the update", func(st queue.RepoStatus) bool {
+		return st.Last != nil && strings.HasPrefix(st.Last.Trigger, "registry push")
+	})
 	got, _ := dep.deploys()
 	if len(got) != 2 || !slices.Equal(got[1].Update, []string{"localhost:5000/team/app:2"}) || got[1].Commit != c1 ||
 		!strings.Contains(got[1].Source, "registry push localhost:5000/team/app:2") {
@@ -108,7 +112,7 @@ func TestInterruptedUpdateIsResumedAsAnUpdate(t *testing.T) {
 	f.start()
 	f.push(GitHub, "refs/heads/main", a)
 	<-dep.started
-	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 	dep.mu.Lock()
 	dep.gate = make(chan struct{})
 	dep.mu.Unlock()
@@ -125,7 +129,7 @@ func TestInterruptedUpdateIsResumedAsAnUpdate(t *testing.T) {
 	d2.Start()
 	t.Cleanup(d2.Stop)
 	f.d = d2
-	f.wait("the resumed update", func(s RepoStatus) bool {
+	f.wait("the resumed update", func(s queue.RepoStatus) bool {
 		return s.Last != nil && strings.HasPrefix(s.Last.Trigger, "resumed after a restart (registry push")
 	})
 	if got, _ := dep2.deploys(); len(got) != 1 || !slices.Equal(got[0].Update, []string{"localhost:5000/app:2"}) {

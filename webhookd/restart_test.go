@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 // The replay memory survives a restart: a delivery accepted before it is
@@ -25,7 +27,7 @@ func TestReplayMemorySurvivesARestart(t *testing.T) {
 	if code, rep := f.post("/hooks/infra", h, body); code != http.StatusAccepted {
 		t.Fatalf("first delivery: %d %+v", code, rep)
 	}
-	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 	f.d.Stop()
 
 	file := filepath.Join(f.state, ".status", replayFile)
@@ -101,7 +103,7 @@ func TestInterruptedDeployIsDoneAgainAfterARestart(t *testing.T) {
 	<-dep.started // the deploy is running: what a kill would cut short
 	b, err := os.ReadFile(filepath.Join(f.state, ".status", "infra.json"))
 	must(t, err)
-	var saved persisted
+	var saved queue.RepoStatus // as the status file holds its persisted part
 	must(t, json.Unmarshal(b, &saved))
 	if saved.InFlight == nil || saved.InFlight.Commit != a {
 		t.Fatalf("the running deploy is not in the saved status:\n%s", b)
@@ -126,7 +128,7 @@ func TestInterruptedDeployIsDoneAgainAfterARestart(t *testing.T) {
 		t.Fatalf("deploys after the restart: %+v", got)
 	}
 	st := d2.Status()[0]
-	if st.InFlight != nil || st.Last.Result() != ResultSuccess || !strings.HasPrefix(st.Last.Trigger, "resumed after a restart (github push") {
+	if st.InFlight != nil || st.Last.Result() != queue.ResultSuccess || !strings.HasPrefix(st.Last.Trigger, "resumed after a restart (github push") {
 		t.Errorf("status after the redo: %+v last %+v", st, st.Last)
 	}
 	close(dep.gate) // let the first daemon's deploy end for its cleanup

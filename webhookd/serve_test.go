@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 // selfSigned writes a certificate and key for 127.0.0.1 into dir.
@@ -47,7 +49,7 @@ func TestServeTLSThenShutDown(t *testing.T) {
 	cert, key := selfSigned(t, dir)
 	secret := filepath.Join(dir, "secret")
 	must(t, os.WriteFile(secret, []byte(testSecret), 0o600))
-	cfg, err := ParseConfig("t.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:9090\ntls: {cert: %s, key: %s}\nstateDir: %s\nrepos:\n  - name: infra\n    url: /srv/none\n    secretFile: %s\n", cert, key, dir, secret)), "h")
+	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:9090\ntls: {cert: %s, key: %s}\nstateDir: %s\nrepos:\n  - name: infra\n    url: /srv/none\n    secretFile: %s\n", cert, key, dir, secret)), "h")
 	must(t, err)
 	d, err := New(cfg, Options{Deployer: &fakeDeployer{}, Log: zerolog.Nop()})
 	must(t, err)

@@ -24,6 +24,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/webhookd/clone"
+	"github.com/syslet/syslet/webhookd/config"
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef"
@@ -73,7 +76,7 @@ func (r *remote) branch(name string, create bool) {
 // the test sends on it.
 type fakeDeployer struct {
 	mu      sync.Mutex
-	got     []DeployRequest
+	got     []queue.DeployRequest
 	content []string
 	gate    chan struct{}
 	started chan string
@@ -83,20 +86,20 @@ type fakeDeployer struct {
 	rollBack string
 	// drift is what Check finds; checks are the checks asked for.
 	drift  []notify.DriftUnit
-	checks []DeployRequest
+	checks []queue.DeployRequest
 	busy   string
 }
 
 // Check reports the fake's drift.
-func (f *fakeDeployer) Check(ctx context.Context, req DeployRequest) (CheckReport, error) {
+func (f *fakeDeployer) Check(ctx context.Context, req queue.DeployRequest) (queue.CheckReport, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checks = append(f.checks, req)
 	ev := notify.Event{Event: notify.Drift, Host: "web1", Summary: fmt.Sprintf("%d unit(s) differ", len(f.drift)), Drift: f.drift}
-	return CheckReport{Units: append([]notify.DriftUnit(nil), f.drift...), Busy: f.busy, Event: &ev}, nil
+	return queue.CheckReport{Units: append([]notify.DriftUnit(nil), f.drift...), Busy: f.busy, Event: &ev}, nil
 }
 
-func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployReport, error) {
+func (f *fakeDeployer) Deploy(ctx context.Context, req queue.DeployRequest) (queue.DeployReport, error) {
 	b, _ := os.ReadFile(filepath.Join(req.Dir, "app.json"))
 	if f.started != nil {
 		f.started <- req.Commit
@@ -114,7 +117,7 @@ func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployRep
 	}
 	if f.rollBack != "" && strings.Contains(string(b), f.rollBack) {
 		err := errors.New("rolled back to run run-1")
-		return DeployReport{RunID: run, Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
+		return queue.DeployReport{RunID: run, Summary: "rolled back to run run-1: web.service restarted 5 time(s)",
 			Verdict: verdict.RolledBack, RolledBackTo: "run-1", Failing: []string{"web.service: restarted 5 time(s) by Restart="},
 			Event: &notify.Event{Event: notify.RolledBack, Run: run, Error: err.Error(),
 				Failing: []notify.Unit{{Unit: "web.service", Reason: "restarted 5 time(s) by Restart=", Log: []string{"web: cannot start"}}}}}, err
@@ -123,18 +126,18 @@ func (f *fakeDeployer) Deploy(ctx context.Context, req DeployRequest) (DeployRep
 	if f.err != nil {
 		ev, v = &notify.Event{Event: notify.Failed, Run: run, Summary: "1 to change", Error: f.err.Error()}, verdict.Failed
 	}
-	return DeployReport{RunID: run, Summary: "1 to change", Event: ev, Verdict: v}, f.err
+	return queue.DeployReport{RunID: run, Summary: "1 to change", Event: ev, Verdict: v}, f.err
 }
 
-func (f *fakeDeployer) deploys() ([]DeployRequest, []string) {
+func (f *fakeDeployer) deploys() ([]queue.DeployRequest, []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]DeployRequest(nil), f.got...), append([]string(nil), f.content...)
+	return append([]queue.DeployRequest(nil), f.got...), append([]string(nil), f.content...)
 }
 
 // countingCheckout counts fetches, to prove a refused delivery causes no git traffic.
 type countingCheckout struct {
-	inner   Checkout
+	inner   clone.Checkout
 	fetches *atomic.Int32
 }
 
@@ -146,7 +149,7 @@ func (c countingCheckout) Contains(from, commit string) (bool, error) {
 	return c.inner.Contains(from, commit)
 }
 func (c countingCheckout) Checkout(commit string) (string, error) { return c.inner.Checkout(commit) }
-func (c countingCheckout) Repack(ctx context.Context) (Repacked, error) {
+func (c countingCheckout) Repack(ctx context.Context) (clone.Repacked, error) {
 	return c.inner.Repack(ctx)
 }
 func (c countingCheckout) RawCommit(commit string) ([]byte, error) {
@@ -162,12 +165,12 @@ type fixture struct {
 	n       int
 }
 
-func newFixture(t *testing.T, dep Deployer, extra string) *fixture {
+func newFixture(t *testing.T, dep queue.Deployer, extra string) *fixture {
 	t.Helper()
 	f := &fixture{t: t, remote: newRemote(t), state: t.TempDir()}
 	secret := filepath.Join(t.TempDir(), "secret")
 	must(t, os.WriteFile(secret, []byte(testSecret+"\n"), 0o600))
-	cfg, err := ParseConfig("test.yaml", []byte(fmt.Sprintf(`
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
 stateDir: %s
 repos:
   - name: infra
@@ -180,8 +183,8 @@ repos:
 	f.d, err = New(cfg, Options{
 		Deployer: dep,
 		Log:      zerolog.New(zerolog.NewTestWriter(t)),
-		NewCheckout: func(r *Repo, dir string) Checkout {
-			return countingCheckout{inner: NewGitCheckout(r, dir), fetches: &f.fetches}
+		NewCheckout: func(r *config.Repo, dir string) clone.Checkout {
+			return countingCheckout{inner: clone.New(r, dir), fetches: &f.fetches}
 		},
 	})
 	must(t, err)
@@ -241,7 +244,7 @@ func (f *fixture) push(forge Forge, ref, after string) (int, reply) {
 }
 
 // wait polls the repository's status until ok holds.
-func (f *fixture) wait(what string, ok func(RepoStatus) bool) RepoStatus {
+func (f *fixture) wait(what string, ok func(queue.RepoStatus) bool) queue.RepoStatus {
 	f.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -274,8 +277,8 @@ func TestPushDeploysExactlyThatCommit(t *testing.T) {
 	if code != http.StatusAccepted || rep.Status != "queued" || rep.Commit != a {
 		t.Fatalf("push: %d %+v", code, rep)
 	}
-	st := f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
-	if st.Last.Result() != ResultSuccess || st.Last.Summary != "1 to change" || st.Last.RunID != "run-1" || st.State != "idle" {
+	st := f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
+	if st.Last.Result() != queue.ResultSuccess || st.Last.Summary != "1 to change" || st.Last.RunID != "run-1" || st.State != "idle" {
 		t.Fatalf("status after a: %+v %+v", st, st.Last)
 	}
 	got, content := dep.deploys()
@@ -290,7 +293,7 @@ func TestPushDeploysExactlyThatCommit(t *testing.T) {
 		if code, rep := f.push(forge, "refs/heads/main", c); code != http.StatusAccepted || rep.Status != "queued" {
 			t.Fatalf("%s push: %d %+v", forge, code, rep)
 		}
-		f.wait(string(forge)+" applied", func(s RepoStatus) bool { return s.LastApplied == c })
+		f.wait(string(forge)+" applied", func(s queue.RepoStatus) bool { return s.LastApplied == c })
 		if _, content := dep.deploys(); content[i+1] != fmt.Sprintf(`{"v":"%s"}`, forge) {
 			t.Fatalf("%s deployed %q", forge, content[i+1])
 		}
@@ -302,7 +305,7 @@ func TestPushDeploysExactlyThatCommit(t *testing.T) {
 	cfg := *f.d.cfg
 	d2, err := New(&cfg, Options{Deployer: dep2, Log: zerolog.Nop()})
 	must(t, err)
-	if st := d2.Status()[0]; st.LastApplied != f.d.Status()[0].LastApplied || st.Last == nil || st.Last.Result() != ResultSuccess {
+	if st := d2.Status()[0]; st.LastApplied != f.d.Status()[0].LastApplied || st.Last == nil || st.Last.Result() != queue.ResultSuccess {
 		t.Fatalf("status not restored: %+v", st)
 	}
 	m := f.metrics()
@@ -402,7 +405,7 @@ func TestRefusedDeliveriesCauseNoGitTraffic(t *testing.T) {
 	if code, rep := f.post("/hooks/infra", h2, body); code != http.StatusConflict || !strings.Contains(rep.Reason, "replay") {
 		t.Fatalf("replay under a new delivery id: %d %+v", code, rep)
 	}
-	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 	if got, _ := dep.deploys(); len(got) != 1 {
 		t.Fatalf("%d deploys, want 1", len(got))
 	}
@@ -444,7 +447,7 @@ func TestBurstCoalescesIntoOneFollowUp(t *testing.T) {
 	dep.gate <- struct{}{}
 	<-dep.started
 	dep.gate <- struct{}{}
-	st := f.wait("last commit applied", func(s RepoStatus) bool { return s.LastApplied == commits[9] && s.State == "idle" })
+	st := f.wait("last commit applied", func(s queue.RepoStatus) bool { return s.LastApplied == commits[9] && s.State == "idle" })
 	got, _ := dep.deploys()
 	if len(got) != 2 || got[1].Commit != commits[9] || st.Last.Pushes != 9 {
 		t.Fatalf("deploys %+v, last %+v; want 2, the second of %s covering 9 pushes", got, st.Last, commits[9])
@@ -467,12 +470,12 @@ func TestOutOfOrderPushesDeployTheNewest(t *testing.T) {
 		t.Fatalf("follow-up deploys %s, want the newest %s", got, c)
 	}
 	dep.gate <- struct{}{}
-	f.wait("c applied", func(s RepoStatus) bool { return s.LastApplied == c && s.State == "idle" })
+	f.wait("c applied", func(s queue.RepoStatus) bool { return s.LastApplied == c && s.State == "idle" })
 
 	// b arrives again later (a redelivery): older than what is applied, skipped.
 	f.push(GitHub, "refs/heads/main", b)
-	st := f.wait("b skipped", func(s RepoStatus) bool { return s.Last.Commit == b })
-	if st.Last.Result() != ResultSkipped || st.LastApplied != c {
+	st := f.wait("b skipped", func(s queue.RepoStatus) bool { return s.Last.Commit == b })
+	if st.Last.Result() != queue.ResultSkipped || st.LastApplied != c {
 		t.Fatalf("late push: %+v", st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 2 {
@@ -490,8 +493,8 @@ func TestCommitNotOnBranchFails(t *testing.T) {
 	if code, _ := f.push(GitHub, "refs/heads/main", side); code != 202 {
 		t.Fatalf("push: %d", code)
 	}
-	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageFetch || !strings.Contains(st.LastError, "is not reachable from main") || st.LastApplied != "" {
+	st := f.wait("failure", func(s queue.RepoStatus) bool { return s.Last != nil })
+	if st.Last.Result() != queue.ResultFailed || st.Last.Stage() != queue.StageFetch || !strings.Contains(st.LastError, "is not reachable from main") || st.LastApplied != "" {
 		t.Fatalf("status: %+v %+v", st, st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 0 {
@@ -509,8 +512,8 @@ func TestUnreachableRemoteFails(t *testing.T) {
 	must(t, os.RemoveAll(f.remote.dir))
 	f.start()
 	f.push(GitHub, "refs/heads/main", a)
-	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageFetch || !strings.Contains(st.LastError, "fetching main from") {
+	st := f.wait("failure", func(s queue.RepoStatus) bool { return s.Last != nil })
+	if st.Last.Result() != queue.ResultFailed || st.Last.Stage() != queue.StageFetch || !strings.Contains(st.LastError, "fetching main from") {
 		t.Fatalf("status: %+v", st.Last)
 	}
 	if m := f.metrics(); !strings.Contains(m, `webhookd_git_fetches_total{repo="infra",result="error"} 1`) {
@@ -524,8 +527,8 @@ func TestDeployFailureIsReported(t *testing.T) {
 	a := f.remote.commit(`{"v":"a"}`)
 	f.start()
 	f.push(GitHub, "refs/heads/main", a)
-	st := f.wait("failure", func(s RepoStatus) bool { return s.Last != nil })
-	if st.Last.Result() != ResultFailed || st.Last.Stage() != StageApply || st.LastError != "the specs are invalid: 2 error(s)" || st.LastFailure == nil {
+	st := f.wait("failure", func(s queue.RepoStatus) bool { return s.Last != nil })
+	if st.Last.Result() != queue.ResultFailed || st.Last.Stage() != queue.StageApply || st.LastError != "the specs are invalid: 2 error(s)" || st.LastFailure == nil {
 		t.Fatalf("status: %+v", st.Last)
 	}
 }
@@ -536,9 +539,9 @@ func TestPollDeploysTheTipOnce(t *testing.T) {
 	f.d.cfg.Repos[0].PollInterval, f.d.cfg.Repos[0].PollDelay = 20*time.Millisecond, 0
 	a := f.remote.commit(`{"v":"a"}`)
 	f.start()
-	f.wait("a applied by poll", func(s RepoStatus) bool { return s.LastApplied == a })
+	f.wait("a applied by poll", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 	b := f.remote.commit(`{"v":"b"}`)
-	st := f.wait("b applied by poll", func(s RepoStatus) bool { return s.LastApplied == b })
+	st := f.wait("b applied by poll", func(s queue.RepoStatus) bool { return s.LastApplied == b })
 	if st.Last.Trigger != "poll" || st.LastPoll == nil {
 		t.Fatalf("status: %+v", st)
 	}
@@ -548,39 +551,6 @@ func TestPollDeploysTheTipOnce(t *testing.T) {
 	}
 	if got, _ := dep.deploys(); len(got) != 2 {
 		t.Fatalf("%d deploys, want 2 (polls of an applied tip deploy nothing)", len(got))
-	}
-}
-
-// TestPollSpread: a polling repository's first poll after a start waits
-// the delay drawn within its spread (here an hour: no poll fetches at
-// all), /status says when it is due, and a push still deploys meanwhile.
-func TestPollSpread(t *testing.T) {
-	dep := &fakeDeployer{}
-	f := newFixture(t, dep, "    poll: 10m\n    pollSpread: 5m\n")
-	if r := f.d.cfg.Repos[0]; r.PollInterval != 10*time.Minute || r.PollDelay != 5*time.Minute {
-		t.Fatalf("interval %s, spread %s", r.PollInterval, r.PollDelay)
-	}
-	var asked time.Duration
-	f.d.workers["infra"].pollDelay = func(max time.Duration) time.Duration { asked = max; return time.Hour }
-	a := f.remote.commit(`{"v":"a"}`)
-	t0 := time.Now()
-	f.start()
-	st := f.wait("next poll shown", func(s RepoStatus) bool { return s.NextPoll != nil })
-	if asked != 5*time.Minute || st.NextPoll.Before(t0.Add(59*time.Minute)) || st.LastPoll != nil {
-		t.Fatalf("delay drawn within %s; status %+v", asked, st)
-	}
-	f.push(GitHub, "refs/heads/main", a)
-	f.wait("a applied by its push", func(s RepoStatus) bool { return s.LastApplied == a })
-	if n := f.fetches.Load(); n != 1 {
-		t.Fatalf("%d fetches, want the push's one: the first poll is an hour away", n)
-	}
-	for range 1000 {
-		if d := randomDelay(time.Minute); d < 0 || d >= time.Minute {
-			t.Fatalf("randomDelay(1m) = %s", d)
-		}
-	}
-	if d := randomDelay(0); d != 0 {
-		t.Fatalf("randomDelay(0) = %s", d)
 	}
 }
 
@@ -609,7 +579,7 @@ func TestStatusAndHealthz(t *testing.T) {
 	f := newFixture(t, &fakeDeployer{}, "")
 	rec := httptest.NewRecorder()
 	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	var doc struct{ Repos []RepoStatus }
+	var doc struct{ Repos []queue.RepoStatus }
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Repos) != 1 || doc.Repos[0].Name != "infra" || doc.Repos[0].Path != "hosts/web1" || doc.Repos[0].State != "idle" {
 		t.Fatalf("status: %s %v", rec.Body, err)
 	}
@@ -675,10 +645,10 @@ func TestRolledBackIsNotRetried(t *testing.T) {
 	f.d.cfg.Repos[0].PollInterval, f.d.cfg.Repos[0].PollDelay = 20*time.Millisecond, 0
 	a := f.remote.commit(`{"v":"a"}`)
 	f.start()
-	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+	f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 	b := f.remote.commit(`{"v":"broken"}`)
-	st := f.wait("b rolled back", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == b })
-	if st.Last.Result() != ResultRolledBack || st.Last.Stage() != StageGate || st.LastApplied != a ||
+	st := f.wait("b rolled back", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == b })
+	if st.Last.Result() != queue.ResultRolledBack || st.Last.Stage() != queue.StageGate || st.LastApplied != a ||
 		st.Last.RolledBackTo != "run-1" || len(st.Last.FailingUnits) != 1 || !strings.Contains(st.Last.FailingUnits[0], "web.service") {
 		t.Fatalf("status after the rollback: %+v %+v", st, st.Last)
 	}
@@ -690,13 +660,20 @@ func TestRolledBackIsNotRetried(t *testing.T) {
 		t.Fatalf("%d deploys, want 2: a rolled-back commit is not retried until the branch moves", len(got))
 	}
 	c := f.remote.commit(`{"v":"c"}`)
-	st = f.wait("c applied", func(s RepoStatus) bool { return s.LastApplied == c })
-	if st.Last.Result() != ResultSuccess || st.LastFailure == nil || st.LastFailure.Result() != ResultRolledBack {
+	st = f.wait("c applied", func(s queue.RepoStatus) bool { return s.LastApplied == c })
+	if st.Last.Result() != queue.ResultSuccess || st.LastFailure == nil || st.LastFailure.Result() != queue.ResultRolledBack {
 		t.Fatalf("after a good commit: %+v", st)
 	}
 	rec := httptest.NewRecorder()
 	f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if !strings.Contains(rec.Body.String(), `result="rolled-back"`) {
 		t.Errorf("metrics lack the rolled-back deploy:\n%s", rec.Body.String())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/syslet/syslet/webhookd/config"
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 // signingKey makes an ed25519 key with ssh-keygen and returns the private
@@ -128,7 +131,7 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 
 	good := f.remote.signedCommit(alice, `{"v":"good"}`)
 	f.push(GitHub, "refs/heads/main", good)
-	st := f.wait("good applied", func(s RepoStatus) bool { return s.LastApplied == good })
+	st := f.wait("good applied", func(s queue.RepoStatus) bool { return s.LastApplied == good })
 	if s := st.Last.Signer; s == nil || s.Principal != "alice@example.org" || !strings.HasPrefix(s.Fingerprint, "SHA256:") {
 		t.Fatalf("signer %+v", st.Last.Signer)
 	}
@@ -141,8 +144,8 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 	for _, c := range []struct{ key, reason string }{{"", "unsigned"}, {mallory, "unknown-key"}, {old, "key-expired"}} {
 		commit := f.remote.signedCommit(c.key, fmt.Sprintf(`{"v":%q}`, c.reason))
 		f.push(GitHub, "refs/heads/main", commit)
-		st := f.wait(c.reason, func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
-		if st.Last.Result() != ResultFailed || st.Last.Stage() != StageSignature || st.Last.Refusal != c.reason || !strings.HasPrefix(st.Last.Error, c.reason+": commit ") || st.LastApplied != good {
+		st := f.wait(c.reason, func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == commit && s.State == "idle" })
+		if st.Last.Result() != queue.ResultFailed || st.Last.Stage() != queue.StageSignature || st.Last.Refusal != c.reason || !strings.HasPrefix(st.Last.Error, c.reason+": commit ") || st.LastApplied != good {
 			t.Fatalf("%s: %+v", c.reason, st.Last)
 		}
 		if got, _ := dep.deploys(); len(got) != deployed {
@@ -178,7 +181,7 @@ func TestOnlySignedCommitsDeploy(t *testing.T) {
 	if ev := evs[1]; !strings.HasPrefix(ev.Source.Signer, "alice@example.org (ssh-ed25519 SHA256:") {
 		t.Errorf("succeeded event's signer %q", ev.Source.Signer)
 	}
-	if ev := evs[2]; ev.Stage != StageSignature || !strings.HasPrefix(ev.Error, "unsigned: ") {
+	if ev := evs[2]; ev.Stage != queue.StageSignature || !strings.HasPrefix(ev.Error, "unsigned: ") {
 		t.Errorf("refusal event %+v", ev)
 	}
 	m := f.metrics()
@@ -204,7 +207,7 @@ func TestPollingRefusesAnUnsignedTip(t *testing.T) {
 	f := newFixture(t, dep, fmt.Sprintf("    poll: 1h\n    pollSpread: 0s\n    verify: {allowedSigners: %s}\n", allowedSignersFile(t, aliceLine)))
 	tip := f.remote.signedCommit("", `{"v":"unsigned"}`)
 	f.start()
-	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == tip })
+	st := f.wait("refused", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == tip })
 	if st.Last.Trigger != "poll" || st.Last.Refusal != "unsigned" || st.LastApplied != "" {
 		t.Fatalf("%+v", st.Last)
 	}
@@ -232,7 +235,7 @@ func TestVerifyConfig(t *testing.T) {
 		"keyring of ssh":   {"{keyring: " + allowedSignersFile(t, line) + "}", "not a readable OpenPGP keyring"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParseConfig("test.yaml", []byte("repos:\n  - {name: infra, url: /srv/infra, poll: 1m, verify: "+c.verify+"}\n"), "web1")
+			_, err := config.Parse("test.yaml", []byte("repos:\n  - {name: infra, url: /srv/infra, poll: 1m, verify: "+c.verify+"}\n"), "web1")
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
@@ -251,13 +254,13 @@ func TestGPGSignedCommitsDeploy(t *testing.T) {
 	f.start()
 	good := f.remote.gpgCommit(aliceEnv, aliceFpr, `{"v":"good"}`)
 	f.push(GitHub, "refs/heads/main", good)
-	st := f.wait("good applied", func(s RepoStatus) bool { return s.LastApplied == good })
+	st := f.wait("good applied", func(s queue.RepoStatus) bool { return s.LastApplied == good })
 	if s := st.Last.Signer; s == nil || s.Principal != "Alice <alice@example.org>" || s.Fingerprint != aliceFpr || s.KeyType != "openpgp" {
 		t.Fatalf("signer %+v", st.Last.Signer)
 	}
 	bad := f.remote.gpgCommit(malloryEnv, malloryFpr, `{"v":"mallory"}`)
 	f.push(GitHub, "refs/heads/main", bad)
-	st = f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == bad && s.State == "idle" })
+	st = f.wait("refused", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == bad && s.State == "idle" })
 	if st.Last.Refusal != "unknown-key" || !strings.Contains(st.Last.Error, malloryFpr) || st.LastApplied != good {
 		t.Fatalf("%+v", st.Last)
 	}
@@ -280,8 +283,8 @@ func TestHostileTipIsScreened(t *testing.T) {
 	hostile := strings.TrimSpace(string(out))
 	f.start()
 	f.push(GitHub, "refs/heads/main", hostile)
-	st := f.wait("refused", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == hostile })
-	if st.Last.Refusal != "bad-signature" || st.Last.Stage() != StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
+	st := f.wait("refused", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == hostile })
+	if st.Last.Refusal != "bad-signature" || st.Last.Stage() != queue.StageSignature || !strings.Contains(st.Last.Error, "over the cap") {
 		t.Fatalf("%+v", st.Last)
 	}
 	if got, _ := dep.deploys(); len(got) != 0 {
@@ -292,7 +295,7 @@ func TestHostileTipIsScreened(t *testing.T) {
 	// the clone's refs for what it has) and deploys.
 	next := f.remote.signedCommit("", `{"v":"next"}`) // the git CLI: go-git's own commit would decode the hostile parent
 	f.push(GitHub, "refs/heads/main", next)
-	st = f.wait("next applied", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == next && s.State == "idle" })
+	st = f.wait("next applied", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == next && s.State == "idle" })
 	t.Logf("next: %+v", st.Last)
 	if st.LastApplied != next {
 		t.Fatalf("%+v", st.Last)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 // slowClients is how many clients trickle their bodies in these tests.
@@ -111,7 +113,7 @@ func TestSlowBodiesHoldNoSlot(t *testing.T) {
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("the real push among the slow clients: %d, want 202", resp.StatusCode)
 		}
-		f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
+		f.wait("a applied", func(s queue.RepoStatus) bool { return s.LastApplied == a })
 		if n := len(answers); n != 0 {
 			t.Errorf("%d slow clients were answered before the push was deployed; want all still being read", n)
 		}

@@ -16,9 +16,9 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
 const testToken = "forge-token-0123456789"
@@ -141,10 +141,10 @@ notify:
 			f.start()
 			good := f.remote.commit(`{"v":"good"}`)
 			f.push(GitHub, "refs/heads/main", good)
-			f.wait("good applied", func(s RepoStatus) bool { return s.LastApplied == good })
+			f.wait("good applied", func(s queue.RepoStatus) bool { return s.LastApplied == good })
 			bad := f.remote.commit(`{"v":"bad"}`)
 			f.push(GitHub, "refs/heads/main", bad)
-			f.wait("bad rolled back", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == bad && s.State == "idle" })
+			f.wait("bad rolled back", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == bad && s.State == "idle" })
 
 			reqs := forge.waitN(t, 4)
 			var states []string
@@ -173,7 +173,7 @@ notify:
 				if body[tc.nameField] != "syslet/web1" && !strings.HasPrefix(body[tc.nameField], "syslet/") {
 					t.Errorf("request %d: %s %q", i, tc.nameField, body[tc.nameField])
 				}
-				if body["target_url"] != "https://dash.example/"+f.d.order[0].hostname+"/"+commit || body["description"] == "" || len(body["description"]) > 140 {
+				if body["target_url"] != "https://dash.example/"+f.d.cfg.Hostname+"/"+commit || body["description"] == "" || len(body["description"]) > 140 {
 					t.Errorf("request %d: body %v", i, body)
 				}
 				for k := range body {
@@ -204,7 +204,7 @@ notify:
 					t.Errorf("event source %+v", ev)
 				}
 			}
-			if rb := evs[3]; rb.Source.Commit != bad || rb.Stage != StageGate || len(rb.Failing) != 1 || rb.DurationSeconds <= 0 {
+			if rb := evs[3]; rb.Source.Commit != bad || rb.Stage != queue.StageGate || len(rb.Failing) != 1 || rb.DurationSeconds <= 0 {
 				t.Errorf("rolled-back event %+v", rb)
 			}
 			// A delivery is counted once its answer is read, a moment after
@@ -240,9 +240,9 @@ func TestFailuresBeforeTheApply(t *testing.T) {
 	c, err := wt.Commit("no host dir", testCommitOpts())
 	must(t, err)
 	f.push(GitHub, "refs/heads/main", c.String())
-	f.wait("checkout failure", func(s RepoStatus) bool { return s.Last != nil && s.Last.Result() == ResultFailed })
+	f.wait("checkout failure", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Result() == queue.ResultFailed })
 	kinds, evs := events(t, hook.waitN(t, 1))
-	if strings.Join(kinds, " ") != "failed" || evs[0].Stage != StageCheckout || !strings.Contains(evs[0].Error, "has no directory") {
+	if strings.Join(kinds, " ") != "failed" || evs[0].Stage != queue.StageCheckout || !strings.Contains(evs[0].Error, "has no directory") {
 		t.Fatalf("events %v %+v", kinds, evs)
 	}
 	var states []string
@@ -251,14 +251,14 @@ func TestFailuresBeforeTheApply(t *testing.T) {
 		json.Unmarshal(q.body, &b)
 		states = append(states, b["state"]+": "+b["description"])
 	}
-	if len(states) != 2 || states[0] != "pending: deploying to "+f.d.order[0].hostname || !strings.HasPrefix(states[1], "failure: failed on ") {
+	if len(states) != 2 || states[0] != "pending: deploying to "+f.d.cfg.Hostname || !strings.HasPrefix(states[1], "failure: failed on ") {
 		t.Fatalf("states %q", states)
 	}
 
 	dep.err = errors.New("apply failed: web.service did not start")
 	a := f.remote.commit(`{"v":"a"}`)
 	f.push(GitHub, "refs/heads/main", a)
-	f.wait("apply failure", func(s RepoStatus) bool { return s.Last != nil && s.Last.Commit == a && s.State == "idle" })
+	f.wait("apply failure", func(s queue.RepoStatus) bool { return s.Last != nil && s.Last.Commit == a && s.State == "idle" })
 	kinds, _ = events(t, hook.waitN(t, 3))
 	if strings.Join(kinds, " ") != "failed started failed" {
 		t.Fatalf("events %v", kinds)
@@ -285,8 +285,8 @@ notify:
 	for i := range 3 {
 		c := f.remote.commit(fmt.Sprintf(`{"v":%d}`, i))
 		f.push(GitHub, "refs/heads/main", c)
-		st := f.wait("applied", func(s RepoStatus) bool { return s.LastApplied == c })
-		if st.Last.Result() != ResultSuccess {
+		st := f.wait("applied", func(s queue.RepoStatus) bool { return s.LastApplied == c })
+		if st.Last.Result() != queue.ResultSuccess {
 			t.Fatalf("deploy %d: %s", i, st.Last.Result())
 		}
 	}
@@ -329,8 +329,8 @@ notify:
 	for i := range 3 {
 		c := f.remote.commit(fmt.Sprintf(`{"v":%d}`, i))
 		f.push(GitHub, "refs/heads/main", c)
-		st := f.wait("applied", func(s RepoStatus) bool { return s.LastApplied == c && s.State == "idle" })
-		if st.Last.Result() != ResultSuccess {
+		st := f.wait("applied", func(s queue.RepoStatus) bool { return s.LastApplied == c && s.State == "idle" })
+		if st.Last.Result() != queue.ResultSuccess {
 			t.Fatalf("deploy %d: %s", i, st.Last.Result())
 		}
 	}
@@ -355,101 +355,6 @@ func grep(s string, words ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// TestDriftCheck: a check finds a hand edit: /status and the gauges show
-// it, one drift notification is sent however often it is found again,
-// nothing is deployed; once it is gone, the gauges return to zero. With
-// reconcile, a difference deploys the applied commit again with force.
-func TestDriftCheck(t *testing.T) {
-	hook := newReceiver(t)
-	dep := &fakeDeployer{}
-	f := newFixture(t, dep, fmt.Sprintf("    drift: {interval: 1h}\nnotify: [{type: webhook, url: %s}]\n", hook.srv.URL))
-	f.start()
-	w := f.d.workers["infra"]
-
-	w.checkDrift() // nothing applied yet: an error, no check of the host
-	if st := f.d.Status()[0]; st.Drift == nil || !strings.Contains(st.Drift.Error, "no commit is applied yet") || len(dep.checks) != 0 {
-		t.Fatalf("before any deploy: %+v", st.Drift)
-	}
-
-	a := f.remote.commit(`{"v":"a"}`)
-	f.push(GitHub, "refs/heads/main", a)
-	f.wait("a applied", func(s RepoStatus) bool { return s.LastApplied == a })
-	hook.waitN(t, 2) // started, succeeded
-
-	dep.mu.Lock()
-	dep.drift = []notify.DriftUnit{{Unit: "web.container", Kind: notify.DriftEdited, Effect: "drift", Reasons: []string{"edited by hand"}}}
-	dep.mu.Unlock()
-	for range 3 {
-		w.checkDrift()
-	}
-	st := f.d.Status()[0]
-	if d := st.Drift; d == nil || d.Drift != 1 || d.Change != 0 || d.Commit != a || d.Since == nil || d.CheckedAt == nil || d.Error != "" || len(d.Units) != 1 {
-		t.Fatalf("drift status %+v", st.Drift)
-	}
-	if st.DriftInterval != 3600 || len(dep.checks) != 3 || dep.checks[0].Dir != filepath.Join(f.state, "infra", "hosts", "web1") {
-		t.Fatalf("status %+v, checks %+v", st, dep.checks)
-	}
-	m := f.metrics()
-	if !strings.Contains(m, `webhookd_drift_units{kind="drift",repo="infra"} 1`) || !strings.Contains(m, `webhookd_drift_checks_total{repo="infra",result="ok"} 3`) ||
-		!strings.Contains(m, `webhookd_drift_last_check_timestamp_seconds{repo="infra"} 1.`) {
-		t.Errorf("metrics:\n%s", grep(m, "drift"))
-	}
-	time.Sleep(100 * time.Millisecond)
-	kinds, evs := events(t, hook.requests())
-	if strings.Join(kinds, " ") != "started succeeded drift" || evs[2].Source.Trigger != "drift check" || evs[2].Source.Commit != a || len(evs[2].Drift) != 1 {
-		t.Fatalf("events %v %+v", kinds, evs)
-	}
-	if got, _ := dep.deploys(); len(got) != 1 {
-		t.Fatalf("a check deployed: %+v", got)
-	}
-
-	// A restarted daemon remembers the drift it told: the same drift found
-	// again is not told again.
-	cfg := *f.d.cfg
-	d2, err := New(&cfg, Options{Deployer: dep, Log: zerolog.Nop()})
-	must(t, err)
-	if d := d2.Status()[0].Drift; d == nil || d.Drift != 1 || len(d.Units) != 1 {
-		t.Fatalf("drift not restored: %+v", d)
-	}
-	d2.workers["infra"].checkDrift()
-	d2.Stop()
-	if kinds, _ := events(t, hook.requests()); strings.Join(kinds, " ") != "started succeeded drift" {
-		t.Fatalf("after a restart: events %v", kinds)
-	}
-
-	// Another apply holds the lock: the check counts for nothing.
-	dep.mu.Lock()
-	dep.busy, dep.drift = "pid 1 (source stdin)", nil
-	dep.mu.Unlock()
-	w.checkDrift()
-	if f.d.Status()[0].Drift.Drift != 1 {
-		t.Fatalf("a busy check changed the status")
-	}
-	dep.mu.Lock()
-	dep.busy = ""
-	dep.mu.Unlock()
-	w.checkDrift()
-	if d := f.d.Status()[0].Drift; d.Drift != 0 || d.Since != nil || len(d.Units) != 0 {
-		t.Fatalf("after the fix: %+v", d)
-	}
-	if m := f.metrics(); !strings.Contains(m, `webhookd_drift_units{kind="drift",repo="infra"} 0`) {
-		t.Errorf("gauge not back to zero:\n%s", grep(m, "drift_units"))
-	}
-
-	// Reconcile: the applied commit is deployed again, with force.
-	f.d.cfg.Repos[0].Reconcile = true
-	dep.mu.Lock()
-	dep.drift = []notify.DriftUnit{{Unit: "api.container", Kind: notify.DriftStart, Effect: "start"}}
-	dep.mu.Unlock()
-	w.checkDrift()
-	f.wait("reconciled", func(s RepoStatus) bool {
-		return s.Last != nil && s.Last.Trigger == "reconcile (replacing hand edits)" && s.State == "idle"
-	})
-	if got, _ := dep.deploys(); len(got) != 2 || got[1].Commit != a || !got[1].Force {
-		t.Fatalf("reconcile deploys %+v", got)
-	}
 }
 
 func testCommitOpts() *git.CommitOptions {

@@ -12,10 +12,10 @@ import (
 	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/verdict"
-	"github.com/syslet/syslet/webhookd"
+	"github.com/syslet/syslet/webhookd/queue"
 )
 
-// deployer adapts pkg/app/deploy to webhookd.Deployer: one unattended apply of
+// deployer adapts pkg/app/deploy to queue.Deployer, what webhookd deploys through: one unattended apply of
 // a checked-out spec directory, under the host's apply lock.
 type deployer struct {
 	log         zerolog.Logger
@@ -24,7 +24,7 @@ type deployer struct {
 	soak        time.Duration
 }
 
-func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webhookd.DeployReport, error) {
+func (d deployer) Deploy(ctx context.Context, req queue.DeployRequest) (queue.DeployReport, error) {
 	log := d.log.With().Str("repo", req.Repo).Str("commit", req.Commit).Logger()
 	out, err := deploy.Run(ctx, deploy.Request{
 		Path:   req.Dir,
@@ -45,7 +45,7 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
 		// apply short; webhookd waits for it instead.
 	})
-	rep := webhookd.DeployReport{RunID: out.RunID, Summary: out.Summary, Verdict: out.Verdict}
+	rep := queue.DeployReport{RunID: out.RunID, Summary: out.Summary, Verdict: out.Verdict}
 	if rb := out.Rollback; rb != nil && out.Verdict == verdict.RolledBack {
 		rep.RolledBackTo = rb.Generation
 	}
@@ -71,10 +71,10 @@ func (d deployer) Deploy(ctx context.Context, req webhookd.DeployRequest) (webho
 // Check plans the directory read-only, as `syslet --diff DIR` does: no
 // lock is taken and nothing changes. The plan is not logged (a check runs
 // every interval); its findings and warnings are, at debug level.
-func (d deployer) Check(ctx context.Context, req webhookd.DeployRequest) (webhookd.CheckReport, error) {
+func (d deployer) Check(ctx context.Context, req queue.DeployRequest) (queue.CheckReport, error) {
 	log := d.log.With().Str("repo", req.Repo).Str("commit", req.Commit).Str("check", "drift").Logger()
 	out, err := deploy.Run(ctx, deploy.Request{Path: req.Dir, Source: req.Source, Diff: true, View: view.NewCheckLog(log)})
-	var rep webhookd.CheckReport
+	var rep queue.CheckReport
 	if out.Plan == nil {
 		if err == nil {
 			err = errors.New("the check made no plan")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/webhookd"
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 // Exit codes (webhookd(8) lists them from these comments).
@@ -48,7 +49,7 @@ type options struct {
 func flagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("webhookd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.config, "config", webhookd.DefaultConfigPath, "read the configuration (YAML) from `FILE`")
+	fs.StringVar(&o.config, "config", config.DefaultPath, "read the configuration (YAML) from `FILE`")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
 	fs.BoolVar(&o.notifyTest, "notify-test", false, "send a test event to every notification target of the configuration, print what came of each and exit (1 when one failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log at `LEVEL`: debug, info, warn or error")
@@ -95,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "webhookd: hostname:", err)
 		return exitError
 	}
-	cfg, err := webhookd.LoadConfig(o.config, hostname)
+	cfg, err := config.Load(o.config, hostname)
 	if err != nil {
 		fmt.Fprintln(stderr, "webhookd:", err)
 		return exitConfig

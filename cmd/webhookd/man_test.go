@@ -12,11 +12,12 @@ import (
 	"github.com/syslet/syslet/pkg/docpage"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/webhookd"
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 // webhookd(8) and docs/reference/webhookd.md are generated from webhookd's flag definitions (flagSet),
-// the comments of its configuration's fields (webhookd/config.go), its
-// metrics (webhookd/metrics.go), its exit codes (main.go) and the example
+// the comments of its configuration's fields (webhookd/config/file.go), its
+// metrics (webhookd/metrics/metrics.go), its exit codes (main.go) and the example
 // configuration the package installs; `go tool task golden` (-update)
 // rewrites it, and this test fails when it differs or does not lint.
 var update = flag.Bool("update", false, "rewrite pkg/release/packaging/man/webhookd.8")
@@ -32,18 +33,18 @@ const (
 
 // defaults spells the package's default constants in a field comment.
 var defaults = strings.NewReplacer(
-	"DefaultListen", "`"+webhookd.DefaultListen+"`",
-	"DefaultStateDir", "`"+webhookd.DefaultStateDir+"`",
-	"DefaultBranch", "`"+webhookd.DefaultBranch+"`",
-	"DefaultSoak", "`"+webhookd.DefaultSoak.String()+"`",
-	"DefaultDriftInterval", "`"+strings.TrimSuffix(webhookd.DefaultDriftInterval.String(), "0s")+"`", // 15m, not 15m0s
+	"DefaultListen", "`"+config.DefaultListen+"`",
+	"DefaultStateDir", "`"+config.DefaultStateDir+"`",
+	"DefaultBranch", "`"+config.DefaultBranch+"`",
+	"DefaultSoak", "`"+config.DefaultSoak.String()+"`",
+	"DefaultDriftInterval", "`"+strings.TrimSuffix(config.DefaultDriftInterval.String(), "0s")+"`", // 15m, not 15m0s
 )
 
 // configList lists the fields of type name of webhookd's configuration,
 // prefixed (repos[].).
 func configList(t *testing.T, name, prefix string) docpage.List {
 	t.Helper()
-	fields, err := docpage.Fields("../../webhookd/config.go", name, "yaml")
+	fields, err := docpage.Fields("../../webhookd/config/file.go", name, "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func configList(t *testing.T, name, prefix string) docpage.List {
 			continue
 		}
 		if f.Doc == "" {
-			t.Errorf("webhookd/config.go: %s.%s has no comment to document it", name, f.Name)
+			t.Errorf("webhookd/config/file.go: %s.%s has no comment to document it", name, f.Name)
 		}
 		l = append(l, docpage.Item{Term: "`" + prefix + f.Key + "`", Text: defaults.Replace(f.Doc)})
 	}
@@ -97,7 +98,7 @@ func webhookdPage(t *testing.T) docpage.Page {
 			exits = append(exits, docpage.Item{Term: c.Value, Text: c.Doc})
 		}
 	}
-	metrics, err := docpage.Literals("../../webhookd/metrics.go", "Name", "Help")
+	metrics, err := docpage.Literals("../../webhookd/metrics/metrics.go", "Name", "Help")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func webhookdPage(t *testing.T) docpage.Page {
 	for _, m := range metrics {
 		mlist = append(mlist, docpage.Item{Term: "`" + m[0] + "`", Text: m[1]})
 	}
-	outcomes, err := docpage.Consts("../../webhookd/metrics.go")
+	outcomes, err := docpage.Consts("../../webhookd/metrics/metrics.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/notify"
-	"github.com/syslet/syslet/webhookd"
+	"github.com/syslet/syslet/webhookd/config"
 )
 
 // notifyTest is `webhookd --notify-test`: one test event to every
 // notification target of the configuration, waited for, each target's
 // result printed; exit 1 when one failed or none is configured.
-func notifyTest(cfg *webhookd.Config, hostname string, stdout, stderr io.Writer) int {
+func notifyTest(cfg *config.Config, hostname string, stdout, stderr io.Writer) int {
 	if len(cfg.NotifyTargets) == 0 {
 		fmt.Fprintln(stderr, "webhookd: no notification targets are configured (notify: [...])")
 		return exitError
