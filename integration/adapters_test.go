@@ -14,10 +14,11 @@ import (
 
 // TestAdaptersInGuest runs the host adapters' own guest tests (build tag
 // "guest": pkg/host/systemd against systemd 257 over D-Bus, pkg/host/podman
-// against podman 5.4's REST socket) inside a test host, the way
-// go-systemd's CI runs its tests in a privileged container.
+// against podman 5.4's REST socket, pkg/host/proxy against HAProxy 3.0)
+// inside a test host, the way go-systemd's CI runs its tests in a
+// privileged container.
 func TestAdaptersInGuest(t *testing.T) {
-	adaptersInGuest(t, "systemd", "podman")
+	adaptersInGuest(t, "systemd", "podman", "proxy")
 }
 
 // adaptersInGuest runs the guest tests of the named pkg/host adapters, each

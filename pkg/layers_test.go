@@ -21,7 +21,7 @@ var layers = []struct {
 	may      []string // layers it may import, besides its own
 }{
 	{"ground", []string{"pkg/"}, nil},
-	{"adapter", []string{"pkg/host/fsroot", "pkg/host/podman", "pkg/host/systemd", "pkg/host/stage"}, []string{"ground"}},
+	{"adapter", []string{"pkg/host/fsroot", "pkg/host/podman", "pkg/host/proxy", "pkg/host/systemd", "pkg/host/stage"}, []string{"ground"}},
 	{"render", []string{"render"}, []string{"ground"}},
 	{"load", []string{"pkg/load"}, []string{"render", "ground"}},
 	{"plan", []string{"plan"}, []string{"render", "ground"}},

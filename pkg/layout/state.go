@@ -57,3 +57,23 @@ func TestPauseFile(n int) string { return RunHome + "/test-paused-" + strconv.It
 // Under places a host path beneath a managed root: the one way syslet's
 // own files and the trees it manages are found when the root is not "/".
 func Under(root, p string) string { return filepath.Join(root, p) }
+
+// The reverse proxy syslet runs for its start-first containers (package
+// proxy says what it is): HAProxy from the host's package, under a unit
+// of syslet's own, never Debian's haproxy.service.
+const (
+	// ProxyService is the proxy's unit, and ProxyUnit its file: a plain
+	// systemd unit (quadlet has no kind for it).
+	ProxyService = "syslet-proxy.service"
+	ProxyUnit    = "/etc/systemd/system/syslet-proxy.service"
+	// ProxyConfig is HAProxy's configuration, written by syslet alone.
+	ProxyConfig = "/etc/syslet/proxy/haproxy.cfg"
+	// ProxyState is HAProxy's server state file: saved by syslet after
+	// every switch (and before every reload), read by HAProxy at every
+	// start and reload, and by the plan for which slot is live.
+	ProxyState = "/var/lib/syslet/proxy/server-state"
+	// ProxySocket is HAProxy's runtime API (level admin, root only).
+	ProxySocket = "/run/syslet-proxy/admin.sock"
+	// ProxyBinary is HAProxy as Debian installs it.
+	ProxyBinary = "/usr/sbin/haproxy"
+)
