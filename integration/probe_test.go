@@ -1,0 +1,189 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syslet/syslet/integration/testhost"
+)
+
+// Readiness probes on a real host (issue 52): the health gate asks the
+// service itself, from the host, whether it serves. Every image here is
+// the test server alone in a FROM scratch image (no shell, nothing to
+// run inside), and one host serves every subtest in turn.
+
+const probeDir = "/srv/probe"
+
+// probeHost is a host with the test server images a probe test deploys.
+type probeHost struct {
+	*testhost.Host
+	t *testing.T
+	// ok answers 200 "ok" on /up; v2 too, with another marker; bad
+	// answers 503 "db unreachable"; hang accepts /up and never answers.
+	ok, v2, bad, hang string
+}
+
+func newProbeHost(t *testing.T) *probeHost {
+	t.Helper()
+	h := startWithSyslet(t)
+	h.MustRun(t, "systemctl enable --now podman.socket && mkdir -p "+probeDir)
+	return &probeHost{Host: h, t: t,
+		ok:   serverImage(t, h, "srv:ok", map[string]string{"MARKER": "ok"}),
+		v2:   serverImage(t, h, "srv:v2", map[string]string{"MARKER": "v2"}),
+		bad:  serverImage(t, h, "srv:bad", map[string]string{"MARKER": "bad", "UP_STATUS": "503", "UP_BODY": "db unreachable"}),
+		hang: serverImage(t, h, "srv:hang", map[string]string{"MARKER": "hang", "HANG": "1"}),
+	}
+}
+
+// web is the container spec the subtests deploy: image published on
+// 127.0.0.1:8080, probed with probe (nil: none).
+func web(image string, probe map[string]any) string {
+	s := map[string]any{"apiVersion": "v1", "type": "container", "name": "web",
+		"unit": map[string]any{"Container": map[string]any{"Image": image, "PublishPort": "127.0.0.1:8080:8080"}}}
+	if probe != nil {
+		s["probe"] = probe
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// upProbe is the probe of GET :8080/PATH, ready within deadline.
+func upProbe(path, deadline string) map[string]any {
+	return map[string]any{"http": map[string]any{"port": 8080, "path": path}, "deadline": deadline}
+}
+
+// apply writes the specs and applies them with --output json.
+func (p *probeHost) apply(specs ...string) (testhost.Result, probeOutcome) {
+	p.t.Helper()
+	must(p.t, p.WriteFile(probeDir+"/specs.json", []byte(strings.Join(specs, "\n")), 0o644))
+	res := p.Run("syslet --output json " + probeDir + "/specs.json")
+	var o probeOutcome
+	if err := json.Unmarshal([]byte(res.Stdout), &o); err != nil {
+		p.t.Fatalf("syslet --output json printed no document (%v):\n%s", err, res)
+	}
+	return res, o
+}
+
+// probeOutcome is what the tests read of syslet's --output json.
+type probeOutcome struct {
+	Summary string
+	Gate    *struct {
+		Took     time.Duration
+		Failures []struct{ Service, Reason string }
+	}
+	Rollback *struct {
+		Passed bool
+		Gate   *struct{ Units []string }
+	}
+}
+
+// reasons are the gate's failure reasons, one a line.
+func (o probeOutcome) reasons() string {
+	if o.Gate == nil {
+		return ""
+	}
+	var rs []string
+	for _, f := range o.Gate.Failures {
+		rs = append(rs, f.Service+": "+f.Reason)
+	}
+	return strings.Join(rs, "\n")
+}
+
+// stats is the test server's request count per path, read from inside
+// the host.
+func (p *probeHost) stats(port int) map[string]int {
+	p.t.Helper()
+	var m map[string]int
+	must(p.t, json.Unmarshal([]byte(p.MustRun(p.t, fmt.Sprintf("curl -sS --retry 5 --retry-connrefused --retry-delay 1 http://127.0.0.1:%d/stats", port))), &m))
+	return m
+}
+
+// serves is what GET / answers on 127.0.0.1:8080.
+func (p *probeHost) serves() string {
+	p.t.Helper()
+	return strings.TrimSpace(p.MustRun(p.t, "curl -sS --retry 5 --retry-connrefused --retry-delay 1 http://127.0.0.1:8080/"))
+}
+
+// rolledBack checks a run that failed its gate: exit 4, the rollback's
+// gate passed, the old image serves, and the verdict names each of want.
+func (p *probeHost) rolledBack(res testhost.Result, o probeOutcome, want ...string) {
+	p.t.Helper()
+	if res.Code != 4 {
+		p.t.Fatalf("exit %d, want 4 (rolled back):\n%s", res.Code, res)
+	}
+	for _, w := range want {
+		if !strings.Contains(o.reasons(), w) {
+			p.t.Errorf("the gate's verdict does not say %q:\n%s", w, o.reasons())
+		}
+	}
+	if o.Rollback == nil || !o.Rollback.Passed {
+		p.t.Errorf("the rollback did not pass its gate: %+v", o.Rollback)
+	}
+	if got := p.serves(); got != "ok" {
+		p.t.Errorf("after the rollback the server answers %q, want the old image's \"ok\"", got)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	p := newProbeHost(t)
+
+	// A FROM scratch image probed over HTTP passes, and the first apply
+	// is what every later subtest changes.
+	t.Run("passes", func(t *testing.T) {
+		p.t = t
+		res, o := p.apply(web(p.ok, upProbe("/up", "20s")))
+		if !res.OK() || o.Gate == nil || len(o.Gate.Failures) > 0 {
+			t.Fatalf("the first apply: %s", res)
+		}
+		if n := p.stats(8080)["/up"]; n == 0 {
+			t.Errorf("the gate made no probe request (/stats counts %d on /up)", n)
+		}
+	})
+
+	t.Run("converged run probes nothing", func(t *testing.T) {
+		p.t = t
+		before := p.stats(8080)
+		if res, _ := p.apply(web(p.ok, upProbe("/up", "20s"))); !res.OK() {
+			t.Fatalf("converged run: %s", res)
+		}
+		if after := p.stats(8080); after["/up"] != before["/up"] {
+			t.Errorf("a converged run made %d probe request(s)", after["/up"]-before["/up"])
+		}
+	})
+
+	t.Run("503 rolls back", func(t *testing.T) {
+		p.t = t
+		res, o := p.apply(web(p.bad, upProbe("/up", "8s")))
+		p.rolledBack(res, o, `web.service: probe GET :8080/up`, `503 "db unreachable"`)
+		// The rollback's own gate probed the restored container: the
+		// restored server has answered /up since it started.
+		if n := p.stats(8080)["/up"]; n == 0 {
+			t.Errorf("the rollback's gate did not probe the restored container (/stats counts %d on /up)", n)
+		}
+		if o.Rollback != nil && o.Rollback.Gate == nil {
+			t.Errorf("the rollback's gate watched nothing")
+		}
+	})
+
+	t.Run("wrong path rolls back", func(t *testing.T) {
+		p.t = t
+		res, o := p.apply(web(p.v2, upProbe("/nope", "6s")))
+		p.rolledBack(res, o, `probe GET :8080/nope`, `404`)
+	})
+
+	t.Run("hang times out", func(t *testing.T) {
+		p.t = t
+		res, o := p.apply(web(p.hang, upProbe("/up", "6s")))
+		p.rolledBack(res, o, `probe GET :8080/up`, `timed out after 2s`)
+		// The gate ends at the probe's deadline, not later: the bound is
+		// the gate's structure (deadline + soak), which this checks.
+		if o.Gate != nil && o.Gate.Took > 6*time.Second+5*time.Second {
+			t.Errorf("the gate took %s, more than the probe's deadline and the soak window", o.Gate.Took)
+		}
+	})
+}
