@@ -49,11 +49,15 @@ func (o *Output) container(s *spec.Spec) {
 	b.section(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
 	b.marker(&s.RemovalAllowed, "")
+	if s.Probe != nil {
+		b.mark(unit.KeyProbe, s.Probe.Marker())
+		u.Probe = s.Probe
+	}
 	var instances []*Unit
 	for _, inst := range s.Instances {
 		b.add(unit.Syslet, unit.KeyInstance, inst.Name, inst.Path)
 		instances = append(instances, &Unit{Spec: s, Origin: s.Origin(), Kind: s.Kind, Name: s.Name, FileName: layout.Instance(u.FileName, inst.Name),
-			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed, RemovalSet: s.RemovalAllowedSet,
+			Instance: inst.Name, Link: u.FileName, State: u.State, Container: s.Name + "-" + inst.Name, RemovalAllowed: s.RemovalAllowed, RemovalSet: s.RemovalAllowedSet, Probe: s.Probe,
 			DropIns: dropIns(s, layout.Instance(u.FileName, inst.Name), inst.DropIns)})
 	}
 	u.finish()

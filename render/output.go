@@ -5,6 +5,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -74,6 +75,9 @@ type Unit struct {
 	// Socket is the container's socket unit (its spec's socket), nil for
 	// a container without one.
 	Socket *Socket `json:"socket,omitempty"`
+	// Probe is the container's readiness probe (nil: none), recorded in
+	// its marker (Probe=).
+	Probe *probe.Probe `json:"probe,omitempty"`
 	// AutoUpdate is the container's AutoUpdate= (podman's own updates,
 	// outside syslet): the plan says so when the host's
 	// podman-auto-update.timer is running.

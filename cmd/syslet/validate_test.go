@@ -139,6 +139,8 @@ var wantRule = map[string]string{
 	"106-image-tag-character.json":        "image-tag",
 	"108-misspelled-field.json":           "misspelled-field",
 	"109-auto-update.json":                "auto-update",
+	"110-probe.json":                      "probe",
+	"111-probe-port.json":                 "probe-port",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

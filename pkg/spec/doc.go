@@ -44,6 +44,8 @@
 //     context files and image tags; an image unit's or artifact's required
 //     key, a kube unit's YAML; ciphertext or external), with sops.go for
 //     reading a SOPS document's keys without decrypting it.
+//   - probe.go: a container's readiness probe (the "probe" object, read
+//     into a pkg/probe value with its defaults; unknown fields refused).
 //   - names.go: name checks shared by every kind: spec and secret names,
 //     word shapes, control characters, host path limits.
 //   - validate.go: checks that need every spec at once (CheckSet).
@@ -51,7 +53,7 @@
 //     identifiers, and the embedded JSON Schema.
 //
 // From syslet it imports only pkg/report, pkg/unit (section and key
-// names) and pkg/parallel. It must not import render, plan, executor or
+// names), pkg/probe (the probe as a value) and pkg/parallel. It must not import render, plan, executor or
 // anything under pkg/host: they read specs, and a spec is checked without
 // knowing how it will be rendered or what the host holds.
 package spec

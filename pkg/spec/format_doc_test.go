@@ -87,6 +87,8 @@ func docKind(n node, d node) string {
 		return "a list"
 	case "boolean":
 		return "`true` or `false`"
+	case "integer":
+		return "a whole number"
 	case "string":
 		return "a string"
 	case "object":
@@ -165,6 +167,15 @@ func docFields(raw []byte, path []string, n node, d node, prefix string) docpage
 		l = append(l, docpage.Item{Term: "`" + prefix + k + "`", Text: docDescribe(p, d, req[k])})
 		if items, ok := p["items"].(node); ok && str(items, "type") == "object" {
 			l = append(l, docFields(raw, append(append(path, "properties", k), "items"), items, d, prefix+k+"[].")...)
+		}
+		// An object of fields of its own (a probe, its http): each listed
+		// as field.sub. A unit's sections are the VALUES' business.
+		if r, name := resolve(p, d); str(r, "type") == "object" && r["properties"] != nil && !strings.HasPrefix(name, "unit") {
+			sub := append(slices.Clone(path), "properties", k)
+			if name != "" {
+				sub = []string{"$defs", name}
+			}
+			l = append(l, docFields(raw, sub, r, d, prefix+k+".")...)
 		}
 	}
 	return l

@@ -67,6 +67,8 @@ const (
 	RuleDuplicateDest      = "duplicate-mount-destination" // two mounts of a container at one destination
 	RuleDuplicateSecret    = "duplicate-secret-name"       // two secret specs give one podman secret name
 	RuleAutoUpdate         = "auto-update"                 // AutoUpdate=: podman's own updates restart the container outside syslet (a warning)
+	RuleProbe              = "probe"                       // a readiness probe that cannot run: no way or two ways to ask, a bad path, status, duration or count
+	RuleProbePort          = "probe-port"                  // a probe port that is the host side of a PublishPort=, not the container's
 	// RuleRemovalDefault is the plan's, not the specs': an installed unit
 	// says RemovalAllowed=false and its spec, not setting removalAllowed,
 	// now gets the default true (the earlier syslet's default was false),

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -136,6 +137,9 @@ type Spec struct {
 	// (NAME@.container) and name the instances syslet enables, starts and
 	// stops (NAME@INSTANCE.container, a link to the template).
 	Instances []Instance `json:"instances,omitempty"`
+	// Probe is a container's readiness probe, every default filled in;
+	// nil when it has none.
+	Probe *probe.Probe `json:"probe,omitempty"`
 	// Yaml is a kube unit's YAML document: a file syslet writes and the
 	// unit's Yaml= points at.
 	Yaml string `json:"yaml,omitempty"`

@@ -45,6 +45,7 @@ const (
 	KeyMount               = "Mount"
 	KeyTmpfs               = "Tmpfs"
 	KeyNetwork             = "Network"
+	KeyPublishPort         = "PublishPort"
 	KeySecret              = "Secret"
 	KeyPod                 = "Pod"
 	KeyPodName             = "PodName"
@@ -69,6 +70,10 @@ const (
 	// enabled (a link web@1.container → web@.container carries no marker
 	// of its own): only those are syslet's to stop and remove.
 	KeyInstance = "Instance"
+	// KeyProbe is a container's readiness probe (pkg/probe's Marker): the
+	// health gate, status and the drift check ask what it says. A change
+	// to it alone is a metadata-only rewrite.
+	KeyProbe = "Probe"
 	// KeyDigest is the sha256 of the unit file as syslet wrote it, without
 	// the Digest= line itself; KeyFileDigest ("sha256:<hex> <path>") is the
 	// sha256 of one config or build-context file syslet wrote for the

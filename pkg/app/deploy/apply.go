@@ -13,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/load"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/secrets"
 	"github.com/syslet/syslet/pkg/spec"
@@ -259,6 +260,10 @@ func (g gateHost) ContainerHealth(ctx context.Context, name string) (string, err
 
 func (g gateHost) Containers(ctx context.Context) (map[string]host.Container, error) {
 	return g.live.Podman.Containers(ctx)
+}
+
+func (g gateHost) Probe(ctx context.Context, container string, p *probe.Probe) probe.Answer {
+	return g.live.Podman.Probe(ctx, container, p)
 }
 
 // failures says in one line which units failed the gate and why.

@@ -19,6 +19,7 @@ import (
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -63,7 +64,12 @@ type fakeHost struct {
 	// service was loaded from a unit holding that text; imageOf is the
 	// image ID a container runs (Containers) by "name@image".
 	unhealthyOn map[string]string
-	imageOf     map[string]string
+	// badProbeOn makes a container's probe answer 503 "db unreachable"
+	// when its service was loaded from a unit holding that text; probes
+	// counts the tries per container.
+	badProbeOn map[string]string
+	probes     map[string]int
+	imageOf    map[string]string
 	// imageIDs are what an image reference resolves to now (ImageID).
 	imageIDs map[string]string
 
@@ -123,6 +129,8 @@ func newHost(t *testing.T) *fakeHost {
 		crashOn:     map[string]string{},
 		failStartOn: map[string]string{},
 		unhealthyOn: map[string]string{},
+		badProbeOn:  map[string]string{},
+		probes:      map[string]int{},
 		imageOf:     map[string]string{},
 		imageIDs:    map[string]string{},
 	}
@@ -520,6 +528,16 @@ func (p fakePodman) ContainerHealth(_ context.Context, name string) (string, err
 		return "unhealthy", nil
 	}
 	return "healthy", nil
+}
+
+func (p fakePodman) Probe(_ context.Context, name string, pr *probe.Probe) probe.Answer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.probes[name]++
+	if c := p.badProbeOn[name]; c != "" && bytes.Contains(p.loaded[name+".service"], []byte(c)) {
+		return pr.HTTP.JudgeHTTP(503, []byte("db unreachable"))
+	}
+	return pr.HTTP.JudgeHTTP(200, []byte("ok"))
 }
 
 func (p fakePodman) Version(context.Context) (string, error) {

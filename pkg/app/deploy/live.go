@@ -13,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/host/podman"
 	"github.com/syslet/syslet/pkg/host/stage"
 	"github.com/syslet/syslet/pkg/host/systemd"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -40,9 +41,11 @@ type Podman interface {
 	Version(ctx context.Context) (string, error)
 	// Containers lists podman's containers with the images they run (a
 	// generation records them); ContainerHealth is one container's health
-	// check verdict (the health gate).
+	// check verdict and Probe one try of its readiness probe (the health
+	// gate).
 	Containers(ctx context.Context) (map[string]host.Container, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
+	Probe(ctx context.Context, container string, p *probe.Probe) probe.Answer
 	ImageExists(ctx context.Context, ref string) (bool, error)
 	// VolumeUsers lists the services of the containers mounting the
 	// volume, and the containers no service runs: what filling it from a

@@ -12,6 +12,13 @@
 // cleanup of it is done). Oneshots must have exited 0. All gated units soak at
 // once, so the gate costs one window, not one per unit.
 //
+// A container with a readiness probe (probe.go) must also serve: its
+// probe, run from the host at its own interval from the gate's start to
+// its verdict, must be ready within the probe's deadline, and then not
+// fail its failures in a row; the verdict names the probe and its last
+// answer. A container the run did not start is not probed, so a
+// converged run asks no service anything.
+//
 // Layer: app. It reads the host through the small Host interface it
 // declares (implemented by the systemd and podman adapters, wired by
 // pkg/app/deploy); it imports executor, plan and render for their values,

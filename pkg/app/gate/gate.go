@@ -9,6 +9,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
@@ -16,12 +17,15 @@ import (
 )
 
 // Host is what the gate reads: systemd's counters and a unit's last log
-// lines, and podman's health check verdicts.
+// lines, podman's health check verdicts, and one try of a container's
+// readiness probe, run from the host (each try bounded by the probe's own
+// timeout).
 type Host interface {
 	Health(ctx context.Context, names []string) (map[string]host.UnitHealth, error)
 	LastLog(ctx context.Context, name string, since time.Time, n int) ([]string, error)
 	ContainerHealth(ctx context.Context, name string) (string, error)
 	Containers(ctx context.Context) (map[string]host.Container, error)
+	Probe(ctx context.Context, container string, p *probe.Probe) probe.Answer
 }
 
 // DefaultSoak is how long started containers must stay up.
@@ -45,6 +49,8 @@ type Report struct {
 	Failures []Failure `json:"failures,omitempty"`
 	// Interrupted is set when a signal ended the gate before its verdict.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Probes are what the probed containers' probes found.
+	Probes []Probed `json:"probes,omitempty"`
 }
 
 // Passed reports whether every gated unit passed.
@@ -77,6 +83,8 @@ type Unit struct {
 	// health: a health check without Notify=healthy, so the start job did
 	// not wait for it; podman's verdict is awaited here.
 	health bool
+	// probe is the container's readiness probe (nil: none).
+	probe *probe.Probe
 }
 
 // Gated lists the containers whose start, restart or reload landed in res, and
@@ -131,7 +139,7 @@ func of(out *render.Output, services []string) []Unit {
 		_, hc := merged.Last(unit.Container, unit.KeyHealthCmd)
 		notify, _ := merged.Last(unit.Container, unit.KeyNotify)
 		units = append(units, Unit{service: u.Service, container: u.Container, oneshot: u.State == spec.Oneshot,
-			health: hc && notify != "healthy"})
+			health: hc && notify != "healthy", probe: u.Probe})
 	}
 	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.service, b.service) })
 	return units
@@ -190,11 +198,15 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 	unread := func(err error) {
 		g.Failures = append(g.Failures, Failure{Reason: "the gated units' state could not be read: " + err.Error()})
 	}
+	// A probe that becomes ready or fails wakes the gate's wait.
+	wake := make(chan struct{}, 1)
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			return true
+		case <-wake:
 			return true
 		case <-stop:
 		case <-ctx.Done():
@@ -202,10 +214,22 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 		g.Interrupted = true
 		return false
 	}
-	defer func() { g.Took = time.Since(start) }()
+	// The probes run from the start to the verdict, on their own
+	// intervals; the gate reads their tally as it polls.
+	pctx, stopProbes := context.WithCancel(ctx)
+	probes := startProbes(pctx, reader, units, start, wake)
+	defer func() {
+		stopProbes()
+		g.Took = time.Since(start)
+		for _, u := range units {
+			if p := probes[u.service]; p != nil {
+				g.Probes = append(g.Probes, p.report())
+			}
+		}
+	}()
 
 	// Up: every unit active and running (healthy where podman judges), a
-	// oneshot finished with exit status 0.
+	// oneshot finished with exit status 0, a probed one ready.
 	deadline := start.Add(startTimeout)
 	base := map[string]host.UnitHealth{}
 	pending := slices.Clone(units)
@@ -222,9 +246,14 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 			if why == "" && up && u.health {
 				why, up = healthYet(ctx, live, u)
 			}
+			p := probes[u.service]
 			switch {
 			case why != "":
 				fail(u, why)
+			case up && p != nil && !p.ready() && time.Now().After(p.deadline()):
+				fail(u, p.notReady())
+			case up && p != nil && !p.ready():
+				still = append(still, u)
 			case up:
 				base[u.service] = h
 			case time.Now().After(deadline):
@@ -260,6 +289,8 @@ func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan
 		for _, u := range soaking {
 			if why := stillUp(base[u.service], health[u.service], time.Since(soakStart), soak); why != "" {
 				fail(u, why)
+			} else if p := probes[u.service]; p != nil && p.failed() != "" {
+				fail(u, p.failed())
 			} else if u.health {
 				if why, _ := healthYet(ctx, live, u); why != "" {
 					fail(u, why)

@@ -2,6 +2,13 @@
 // socket: it checks for, pulls and removes images, removes volumes and
 // networks, and reads and writes the secret store with labels.
 //
+// It also runs one try of a container's readiness probe from the host
+// (probe.go): podman's inspect says where the host reaches the container's
+// port — the port it publishes, its address on its network, or only
+// inside its network namespace (netns.go, entered on a locked OS thread
+// for the socket's creation alone) — and an exec probe's command runs in
+// the container through the exec API, killed when it outlives its try.
+//
 // The connection is made on the first call, not in New: opening it pings the
 // service, which costs time on every host and fails where podman.socket is
 // not enabled, and a dry run or validation that needs nothing from podman
