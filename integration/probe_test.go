@@ -26,6 +26,8 @@ type probeHost struct {
 	// ok answers 200 "ok" on /up; v2 too, with another marker; bad
 	// answers 503 "db unreachable"; hang accepts /up and never answers.
 	ok, v2, bad, hang string
+	// specs are the specs every apply has besides web.
+	specs []string
 }
 
 func newProbeHost(t *testing.T) *probeHost {
@@ -60,6 +62,7 @@ func upProbe(path, deadline string) map[string]any {
 // apply writes the specs and applies them with --output json.
 func (p *probeHost) apply(specs ...string) (testhost.Result, probeOutcome) {
 	p.t.Helper()
+	specs = append(specs, p.specs...)
 	must(p.t, p.WriteFile(probeDir+"/specs.json", []byte(strings.Join(specs, "\n")), 0o644))
 	res := p.Run("syslet --output json " + probeDir + "/specs.json")
 	var o probeOutcome
@@ -75,6 +78,11 @@ type probeOutcome struct {
 	Gate    *struct {
 		Took     time.Duration
 		Failures []struct{ Service, Reason string }
+		Probes   []struct {
+			Service string
+			Ready   bool
+			Last    struct{ Via string }
+		}
 	}
 	Rollback *struct {
 		Passed bool
@@ -116,6 +124,7 @@ func (p *probeHost) rolledBack(res testhost.Result, o probeOutcome, want ...stri
 	if res.Code != 4 {
 		p.t.Fatalf("exit %d, want 4 (rolled back):\n%s", res.Code, res)
 	}
+	p.t.Logf("the gate's verdict: %s (after %s)", o.reasons(), o.Gate.Took)
 	for _, w := range want {
 		if !strings.Contains(o.reasons(), w) {
 			p.t.Errorf("the gate's verdict does not say %q:\n%s", w, o.reasons())
@@ -154,6 +163,39 @@ func TestProbe(t *testing.T) {
 		if after := p.stats(8080); after["/up"] != before["/up"] {
 			t.Errorf("a converged run made %d probe request(s)", after["/up"]-before["/up"])
 		}
+	})
+
+	// Where a container publishes nothing, the host still reaches it: a
+	// TCP probe on its podman network's address, an HTTP probe inside
+	// the network namespace of a container with Network=none, and a
+	// command run in a container with podman exec.
+	t.Run("network, namespace and exec", func(t *testing.T) {
+		p.t = t
+		net := `{"apiVersion":"v1","type":"network","name":"app","unit":{"Network":{}}}`
+		db, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "db",
+			"probe": map[string]any{"tcp": map[string]any{"port": 8080}},
+			"unit":  map[string]any{"Container": map[string]any{"Image": p.ok, "Network": "app.network"}}})
+		solo, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "solo",
+			"probe": upProbe("/up", "20s"),
+			"unit":  map[string]any{"Container": map[string]any{"Image": p.ok, "Network": "none"}}})
+		bb, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "bb",
+			"probe": map[string]any{"exec": []string{"test", "-e", "/etc/testhost-marker"}},
+			"unit":  map[string]any{"Container": map[string]any{"Image": "localhost:5000/busybox:latest", "Exec": "sleep 3600"}}})
+		res, o := p.apply(web(p.ok, upProbe("/up", "20s")), net, string(db), string(solo), string(bb))
+		if !res.OK() || o.Gate == nil {
+			t.Fatalf("apply: %s", res)
+		}
+		via := map[string]string{}
+		for _, pr := range o.Gate.Probes {
+			if !pr.Ready {
+				t.Errorf("%s: not ready", pr.Service)
+			}
+			via[pr.Service] = pr.Last.Via
+		}
+		if !strings.Contains(via["db.service"], "(network app)") || !strings.Contains(via["solo.service"], "(in its network namespace)") || len(via) != 3 {
+			t.Errorf("probes went through %v", via)
+		}
+		p.specs = []string{net, string(db), string(solo), string(bb)}
 	})
 
 	t.Run("503 rolls back", func(t *testing.T) {
