@@ -34,6 +34,9 @@ func TestProbeRollsBack(t *testing.T) {
 	if calls := h.Calls("stop", "restart", "start"); len(calls) > 0 || m.out.Plan.Count().Metadata != 1 {
 		t.Errorf("a probe change: calls %q, plan %s", calls, m.stdout)
 	}
+	if !strings.Contains(m.stdout, "~ probe: GET :8080/up → 200-399 every 100ms, within 400ms ⇒ GET :8080/up → 200-399 every 200ms, within 400ms") {
+		t.Errorf("the plan does not name the probe:\n%s", m.stdout)
+	}
 
 	h.badProbeOn["api"] = "api:2"
 	r := h.run(t, h.request(writeSpecs(t, strings.Replace(slower, "api:1", "api:2", 1))))

@@ -10,7 +10,9 @@ import (
 
 	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/redact"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -78,6 +80,10 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 				fmt.Fprintf(w, "      %s\n", redact.Escape(r.String()))
 			}
 			for _, k := range u.Keys {
+				if k.Section == unit.Syslet && k.Key == unit.KeyProbe {
+					fmt.Fprintf(w, "      %s probe: %s\n", k.Op, probeChange(k))
+					continue
+				}
 				switch k.Op {
 				case "+":
 					fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.New))
@@ -215,6 +221,24 @@ var fullDigest = regexp.MustCompile(`sha256:([0-9a-f]{12})[0-9a-f]{52}`)
 // whole sha256 digest cut to its first 12 hex digits (the --output json
 // plan keeps them whole). A marker's 64-digit digests filled a line each
 // and told a reader nothing 12 digits do not.
+// probeChange names a container's probe as the plan changes it: "GET
+// :8080/up → 200-399 every 1s", or the old and the new one.
+func probeChange(k plan.KeyChange) string {
+	name := func(marker string) string {
+		if p, err := probe.Parse(marker); err == nil {
+			return redact.Escape(p.String())
+		}
+		return keyValue(marker)
+	}
+	switch k.Op {
+	case "+":
+		return name(k.New)
+	case "-":
+		return name(k.Old)
+	}
+	return name(k.Old) + " ⇒ " + name(k.New)
+}
+
 func keyValue(v string) string {
 	return redact.Escape(fullDigest.ReplaceAllString(v, "sha256:$1…"))
 }
