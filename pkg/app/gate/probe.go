@@ -35,9 +35,9 @@ type prober struct {
 	tries int
 	last  *probe.Answer
 	// oks and fails are the current streak's length (one of them is
-	// zero); same says every failure of the streak answered alike.
+	// zero); alike is how many of the last failures answered alike.
 	oks, fails int
-	same       bool
+	alike      int
 	readyIn    time.Duration // from the gate's start; 0: not ready yet
 	// failure is why the ready probe failed, said when its failures in a
 	// row first reached the probe's failures (later tries do not change
@@ -90,12 +90,16 @@ func (p *prober) record(a probe.Answer) {
 			p.readyIn, news = max(time.Since(p.start), time.Nanosecond), true
 		}
 	} else {
-		p.same = p.fails == 0 || (p.same && p.last != nil && p.last.String() == a.String())
+		if p.fails > 0 && p.last.String() == a.String() {
+			p.alike++
+		} else {
+			p.alike = 1
+		}
 		p.oks, p.fails = 0, p.fails+1
 	}
 	p.last = &a
 	if p.readyIn > 0 && p.failure == "" && p.fails >= p.u.probe.Failures {
-		p.failure, news = "probe "+p.u.probe.Name()+" "+p.streak(), true
+		p.failure, news = "probe "+p.u.probe.Name()+" "+p.streak(p.fails), true
 	}
 	if news {
 		select {
@@ -132,20 +136,27 @@ func (p *prober) notReady() string {
 	case p.last.OK:
 		why = fmt.Sprintf("%s, only %d of the %d times in a row it needs", p.last, p.oks, p.u.probe.Successes)
 	default:
-		why = p.streak()
+		// Before it was ready what it answered last is the news (a
+		// refused connect or two while the server started is not),
+		// unless it answered otherwise every time.
+		n := p.alike
+		if n == 1 {
+			n = p.fails
+		}
+		why = p.streak(n)
 	}
 	return fmt.Sprintf("probe %s not ready within %s: %s", p.u.probe.Name(), p.u.probe.Deadline, why)
 }
 
-// streak says what the current failures in a row answered.
-func (p *prober) streak() string {
+// streak says what the last n failures in a row answered: alike, or not.
+func (p *prober) streak(n int) string {
 	switch {
-	case p.fails <= 1:
+	case n <= 1:
 		return p.last.String()
-	case p.same:
-		return fmt.Sprintf("%s %d times in a row", p.last, p.fails)
+	case p.alike >= n:
+		return fmt.Sprintf("%s %d times in a row", p.last, n)
 	}
-	return fmt.Sprintf("failed %d times in a row, the last: %s", p.fails, p.last)
+	return fmt.Sprintf("failed %d times in a row, the last: %s", n, p.last)
 }
 
 // deadline is when the probe must be ready by.

@@ -85,6 +85,21 @@ func TestProbeFails(t *testing.T) {
 			}
 			return down(p)
 		}, `probe GET :8080/up not ready within 150ms: failed `},
+		{"503 after refused", func(n int, p *probe.Probe) probe.Answer {
+			if n < 2 {
+				return refused(p)
+			}
+			return down(p)
+		}, `probe GET :8080/up not ready within 150ms: answered 503 "db unreachable" `},
+		{"refused and 503 once ready", func(n int, p *probe.Probe) probe.Answer {
+			switch {
+			case n < 2:
+				return ok(p)
+			case n%2 == 0:
+				return refused(p)
+			}
+			return down(p)
+		}, `probe GET :8080/up failed 3 times in a row, the last: connection refused`},
 		{"times out", func(_ int, p *probe.Probe) probe.Answer { return p.Failed(p.TimedOut()) },
 			`probe GET :8080/up not ready within 150ms: timed out after 20ms `},
 		{"fails in the soak", func(n int, p *probe.Probe) probe.Answer {
