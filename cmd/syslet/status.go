@@ -23,7 +23,7 @@ type statusOptions struct {
 
 func (o *statusOptions) define(f *flags) {
 	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\")")
-	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (every service with its active and sub state, last result, InvocationID and NRestarts)")
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (every service with its active and sub state, last result, InvocationID and NRestarts; each probe with its answer)")
 }
 
 func cmdStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -68,6 +68,7 @@ func cmdStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		view.Error(stderr, "syslet status", err)
 		return exitError
 	}
+	status.Probe(ctx, status.Podman(), "/", l.Out, &r)
 	if o.output == "json" {
 		return writeJSON(stdout, r)
 	}

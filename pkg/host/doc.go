@@ -6,5 +6,6 @@
 // the staging step) declares the small interface it needs in its own package,
 // in terms of these types; the adapters under pkg/host/... implement them.
 //
-// Layer: ground. It imports only the standard library and pkg/digest.
+// Layer: ground. It imports only the standard library, pkg/digest and
+// pkg/probe (a probe's answer is a value that crosses the boundary too).
 package host

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/digest"
+	"github.com/syslet/syslet/pkg/probe"
 )
 
 // UnitState is what systemd reports about one unit. A unit systemd has never
@@ -69,6 +70,37 @@ type ServiceHealth struct {
 // services fell over or were restarted in between.
 type HealthReport struct {
 	Services []ServiceHealth `json:"services"`
+	// Probes are the readiness probes of the services' containers, each
+	// with what it answered when asked.
+	Probes []Probed `json:"probes,omitempty"`
+}
+
+// Probed is one container's readiness probe as its installed unit's
+// marker says it, and what it answered when asked once, from the host,
+// between deploys (syslet status, the drift check).
+type Probed struct {
+	Unit      string `json:"unit"` // web.container, web@1.container
+	Service   string `json:"service"`
+	Container string `json:"container"`
+	// Probe names it as the plan does ("GET :8080/up → 200-399 every
+	// 1s"); Name shorter, as verdicts do ("GET :8080/up").
+	Probe string `json:"probe"`
+	Name  string `json:"name"`
+	// Answer is what it answered; nil when it was not asked (the service
+	// is not up: that is systemd's news, not the probe's).
+	Answer *probe.Answer `json:"answer,omitempty"`
+}
+
+// Failing reports whether the probe was asked and did not pass.
+func (p Probed) Failing() bool { return p.Answer != nil && !p.Answer.OK }
+
+// Reason says why a failing probe fails, as the gate says it: "probe GET
+// :8080/up answered 503 \"db unreachable\"".
+func (p Probed) Reason() string {
+	if p.Answer == nil {
+		return "probe " + p.Name + " not asked: the service is not up"
+	}
+	return "probe " + p.Name + " " + p.Answer.String()
 }
 
 // Container is one podman container as the health gate and a generation

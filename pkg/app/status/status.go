@@ -72,7 +72,8 @@ func Down(r host.HealthReport) []string {
 }
 
 // Write prints r as a table: service, container, state, restarts by
-// Restart=, invocation; then how many are up.
+// Restart=, invocation; then the probes and their answers; then how many
+// are up, and which probes fail.
 func Write(w io.Writer, r host.HealthReport) {
 	if len(r.Services) == 0 {
 		fmt.Fprintln(w, "No container of the specs should be running.")
@@ -92,10 +93,14 @@ func Write(w io.Writer, r host.HealthReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", redact.Escape(s.Service), redact.Escape(s.Container), redact.Escape(state), s.NRestarts, inv)
 	}
 	tw.Flush()
+	writeProbes(w, r)
 	down := Down(r)
 	fmt.Fprintf(w, "%d of %d up", len(r.Services)-len(down), len(r.Services))
 	if len(down) > 0 {
 		fmt.Fprintf(w, "; not up: %s", redact.Escape(strings.Join(down, ", ")))
+	}
+	if failing := Failing(r); len(failing) > 0 {
+		fmt.Fprintf(w, "; probe failing: %s", redact.Escape(strings.Join(failing, ", ")))
 	}
 	fmt.Fprintln(w)
 }
