@@ -196,6 +196,24 @@ func TestProbe(t *testing.T) {
 			t.Errorf("probes went through %v", via)
 		}
 		p.specs = []string{net, string(db), string(solo), string(bb)}
+
+		// Between deploys, syslet status asks each probe once.
+		var st struct {
+			Probes []struct {
+				Service string
+				Answer  *struct{ OK bool }
+			}
+		}
+		must(t, json.Unmarshal([]byte(p.MustRun(t, "syslet status --output json "+probeDir+"/specs.json")), &st))
+		if len(st.Probes) != 4 {
+			t.Errorf("syslet status lists %d probes, want 4: %+v", len(st.Probes), st.Probes)
+		}
+		for _, pr := range st.Probes {
+			if pr.Answer == nil || !pr.Answer.OK {
+				t.Errorf("syslet status: %s's probe did not pass: %+v", pr.Service, pr.Answer)
+			}
+		}
+		t.Logf("syslet status:\n%s", p.MustRun(t, "syslet status "+probeDir+"/specs.json"))
 	})
 
 	t.Run("503 rolls back", func(t *testing.T) {

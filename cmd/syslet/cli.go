@@ -120,11 +120,13 @@ A plain syslet apply never asks a registry. --out and --plan do not apply. Exit 
 			// lines of /root/.ssh/authorized_keys
 			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
 		{name: "status", run: cmdStatus, synopsis: []string{"[--output json] [PATH | --stdin | -]"},
-			summary:     "how systemd sees the services the specs run (default /etc/syslet/config.json): state, last result, restarts, InvocationID; read-only, never waits for an apply",
+			summary:     "how systemd sees the services the specs run (default /etc/syslet/config.json): state, last result, restarts, InvocationID, and each readiness probe's answer now; read-only, never waits for an apply",
 			defineFlags: func(f *flags) { new(statusOptions).define(f) },
-			notes: `The services are those of every container the specs want running. syslet status exits 0
-whenever it could read systemd, whatever the services' states (read them in --output json),
-1 when it could not, 2 when the specs are invalid.`,
+			notes: `The services are those of every container the specs want running. Each one that is up
+and whose installed unit has a readiness probe is probed once, from the host, as the health
+gate probes it: its answer, its latency and where the host reached it are shown. syslet status
+exits 0 whenever it could read systemd, whatever the services' states and the probes' answers
+(read them in --output json), 1 when it could not, 2 when the specs are invalid.`,
 			examples: []string{"syslet status", "syslet status --output json specs/"}},
 		{name: "wait-status", run: cmdWaitStatus, synopsis: []string{"--forge KIND [--api URL] --repo OWNER/NAME --token-file FILE --context NAME… [flags] COMMIT"},
 			summary:     "wait until the named status contexts of COMMIT on the forge (the statuses webhookd sets per host) are all success, or one has failed: the gate before CI promotes a commit to the next ring",
