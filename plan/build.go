@@ -68,6 +68,7 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	}
 	p.Actions = append(p.Actions, in.orphans()...)
 	p.Warnings = append(p.Warnings, autoUpdateWarnings(out, obs)...)
+	p.StaleImages = staleImages(out, obs, opts.Pins, p.Units)
 	p.Refusals = append(p.Refusals, linkRefusals(out, obs)...)
 	finish(p, in.have.units)
 	p.Leftovers = obs.Leftovers

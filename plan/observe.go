@@ -76,6 +76,10 @@ type Observed struct {
 	// and the host's image of each tagged image a running container names
 	// say (updates.go).
 	Tags map[string]Tag `json:"-"`
+	// Containers are the IDs of the images the running containers of
+	// registry tags were created from, by podman's container name
+	// (running.go); ImageIDs then holds the IDs their tags name.
+	Containers map[string]string `json:"-"`
 	// UnitsKnown and StoreKnown say whether systemd and podman were read.
 	// Without them the plan assumes the host matches its installed files.
 	UnitsKnown bool `json:"unitsKnown"`
@@ -121,6 +125,9 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 	}
 	if src.Store != nil {
 		if err := readPinnedImages(ctx, src.Store, out, files, obs); err != nil {
+			return nil, err
+		}
+		if err := readRunning(ctx, src.Store, out, obs); err != nil {
 			return nil, err
 		}
 	}

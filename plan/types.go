@@ -316,6 +316,10 @@ type Plan struct {
 	// Updates are the images an update pulls again because their tag
 	// moved, with the containers each restarts (Observed.Tags).
 	Updates []ImageUpdate `json:"updates,omitempty"`
+	// StaleImages are the running containers whose image is older than
+	// the one their tag names on the host (running.go): not changes (an
+	// apply leaves them, an update restarts them), so not actions.
+	StaleImages []StaleImage `json:"staleImages,omitempty"`
 	// Warnings are what the plan finds worth a look that the specs alone
 	// could not show (a protection a takeover drops): findings with a
 	// rule, a warning each; they never stop an apply.

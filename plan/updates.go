@@ -38,37 +38,46 @@ type Tag struct {
 	// Registry is the digest the registry's tag names now.
 	Registry string `json:"registry"`
 	// Host are the repository digests of the image the host holds under
-	// the name.
+	// the name (none when it holds no image under it).
 	Host []string `json:"host"`
-	// Pinned are the repository digests of the images rollbacks pinned
-	// containers of this name to, by image ID: a pinned container runs
-	// that image, not the one the host's name holds (after a failed
-	// update that is the image that failed). Where podman knows no
-	// repository digest of it (no tag names it any more) the digest the
-	// pin recorded stands in, as "@sha256:…".
-	Pinned map[string][]string `json:"pinned,omitempty"`
+	// Runs are the IDs of the images the containers of this name run, by
+	// unit file name: the image a running container was created from
+	// (Observed.Containers), else the one a rollback pinned it to. A
+	// container in neither runs the host's image under the name.
+	Runs map[string]string `json:"runs,omitempty"`
+	// Running are the repository digests of those images, by image ID.
+	// Where podman knows no repository digest of one (no name points at
+	// it any more) its manifest digest stands in, as "@sha256:…": from
+	// podman, or from the pin's record.
+	Running map[string][]string `json:"running,omitempty"`
 }
 
-// running are the repository digests of the image a container runs: its
-// pin's when a rollback pinned it (pinID), else the host's image's.
-func (t Tag) running(pinID string) []string {
-	if pinID != "" {
-		return t.Pinned[pinID]
+// running are the repository digests of the image a container runs.
+func (t Tag) running(unitFile string) []string {
+	if id, ok := t.Runs[unitFile]; ok {
+		return t.Running[id]
 	}
 	return t.Host
 }
 
-// current reports whether the image a container runs (its pin's, or
-// the host's under the name) is the one the tag names.
-func (t Tag) current(pinID string) bool {
-	return slices.ContainsFunc(t.running(pinID), func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
+// names reports whether digests hold the tag's digest now.
+func (t Tag) names(digests []string) bool {
+	return slices.ContainsFunc(digests, func(d string) bool { return strings.HasSuffix(d, "@"+t.Registry) })
 }
+
+// current reports whether the image a container runs is the one the tag
+// names in the registry.
+func (t Tag) current(unitFile string) bool { return t.names(t.running(unitFile)) }
+
+// pulled reports whether the host's image under the name is the one the
+// tag names in the registry: a restart runs it, no pull needed.
+func (t Tag) pulled() bool { return t.names(t.Host) }
 
 // old are the digests of the image a container runs, without repository
 // names.
-func (t Tag) old(pinID string) []string {
+func (t Tag) old(unitFile string) []string {
 	var out []string
-	for _, d := range t.running(pinID) {
+	for _, d := range t.running(unitFile) {
 		if _, dg, ok := strings.Cut(d, "@"); ok && !slices.Contains(out, dg) {
 			out = append(out, dg)
 		}
@@ -85,6 +94,9 @@ type ImageUpdate struct {
 	From     []string `json:"from"`
 	To       string   `json:"to"`
 	Restarts []string `json:"restarts"`
+	// Pulled says the host holds the tag's image already (someone pulled
+	// it): the update restarts the containers and pulls nothing.
+	Pulled bool `json:"pulled,omitempty"`
 }
 
 // TaggedImage is the registry reference an update asks about for a
@@ -124,40 +136,50 @@ func updatable(out *render.Output) []string {
 	return slices.Compact(refs)
 }
 
-// readTags reads Observed.Tags: for each tagged image the host holds (of
-// only, when it is set), its
-// repository digests and its registry's answer. An image the host does not
-// hold is pulled by any apply; a registry that cannot be asked stops the
-// update before anything changes, naming the image.
+// readTags reads Observed.Tags: for each tagged image a running
+// container names (of only, when it is set), the repository digests of
+// the host's image under the name and of the images its containers run,
+// and its registry's answer. An image neither the host's store nor a
+// container holds is pulled by any apply; a registry that cannot be asked
+// stops the update before anything changes, naming the image.
 func readTags(ctx context.Context, r TagReader, only []string, out *render.Output, obs *Observed) error {
 	for _, img := range updatable(out) {
-		if !obs.Images[img] || (only != nil && !slices.Contains(only, TaggedImage(img))) {
+		if only != nil && !slices.Contains(only, TaggedImage(img)) {
 			continue
 		}
-		host, err := r.ImageDigests(ctx, img)
-		if err != nil {
-			return fmt.Errorf("reading the digests of image %q: %w", img, err)
+		runs := runningImages(out, obs, img)
+		if !obs.Images[img] && len(runs) == 0 {
+			continue
+		}
+		t := Tag{Runs: map[string]string{}, Running: map[string][]string{}}
+		if obs.Images[img] {
+			host, err := r.ImageDigests(ctx, img)
+			if err != nil {
+				return fmt.Errorf("reading the digests of image %q: %w", img, err)
+			}
+			t.Host = host
+		}
+		for file, run := range runs {
+			t.Runs[file] = run.id
+			if _, done := t.Running[run.id]; done {
+				continue
+			}
+			ds, err := r.ImageDigests(ctx, run.id)
+			if err != nil {
+				return fmt.Errorf("reading the digests of image %s that %s runs: %w", shortID(run.id), file, err)
+			}
+			if !slices.ContainsFunc(ds, func(d string) bool { return strings.HasPrefix(d, "@") }) && run.digest != "" {
+				// No name points at it any more and podman did not say
+				// what it was pulled as: the pin's record stands in.
+				ds = append(ds, "@"+run.digest)
+			}
+			t.Running[run.id] = ds
 		}
 		reg, err := r.TagDigest(ctx, TaggedImage(img))
 		if err != nil {
 			return fmt.Errorf("checking image %q for an update: %w", img, err)
 		}
-		t := Tag{Registry: reg, Host: host}
-		for _, pin := range pins(out, obs, img) {
-			if t.Pinned == nil {
-				t.Pinned = map[string][]string{}
-			}
-			ds, err := r.ImageDigests(ctx, pin.ImageID)
-			if err != nil {
-				return fmt.Errorf("reading the digests of image %s that a rollback pinned a container of %q to: %w", pin.ImageID, img, err)
-			}
-			if len(ds) == 0 && pin.Digest != "" {
-				// No tag names it any more, so podman knows no repository
-				// digest of it: the generation's record stands in.
-				ds = []string{"@" + pin.Digest}
-			}
-			t.Pinned[pin.ImageID] = ds
-		}
+		t.Registry = reg
 		if obs.Tags == nil {
 			obs.Tags = map[string]Tag{}
 		}
@@ -166,19 +188,33 @@ func readTags(ctx context.Context, r TagReader, only []string, out *render.Outpu
 	return nil
 }
 
-// pins are the pins rollbacks installed for the running containers of
-// img, one per image.
-func pins(out *render.Output, obs *Observed, img string) []render.Pin {
-	var ps []render.Pin
+// runImage is the image a container runs: its ID, and the manifest digest
+// a rollback's pin recorded of it ("" when it is not pinned).
+type runImage struct{ id, digest string }
+
+// runningImages are the images the non-template containers of img run,
+// by unit file name: the one a running container was created from, else
+// the one a rollback pinned it to. A container in neither is absent: it
+// runs (or will start on) the host's image under the name.
+func runningImages(out *render.Output, obs *Observed, img string) map[string]runImage {
+	runs := map[string]runImage{}
 	for _, u := range out.Units {
 		if u.Kind != spec.Container || u.Template || u.Image != img {
 			continue
 		}
-		if p, ok := installedPin(obs, u.FileName); ok && !slices.ContainsFunc(ps, func(q render.Pin) bool { return q.ImageID == p.ImageID }) {
-			ps = append(ps, p)
+		pin, pinned := installedPin(obs, u.FileName)
+		switch id := obs.Containers[u.Container]; {
+		case id != "":
+			r := runImage{id: id}
+			if pinned && sameImage(pin.ImageID, id) {
+				r.digest = pin.Digest
+			}
+			runs[u.FileName] = r
+		case pinned:
+			runs[u.FileName] = runImage{id: pin.ImageID, digest: pin.Digest}
 		}
 	}
-	return ps
+	return runs
 }
 
 // installedPin is the rollback's pin drop-in installed for a container,
@@ -209,12 +245,7 @@ func (in *inputs) update(u *render.Unit, up *unitPlan) (restart, lifted bool) {
 		up.notes = append(up.notes, Note{Unit: u.FileName, Message: "image " + u.Image + " not updated to " + t.Registry + ": this rollback pinned the container to the image it ran before"})
 		return false, false
 	}
-	pin, pinned := installedPin(in.obs, u.FileName)
-	pinID := ""
-	if pinned {
-		pinID = pin.ImageID
-	}
-	if t.current(pinID) {
+	if t.current(u.FileName) {
 		return false, false
 	}
 	if h, ok := in.opts.HeldUpdates[u.Image]; ok && h.Digest == t.Registry {
@@ -222,24 +253,31 @@ func (in *inputs) update(u *render.Unit, up *unitPlan) (restart, lifted bool) {
 			": the update to that digest failed the health gate in run " + h.Run + " and was rolled back; it is tried again when the tag names another image"})
 		return false, false
 	}
-	from := t.old(pinID)
-	why := fmt.Sprintf("image %s: its tag now names %s (host has %s)", u.Image, t.Registry, strings.Join(from, ", "))
-	switch {
-	case pinned:
-		runs := strings.Join(from, ", ")
-		if runs == "" {
-			runs = "image " + shortID(pin.ImageID)
+	from := t.old(u.FileName)
+	runs := strings.Join(from, ", ")
+	if runs == "" {
+		runs = "an image with no registry digest"
+		if id := t.Runs[u.FileName]; id != "" {
+			runs = "image " + shortID(id) + " (no registry digest)"
 		}
-		why = fmt.Sprintf("image %s: its tag now names %s (the container runs %s, pinned by a rollback to run %s; the update lifts the pin)", u.Image, t.Registry, runs, pin.Run)
+	}
+	how := ": pull and restart"
+	if t.pulled() {
+		how = ", pulled on this host already: restart"
+	}
+	why := fmt.Sprintf("image %s: %s runs %s; the tag names %s%s", u.Image, u.Service, runs, t.Registry, how)
+	if pin, pinned := installedPin(in.obs, u.FileName); pinned {
+		why += " (the container is pinned by a rollback to run " + pin.Run + "; the update lifts the pin)"
 		lifted = true
-	case len(from) == 0:
-		why = fmt.Sprintf("image %s: its tag now names %s (the host's image has no registry digest)", u.Image, t.Registry)
 	}
 	up.change.Reasons = append(up.change.Reasons, why)
 	// The plan pulls the image once (finish), for the first container
-	// updated, and restarts each.
-	up.updates = append(up.updates, ImageUpdate{Image: u.Image, From: from, To: t.Registry, Restarts: []string{u.Service}})
-	up.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
+	// updated, and restarts each; an image the host holds already is
+	// not pulled again.
+	up.updates = append(up.updates, ImageUpdate{Image: u.Image, From: from, To: t.Registry, Restarts: []string{u.Service}, Pulled: t.pulled()})
+	if !t.pulled() {
+		up.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "update: tag now names " + t.Registry}, 0)
+	}
 	return true, lifted
 }
 

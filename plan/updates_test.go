@@ -157,7 +157,7 @@ func TestUpdateAfterAFailedOne(t *testing.T) {
 	opts := plan.Options{InputDigest: "in1", HeldUpdates: map[string]plan.HeldUpdate{"registry.example/web:1": {Digest: "sha256:bad", Run: "r3"}}}
 	// The host's name holds the failed image; the registry names it too.
 	h.obs.Tags = map[string]plan.Tag{"registry.example/web:1": {Registry: "sha256:bad", Host: []string{"registry.example/web@sha256:bad"},
-		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}}
+		Runs: map[string]string{"web.container": "sha256:good"}, Running: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}}
 	p := plan.Build(out, h.obs, opts)
 	if !p.Empty() || len(p.Updates) != 0 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0].Message, "failed the health gate in run r3") {
 		t.Fatalf("held digest: actions %q, updates %+v, notes %v", actions(p), p.Updates, p.Notes)
@@ -170,7 +170,7 @@ func TestUpdateAfterAFailedOne(t *testing.T) {
 	}
 	// A good push: the tag moved again.
 	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:fixed", Host: []string{"registry.example/web@sha256:bad"},
-		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
+		Runs: map[string]string{"web.container": "sha256:good"}, Running: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
 	p = plan.Build(out, h.obs, opts)
 	want := []string{"pull-image registry.example/web:1", "stop web.service", "remove-unit " + layout.PinPath("web.container"), "daemon-reload systemd", "start web.service"}
 	if got := actions(p); !slices.Equal(got, want) {
@@ -181,8 +181,74 @@ func TestUpdateAfterAFailedOne(t *testing.T) {
 	}
 	// The pinned image is the one it runs: nothing to do.
 	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:good", Host: []string{"registry.example/web@sha256:bad"},
-		Pinned: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
+		Runs: map[string]string{"web.container": "sha256:good"}, Running: map[string][]string{"sha256:good": {"registry.example/web@sha256:good"}}}
 	if p := plan.Build(out, h.obs, opts); !p.Empty() {
 		t.Errorf("pinned to the tag's image: %q", actions(p))
+	}
+}
+
+// The host's store and the running container part: someone pulled the
+// moved tag (the host's name holds the registry's image, the container
+// runs the old one), or removed the tag (the container runs an image no
+// name points at). An update compares the running image with the
+// registry: a restart without a pull in the first case, a pull and a
+// restart in the second; and a container running the tag's image is left
+// alone whatever the host's name holds.
+func TestUpdateJudgesTheRunningImage(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	running := map[string]string{"web.container": "sha256:oldid"}
+	h.obs.Tags = map[string]plan.Tag{"registry.example/web:1": {Registry: "sha256:new", Host: []string{"registry.example/web@sha256:new"},
+		Runs: running, Running: map[string][]string{"sha256:oldid": {"registry.example/web@sha256:old", "@sha256:old"}}}}
+	p := plan.Build(out, h.obs, plan.Options{})
+	if got, want := actions(p), []string{"stop web.service", "start web.service"}; !slices.Equal(got, want) {
+		t.Fatalf("pulled, not restarted: actions %q, want %q", got, want)
+	}
+	if len(p.Updates) != 1 || !p.Updates[0].Pulled || !slices.Equal(p.Updates[0].From, []string{"sha256:old"}) {
+		t.Errorf("updates %+v", p.Updates)
+	}
+	if r := strings.Join(unitChange(t, p, "web.container").Reasons, "; "); !strings.Contains(r, "web.service runs sha256:old; the tag names sha256:new, pulled on this host already: restart") {
+		t.Errorf("reasons %q", r)
+	}
+	// Untagged: the host holds nothing under the name.
+	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:new", Runs: running, Running: map[string][]string{"sha256:oldid": {"@sha256:old"}}}
+	p = plan.Build(out, h.obs, plan.Options{})
+	if got, want := actions(p), []string{"pull-image registry.example/web:1", "stop web.service", "start web.service"}; !slices.Equal(got, want) {
+		t.Fatalf("untagged: actions %q, want %q", got, want)
+	}
+	if r := strings.Join(unitChange(t, p, "web.container").Reasons, "; "); !strings.Contains(r, "web.service runs sha256:old; the tag names sha256:new: pull and restart") {
+		t.Errorf("reasons %q", r)
+	}
+	// Untagged, but the registry still names the image it runs.
+	h.obs.Tags["registry.example/web:1"] = plan.Tag{Registry: "sha256:old", Runs: running, Running: map[string][]string{"sha256:oldid": {"@sha256:old"}}}
+	if p := plan.Build(out, h.obs, plan.Options{}); !p.Empty() {
+		t.Errorf("runs the tag's image: %q", actions(p))
+	}
+}
+
+// A container that runs an older image than its tag names on the host is
+// not changed by a plain plan, but the plan says so (and the drift check
+// counts it); a pinned container is not, nor one the plan restarts.
+func TestPlanShowsAContainerRunningAnOlderImage(t *testing.T) {
+	out := renderStream(t, base)
+	h := install(t, out)
+	h.obs.Containers = map[string]string{"web": "oldid"}
+	h.obs.ImageIDs = map[string]string{"registry.example/web:1": "sha256:newid"}
+	p := plan.Build(out, h.obs, plan.Options{})
+	if !p.Empty() || len(p.StaleImages) != 1 || p.StaleImages[0].Service != "web.service" {
+		t.Fatalf("actions %q, stale %+v", actions(p), p.StaleImages)
+	}
+	if m := p.StaleImages[0].Message(); !strings.Contains(m, "web.service runs an older image than registry.example/web:1 names on this host") || !strings.Contains(m, "syslet update restarts it") {
+		t.Errorf("message %q", m)
+	}
+	h.obs.ImageIDs["registry.example/web:1"] = "sha256:oldid"
+	if p := plan.Build(out, h.obs, plan.Options{}); len(p.StaleImages) != 0 {
+		t.Errorf("same image (IDs written two ways): stale %+v", p.StaleImages)
+	}
+	h.obs.ImageIDs["registry.example/web:1"] = "sha256:newid"
+	pin := render.Pin{ImageID: "sha256:oldid", Run: "r2", InputDigest: "in1"}
+	h.obs.Files[layout.PinPath("web.container")] = host.File{Data: render.PinDropIn(pin), Mode: 0o644}
+	if p := plan.Build(out, h.obs, plan.Options{InputDigest: "in1"}); len(p.StaleImages) != 0 {
+		t.Errorf("pinned by a rollback: stale %+v", p.StaleImages)
 	}
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // Kinds are the kinds of difference, in the order gauges list them.
-var Kinds = []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart}
+var Kinds = []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart, notify.DriftStaleImage}
 
 // Count tallies units by kind; every kind is present.
 func Count(units []notify.DriftUnit) map[string]int {
@@ -158,7 +158,7 @@ func Textfile(c Check) ([]byte, error) {
 	reg := prometheus.NewRegistry()
 	units := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "syslet_drift_units",
-		Help: "Units that differ from the applied specs, by kind: drift (edited by hand; an apply leaves them), change (an apply would change them), start (not running; an apply would start them).",
+		Help: "Units that differ from the applied specs, by kind: drift (edited by hand; an apply leaves them), change (an apply would change them), start (not running; an apply would start them), stale-image (a container runs an older image than its tag names on the host; syslet update restarts it).",
 	}, []string{"kind"})
 	last := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "syslet_drift_last_check_timestamp_seconds",

@@ -112,7 +112,7 @@ func TestTextfileParses(t *testing.T) {
 	for _, m := range mfs["syslet_drift_units"].GetMetric() {
 		byKind[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 	}
-	if byKind["drift"] != 1 || byKind["start"] != 2 || byKind["change"] != 0 || len(byKind) != 3 {
+	if byKind["drift"] != 1 || byKind["start"] != 2 || byKind["change"] != 0 || byKind["stale-image"] != 0 || len(byKind) != 4 {
 		t.Errorf("units by kind %v\n%s", byKind, b)
 	}
 	if v := mfs["syslet_drift_last_check_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue(); v != 1764590000.5 {

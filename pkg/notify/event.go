@@ -108,6 +108,10 @@ const (
 	DriftEdited = "drift"  // edited by hand since syslet wrote it; an apply leaves it (--force replaces it)
 	DriftChange = "change" // an apply would change it (create, restart, reload, rewrite, remove, stop)
 	DriftStart  = "start"  // unchanged, but not running: an apply would start it
+	// DriftStaleImage: running, but on an older image than its tag names
+	// on the host (pulled, not restarted); an apply leaves it, an update
+	// restarts it.
+	DriftStaleImage = "stale-image"
 )
 
 // DriftUnit is one unit a drift check found differing.

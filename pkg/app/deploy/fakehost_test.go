@@ -514,7 +514,7 @@ func (p fakePodman) Containers(context.Context) (map[string]host.Container, erro
 		}
 		id := p.imageOf[name+"@"+ref]
 		if id == "" {
-			id = "id-" + name + "-" + strings.NewReplacer("/", "_", ":", "_").Replace(ref)
+			id = "id-" + name + "-" + fakeImageName.Replace(ref)
 		}
 		out[name] = host.Container{Name: name, ImageID: id, Image: "image-of-" + name, State: "running"}
 	}
@@ -712,5 +712,18 @@ func (p fakePodman) TagDigest(_ context.Context, ref string) (string, error) {
 func (p fakePodman) ImageDigests(_ context.Context, ref string) ([]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.repoDigests[ref], nil
+	if ds, ok := p.repoDigests[ref]; ok {
+		return ds, nil
+	}
+	// An image ID a container runs (Containers): the image of the
+	// reference it was made of.
+	for name, ds := range p.repoDigests {
+		if strings.HasSuffix(ref, "-"+fakeImageName.Replace(name)) {
+			return ds, nil
+		}
+	}
+	return nil, nil
 }
+
+// fakeImageName writes a reference into the fake's image IDs.
+var fakeImageName = strings.NewReplacer("/", "_", ":", "_")

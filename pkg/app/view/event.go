@@ -103,6 +103,9 @@ func DriftUnits(p *plan.Plan) []notify.DriftUnit {
 		}
 		out = append(out, notify.DriftUnit{Unit: u.FileName, Kind: kind, Effect: string(u.Effect), Reasons: u.Reasons})
 	}
+	for _, s := range p.StaleImages {
+		out = append(out, notify.DriftUnit{Unit: s.Unit, Kind: notify.DriftStaleImage, Effect: "none", Reasons: []string{s.Message()}})
+	}
 	return out
 }
 

@@ -122,10 +122,13 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(p.Notes) > 0 {
+	if len(p.Notes)+len(p.StaleImages) > 0 {
 		fmt.Fprintln(w, "Left alone:")
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(n.Unit), redact.Escape(n.Message))
+		}
+		for _, s := range p.StaleImages {
+			fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(s.Unit), redact.Escape(s.Message()))
 		}
 		fmt.Fprintln(w)
 	}
@@ -264,6 +267,9 @@ func PlanSummary(p *plan.Plan) string {
 		// skips its confirmation on it): it stays in the converged output.
 		// What follows it says what is true: a host whose hand edits an
 		// apply keeps does not match the specs.
+		if n := len(p.StaleImages); n > 0 {
+			return fmt.Sprintf("No changes detected. %d container(s) run an older image than their tag names on this host (pulled, not restarted), which an apply leaves; syslet update restarts them.", n)
+		}
 		if c := p.Count(); c.Drift > 0 {
 			return fmt.Sprintf("No changes detected. The host differs from the specs only where %d unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.", c.Drift)
 		}

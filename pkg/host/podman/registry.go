@@ -32,7 +32,10 @@ func (c *Client) TagDigest(ctx context.Context, ref string) (string, error) {
 
 // ImageDigests are the repository digests (RepoDigests, "name@sha256:…")
 // of the image ref names in local storage, as podman's image inspect
-// reports them; nil when there is no such image.
+// reports them, and the manifest digest it was pulled as ("@sha256:…",
+// with no name): an image no name points at any more (untagged, still in
+// use by a container) has no repository digest, but podman still knows
+// what it was. nil when there is no such image.
 func (c *Client) ImageDigests(ctx context.Context, ref string) ([]string, error) {
 	cctx, err := c.connect(ctx)
 	if err != nil {
@@ -52,9 +55,13 @@ func (c *Client) ImageDigests(ctx context.Context, ref string) ([]string, error)
 	}
 	var im struct {
 		RepoDigests []string `json:"RepoDigests"`
+		Digest      string   `json:"Digest"`
 	}
 	if err := resp.Process(&im); err != nil {
 		return nil, fmt.Errorf("inspecting image %q: %w", ref, err)
+	}
+	if im.Digest != "" {
+		return append(im.RepoDigests, "@"+im.Digest), nil
 	}
 	return im.RepoDigests, nil
 }
