@@ -530,7 +530,7 @@ func TestPushForcedCommand(t *testing.T) {
 	if r.code != 1 {
 		t.Errorf("push with another remote command: exit %d; want 1:\n%s", r.code, r)
 	}
-	mustContain(t, "refused remote command", r.stderr, `web1 | syslet ssh-command: refused: "syslet --root /tmp --diff --stdin" is not an allowed command`)
+	mustContain(t, "refused remote command", r.stderr, `web1 | syslet ssh-command: refused: "syslet --root /tmp --diff --stdin --output text+json" is not an allowed command`)
 	mustContain(t, "refused remote command row", tableRow(t, r.stdout, "web1"), "web1 failed")
 
 	for _, c := range []struct{ cmd, want string }{

@@ -136,6 +136,9 @@ func TestPushRollout(t *testing.T) {
 		}
 		return err
 	})
+	if !t.Run("one host that rolls back exits 4", func(t *testing.T) { f.t = t; oneRollsBack(f) }) {
+		t.FailNow()
+	}
 	if !t.Run("bad image stops at the canary", func(t *testing.T) { f.t = t; badCanary(f, invocation, cursors) }) {
 		t.FailNow()
 	}
@@ -143,6 +146,23 @@ func TestPushRollout(t *testing.T) {
 		t.FailNow()
 	}
 	t.Run("a container killed during the pause stops the rollout", func(t *testing.T) { f.t = t; killedDuringPause(f) })
+}
+
+// oneRollsBack: a push of the bad image to one host, no rollout: the
+// host rolls back, and push exits with the verdict's code, 4, as a local
+// apply that rolls back does (issue 55: it exited 1).
+func oneRollsBack(f *fleet) {
+	t := f.t
+	r := f.e.push("--output", "json", "web1", f.specs("v2", 2))
+	d := decodeDocument(t, r.stdout)
+	if r.code != 4 || d.ExitCode != 4 || len(d.Hosts) != 1 {
+		t.Fatalf("one host rolled back: exit %d, document exit %d\n%s", r.code, d.ExitCode, r)
+	}
+	if h := d.Hosts[0]; h.Outcome != "rolled back" || h.Verdict != "rolled-back" || h.ExitCode == nil || *h.ExitCode != 4 || h.RollbackRun == "" {
+		t.Errorf("web1: %+v", h)
+	}
+	mustContain(t, "table", r.stderr, "1 host(s): 1 rolled back")
+	mustContain(t, "web1's image", f.hosts[0].MustRun(t, "podman inspect -f '{{.ImageName}}' app"), "app:v1")
 }
 
 // badCanary: a bad image, canary first: web1 rolls back, nobody else is

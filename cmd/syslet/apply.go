@@ -42,7 +42,7 @@ func (o *applyOptions) define(f *flags) {
 	f.Bool(&r.Diff, "diff", false, "print the plan and stop; nothing changes, no lock is taken")
 	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\"); an apply stores them in /etc/syslet/config.json (0600) for later plain runs")
 	f.String(&r.Root, "root", d.Root, "manage the files under `DIR` instead of / (no systemd or podman is read; only --diff)")
-	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one JSON document on stdout: the plan, and the result of an apply; the human plan and log go to stderr)")
+	f.String(&o.output, "output", outputText, "print as `FORMAT`: text; json (one JSON document on stdout: the verdict and exit code, the plan, and the result of an apply; the human plan and log go to stderr); or text+json (the text, and the same document as one line at the end of stderr, after the byte 0x1E: what syslet push reads)")
 	f.Bool(&o.detailed, "detailed-exitcode", false, "with --diff: exit 3 when changes are pending")
 	f.Bool(&o.yes, "yes", false, "do not ask before applying (only asked when stdin and stderr are a terminal)")
 	f.String(&r.Source, "source", "", "record `TEXT` as the specs' origin in the run journal (default: the path)")
@@ -95,8 +95,8 @@ func parseApplyAs(name string, args []string, stderr io.Writer) (applyOptions, e
 	if r.Path, err = oneSource(pos, o.stdin); err != nil {
 		return o, err
 	}
-	if o.output != "text" && o.output != "json" {
-		return o, fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
+	if err := checkRunOutput(o.output); err != nil {
+		return o, err
 	}
 	if o.detailed && !r.Diff {
 		return o, fmt.Errorf("%w: --detailed-exitcode only applies with --diff", errUsage)
@@ -138,7 +138,7 @@ func (o *applyOptions) checkSaved() error {
 		return fmt.Errorf("%w: --out saves the plan of a --diff: add --diff (then apply it with --plan FILE)", errUsage)
 	case r.SavePlan != "" && o.planFile != "":
 		return fmt.Errorf("%w: --out and --plan both given: --diff --plan FILE checks a saved plan, it saves none", errUsage)
-	case r.SavePlan == "-" && o.output == "json":
+	case r.SavePlan == "-" && o.output == outputJSON:
 		return fmt.Errorf("%w: --out - and --output json both print on stdout", errUsage)
 	case o.planFile == "":
 		return nil
@@ -262,18 +262,39 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	return code
 }
 
+// The formats of --output of a run (an apply, update, rollback, --diff).
+const (
+	outputText     = "text"
+	outputJSON     = "json"
+	outputTextJSON = "text+json"
+)
+
+// checkRunOutput checks --output of a run.
+func checkRunOutput(format string) error {
+	switch format {
+	case outputText, outputJSON, outputTextJSON:
+		return nil
+	}
+	return fmt.Errorf("%w: --output must be text, json or text+json, got %q", errUsage, format)
+}
+
 // operationView is how the command line shows a run: for people, with
 // the plan and the run's story on stdout; with --output json, the Outcome
-// as the one document on stdout and the story on stderr; with --out -,
-// stdout is the saved plan's alone.
+// as the one document on stdout and the story on stderr; with text+json,
+// as for people, and the Outcome as a record at the end of stderr; with
+// --out -, stdout is the saved plan's alone.
 func operationView(o applyOptions, stdout, stderr io.Writer) view.Operation {
-	switch {
-	case o.output == "json":
-		return view.NewJSON(stdout, stderr)
-	case o.req.SavePlan == "-":
-		return view.NewHuman(stderr, stderr)
+	out := stdout
+	if o.req.SavePlan == "-" {
+		out = stderr
 	}
-	return view.NewHuman(stdout, stderr)
+	switch o.output {
+	case outputJSON:
+		return view.NewJSON(stdout, stderr)
+	case outputTextJSON:
+		return view.NewReported(out, stderr)
+	}
+	return view.NewHuman(out, stderr)
 }
 
 // signals returns a context cancelled by a second SIGINT/SIGTERM and a

@@ -115,7 +115,7 @@ A plain syslet apply never asks a registry. --out and --plan do not apply. Exit 
 				"syslet push --hosts-dir hosts/ --batch 1,25% --pause 2m --parallel 10",
 				"syslet push --hosts-dir hosts/ --diff --out plans/ && syslet push --hosts-dir hosts/ --plan plans/"}},
 		{name: "ssh-command", run: cmdSSHCommand, synopsis: []string{"[--diff-only]"},
-			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the two reads of its --pause ("syslet --diff --stdin --detailed-exitcode", "syslet status --stdin --output json")`,
+			summary:     `authorized_keys forced command: runs only "syslet --diff --stdin", "syslet --stdin", the saved-plan forms syslet push uses ("syslet --diff --stdin --out -", "syslet --plan - --stdin", "syslet --diff --plan - --stdin") and the two reads of its --pause ("syslet --diff --stdin --detailed-exitcode", "syslet status --stdin --output json"); each but the last also with "--output text+json" after it, as push sends them`,
 			defineFlags: func(f *flags) { new(sshCommandOptions).define(f) },
 			// lines of /root/.ssh/authorized_keys
 			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},

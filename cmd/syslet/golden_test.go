@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/verdict"
 )
 
 // TestGoldenPlan pins the plan for the example stack, as people read it
@@ -58,6 +60,39 @@ func TestGoldenPlan(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTextJSONIsTheTextAndItsRecord: --output text+json prints the text
+// exactly as text does, stdout and stderr alike, and then, last on
+// stderr, one record (RS, one line, LF) holding the document --output
+// json prints; --out - keeps stdout the saved plan's.
+func TestTextJSONIsTheTextAndItsRecord(t *testing.T) {
+	const examples = "../../examples"
+	root := t.TempDir()
+	_, textOut, textErr := runCLI(t, "--diff", "--root", root, examples)
+	_, jsonOut, _ := runCLI(t, "--diff", "--root", root, "--output", "json", examples)
+	code, out, errOut := runCLI(t, "--diff", "--root", root, "--output", "text+json", examples)
+	text, record, found := strings.Cut(errOut, "\x1e")
+	if code != exitOK || out != textOut || text != textErr || !found || strings.Count(record, "\n") != 1 || !strings.HasSuffix(record, "\n") {
+		t.Fatalf("exit %d; stdout as text: %v; stderr before the record as text: %v; record %q", code, out == textOut, text == textErr, record)
+	}
+	var got, want view.Outcome
+	if err := json.Unmarshal([]byte(record), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &want); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) || got.Verdict != verdict.Planned {
+		t.Errorf("the record is not the --output json document:\n%s\n%s", g, w)
+	}
+
+	code, out, errOut = runCLI(t, "--diff", "--root", root, "--out", "-", "--output", "text+json", examples)
+	if _, record, _ := strings.Cut(errOut, "\x1e"); code != exitOK || !strings.HasPrefix(out, "{") || strings.Contains(out, "\x1e") || !strings.HasPrefix(record, `{"verdict":"planned","exit":0,`) {
+		t.Errorf("--out - --output text+json: exit %d, stdout %.40q, record %.60q", code, out, record)
 	}
 }
 

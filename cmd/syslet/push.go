@@ -62,11 +62,14 @@ type pushOptions struct {
 // pushNotes are push's notes in --help, the reference and syslet(1).
 const pushNotes = `Exit codes: 0 every host applied, was unchanged or (--diff) planned; 1 a host failed, was
 unreachable, refused its host key or its stale saved plan, or was not reached; 2 the specs are
-invalid or empty (then nothing was sent); 4 a rollout stopped because a host rolled back (each
-host that failed rolled back and serves its last good generation); 5 a host's rollback failed
-too (it needs a person); 130 interrupted.
+invalid or empty (then nothing was sent); 4 each host that failed rolled back and serves its last
+good generation (as a local apply that rolls back exits 4; a rollout stops at the first such
+host); 5 a host's rollback failed too (it needs a person); 130 interrupted.
 Each host holds what it started to its health gate and, when a container fails it, rolls back to
-its last good generation (its syslet's defaults: --rollback=auto, --soak 5s).
+its last good generation (its syslet's defaults: --rollback=auto, --soak 5s). Each host's syslet
+runs with --output text+json added: its text is shown as it comes, and how its run ended is read
+from the JSON document it reports at the end, never from its words (a host's syslet older than
+this one refuses the flag: exit 64).
 A rollout (--batch 1,25%: one host, then a quarter of the targets at a time, the last size
 repeating; a percentage is rounded down, at least one host) starts a batch only when the one
 before has ended, and starts no further host once more hosts have failed (failed, rolled back,
@@ -80,8 +83,8 @@ more hosts (during a pause: ends it and the rollout), a second one forwards SIGI
 running ones.
 --output json prints one JSON document when every host's turn is over: every host with its
 batch, outcome (applied, unchanged, planned, failed, refused, unreachable, not reached, rolled
-back, rollback failed, stale), exit code, run IDs and durations, and why the rollout stopped;
-the hosts' output and the table then go to stderr.
+back, rollback failed, stale), its syslet's verdict, exit code, run IDs and durations, and why
+the rollout stopped; the hosts' output and the table then go to stderr.
 push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR with the same
 specs applies on each host exactly its saved plan, and a host whose state or input changed since
 refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`
@@ -109,7 +112,7 @@ func (o *pushOptions) define(f *flags) {
 	f.String(&o.maxFailed, "max-failed", "", "start no further host once more than `N` hosts (or N% of the targets) have failed (default with --batch: 0, the first failure stops the rollout)")
 	f.Duration(&o.pause, "pause", 0, "with --batch: wait `D` after each batch but the last, then look at its hosts again (services up and not restarted, no drift) before the next")
 	f.String(&o.verify, "verify", "", "send nothing unless the specs are a clean git checkout whose HEAD carries a good signature by a key of `FILE`: an allowed-signers file (git's format, as webhookd's verify.allowedSigners) or an OpenPGP public keyring (gpg --export, as verify.keyring)")
-	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
+	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, verdict, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
 }
 
 func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
@@ -283,7 +286,7 @@ func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		fmt.Fprintln(stderr, "syslet push: --out:", err)
 		for i := range results {
-			results[i].Status, results[i].Err = push.Failed, fmt.Errorf("saving its plan: %w", err)
+			results[i].Fail(fmt.Errorf("saving its plan: %w", err))
 		}
 		return nil
 	}
@@ -291,7 +294,7 @@ func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
 	for i := range results {
 		r := &results[i]
 		p := planFile(out, r.Target.Arg)
-		if r.Status.OK() {
+		if r.OK() {
 			s, _, err := planfile.Read(bytes.NewReader(r.Output))
 			if err == nil {
 				err = s.WriteFile(p)
@@ -300,7 +303,7 @@ func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
 				saved = append(saved, p)
 				continue
 			}
-			r.Status, r.Err = push.Failed, fmt.Errorf("saving its plan: %w", err)
+			r.Fail(fmt.Errorf("saving its plan: %w", err))
 		}
 		if err := os.Remove(p); err == nil {
 			fmt.Fprintf(stderr, "syslet push: %s: removed %s from an earlier push: this one made no plan there\n", r.Target.Arg, p)
@@ -460,7 +463,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(saved) > 0 {
 		fmt.Fprintf(human, "Saved %d plan(s): %s (apply with: syslet push --plan %s and the same specs)\n", len(saved), strings.Join(saved, ", "), o.out)
 	}
-	code = pushExit(rep, ctx.Err() != nil)
+	code = rep.Exit(ctx.Err() != nil)
 	if o.output == "json" {
 		doc := rep.Document(o.command())
 		doc.ExitCode = code
@@ -488,29 +491,6 @@ func (o pushOptions) rolloutLine(n int) string {
 		return ""
 	}
 	return ", " + strings.Join(parts, ", ")
-}
-
-// pushExit is push's exit code (pushNotes): a host that needs a person
-// first, then an interrupt, then a rollout stopped by rollbacks alone,
-// then any other failure.
-func pushExit(rep push.Report, interrupted bool) int {
-	rolledBackOnly := true
-	for _, r := range rep.Results {
-		if !r.Status.OK() && r.Status != push.NotReached && r.Status != push.RolledBack {
-			rolledBackOnly = false
-		}
-	}
-	switch {
-	case push.Count(rep.Results, push.RollbackFailed) > 0:
-		return exitRollbackBad
-	case interrupted:
-		return exitInterrupted
-	case rep.Stop != nil && !rep.Stop.Interrupted && rolledBackOnly:
-		return exitRolledBack
-	case push.AnyFailed(rep.Results):
-		return exitError
-	}
-	return exitOK
 }
 
 // pushStreams reads and validates each target's specs with the same checks

@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/load"
-	"github.com/syslet/syslet/pkg/push"
 )
 
 func TestParsePush(t *testing.T) {
@@ -109,60 +107,6 @@ func TestParsePush(t *testing.T) {
 		if got := statusCommand(remote); got != want {
 			t.Errorf("statusCommand(%q) = %q; want %q", remote, got, want)
 		}
-	}
-}
-
-// pushExit's precedence: a host that needs a person, an interrupt, a
-// rollout stopped by rollbacks alone, any other failure.
-func TestPushExit(t *testing.T) {
-	res := func(ss ...push.Status) []push.Result {
-		var r []push.Result
-		for _, s := range ss {
-			r = append(r, push.Result{Status: s})
-		}
-		return r
-	}
-	stop := &push.Stop{Batch: 1, Host: "web1", Outcome: push.RolledBack}
-	for _, tt := range []struct {
-		name        string
-		rep         push.Report
-		interrupted bool
-		want        int
-	}{
-		{"all applied", push.Report{Results: res(push.Applied, push.Unchanged)}, false, exitOK},
-		{"planned", push.Report{Results: res(push.Planned)}, false, exitOK},
-		{"canary rolled back, rest not reached", push.Report{Results: res(push.RolledBack, push.NotReached), Stop: stop}, false, exitRolledBack},
-		{"rolled back without a rollout stop", push.Report{Results: res(push.RolledBack, push.Applied)}, false, exitError},
-		{"rolled back and another failed", push.Report{Results: res(push.RolledBack, push.Unreachable, push.NotReached), Stop: stop}, false, exitError},
-		{"a rollback failed", push.Report{Results: res(push.RollbackFailed, push.NotReached), Stop: stop}, true, exitRollbackBad},
-		{"interrupted", push.Report{Results: res(push.Applied, push.NotReached), Stop: &push.Stop{Interrupted: true}}, true, exitInterrupted},
-		{"failed", push.Report{Results: res(push.Failed, push.Applied)}, false, exitError},
-		{"stale", push.Report{Results: res(push.Stale)}, false, exitError},
-	} {
-		if got := pushExit(tt.rep, tt.interrupted); got != tt.want {
-			t.Errorf("%s: exit %d; want %d", tt.name, got, tt.want)
-		}
-	}
-}
-
-// The lines push reads run IDs and rollback verdicts from are the ones
-// syslet prints.
-func TestPushReadsTheApplyLines(t *testing.T) {
-	var b bytes.Buffer
-	view.Applying(&b, "20261201T1015-1")
-	view.RollbackSummary(&b, view.Rollback{Failed: "R1", Run: "R2", Generation: "R0", Why: "web.service: down"})
-	view.RollbackSummary(&b, view.Rollback{Failed: "R1", Run: "R2", Generation: "R0", Why: "web.service: down", Err: errors.New("no")})
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if lines[0] != "Applying (run 20261201T1015-1):" {
-		t.Errorf("the apply's first line is %q; push reads \"Applying (run ID):\"", lines[0])
-	}
-	var rolled, failed bool
-	for _, l := range lines {
-		rolled = rolled || strings.HasPrefix(l, push.RolledBackPrefix)
-		failed = failed || strings.HasPrefix(l, push.RollbackFailedPrefix)
-	}
-	if !rolled || !failed {
-		t.Errorf("no line begins with %q or %q:\n%s", push.RolledBackPrefix, push.RollbackFailedPrefix, b.String())
 	}
 }
 

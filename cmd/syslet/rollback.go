@@ -21,8 +21,8 @@ func cmdRollback(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil && len(pos) > 1 {
 		err = fmt.Errorf("%w: one RUN at most", errUsage)
 	}
-	if err == nil && o.output != "text" && o.output != "json" {
-		err = fmt.Errorf("%w: --output must be text or json, got %q", errUsage, o.output)
+	if err == nil {
+		err = checkRunOutput(o.output)
 	}
 	if err == nil {
 		err = o.checkGate()
@@ -54,7 +54,7 @@ func cmdRollback(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (o *applyOptions) defineRollback(f *flags) {
 	r, d := &o.req, &deploy.Defaults
 	f.Bool(&r.Diff, "diff", false, "print the rollback's plan and stop; nothing changes")
-	f.String(&o.output, "output", "text", "print as `FORMAT`: text or json")
+	f.String(&o.output, "output", outputText, "print as `FORMAT`: text, json or text+json, as an apply's")
 	f.Bool(&o.yes, "yes", false, "do not ask before applying (only asked when stdin and stderr are a terminal)")
 	f.String(&r.Root, "root", d.Root, "the host's root `DIR` (only with --diff)")
 	f.Duration(&r.LockTimeout, "lock-timeout", d.LockTimeout, "wait at most `D` for another apply to finish (0: for ever)")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/sshcommand"
 )
 
 // Check is the read-only look at a host after the pause that followed
@@ -37,13 +38,13 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 	defer client.Close()
 
 	// The plan's exit code says it (--detailed-exitcode: 3 when changes
-	// are pending or units were edited by hand); its output says what.
-	out, code, err := runCaptured(client, s.DiffCommand, j.Stream, o.CommandTimeout, 3)
+	// are pending or units were edited by hand); its document says what.
+	_, errOut, code, err := runBoth(client, s.DiffCommand+" "+strings.Join(sshcommand.Report, " "), j.Stream, o.CommandTimeout, 3)
 	switch {
 	case err != nil:
 		c.Problems = append(c.Problems, fmt.Sprintf("its plan failed: %v", err))
 	case code == 3:
-		c.Problems = append(c.Problems, "it no longer matches its specs: "+planDetail(out))
+		c.Problems = append(c.Problems, "it no longer matches its specs: "+planDetail(errOut))
 	}
 	now, _, err := runCaptured(client, s.StatusCommand, j.Stream, o.CommandTimeout)
 	if err != nil {
@@ -59,23 +60,21 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 }
 
 // planDetail says what a remote plan that found the host off its specs
-// printed: its plan summary, or the sentence of a plan whose only
-// difference is units edited by hand (drift, which an apply keeps).
-func planDetail(out []byte) string {
-	var sum summary
-	detail := ""
-	for _, l := range strings.Split(string(out), "\n") {
-		l = strings.TrimSuffix(l, "\r")
-		sum.observe(l)
-		if d, ok := strings.CutPrefix(l, "No changes detected. "); ok {
-			detail = d
-		}
+// found, from the document it reported on stderr: the plan's tally, or
+// the units edited by hand of a plan with nothing else to do (drift,
+// which an apply keeps).
+func planDetail(stderr []byte) string {
+	var rec recorder
+	for _, l := range strings.Split(string(stderr), "\n") {
+		rec.keep(l)
 	}
+	d := rec.document()
 	switch {
-	case sum.plan != "" && sum.plan != "no changes":
-		return sum.plan
-	case detail != "":
-		return detail
+	case d == nil || d.Counts == nil:
+	case d.Counts.Actions > 0:
+		return d.plan()
+	case d.Counts.Drift > 0:
+		return fmt.Sprintf("%d unit(s) edited by hand (drift, which an apply keeps; --force replaces them)", d.Counts.Drift)
 	}
 	return "its plan has changes to make"
 }

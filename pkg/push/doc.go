@@ -23,17 +23,24 @@
 //     look at its hosts again (their services still up, not restarted
 //     since their health gate, no drift: check.go), a host that fell over
 //     counting as failed (rollout.go);
+//   - how each host's turn ended: one table of endings, a row for every
+//     verdict of pkg/verdict and for each of push's own (not reached,
+//     unreachable, host key refused, …), with the word the table shows
+//     (ending.go); push's exit code follows from the endings;
 //   - the result table and the --output json document: host, batch,
-//     result, plan summary, run IDs, durations, and why a rollout stopped
-//     (table.go, document.go).
+//     ending, the host's verdict, plan, run IDs, durations, and why a
+//     rollout stopped (table.go, document.go).
 //
-// A host's result is read from its syslet's exit code (0, 4 rolled back,
-// 5 rollback failed, 1 with a stale saved plan's refusal) and from the
-// summary lines of its output (the plan line, "Applying (run …):", the
-// apply's summary, the rollback's verdict). After a pause, the plan's
-// exit code with --detailed-exitcode (3: off its specs) is the verdict,
-// and `syslet status --output json` (host.HealthReport) is the one
-// document read whole.
+// A host's ending is read from data, never from its words: push runs each
+// plan or apply with --output text+json (sshcommand.Report), shows the
+// host's text as it comes, and reads the JSON document the host's syslet
+// writes as one record at the end of stderr (verdict.WriteRecord;
+// hostdoc.go): its verdict, the plan's tally, the run IDs and the
+// rollback's last word. A remote command that reports no document ends
+// by its exit status alone (ok, or failed). After a pause, the plan's
+// exit code with --detailed-exitcode (3: off its specs) says whether the
+// host still matches, its document what differs, and `syslet status
+// --output json` (host.HealthReport) whether its services held.
 //
 // Loading and validating the specs is not done here: the caller validates
 // them with the same code as a local apply and hands over only valid

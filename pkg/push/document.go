@@ -26,10 +26,13 @@ type HostOutcome struct {
 	Host    string `json:"host"`
 	Address string `json:"address"`
 	Batch   int    `json:"batch"`
-	// Outcome is the result's word: applied, unchanged, planned, ok,
+	// Outcome is the ending's word: applied, unchanged, planned, ok,
 	// failed, refused, unreachable, not reached, rolled back, rollback
-	// failed, stale.
+	// failed, stale (ending.go).
 	Outcome string `json:"outcome"`
+	// Verdict is the verdict the host's syslet reported, by its machine
+	// name (pkg/verdict); absent when it reported none.
+	Verdict string `json:"verdict,omitempty"`
 	// ExitCode is the remote command's exit status; null when it
 	// reported none (not reached, unreachable, killed).
 	ExitCode *int   `json:"exitCode"`
@@ -76,25 +79,16 @@ type StopOutcome struct {
 func (rep Report) Document(command string) Document {
 	d := Document{Command: command, Batches: rep.Batches, Hosts: []HostOutcome{}, Counts: map[string]int{}}
 	for _, r := range rep.Results {
-		h := HostOutcome{Host: r.Target.Arg, Address: r.Target.Addr(), Batch: r.Batch, Outcome: r.Status.String(),
-			Plan: r.Summary, Seconds: r.Duration.Seconds(), ConnectSeconds: r.Connect.Seconds()}
+		h := HostOutcome{Host: r.Target.Arg, Address: r.Target.Addr(), Batch: r.Batch, Outcome: r.Ending.String(),
+			Plan: r.Plan(), Reason: r.Reason(), Seconds: r.Duration.Seconds(), ConnectSeconds: r.Connect.Seconds()}
+		if v := r.Ending.Verdict; v != 0 {
+			h.Verdict = v.ID()
+		}
 		if r.ExitCode >= 0 {
 			code := r.ExitCode
 			h.ExitCode = &code
 		}
-		if len(r.Runs) > 0 {
-			h.Run = r.Runs[0]
-		}
-		if len(r.Runs) > 1 && (r.Status == RolledBack || r.Status == RollbackFailed) {
-			h.RollbackRun = r.Runs[len(r.Runs)-1]
-		}
-		switch {
-		case r.Status.OK():
-		case r.Verdict != "":
-			h.Reason = r.Verdict
-		case r.Err != nil:
-			h.Reason = r.Err.Error()
-		}
+		h.Run, h.RollbackRun = r.Runs()
 		if !r.Started.IsZero() {
 			t := r.Started.UTC()
 			h.Started = &t

@@ -165,15 +165,17 @@ func (f *fixture) options(hk *HostKeys, stdout, stderr *bytes.Buffer) Options {
 	return o
 }
 
-// planHandler answers like `syslet --diff --stdin`.
+// planHandler answers like `syslet --diff --stdin --output text+json`:
+// its text, a last line of it without its line feed, then its document.
 func planHandler(s *execSession) int {
-	if s.Cmd != "syslet --diff --stdin" {
+	if s.Cmd != "syslet --diff --stdin --output text+json" {
 		fmt.Fprintf(s.Stderr, "unexpected command %q\n", s.Cmd)
 		return 1
 	}
 	fmt.Fprintf(s.Stdout, "syslet plan: got %d bytes\n\n", len(s.Stdin))
 	fmt.Fprintf(s.Stdout, "Plan: 1 to create, 0 to change, 0 to reload, 0 metadata-only, 0 to remove, 1 to start, 0 to stop, 2 unchanged; 5 actions (digest 5e7b792e4a17).\n")
 	fmt.Fprint(s.Stderr, "a warning without newline")
+	report(s.Stderr, `{"verdict":"planned","exit":0,"planCounts":{"create":1,"start":1,"unchanged":2,"actions":5}}`)
 	return 0
 }
 
@@ -182,8 +184,8 @@ func TestHostKeyUnknownRefusedBeforeAuth(t *testing.T) {
 	srv := startServer(t, f.client.PublicKey(), planHandler)
 	res := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, nil, nil))
 	r := res[0]
-	if r.Status != Refused {
-		t.Fatalf("status %v, err %v; want refused", r.Status, r.Err)
+	if r.Ending.String() != "refused" {
+		t.Fatalf("status %v, err %v; want refused", r.Ending, r.Err)
 	}
 	var hk *HostKeyError
 	if !errors.As(r.Err, &hk) || hk.Problem != KeyUnknown {
@@ -212,8 +214,8 @@ func TestHostKeyChangedRefusedBeforeAuth(t *testing.T) {
 		hk := &HostKeys{Files: []string{f.knownHosts}, AcceptNew: acceptNew}
 		r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(hk, nil, nil))[0]
 		var herr *HostKeyError
-		if r.Status != Refused || !errors.As(r.Err, &herr) || herr.Problem != KeyChanged {
-			t.Fatalf("accept-new=%v: status %v, err %v; want refused, changed", acceptNew, r.Status, r.Err)
+		if r.Ending.String() != "refused" || !errors.As(r.Err, &herr) || herr.Problem != KeyChanged {
+			t.Fatalf("accept-new=%v: status %v, err %v; want refused, changed", acceptNew, r.Ending, r.Err)
 		}
 		if !strings.Contains(r.Err.Error(), ssh.FingerprintSHA256(srv.hostKey.PublicKey())) {
 			t.Errorf("error %q lacks the presented fingerprint", r.Err)
@@ -230,8 +232,8 @@ func TestHostKeyRevoked(t *testing.T) {
 	os.WriteFile(f.knownHosts, []byte("@revoked * "+string(ssh.MarshalAuthorizedKey(srv.hostKey.PublicKey()))), 0o600)
 	r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(&HostKeys{Files: []string{f.knownHosts}, AcceptNew: true}, nil, nil))[0]
 	var herr *HostKeyError
-	if r.Status != Refused || !errors.As(r.Err, &herr) || herr.Problem != KeyRevoked || srv.authCalls.Load() != 0 {
-		t.Fatalf("status %v, err %v, auth calls %d; want refused as revoked before auth", r.Status, r.Err, srv.authCalls.Load())
+	if r.Ending.String() != "refused" || !errors.As(r.Err, &herr) || herr.Problem != KeyRevoked || srv.authCalls.Load() != 0 {
+		t.Fatalf("status %v, err %v, auth calls %d; want refused as revoked before auth", r.Ending, r.Err, srv.authCalls.Load())
 	}
 }
 
@@ -245,8 +247,8 @@ func TestAcceptNewPins(t *testing.T) {
 	}}
 	var stdout bytes.Buffer
 	r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(hk, &stdout, nil))[0]
-	if r.Status != Planned {
-		t.Fatalf("status %v, err %v", r.Status, r.Err)
+	if r.Ending.String() != "planned" {
+		t.Fatalf("status %v, err %v", r.Ending, r.Err)
 	}
 	fp := ssh.FingerprintSHA256(srv.hostKey.PublicKey())
 	if len(pinned) != 1 || pinned[0] != srv.addr+" "+fp {
@@ -258,8 +260,8 @@ func TestAcceptNewPins(t *testing.T) {
 	}
 	// The pinned key is now simply known.
 	r = Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, &stdout, nil))[0]
-	if r.Status != Planned {
-		t.Fatalf("second push: status %v, err %v", r.Status, r.Err)
+	if r.Ending.String() != "planned" {
+		t.Fatalf("second push: status %v, err %v", r.Ending, r.Err)
 	}
 	if fi, _ := os.Stat(f.knownHosts); fi.Mode().Perm() != 0o600 {
 		t.Errorf("known_hosts mode %v", fi.Mode().Perm())
@@ -299,6 +301,7 @@ func TestRunFleet(t *testing.T) {
 	web2 := startServer(t, f.client.PublicKey(), func(s *execSession) int {
 		fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
 		fmt.Fprintln(s.Stderr, "syslet: something broke")
+		report(s.Stderr, `{"verdict":"failed","exit":1,"planCounts":{"unchanged":3,"actions":0}}`)
 		return 1
 	})
 	f.know(web1.addr, web1.hostKey.PublicKey())
@@ -308,18 +311,18 @@ func TestRunFleet(t *testing.T) {
 	res := Run(context.Background(), jobs, f.options(nil, &stdout, &stderr))
 
 	want := []struct {
-		status  Status
-		code    int
-		summary string
+		ending string
+		code   int
+		plan   string
 	}{
-		{Planned, 0, "1 to create, 1 to start, 2 unchanged; 5 actions"},
-		{Failed, 1, "no changes"},
-		{Unreachable, -1, ""},
+		{"planned", 0, "1 to create, 1 to start, 2 unchanged; 5 actions"},
+		{"failed", 1, "no changes"},
+		{"unreachable", -1, ""},
 	}
 	for i, w := range want {
 		r := res[i]
-		if r.Status != w.status || r.ExitCode != w.code || r.Summary != w.summary {
-			t.Errorf("%s: status %v exit %d summary %q (err %v); want %v %d %q", r.Target.Arg, r.Status, r.ExitCode, r.Summary, r.Err, w.status, w.code, w.summary)
+		if r.Ending.String() != w.ending || r.ExitCode != w.code || r.Plan() != w.plan {
+			t.Errorf("%s: %v exit %d plan %q (err %v); want %s %d %q", r.Target.Arg, r.Ending, r.ExitCode, r.Plan(), r.Err, w.ending, w.code, w.plan)
 		}
 	}
 	if !strings.Contains(stdout.String(), "web1 | syslet plan: got 20 bytes\n") {
@@ -405,11 +408,11 @@ func TestInterruptStopsStartingHosts(t *testing.T) {
 	cancel() // Ctrl-C while the first host runs
 	close(release)
 	res := <-done
-	if res[0].Status != Succeeded {
-		t.Errorf("running host: %v %v; want it to finish", res[0].Status, res[0].Err)
+	if res[0].Ending.String() != "ok" {
+		t.Errorf("running host: %v %v; want it to finish", res[0].Ending, res[0].Err)
 	}
-	if res[1].Status != NotReached || second.execs.Load() != 0 || second.authCalls.Load() != 0 {
-		t.Errorf("second host: %v; execs %d; want not reached, never contacted", res[1].Status, second.execs.Load())
+	if res[1].Ending.String() != "not reached" || second.execs.Load() != 0 || second.authCalls.Load() != 0 {
+		t.Errorf("second host: %v; execs %d; want not reached, never contacted", res[1].Ending, second.execs.Load())
 	}
 	var table bytes.Buffer
 	WriteTable(&table, Report{Results: res, Batches: 1})
@@ -439,8 +442,8 @@ func TestAbortForwardsSIGINT(t *testing.T) {
 	if got := srv.receivedSignals(); len(got) != 1 || got[0] != "INT" {
 		t.Errorf("signals = %q; want [INT]", got)
 	}
-	if r.Status != Failed || r.ExitCode != 1 {
-		t.Errorf("status %v exit %d", r.Status, r.ExitCode)
+	if r.Ending.String() != "failed" || r.ExitCode != 1 {
+		t.Errorf("status %v exit %d", r.Ending, r.ExitCode)
 	}
 }
 
@@ -454,8 +457,8 @@ func TestCommandTimeout(t *testing.T) {
 	o := f.options(nil, nil, nil)
 	o.CommandTimeout = 200 * time.Millisecond
 	r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, o)[0]
-	if r.Status != Failed || r.Err == nil || !strings.Contains(r.Err.Error(), "timed out after 200ms") {
-		t.Errorf("status %v err %v; want failed, timed out", r.Status, r.Err)
+	if r.Ending.String() != "failed" || r.Err == nil || !strings.Contains(r.Err.Error(), "timed out after 200ms") {
+		t.Errorf("status %v err %v; want failed, timed out", r.Ending, r.Err)
 	}
 	if got := srv.receivedSignals(); len(got) != 1 || got[0] != "TERM" {
 		t.Errorf("signals = %q; want [TERM]", got)
@@ -467,8 +470,8 @@ func TestAuthFailureIsUnreachable(t *testing.T) {
 	srv := startServer(t, newSigner(t).PublicKey(), planHandler) // accepts another key only
 	f.know(srv.addr, srv.hostKey.PublicKey())
 	r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, nil, nil))[0]
-	if r.Status != Unreachable || !strings.Contains(r.Err.Error(), "authenticating to") || srv.execs.Load() != 0 {
-		t.Errorf("status %v err %v", r.Status, r.Err)
+	if r.Ending.String() != "unreachable" || !strings.Contains(r.Err.Error(), "authenticating to") || srv.execs.Load() != 0 {
+		t.Errorf("status %v err %v", r.Ending, r.Err)
 	}
 }
 
@@ -516,12 +519,14 @@ func TestKeysPassphrase(t *testing.T) {
 
 func TestExitHints(t *testing.T) {
 	f := newFixture(t)
-	for code, want := range map[int]string{127: "is syslet installed on the host", 2: "found the specs invalid", 1: `exited 1`} {
+	// A command that reported no verdict: its exit code's own meaning,
+	// or that of the verdicts syslet exits so with.
+	for code, want := range map[int]string{127: "is syslet installed on the host", 64: "is it older than this one?", 2: "found the specs invalid", 1: `exited 1`} {
 		srv := startServer(t, f.client.PublicKey(), func(*execSession) int { return code })
 		f.know(srv.addr, srv.hostKey.PublicKey())
 		r := Run(context.Background(), []Job{f.job(srv.addr, "web1")}, f.options(nil, nil, nil))[0]
-		if r.Status != Failed || r.ExitCode != code || !strings.Contains(r.Err.Error(), want) {
-			t.Errorf("exit %d: %v %d %v; want failed with %q", code, r.Status, r.ExitCode, r.Err, want)
+		if r.Ending.String() != "failed" || r.ExitCode != code || !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("exit %d: %v %d %v; want failed with %q", code, r.Ending, r.ExitCode, r.Err, want)
 		}
 	}
 }

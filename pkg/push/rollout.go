@@ -58,7 +58,7 @@ type Stop struct {
 	// outcome and Why the host's own reason (its syslet's verdict, the
 	// error, or what the check after the pause found).
 	Host    string
-	Outcome Status
+	Outcome Ending
 	Why     string
 	// Failed is how many hosts had failed then, Allowed the budget.
 	Failed, Allowed int
@@ -218,18 +218,14 @@ func (r *rollout) record(i int, res Result, afterPause bool) bool {
 	if end := res.Started.Add(res.Duration); end.After(r.rep.LastEnded) {
 		r.rep.LastEnded = end
 	}
-	if res.Status.OK() {
+	if res.OK() {
 		return false
 	}
 	r.failed++
 	if r.allowed < 0 || r.failed <= r.allowed || r.rep.Stop != nil {
 		return false
 	}
-	why := res.Verdict
-	if why == "" && res.Err != nil {
-		why = res.Err.Error()
-	}
-	r.rep.Stop = &Stop{Batch: res.Batch, AfterPause: afterPause, Host: res.Target.Arg, Outcome: res.Status, Why: why,
+	r.rep.Stop = &Stop{Batch: res.Batch, AfterPause: afterPause, Host: res.Target.Arg, Outcome: res.Ending, Why: res.Reason(),
 		Failed: r.failed, Allowed: r.allowed}
 	return true
 }
@@ -245,7 +241,7 @@ func (r *rollout) notReached(idx []int, batch int, cause error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, i := range idx {
-		r.rep.Results[i] = Result{Target: r.jobs[i].Target, Status: NotReached, ExitCode: -1, Err: cause, Batch: batch}
+		r.rep.Results[i] = Result{Target: r.jobs[i].Target, Ending: Ending{Own: NotReached}, ExitCode: -1, Err: cause, Batch: batch}
 	}
 }
 
@@ -257,7 +253,7 @@ func (r *rollout) checkBatch(batch int, idx []int) {
 	sem := make(chan struct{}, r.o.Parallel)
 	var wg sync.WaitGroup
 	for _, i := range idx {
-		if !r.rep.Results[i].Status.OK() {
+		if !r.rep.Results[i].OK() {
 			continue
 		}
 		wg.Add(1)
@@ -280,8 +276,7 @@ func (r *rollout) checkBatch(batch int, idx []int) {
 			r.rep.LastEnded = end
 		}
 		if len(c.Problems) > 0 {
-			res.Status = Failed
-			res.Err = fmt.Errorf("after the %s pause: %s", r.s.Pause, strings.Join(c.Problems, "; "))
+			res.Fail(fmt.Errorf("after the %s pause: %s", r.s.Pause, strings.Join(c.Problems, "; ")))
 			fell = append(fell, res.Target.Arg)
 		}
 		r.record(i, res, true)

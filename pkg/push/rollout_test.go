@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -63,9 +64,11 @@ func TestBatches(t *testing.T) {
 // of its own), `syslet status` and `syslet --diff`.
 type fakeHost struct {
 	srv *testServer
-	// code and lines are the apply's exit code and output.
+	// code, lines and doc are the apply's exit code, text and document
+	// (none when "").
 	code  int
 	lines []string
+	doc   string
 	// invocation is what `syslet status` reports for app.service.
 	invocation atomic.Value
 	// drifted is what `syslet --diff` finds: "" nothing, "changed" a
@@ -76,13 +79,13 @@ type fakeHost struct {
 	start, end time.Time // of the apply
 }
 
-func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost {
-	h := &fakeHost{code: code, lines: lines}
+func newFakeHost(t *testing.T, f *fixture, code int, doc string, lines ...string) *fakeHost {
+	h := &fakeHost{code: code, lines: lines, doc: doc}
 	h.invocation.Store("inv-1")
 	h.drifted.Store("")
 	h.srv = startServer(t, f.client.PublicKey(), func(s *execSession) int {
 		switch s.Cmd {
-		case "syslet --stdin":
+		case "syslet --stdin --output text+json":
 			h.mu.Lock()
 			h.start = time.Now()
 			h.mu.Unlock()
@@ -90,6 +93,7 @@ func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost 
 			for _, l := range h.lines {
 				fmt.Fprintln(s.Stdout, l)
 			}
+			report(s.Stderr, h.doc)
 			h.mu.Lock()
 			h.end = time.Now()
 			h.mu.Unlock()
@@ -97,16 +101,19 @@ func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost 
 		case "syslet status --stdin --output json":
 			fmt.Fprintf(s.Stdout, `{"services":[{"service":"app.service","container":"app","activeState":"active","subState":"running","result":"success","invocationId":%q,"nRestarts":0}]}`+"\n", h.invocation.Load())
 			return 0
-		case "syslet --diff --stdin --detailed-exitcode":
+		case "syslet --diff --stdin --detailed-exitcode --output text+json":
 			switch h.drifted.Load() {
 			case "changed":
 				fmt.Fprintln(s.Stdout, "Plan: 0 to create, 1 to change, 3 unchanged; 2 actions (digest 1234).")
+				report(s.Stderr, `{"verdict":"planned","exit":0,"planCounts":{"change":1,"unchanged":3,"actions":2}}`)
 				return 3
 			case "edited":
 				fmt.Fprintln(s.Stdout, "No changes detected. The host differs from the specs only where 1 unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.")
+				report(s.Stderr, `{"verdict":"planned","exit":0,"planCounts":{"unchanged":3,"drift":1,"actions":0}}`)
 				return 3
 			}
 			fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
+			report(s.Stderr, `{"verdict":"planned","exit":0,"planCounts":{"unchanged":4,"actions":0}}`)
 			return 0
 		}
 		fmt.Fprintf(s.Stderr, "unexpected command %q\n", s.Cmd)
@@ -116,18 +123,35 @@ func newFakeHost(t *testing.T, f *fixture, code int, lines ...string) *fakeHost 
 	return h
 }
 
+// report writes a host's JSON document as its syslet does at the end of
+// stderr with --output text+json: one record (verdict.WriteRecord).
+func report(w io.Writer, doc string) {
+	if doc != "" {
+		fmt.Fprintf(w, "\x1e%s\n", doc)
+	}
+}
+
 func (h *fakeHost) times() (time.Time, time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.start, h.end
 }
 
+// The text and the document of an apply, and of an apply rolled back.
 var (
 	appliedLines    = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)"}
 	rolledBackLines = []string{"Plan: 0 to create, 1 to change, 3 unchanged; 4 actions (digest 1234).", "", "Applying (run 20261201T1015-1):", "Summary: 4 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-1)",
 		"Health gate FAILED after 3s:", "  app.service: restarted 5 time(s) by Restart= before it was up",
 		"Plan: 0 to create, 1 to change, 3 unchanged; 3 actions (digest 9876).", "", "Applying (run 20261201T1015-2):", "Summary: 3 applied, 0 failed, 0 not reached (1.2s, run 20261201T1015-2)",
 		"", "ROLLED BACK: run 20261201T1015-1 failed its health gate (app.service: restarted 5 time(s) by Restart= before it was up); run 20261201T1015-2 applied the generation of run 20261201T1015-0 again, and it passed the gate."}
+)
+
+const (
+	appliedDoc = `{"verdict":"applied","exit":0,"run":"20261201T1015-1","planCounts":{"create":0,"change":1,"unchanged":3,"actions":4},` +
+		`"result":{"applied":[{},{},{},{}],"failed":[],"notReached":[]}}`
+	rolledBackDoc = `{"verdict":"rolled-back","exit":4,"run":"20261201T1015-1","planCounts":{"change":1,"unchanged":3,"actions":4},` +
+		`"result":{"applied":[{},{},{},{}],"failed":[],"notReached":[]},"rollback":{"run":"20261201T1015-2","generation":"20261201T1015-0",` +
+		`"message":"run 20261201T1015-1 failed its health gate (app.service: restarted 5 time(s) by Restart= before it was up); run 20261201T1015-2 applied the generation of run 20261201T1015-0 again, and it passed the gate"}}`
 )
 
 func (f *fixture) rolloutOptions(log *bytes.Buffer) Options {
@@ -143,11 +167,11 @@ func zero() *Size { return &Size{} }
 
 func TestRolloutCanaryRollsBack(t *testing.T) {
 	f := newFixture(t)
-	canary := newFakeHost(t, f, 4, rolledBackLines...)
+	canary := newFakeHost(t, f, 4, rolledBackDoc, rolledBackLines...)
 	var rest []*fakeHost
 	jobs := []Job{f.job(canary.srv.addr, "web1")}
 	for i := 2; i <= 5; i++ {
-		h := newFakeHost(t, f, 0, appliedLines...)
+		h := newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 		rest = append(rest, h)
 		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("web%d", i)))
 	}
@@ -158,17 +182,18 @@ func TestRolloutCanaryRollsBack(t *testing.T) {
 	if rep.Batches != 3 {
 		t.Errorf("%d batches; want 3", rep.Batches)
 	}
-	if r := rep.Results[0]; r.Status != RolledBack || r.Batch != 1 || !slices.Equal(r.Runs, []string{"20261201T1015-1", "20261201T1015-2"}) {
-		t.Errorf("canary: %v batch %d runs %q (%v); want rolled back in batch 1", r.Status, r.Batch, r.Runs, r.Err)
+	if r := rep.Results[0]; r.Ending.String() != "rolled back" || r.Batch != 1 || fmt.Sprintln(r.Runs()) != "20261201T1015-1 20261201T1015-2\n" {
+		run, back := r.Runs()
+		t.Errorf("canary: %v batch %d runs %q %q (%v); want rolled back in batch 1", r.Ending, r.Batch, run, back, r.Err)
 	}
 	for i, h := range rest {
 		r := rep.Results[i+1]
-		if r.Status != NotReached || r.Batch != []int{2, 2, 3, 3}[i] || h.srv.authCalls.Load() != 0 || h.srv.execs.Load() != 0 {
-			t.Errorf("%s: %v batch %d, %d logins tried; want not reached and never contacted", r.Target.Arg, r.Status, r.Batch, h.srv.authCalls.Load())
+		if r.Ending.String() != "not reached" || r.Batch != []int{2, 2, 3, 3}[i] || h.srv.authCalls.Load() != 0 || h.srv.execs.Load() != 0 {
+			t.Errorf("%s: %v batch %d, %d logins tried; want not reached and never contacted", r.Target.Arg, r.Ending, r.Batch, h.srv.authCalls.Load())
 		}
 	}
 	st := rep.Stop
-	if st == nil || st.Host != "web1" || st.Outcome != RolledBack || st.Batch != 1 || st.AfterPause || st.Interrupted || st.Failed != 1 || st.Allowed != 0 {
+	if st == nil || st.Host != "web1" || st.Outcome.String() != "rolled back" || st.Batch != 1 || st.AfterPause || st.Interrupted || st.Failed != 1 || st.Allowed != 0 {
 		t.Fatalf("stop = %+v", st)
 	}
 	if !strings.Contains(st.Why, "failed its health gate (app.service: restarted 5 time(s)") {
@@ -180,7 +205,7 @@ func TestRolloutCanaryRollsBack(t *testing.T) {
 	data, _ := json.Marshal(d)
 	for _, want := range []string{
 		`"batches":3`,
-		`{"host":"web1","address":"` + canary.srv.addr + `","batch":1,"outcome":"rolled back","exitCode":4,"plan":"1 to change, 3 unchanged; 4 actions; 4 applied, 0 failed, 0 not reached","run":"20261201T1015-1","rollbackRun":"20261201T1015-2","reason":"run 20261201T1015-1 failed its health gate`,
+		`{"host":"web1","address":"` + canary.srv.addr + `","batch":1,"outcome":"rolled back","verdict":"rolled-back","exitCode":4,"plan":"1 to change, 3 unchanged; 4 actions; 4 applied, 0 failed, 0 not reached","run":"20261201T1015-1","rollbackRun":"20261201T1015-2","reason":"run 20261201T1015-1 failed its health gate`,
 		`{"host":"web5","address":"` + rest[3].srv.addr + `","batch":3,"outcome":"not reached","exitCode":null,"reason":"the rollout stopped before this host's turn","seconds":0,"connectSeconds":0}`,
 		`"stopped":{"batch":1,"afterPause":false,"interrupted":false,"host":"web1","outcome":"rolled back","reason":"run 20261201T1015-1 failed`,
 		`"failed":1,"allowed":0,"message":"web1 rolled back in batch 1 (run 20261201T1015-1 failed`,
@@ -224,7 +249,7 @@ func TestRolloutBatchesInOrder(t *testing.T) {
 	var hosts []*fakeHost
 	var jobs []Job
 	for i := 1; i <= 5; i++ {
-		h := newFakeHost(t, f, 0, appliedLines...)
+		h := newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 		hosts = append(hosts, h)
 		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("web%d", i)))
 	}
@@ -236,8 +261,8 @@ func TestRolloutBatchesInOrder(t *testing.T) {
 	}
 	batchOf := []int{1, 2, 2, 3, 3}
 	for i, r := range rep.Results {
-		if r.Status != Applied || r.Batch != batchOf[i] || r.Runs[0] != "20261201T1015-1" {
-			t.Errorf("%s: %v batch %d; want applied in batch %d", r.Target.Arg, r.Status, r.Batch, batchOf[i])
+		if run, _ := r.Runs(); r.Ending.String() != "applied" || r.Batch != batchOf[i] || run != "20261201T1015-1" {
+			t.Errorf("%s: %v batch %d; want applied in batch %d", r.Target.Arg, r.Ending, r.Batch, batchOf[i])
 		}
 	}
 	// Every host of a batch began after every host of the batch before ended.
@@ -266,7 +291,7 @@ func TestRolloutBudgetStopsMidBatch(t *testing.T) {
 		if i <= 3 {
 			code = 1
 		}
-		h := newFakeHost(t, f, code)
+		h := newFakeHost(t, f, code, "")
 		hosts = append(hosts, h)
 		jobs = append(jobs, f.job(h.srv.addr, fmt.Sprintf("h%02d", i)))
 	}
@@ -278,14 +303,14 @@ func TestRolloutBudgetStopsMidBatch(t *testing.T) {
 	// h01–h03 fail one after the other; the third is one too many, and
 	// h04 and h05 of the same batch are never started.
 	for i, r := range rep.Results {
-		want := NotReached
+		want := Ending{Own: NotReached}
 		if i < 3 {
-			want = Failed
+			want = Ending{Own: Broke} // exited 1, with no document
 		}
-		if r.Status != want {
-			t.Errorf("%s: %v; want %v", r.Target.Arg, r.Status, want)
+		if r.Ending != want {
+			t.Errorf("%s: %v; want %v", r.Target.Arg, r.Ending, want)
 		}
-		if want == NotReached && hosts[i].srv.authCalls.Load() != 0 {
+		if want.Own == NotReached && hosts[i].srv.authCalls.Load() != 0 {
 			t.Errorf("%s was contacted", r.Target.Arg)
 		}
 	}
@@ -296,11 +321,11 @@ func TestRolloutBudgetStopsMidBatch(t *testing.T) {
 
 func TestRolloutNoBudgetGoesOn(t *testing.T) {
 	f := newFixture(t)
-	bad, good := newFakeHost(t, f, 1), newFakeHost(t, f, 0, appliedLines...)
+	bad, good := newFakeHost(t, f, 1, ""), newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 	sizes, _ := ParseSizes("1")
 	rep := Rollout(context.Background(), []Job{f.job(bad.srv.addr, "bad"), f.job(good.srv.addr, "good")}, f.rolloutOptions(nil), Strategy{Batches: sizes})
-	if rep.Stop != nil || rep.Results[0].Status != Failed || rep.Results[1].Status != Applied {
-		t.Errorf("without a budget: stop %+v, %v, %v", rep.Stop, rep.Results[0].Status, rep.Results[1].Status)
+	if rep.Stop != nil || rep.Results[0].Ending.String() != "failed" || rep.Results[1].Ending.String() != "applied" {
+		t.Errorf("without a budget: stop %+v, %v, %v", rep.Stop, rep.Results[0].Ending, rep.Results[1].Ending)
 	}
 }
 
@@ -312,7 +337,7 @@ func pauseStrategy(pause time.Duration) Strategy {
 
 func TestRolloutPauseCatchesARestart(t *testing.T) {
 	f := newFixture(t)
-	web1, web2, web3 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+	web1, web2, web3 := newFakeHost(t, f, 0, appliedDoc, appliedLines...), newFakeHost(t, f, 0, appliedDoc, appliedLines...), newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 	jobs := []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2"), f.job(web3.srv.addr, "web3")}
 	var log syncBuffer
 	o := f.rolloutOptions(nil)
@@ -325,17 +350,17 @@ func TestRolloutPauseCatchesARestart(t *testing.T) {
 	web2.invocation.Store("inv-2")
 	rep := <-done
 
-	if r := rep.Results[0]; r.Status != Applied || r.Check == nil || len(r.Check.Problems) != 0 {
-		t.Errorf("web1: %v, check %+v", r.Status, r.Check)
+	if r := rep.Results[0]; r.Ending.String() != "applied" || r.Check == nil || len(r.Check.Problems) != 0 {
+		t.Errorf("web1: %v, check %+v", r.Ending, r.Check)
 	}
 	r := rep.Results[1]
-	if r.Status != Failed || r.Check == nil || len(r.Check.Problems) != 1 || !strings.Contains(r.Err.Error(), "after the 1s pause: app.service was started again (InvocationID changed), now active/running") {
-		t.Errorf("web2: %v %v, check %+v", r.Status, r.Err, r.Check)
+	if r.Ending.String() != "failed" || r.Check == nil || len(r.Check.Problems) != 1 || !strings.Contains(r.Err.Error(), "after the 1s pause: app.service was started again (InvocationID changed), now active/running") {
+		t.Errorf("web2: %v %v, check %+v", r.Ending, r.Err, r.Check)
 	}
-	if r := rep.Results[2]; r.Status != NotReached || web3.srv.authCalls.Load() != 0 {
-		t.Errorf("web3: %v; want not reached", r.Status)
+	if r := rep.Results[2]; r.Ending.String() != "not reached" || web3.srv.authCalls.Load() != 0 {
+		t.Errorf("web3: %v; want not reached", r.Ending)
 	}
-	if st := rep.Stop; st == nil || st.Host != "web2" || !st.AfterPause || st.Batch != 2 || st.Outcome != Failed {
+	if st := rep.Stop; st == nil || st.Host != "web2" || !st.AfterPause || st.Batch != 2 || st.Outcome.String() != "failed" {
 		t.Errorf("stop = %+v", rep.Stop)
 	} else if !strings.Contains(st.String(), "web2 failed after the pause that followed batch 2 (after the 1s pause: app.service was started again") {
 		t.Errorf("stop: %s", st)
@@ -354,24 +379,24 @@ func TestRolloutPauseCatchesARestart(t *testing.T) {
 func TestRolloutPauseCatchesDrift(t *testing.T) {
 	for drift, want := range map[string]string{
 		"changed": "it no longer matches its specs: 1 to change, 3 unchanged; 2 actions",
-		"edited":  "it no longer matches its specs: The host differs from the specs only where 1 unit(s) were edited by hand",
+		"edited":  "it no longer matches its specs: 1 unit(s) edited by hand (drift, which an apply keeps; --force replaces them)",
 	} {
 		f := newFixture(t)
-		web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+		web1, web2 := newFakeHost(t, f, 0, appliedDoc, appliedLines...), newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 		web1.drifted.Store(drift)
 		rep := Rollout(context.Background(), []Job{f.job(web1.srv.addr, "web1"), f.job(web2.srv.addr, "web2")}, f.rolloutOptions(nil), pauseStrategy(10*time.Millisecond))
-		if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), want) {
-			t.Errorf("%s: web1: %v %v", drift, r.Status, r.Err)
+		if r := rep.Results[0]; r.Ending.String() != "failed" || !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("%s: web1: %v %v", drift, r.Ending, r.Err)
 		}
-		if rep.Results[1].Status != NotReached {
-			t.Errorf("%s: web2: %v", drift, rep.Results[1].Status)
+		if rep.Results[1].Ending.String() != "not reached" {
+			t.Errorf("%s: web2: %v", drift, rep.Results[1].Ending)
 		}
 	}
 }
 
 func TestRolloutInterruptDuringPause(t *testing.T) {
 	f := newFixture(t)
-	web1, web2 := newFakeHost(t, f, 0, appliedLines...), newFakeHost(t, f, 0, appliedLines...)
+	web1, web2 := newFakeHost(t, f, 0, appliedDoc, appliedLines...), newFakeHost(t, f, 0, appliedDoc, appliedLines...)
 	var log syncBuffer
 	o := f.rolloutOptions(nil)
 	o.Log = &log
@@ -383,11 +408,11 @@ func TestRolloutInterruptDuringPause(t *testing.T) {
 	waitFor(t, &log, "pausing 1m0s")
 	cancel(fmt.Errorf("interrupted"))
 	rep := <-done
-	if rep.Results[0].Status != Applied || rep.Results[0].Check != nil {
-		t.Errorf("web1: %v, check %+v; want applied, not looked at again", rep.Results[0].Status, rep.Results[0].Check)
+	if rep.Results[0].Ending.String() != "applied" || rep.Results[0].Check != nil {
+		t.Errorf("web1: %v, check %+v; want applied, not looked at again", rep.Results[0].Ending, rep.Results[0].Check)
 	}
-	if r := rep.Results[1]; r.Status != NotReached || web2.srv.authCalls.Load() != 0 || r.Err.Error() != "interrupted before this host's turn" {
-		t.Errorf("web2: %v %v", r.Status, r.Err)
+	if r := rep.Results[1]; r.Ending.String() != "not reached" || web2.srv.authCalls.Load() != 0 || r.Err.Error() != "interrupted before this host's turn" {
+		t.Errorf("web2: %v %v", r.Ending, r.Err)
 	}
 	if st := rep.Stop; st == nil || !st.Interrupted || !st.AfterPause || st.String() != "interrupted during the pause after batch 1" {
 		t.Errorf("stop = %+v", rep.Stop)
@@ -397,21 +422,22 @@ func TestRolloutInterruptDuringPause(t *testing.T) {
 func TestRolloutPauseNeedsStatus(t *testing.T) {
 	f := newFixture(t)
 	old := startServer(t, f.client.PublicKey(), func(s *execSession) int {
-		if s.Cmd == "syslet --stdin" {
+		if s.Cmd == "syslet --stdin --output text+json" {
 			fmt.Fprintln(s.Stdout, "No changes detected. The host matches the specs.")
+			report(s.Stderr, `{"verdict":"no-changes","exit":0,"planCounts":{"unchanged":1,"actions":0}}`)
 			return 0
 		}
 		fmt.Fprintln(s.Stderr, "syslet: unknown flag") // an older syslet
 		return 64
 	})
 	f.know(old.addr, old.hostKey.PublicKey())
-	other := newFakeHost(t, f, 0)
+	other := newFakeHost(t, f, 0, "")
 	rep := Rollout(context.Background(), []Job{f.job(old.addr, "old"), f.job(other.srv.addr, "other")}, f.rolloutOptions(nil), pauseStrategy(time.Millisecond))
-	if r := rep.Results[0]; r.Status != Failed || !strings.Contains(r.Err.Error(), `reading its services for the check after the pause failed: "syslet status --stdin --output json" exited 64 (the host's syslet did not accept the command line: is it older than this one?): syslet: unknown flag`) {
-		t.Errorf("old: %v %v", r.Status, r.Err)
+	if r := rep.Results[0]; r.Ending.String() != "failed" || !strings.Contains(r.Err.Error(), `reading its services for the check after the pause failed: "syslet status --stdin --output json" exited 64 (the host's syslet did not accept the command line: is it older than this one?): syslet: unknown flag`) {
+		t.Errorf("old: %v %v", r.Ending, r.Err)
 	}
-	if rep.Results[1].Status != NotReached {
-		t.Errorf("other: %v", rep.Results[1].Status)
+	if rep.Results[1].Ending.String() != "not reached" {
+		t.Errorf("other: %v", rep.Results[1].Ending)
 	}
 }
 

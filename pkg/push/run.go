@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/syslet/syslet/pkg/redact"
+	"github.com/syslet/syslet/pkg/sshcommand"
 )
 
 // Job is one host and the spec stream it gets.
@@ -29,7 +32,10 @@ type Job struct {
 
 // Options tune Run.
 type Options struct {
-	// Command is run on each host, e.g. "syslet --diff --stdin".
+	// Command is the plan or apply each host runs, e.g. "syslet --diff
+	// --stdin", as it is shown. Run adds sshcommand.Report to it (the
+	// host's syslet then reports its JSON document, from which the host's
+	// ending is read).
 	Command string
 	// Parallel bounds how many hosts are worked on at once (at least 1).
 	Parallel int
@@ -49,7 +55,7 @@ type Options struct {
 	Abort <-chan struct{}
 	// Capture keeps each host's stdout in its Result.Output instead of
 	// streaming it (the saved plan of `syslet --diff --stdin --out -`,
-	// whose human output is on stderr: the summary is read there).
+	// whose text is on stderr).
 	Capture bool
 	// Log receives the rollout's own lines: each batch as it starts, the
 	// pauses, the checks after them, and why the rollout stopped.
@@ -59,87 +65,15 @@ type Options struct {
 // maxCapture bounds a captured stdout.
 const maxCapture = 256 << 20
 
-// Status is a host's outcome.
-type Status int
-
-const (
-	// Applied: the remote apply ran, changed the host and exited 0.
-	Applied Status = iota
-	// Unchanged: the remote plan found nothing to change (apply or plan).
-	Unchanged
-	// Planned: the remote plan (--diff) found changes to make and exited 0.
-	Planned
-	// Succeeded: the remote command exited 0 without a summary push
-	// recognises (another remote command, an older syslet).
-	Succeeded
-	// Failed: the remote command ran and failed, the connection broke, or
-	// the host fell over during the pause after its batch.
-	Failed
-	// Refused: the host key was unknown, changed or revoked; nothing was
-	// authenticated or run.
-	Refused
-	// Unreachable: no SSH session could be set up (connect, key exchange,
-	// authentication).
-	Unreachable
-	// NotReached: the host's turn never came (the rollout stopped, or an
-	// interrupt came first); no connection was opened to it.
-	NotReached
-	// RolledBack: the host applied the change, a container failed its
-	// health gate, and the host's syslet restored the last good
-	// generation (exit code 4): the host serves, the change did not land.
-	RolledBack
-	// RollbackFailed: the change failed its health gate and so did the
-	// rollback (exit code 5): the host needs a person.
-	RollbackFailed
-	// Stale: the host refused the saved plan it was given, because the
-	// host or the input changed since the plan was made; nothing changed.
-	Stale
-)
-
-// OK reports whether the host did what was asked of it.
-func (s Status) OK() bool { return s <= Succeeded }
-
-// StalePrefix begins the line with which syslet refuses a stale saved
-// plan (pkg/app/view's line of the same name; a test in cmd/syslet keeps
-// the two equal).
-const StalePrefix = "Saved plan is stale"
-
-// statusNames are the words the table and --output json use.
-var statusNames = [...]string{
-	Applied:        "applied",
-	Unchanged:      "unchanged",
-	Planned:        "planned",
-	Succeeded:      "ok",
-	Failed:         "failed",
-	Refused:        "refused",
-	Unreachable:    "unreachable",
-	NotReached:     "not reached",
-	RolledBack:     "rolled back",
-	RollbackFailed: "rollback failed",
-	Stale:          "stale",
-}
-
-func (s Status) String() string {
-	if s >= 0 && int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
-
 // Result is one host's outcome.
 type Result struct {
-	Target   Target
-	Status   Status
-	Err      error  // why, when Status is not OK
-	ExitCode int    // the remote command's exit status; -1 when it did not report one
-	Summary  string // the plan (and apply) summary read from the remote output
-	// Runs are the run IDs the host's syslet announced, in order: the
-	// apply's, then its rollback's.
-	Runs []string
-	// Verdict is the host's own last word on a failed health gate, as
-	// its syslet said it ("run … failed its health gate (…); run …
-	// applied the generation of run … again, and it passed the gate.").
-	Verdict string
+	Target Target
+	// Ending is how the host's turn ended (ending.go).
+	Ending Ending
+	Err    error // why, when the ending is not OK
+	// ExitCode is the remote command's exit status; -1 when it did not
+	// report one.
+	ExitCode int
 	// Batch is the host's batch, from 1.
 	Batch int
 	// Started is when its connection was begun (zero when not reached);
@@ -154,11 +88,55 @@ type Result struct {
 	// batch; nil when there was none.
 	Check *Check
 
+	// host is the JSON document the host's syslet reported; nil when it
+	// reported none.
+	host *hostDocument
 	// baseline is the host's service health read right after its
 	// command, which the check after the pause compares with.
 	baseline []byte
 }
 
+// OK reports whether the host did what it was asked to.
+func (r *Result) OK() bool { return r.Ending.OK() }
+
+// Fail ends the host's turn as failed, for why, whatever its syslet said
+// (push could not keep what the host did, or the host fell over after).
+func (r *Result) Fail(why error) { r.Ending.Own, r.Err = Broke, why }
+
+// Plan is the host's plan as the result table shows it (hostDocument's
+// plan); "" when its syslet reported none.
+func (r *Result) Plan() string { return r.host.plan() }
+
+// Runs are the run IDs the host's syslet made: the change's, then (after
+// a failed health gate) the rollback's; "" where there was none.
+func (r *Result) Runs() (run, rollback string) {
+	if d := r.host; d != nil {
+		run = d.Run
+		if d.Rollback != nil {
+			rollback = d.Rollback.Run
+		}
+	}
+	return run, rollback
+}
+
+// Reason is why the host did not do what it was asked to: its syslet's
+// own last word on a rollback, or the error.
+func (r *Result) Reason() string {
+	if r.OK() {
+		return ""
+	}
+	if d := r.host; d != nil && r.Ending.Own == 0 && d.Rollback != nil && d.Rollback.Message != "" {
+		return redact.Escape(d.Rollback.Message)
+	}
+	if r.Err != nil {
+		return r.Err.Error()
+	}
+	return ""
+}
+
+// runOne is one host's turn: connect, run the command, and tell how it
+// ended; then, with a probe (the status command of a pause to come), read
+// the baseline the check after the pause compares with.
 func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result) {
 	r = Result{Target: j.Target, ExitCode: -1, Started: time.Now()}
 	defer func() { r.Duration = time.Since(r.Started) }()
@@ -166,39 +144,87 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 	client, err := dial(j, o)
 	r.Connect = time.Since(r.Started)
 	if err != nil {
-		r.Status, r.Err = Unreachable, err
+		r.Ending.Own, r.Err = Unreachable, err
 		var hk *HostKeyError
 		if errors.As(err, &hk) {
-			r.Status = Refused
+			r.Ending.Own = KeyRefused
 		}
 		return r
 	}
 	defer client.Close()
 
+	c := runCommand(client, j, o, outMu, prefix)
+	r.Output, r.host = c.output, c.doc
+	r.ExitCode, r.Ending, r.Err = c.tell(o.Command, o.CommandTimeout)
+
+	if probe != "" && r.OK() {
+		// The baseline of the check after the pause, read at once on the
+		// same connection: what the host's services look like just after
+		// its health gate passed.
+		out, _, err := runCaptured(client, probe, j.Stream, o.CommandTimeout)
+		if err != nil {
+			r.Fail(fmt.Errorf("the change landed, but reading its services for the check after the pause failed: %w", err))
+		}
+		r.baseline = out
+	}
+	return r
+}
+
+// ran is what one remote command came to.
+type ran struct {
+	started  bool  // the command was started
+	err      error // why it could not start, or what waiting for it returned
+	timedOut bool  // CommandTimeout sent it SIGTERM
+	// output is its stdout, with Options.Capture; over: larger than it
+	// may be.
+	output []byte
+	over   bool
+	// doc is the document its syslet reported; nil when none.
+	doc *hostDocument
+}
+
+// runCommand runs the command on its own session, with the job's saved
+// plan and stream on stdin and the report flags added (sshcommand.Report:
+// the host's syslet then writes its document as a record at the end of
+// stderr). The text is copied line by line with the host's prefix; the
+// record is kept, never shown.
+func runCommand(client *ssh.Client, j Job, o Options, outMu *sync.Mutex, prefix string) (c ran) {
 	sess, err := client.NewSession()
 	if err != nil {
-		r.Status, r.Err = Failed, fmt.Errorf("opening a session: %w", err)
-		return r
+		c.err = fmt.Errorf("opening a session: %w", err)
+		return c
 	}
 	defer sess.Close()
-	var sum summary
-	stdout := &lineWriter{w: o.Stdout, mu: outMu, prefix: prefix, observe: sum.observe}
-	stderr := &lineWriter{w: o.Stderr, mu: outMu, prefix: prefix, observe: sum.observeErr}
+	var rec recorder
+	stdout := &lineWriter{w: o.Stdout, mu: outMu, prefix: prefix}
+	stderr := &lineWriter{w: o.Stderr, mu: outMu, prefix: prefix, keep: rec.keep}
 	captured := &capture{max: maxCapture}
 	sess.Stdin = io.MultiReader(bytes.NewReader(j.Plan), bytes.NewReader(j.Stream))
 	sess.Stdout, sess.Stderr = stdout, stderr
 	if o.Capture {
-		// The human output is on stderr: the summary is read there.
-		stderr.observe = sum.observe
 		sess.Stdout = captured
 	}
-	if err := sess.Start(o.Command); err != nil {
-		r.Status, r.Err = Failed, fmt.Errorf("starting %q: %w", o.Command, err)
-		return r
+	if err := sess.Start(o.Command + " " + strings.Join(sshcommand.Report, " ")); err != nil {
+		c.err = fmt.Errorf("starting %q: %w", o.Command, err)
+		return c
 	}
+	c.started = true
+	c.err, c.timedOut = wait(client, sess, o)
+	stdout.Flush()
+	stderr.Flush()
+	c.doc = rec.document()
+	if o.Capture {
+		c.output, c.over = captured.buf.Bytes(), captured.over
+	}
+	return c
+}
+
+// wait waits for the command to end: Options.Abort forwards SIGINT,
+// CommandTimeout sends SIGTERM, and 10 s after it the connection is
+// closed if the command ignored it.
+func wait(client *ssh.Client, sess *ssh.Session, o Options) (err error, timedOut bool) {
 	done := make(chan error, 1)
 	go func() { done <- sess.Wait() }()
-
 	var timeout <-chan time.Time
 	if o.CommandTimeout > 0 {
 		t := time.NewTimer(o.CommandTimeout)
@@ -206,12 +232,11 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 		timeout = t.C
 	}
 	abort := o.Abort
-	var timedOut bool
 	var kill <-chan time.Time
-	for waiting := true; waiting; {
+	for {
 		select {
 		case err = <-done:
-			waiting = false
+			return err, timedOut
 		case <-abort:
 			abort = nil
 			sess.Signal(ssh.SIGINT)
@@ -224,56 +249,43 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 			kill = nil
 		}
 	}
-	stdout.Flush()
-	stderr.Flush()
-	r.Summary, r.Runs, r.Verdict = sum.String(), sum.runIDs(), sum.verdictLine()
-	if o.Capture {
-		r.Output = captured.buf.Bytes()
-		if captured.over && err == nil {
-			err = fmt.Errorf("its output is larger than %d MiB", maxCapture>>20)
-		}
-	}
+}
 
+// tell is how the command ended, from the verdict its syslet reported
+// when it ended by itself; push's own ending when it could not start,
+// timed out, was killed or reported none. It returns the exit status (-1
+// when none came) and, for an ending that is not OK, why.
+func (c ran) tell(cmd string, timeout time.Duration) (int, Ending, error) {
+	code := -1
 	var exit *ssh.ExitError
 	switch {
-	case err == nil:
-		r.Status, r.ExitCode = sum.success(), 0
-		if timedOut { // it finished on SIGTERM in time, but not its job
-			r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
-		}
-	case timedOut:
-		r.Status, r.Err = Failed, fmt.Errorf("%q timed out after %s", o.Command, o.CommandTimeout)
-	case errors.As(err, &exit) && exit.Signal() == "":
-		r.Status, r.ExitCode = Failed, exit.ExitStatus()
-		hint := exitHint[exit.ExitStatus()]
-		switch exit.ExitStatus() {
-		case 1:
-			if sum.isStale() {
-				r.Status, hint = Stale, " (the host refused its saved plan: the host or the input changed since the plan was made, as its output says; nothing was changed there: make a new plan)"
-			}
-		case 4:
-			r.Status = RolledBack
-		case 5:
-			r.Status = RollbackFailed
-		}
-		r.Err = fmt.Errorf("%q exited %d%s", o.Command, exit.ExitStatus(), hint)
-	case errors.As(err, &exit):
-		r.Status, r.Err = Failed, fmt.Errorf("%q killed by signal %s", o.Command, exit.Signal())
-	default:
-		r.Status, r.Err = Failed, fmt.Errorf("running %q: %w", o.Command, err)
+	case c.err == nil:
+		code = 0
+	case errors.As(c.err, &exit) && exit.Signal() == "":
+		code = exit.ExitStatus()
 	}
-
-	if probe != "" && r.Status.OK() {
-		// The baseline of the check after the pause, read at once on the
-		// same connection: what the host's services look like just after
-		// its health gate passed.
-		out, _, err := runCaptured(client, probe, j.Stream, o.CommandTimeout)
-		if err != nil {
-			r.Status, r.Err = Failed, fmt.Errorf("the change landed, but reading its services for the check after the pause failed: %w", err)
+	broke := Ending{Own: Broke}
+	switch {
+	case !c.started:
+		return code, broke, c.err
+	case c.timedOut: // even when it finished on SIGTERM in time: not its job
+		return code, broke, fmt.Errorf("%q timed out after %s", cmd, timeout)
+	case code == 0 && c.over:
+		return code, broke, fmt.Errorf("running %q: its output is larger than %d MiB", cmd, maxCapture>>20)
+	case exit != nil && code < 0:
+		return code, broke, fmt.Errorf("%q killed by signal %s", cmd, exit.Signal())
+	case code < 0:
+		return code, broke, fmt.Errorf("running %q: %w", cmd, c.err)
+	case c.doc != nil:
+		e := c.doc.ending()
+		if e.OK() {
+			return code, e, nil
 		}
-		r.baseline = out
+		return code, e, fmt.Errorf("%q exited %d%s", cmd, code, e.row().hint)
+	case code == 0:
+		return code, Ending{Own: Exited}, nil
 	}
-	return r
+	return code, broke, fmt.Errorf("%q exited %d%s", cmd, code, exitHint(code))
 }
 
 // runCaptured runs a read-only command on an open connection with stdin,
@@ -281,12 +293,19 @@ func runOne(j Job, o Options, outMu *sync.Mutex, prefix, probe string) (r Result
 // those allowed is an error carrying the command's last line on stderr.
 // timeout bounds it (0: no bound).
 func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Duration, allowed ...int) ([]byte, int, error) {
+	out, _, code, err := runBoth(client, cmd, stdin, timeout, allowed...)
+	return out, code, err
+}
+
+// runBoth is runCaptured, and returns what the command wrote on stderr
+// too (a reported plan's record is there).
+func runBoth(client *ssh.Client, cmd string, stdin []byte, timeout time.Duration, allowed ...int) ([]byte, []byte, int, error) {
 	sess, err := client.NewSession()
 	if err != nil {
-		return nil, -1, fmt.Errorf("opening a session: %w", err)
+		return nil, nil, -1, fmt.Errorf("opening a session: %w", err)
 	}
 	defer sess.Close()
-	stdout, stderr := &capture{max: maxCapture}, &capture{max: 64 << 10}
+	stdout, stderr := &capture{max: maxCapture}, &capture{max: maxCapture}
 	sess.Stdin, sess.Stdout, sess.Stderr = bytes.NewReader(stdin), stdout, stderr
 	if timeout > 0 {
 		t := time.AfterFunc(timeout, func() { client.Close() })
@@ -301,37 +320,24 @@ func runCaptured(client *ssh.Client, cmd string, stdin []byte, timeout time.Dura
 		code = exit.ExitStatus()
 	}
 	switch {
-	case code >= 0 && stdout.over:
-		return nil, code, fmt.Errorf("%q printed more than %d MiB", cmd, maxCapture>>20)
+	case code >= 0 && (stdout.over || stderr.over):
+		return nil, nil, code, fmt.Errorf("%q printed more than %d MiB", cmd, maxCapture>>20)
 	case code == 0 || slices.Contains(allowed, code):
-		return stdout.buf.Bytes(), code, nil
+		return stdout.buf.Bytes(), stderr.buf.Bytes(), code, nil
 	case code > 0:
-		err = fmt.Errorf("%q exited %d%s", cmd, code, exitHint[code])
+		err = fmt.Errorf("%q exited %d%s", cmd, code, exitHint(code))
 	default:
 		err = fmt.Errorf("running %q: %w", cmd, err)
 	}
 	if last := lastLine(stderr.buf.String()); last != "" {
 		err = fmt.Errorf("%w: %s", err, last)
 	}
-	return stdout.buf.Bytes(), code, err
+	return stdout.buf.Bytes(), stderr.buf.Bytes(), code, err
 }
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
-}
-
-// exitHint explains the exit codes of the remote command that have a
-// meaning of their own (syslet's documented codes, and the shell's).
-var exitHint = map[int]string{
-	2:   " (the host's syslet found the specs invalid)",
-	3:   " (changes pending)",
-	4:   " (a container failed the health gate; the host rolled back to its last good generation and serves that)",
-	5:   " (a container failed the health gate and so did the rollback: look at the host)",
-	64:  " (the host's syslet did not accept the command line: is it older than this one?)",
-	126: " (the remote command is not executable)",
-	127: " (the remote command was not found: is syslet installed on the host, or set --remote-command)",
-	130: " (interrupted; run the push again to resume)",
 }
 
 // dial connects, checks the host key (during the key exchange, before any
@@ -386,13 +392,14 @@ func (c *capture) Write(p []byte) (int, error) {
 }
 
 // lineWriter copies whole lines to w with a prefix, under a mutex shared
-// by every host, so lines of concurrent hosts never interleave.
+// by every host, so lines of concurrent hosts never interleave. keep, when
+// set, sees each line first and returns what of it is shown, if anything.
 type lineWriter struct {
-	w       io.Writer
-	mu      *sync.Mutex
-	prefix  string
-	observe func(line string)
-	buf     []byte
+	w      io.Writer
+	mu     *sync.Mutex
+	prefix string
+	keep   func(line string) (string, bool)
+	buf    []byte
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -418,8 +425,11 @@ func (l *lineWriter) Flush() {
 
 func (l *lineWriter) emit(line string) {
 	line = strings.TrimSuffix(line, "\r")
-	if l.observe != nil {
-		l.observe(line)
+	if l.keep != nil {
+		var shown bool
+		if line, shown = l.keep(line); !shown {
+			return
+		}
 	}
 	if l.w == nil {
 		return

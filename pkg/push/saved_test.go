@@ -18,6 +18,7 @@ func TestRunSavedPlans(t *testing.T) {
 	saver := startServer(t, f.client.PublicKey(), func(s *execSession) int {
 		fmt.Fprint(s.Stdout, plan)
 		fmt.Fprintln(s.Stderr, "Plan: 1 to create, 0 to change; 3 actions (digest 5e7b12ab34cd).")
+		report(s.Stderr, `{"verdict":"planned","exit":0,"planCounts":{"create":1,"actions":3}}`)
 		return 0
 	})
 	var stdin []byte
@@ -25,6 +26,7 @@ func TestRunSavedPlans(t *testing.T) {
 		stdin = s.Stdin
 		fmt.Fprintln(s.Stderr, "Saved plan is stale: the plan from stdin (made 2026-12-01T10:15:03Z on web2, digest 5e7b12ab34cd) no longer holds; nothing was changed. Since it was made:")
 		fmt.Fprintln(s.Stderr, "  - unit web.service: active/running → inactive/dead")
+		report(s.Stderr, `{"verdict":"refused","exit":1,"planCounts":{"create":1,"actions":3},"stale":["unit web.service: active/running → inactive/dead"]}`)
 		return 1
 	})
 	failing := startServer(t, f.client.PublicKey(), func(s *execSession) int {
@@ -39,8 +41,8 @@ func TestRunSavedPlans(t *testing.T) {
 	o := f.options(nil, &stdout, &stderr)
 	o.Command, o.Capture = "syslet --diff --stdin --out -", true
 	res := Run(context.Background(), []Job{f.job(saver.addr, "web1")}, o)
-	if r := res[0]; r.Status != Planned || string(r.Output) != plan || r.Summary != "1 to create; 3 actions" {
-		t.Errorf("captured: status %v output %q summary %q (err %v)", r.Status, r.Output, r.Summary, r.Err)
+	if r := res[0]; r.Ending.String() != "planned" || string(r.Output) != plan || r.Plan() != "1 to create; 3 actions" {
+		t.Errorf("captured: %v output %q plan %q (err %v)", r.Ending, r.Output, r.Plan(), r.Err)
 	}
 	if strings.Contains(stdout.String(), `"format"`) || !strings.Contains(stderr.String(), "web1 | Plan: 1 to create") {
 		t.Errorf("the saved plan was printed, or the human plan was not:\nstdout %s\nstderr %s", stdout.String(), stderr.String())
@@ -57,11 +59,11 @@ func TestRunSavedPlans(t *testing.T) {
 	if want := plan + `{"apiVersion":"v1"}` + "\n"; string(stdin) != want {
 		t.Errorf("stdin = %q, want the plan, then the stream: %q", stdin, want)
 	}
-	if r := res[0]; r.Status != Stale || !strings.Contains(r.Err.Error(), "exited 1 (the host refused its saved plan") {
-		t.Errorf("stale host: status %v, err %v", r.Status, r.Err)
+	if r := res[0]; r.Ending.String() != "stale" || !strings.Contains(r.Err.Error(), "exited 1 (the host refused its saved plan") {
+		t.Errorf("stale host: status %v, err %v", r.Ending, r.Err)
 	}
-	if r := res[1]; r.Status != Failed {
-		t.Errorf("failing host: status %v, err %v", r.Status, r.Err)
+	if r := res[1]; r.Ending.String() != "failed" {
+		t.Errorf("failing host: status %v, err %v", r.Ending, r.Err)
 	}
 	var table bytes.Buffer
 	WriteTable(&table, Report{Results: res, Batches: 1})

@@ -16,7 +16,8 @@ const Program = "syslet"
 // --pause` reads after a pause: the plan with --detailed-exitcode (3 when
 // the host is off its specs) and the health of the specs' services as
 // JSON. Nothing else: no PATH (it would read files on the host), no plan
-// file on the host, no --root, no other subcommand.
+// file on the host, no --root, no other subcommand. The plans and applies
+// may end with Report, as syslet push sends them.
 var (
 	Plan      = []string{"--diff", "--stdin"}
 	Apply     = []string{"--stdin"}
@@ -27,6 +28,16 @@ var (
 	PlanExit = []string{"--diff", "--stdin", "--detailed-exitcode"}
 	Status   = []string{"status", "--stdin", "--output", "json"}
 )
+
+// Report is what syslet push adds to each plan or apply it runs (Plan,
+// Apply, PlanSave, PlanApply, PlanCheck, and PlanExit after a pause): the
+// text as ever, then the run's JSON document as one record at the end of
+// stderr, from which push reads how the run ended. Each of those forms is
+// allowed with it, and without it (an older push).
+var Report = []string{"--output", "text+json"}
+
+// reported are the invocations that may end with Report.
+var reported = [][]string{Plan, Apply, PlanSave, PlanApply, PlanCheck, PlanExit}
 
 // planOnly are the invocations that change nothing on the host; Apply and
 // PlanApply change it.
@@ -78,17 +89,24 @@ func (p Policy) Check(original string, present bool) ([]string, error) {
 	}
 	if words[0] == Program {
 		args := words[1:]
+		form, report := args, false
+		if n := len(args) - len(Report); n >= 0 && slices.Equal(args[n:], Report) {
+			form, report = args[:n], true
+		}
+		allowed := func(a []string) bool {
+			return slices.Equal(form, a) && (!report || slices.ContainsFunc(reported, func(r []string) bool { return slices.Equal(r, a) }))
+		}
 		for _, a := range planOnly {
-			if slices.Equal(args, a) {
-				return slices.Clone(a), nil
+			if allowed(a) {
+				return slices.Clone(args), nil
 			}
 		}
 		for _, a := range changing {
-			if slices.Equal(args, a) {
+			if allowed(a) {
 				if p.DiffOnly {
 					return nil, fmt.Errorf("%w: \"%s\": this key may only plan; allowed: %s", ErrRefused, original, p.allowedText())
 				}
-				return slices.Clone(a), nil
+				return slices.Clone(args), nil
 			}
 		}
 	}
@@ -109,5 +127,5 @@ func (p Policy) allowedText() string {
 	for i, s := range q {
 		q[i] = "'" + s + "'"
 	}
-	return strings.Join(q, " or ")
+	return strings.Join(q, " or ") + ", each plan and apply also with " + strings.Join(Report, " ") + " after it"
 }

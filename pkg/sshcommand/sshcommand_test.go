@@ -67,6 +67,21 @@ func TestCheck(t *testing.T) {
 		{"status as text", "syslet status --stdin", true, false, nil},
 		{"plan with its exit code", "syslet --diff --stdin --detailed-exitcode", true, true, []string{"--diff", "--stdin", "--detailed-exitcode"}},
 		{"apply with a plan's exit code", "syslet --stdin --detailed-exitcode", true, false, nil},
+		// What syslet push sends: each plan and apply with its report, a
+		// record of its document at the end of stderr.
+		{"plan reported", "syslet --diff --stdin --output text+json", true, true, []string{"--diff", "--stdin", "--output", "text+json"}},
+		{"apply reported", "syslet --stdin --output text+json", true, false, []string{"--stdin", "--output", "text+json"}},
+		{"apply reported with diff-only key", "syslet --stdin --output text+json", true, true, nil},
+		{"save plan reported", "syslet --diff --stdin --out - --output text+json", true, true, []string{"--diff", "--stdin", "--out", "-", "--output", "text+json"}},
+		{"apply saved plan reported", "syslet --plan - --stdin --output text+json", true, false, []string{"--plan", "-", "--stdin", "--output", "text+json"}},
+		{"check saved plan reported", "syslet --diff --plan - --stdin --output text+json", true, true, []string{"--diff", "--plan", "-", "--stdin", "--output", "text+json"}},
+		{"report before the form", "syslet --output text+json --stdin", true, false, nil},
+		{"report twice", "syslet --stdin --output text+json --output text+json", true, false, nil},
+		{"report alone", "syslet --output text+json", true, false, nil},
+		{"document on stdout", "syslet --stdin --output json", true, false, nil},
+		{"status reported", "syslet status --stdin --output json --output text+json", true, false, nil},
+		{"pause's plan reported", "syslet --diff --stdin --detailed-exitcode --output text+json", true, true, []string{"--diff", "--stdin", "--detailed-exitcode", "--output", "text+json"}},
+		{"report with a host path", "syslet /etc --output text+json", true, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

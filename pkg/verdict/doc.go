@@ -7,7 +7,9 @@
 //
 // The verdict leaves the process as data (report.go): every JSON document
 // of a run carries it as a Report ("verdict": its machine name, "exit":
-// its exit code).
+// its exit code), and a document can travel beside a run's text in the
+// same stream as one RFC 7464 record, which is how `syslet push` hears
+// each host's verdict without reading a word of its text.
 //
 // Layer: ground. It imports only the ground packages whose vocabulary it
 // maps to (pkg/runlog, pkg/notify).

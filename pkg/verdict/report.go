@@ -1,5 +1,12 @@
 package verdict
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
 // Report is a verdict as every JSON document of a run carries it, at the
 // top of the document: its machine name, and the exit code syslet exits
 // with for it.
@@ -23,4 +30,34 @@ func (v Verdict) Report() Report {
 		return Report{}
 	}
 	return Report{Verdict: v, Exit: v.Exit()}
+}
+
+// A run's document can travel beside the text a person reads, in the same
+// stream, as one record of a JSON text sequence (RFC 7464): the record
+// separator RS (0x1E), the document on one line, a line feed. No line of
+// syslet's text begins with RS (every outside string is escaped on its
+// way to a terminal, control characters included), so a reader tells the
+// record from the text by its first byte alone, never by any wording.
+const RecordSeparator = 0x1e
+
+// WriteRecord writes doc as one record: RS, its JSON on one line, LF.
+func WriteRecord(w io.Writer, doc any) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	rec := make([]byte, 0, len(b)+2)
+	rec = append(rec, RecordSeparator)
+	rec = append(rec, b...)
+	_, err = w.Write(append(rec, '\n'))
+	return err
+}
+
+// ReadRecord decodes a record (from its RS to its line feed, which may
+// be left off) into doc.
+func ReadRecord(line []byte, doc any) error {
+	if len(line) == 0 || line[0] != RecordSeparator {
+		return fmt.Errorf("verdict: not a record: it does not begin with RS (0x1E)")
+	}
+	return json.Unmarshal(bytes.TrimSpace(line[1:]), doc)
 }

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -134,5 +135,30 @@ func TestReferenceListsEveryVerdict(t *testing.T) {
 	}
 	if n := strings.Count(string(doc), "\n  | `"); n != len(all()) {
 		t.Errorf("docs/reference/cli.md lists %d verdicts; the table has %d", n, len(all()))
+	}
+}
+
+// A record of a document is one line, told from text by its first byte,
+// and reads back whole.
+func TestRecord(t *testing.T) {
+	type doc struct {
+		Report
+		Summary string `json:"summary"`
+	}
+	var b bytes.Buffer
+	if err := WriteRecord(&b, doc{RolledBack.Report(), "line one\nline two"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\x1e" + `{"verdict":"rolled-back","exit":4,"summary":"line one\nline two"}` + "\n"
+	if b.String() != want {
+		t.Fatalf("record %q; want %q", b.String(), want)
+	}
+	line := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	var back doc
+	if ReadRecord(line, &back) != nil || back.Verdict != RolledBack || back.Exit != 4 || back.Summary != "line one\nline two" {
+		t.Fatalf("read back %+v", back)
+	}
+	if ReadRecord([]byte(`{"verdict":"applied"}`), &back) == nil {
+		t.Error("a line without RS was taken for a record")
 	}
 }

@@ -8,8 +8,10 @@
 //
 // A run (pkg/app/deploy) is shown through Operation, the interface it
 // calls as it goes: Human draws today's text for people, JSON the same
-// text on stderr and the run's Outcome as one document on stdout, Log
-// structured lines for a daemon (webhookd). The Outcome — what a run came
+// text on stderr and the run's Outcome as one document on stdout,
+// Reported today's text with the Outcome as one record at the end of
+// stderr (what syslet push reads of each host), Log structured lines for
+// a daemon (webhookd). The Outcome — what a run came
 // to — and the notifications drawn from it live here too.
 //
 // Every string that came from outside — host file names, spec paths,

@@ -7,6 +7,7 @@ import (
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
 	"github.com/syslet/syslet/pkg/report"
+	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -14,8 +15,10 @@ import (
 // shown while it goes: pkg/app/deploy calls it at each point a person or a
 // machine may want to hear of, and holds no writer of its own. Human draws
 // today's text, JSON the same text on stderr and the Outcome as one
-// document on stdout, Log structured log lines (webhookd). Every method is
-// called on the run's own goroutine, in the order the run reaches it.
+// document on stdout, Reported today's text with the Outcome as a record
+// at its end (syslet push), Log structured log lines (webhookd). Every
+// method is called on the run's own goroutine, in the order the run
+// reaches it.
 type Operation interface {
 	// Findings are the specs' findings: warnings, or the errors that stop
 	// the run.
@@ -178,5 +181,26 @@ func NewJSON(stdout, stderr io.Writer) *JSON {
 func (j *JSON) Done(o *Outcome) {
 	if o != nil {
 		_ = WriteJSON(j.doc, o)
+	}
+}
+
+// Reported is the view of --output text+json: the text of Human, drawn on
+// out and errs exactly as for people, then the run's Outcome as one record
+// (verdict.WriteRecord: RS, the document on one line, LF) on errs when
+// the run ends. syslet push runs each host's syslet so: it shows the text
+// as it came and reads the host's ending from the record.
+type Reported struct {
+	*Human
+}
+
+// NewReported draws on out and errs as NewHuman does, and writes the
+// record on errs.
+func NewReported(out, errs io.Writer) *Reported { return &Reported{Human: NewHuman(out, errs)} }
+
+// Done writes the record. A write error has nowhere to go but the exit
+// code, which the run's verdict already says.
+func (r *Reported) Done(o *Outcome) {
+	if o != nil {
+		_ = verdict.WriteRecord(r.errs, o)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // machine name, and "exit", its exit code; MarshalJSON), then the run:
 // its plan, and in "result" each action by what became of it (applied,
 // failed with its error, not reached), the gate, and the rollback with
-// its own result.
+// its own result; it ends with the plan's tally ("planCounts").
 type Outcome struct {
 	RunID    string           `json:"run,omitempty"`
 	Source   string           `json:"source"`
@@ -75,16 +75,40 @@ const (
 type outcomeFields Outcome
 
 // outcomeDocument is the Outcome as its document reads: the verdict
-// first, then the run.
+// first, then the run, then the plan's tally.
 type outcomeDocument struct {
 	verdict.Report
 	*outcomeFields
+	Counts *planCounts `json:"planCounts,omitempty"`
+}
+
+// planCounts is the plan's tally in the document: its units by what the
+// plan does to them (plan.Counts), and its actions; what the plan's
+// summary line says in words.
+type planCounts struct {
+	Create    int `json:"create"`
+	Change    int `json:"change"`
+	Reload    int `json:"reload"`
+	Metadata  int `json:"metadata"`
+	Remove    int `json:"remove"`
+	Start     int `json:"start"`
+	Stop      int `json:"stop"`
+	Unchanged int `json:"unchanged"`
+	Drift     int `json:"drift"`
+	Actions   int `json:"actions"`
 }
 
 // MarshalJSON writes the document: the verdict's report (its machine
-// name and exit code; derived, so never kept twice), then the run.
+// name and exit code), the run, and the plan's tally; what is derived is
+// derived here, never kept twice.
 func (o Outcome) MarshalJSON() ([]byte, error) {
-	return json.Marshal(outcomeDocument{o.Verdict.Report(), (*outcomeFields)(&o)})
+	d := outcomeDocument{Report: o.Verdict.Report(), outcomeFields: (*outcomeFields)(&o)}
+	if p := o.Plan; p != nil {
+		c := p.Count()
+		d.Counts = &planCounts{Create: c.Create, Change: c.Change, Reload: c.Reload, Metadata: c.Metadata, Remove: c.Remove,
+			Start: c.Start, Stop: c.Stop, Unchanged: c.Unchanged, Drift: c.Drift, Actions: len(p.Actions)}
+	}
+	return json.Marshal(d)
 }
 
 // UnmarshalJSON reads a document back, its verdict included.

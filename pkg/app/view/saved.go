@@ -31,10 +31,6 @@ type Saved struct {
 	LastRun                       string
 }
 
-// StalePrefix begins the line that refuses a stale saved plan; syslet push
-// reads it in a host's output to report that host as stale.
-const StalePrefix = "Saved plan is stale"
-
 func (s Saved) made() string {
 	return fmt.Sprintf("made %s on %s", s.Made.UTC().Format(time.RFC3339), redact.Escape(s.Host))
 }
@@ -113,7 +109,7 @@ func SavedHolds(w io.Writer, s Saved, diff bool) {
 // SavedStale refuses a saved plan that no longer holds, naming every
 // change since it was made.
 func SavedStale(w io.Writer, s Saved, changes []string) {
-	fmt.Fprintf(w, "%s: %s (%s, digest %.12s) no longer holds; nothing was changed. Since it was made:\n", StalePrefix, s.the(), s.made(), s.PlanDigest)
+	fmt.Fprintf(w, "Saved plan is stale: %s (%s, digest %.12s) no longer holds; nothing was changed. Since it was made:\n", s.the(), s.made(), s.PlanDigest)
 	for _, c := range changes {
 		fmt.Fprintf(w, "  - %s\n", redact.Escape(c))
 	}
