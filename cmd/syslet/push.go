@@ -1,35 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/syslet/syslet/pkg/app/planfile"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"os/user"
 	"path"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-	"golang.org/x/term"
-
 	"github.com/syslet/syslet/pkg/app/view"
-	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
-	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/sshcommand"
 )
-
-// commonDir is the directory of a hosts dir whose specs every host gets.
-const commonDir = "common"
 
 type pushOptions struct {
 	diff           bool
@@ -89,10 +75,6 @@ push --diff --out DIR saves each host's plan as DIR/<host>.plan; push --plan DIR
 specs applies on each host exactly its saved plan, and a host whose state or input changed since
 refuses its own (the table says "stale"; nothing changed there) while the others go ahead.`
 
-// parsePush parses `syslet push` arguments. Without --hosts-dir the last
-// positional argument is the spec PATH ("-" for stdin) and the others are
-// targets; with it every positional argument is a target, and none means
-// every host directory but common/.
 // define registers the flags of syslet push.
 func (o *pushOptions) define(f *flags) {
 	f.Bool(&o.diff, "diff", false, "plan only, on every host")
@@ -115,6 +97,10 @@ func (o *pushOptions) define(f *flags) {
 	f.String(&o.output, "output", "text", "print as `FORMAT`: text, or json (one document on stdout after the last host: each host's batch, outcome, verdict, run IDs and durations, and why the rollout stopped; the hosts' output and the table go to stderr)")
 }
 
+// parsePush parses `syslet push` arguments. Without --hosts-dir the last
+// positional argument is the spec PATH ("-" for stdin) and the others are
+// targets; with it every positional argument is a target, and none means
+// every host directory but common/.
 func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	o := pushOptions{}
 	f := commandFlags("push")
@@ -232,86 +218,6 @@ func (o pushOptions) command() string {
 	return o.remoteCommand + " " + strings.Join(sshcommand.Apply, " ")
 }
 
-// planFile is where a host's saved plan lives in a plans directory: named
-// by the host part of its target, as its specs directory is.
-func planFile(dir, target string) string {
-	_, alias, _, _ := push.ParseTarget(target)
-	return filepath.Join(dir, alias+".plan")
-}
-
-// savedPlans reads each target's saved plan from dir and checks it here,
-// before any connection: whole and unedited, and made from the specs this
-// push sends the host. Any problem stops the whole push, as invalid specs
-// do.
-func savedPlans(dir string, targets []string, streams map[string][]byte, stderr io.Writer) (map[string][]byte, bool) {
-	plans, ok := map[string][]byte{}, true
-	for _, t := range targets {
-		p := planFile(dir, t)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "syslet push: %s: no saved plan: %v (push --diff --out %s saves one per host)\n", t, err, dir)
-			ok = false
-			continue
-		}
-		s, _, err := planfile.Read(bytes.NewReader(data))
-		if err != nil {
-			fmt.Fprintf(stderr, "syslet push: %s: %s: %v\n", t, p, err)
-			ok = false
-			continue
-		}
-		// The digest the host computes of the stream it reads, read as it
-		// reads it (the line naming the files is not part of the input).
-		srcs, err := spec.ReadSources("-", bytes.NewReader(streams[t]))
-		if err != nil {
-			fmt.Fprintf(stderr, "syslet push: %s: %v\n", t, err)
-			ok = false
-			continue
-		}
-		in := &load.Set{Sources: srcs}
-		if d := in.Digest(); d != s.InputDigest {
-			fmt.Fprintf(stderr, "syslet push: %s: %s was made from other specs (input %.12s; the specs given now are %.12s): push the specs the plan was made from, or make a new plan\n", t, p, s.InputDigest, d)
-			ok = false
-			continue
-		}
-		plans[t] = data
-	}
-	return plans, ok
-}
-
-// keepPlans writes each host's saved plan, which its syslet printed on
-// stdout, to out/<host>.plan, after checking it is one. A host that made
-// no plan has its old file removed: a plan left from before would be
-// taken for this push's.
-func keepPlans(out string, results []push.Result, stderr io.Writer) []string {
-	if err := os.MkdirAll(out, 0o700); err != nil {
-		fmt.Fprintln(stderr, "syslet push: --out:", err)
-		for i := range results {
-			results[i].Fail(fmt.Errorf("saving its plan: %w", err))
-		}
-		return nil
-	}
-	var saved []string
-	for i := range results {
-		r := &results[i]
-		p := planFile(out, r.Target.Arg)
-		if r.OK() {
-			s, _, err := planfile.Read(bytes.NewReader(r.Output))
-			if err == nil {
-				err = s.WriteFile(p)
-			}
-			if err == nil {
-				saved = append(saved, p)
-				continue
-			}
-			r.Fail(fmt.Errorf("saving its plan: %w", err))
-		}
-		if err := os.Remove(p); err == nil {
-			fmt.Fprintf(stderr, "syslet push: %s: removed %s from an earlier push: this one made no plan there\n", r.Target.Arg, p)
-		}
-	}
-	return saved
-}
-
 func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parsePush(args, stderr)
 	if err != nil {
@@ -323,28 +229,15 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-
 	// 0. With --verify, who signed what is about to be sent, before it is read.
-	if o.verify != "" {
-		dir := o.path
-		if o.hostsDir != "" {
-			dir = o.hostsDir
-		}
-		s, commit, err := verifyCheckout(dir, o.verify)
-		if err != nil {
-			view.Error(stderr, "syslet push", err)
-			fmt.Fprintln(stderr, "syslet push: nothing was sent")
-			return exitError
-		}
-		view.Printf(stderr, "syslet push: HEAD %s signed by %s\n", commit[:min(12, len(commit))], s.String())
+	if o.verify != "" && !verifyPush(o, stderr) {
+		return exitError
 	}
-
 	// 1. Every host's specs, read and validated here before any connection.
 	streams, code := pushStreams(o, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
-
 	var plans map[string][]byte
 	if o.planDir != "" {
 		var ok bool
@@ -353,70 +246,49 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-
 	// 2. Where and how to connect; passphrases are asked now, once each.
-	home, _ := os.UserHomeDir()
-	var cfg *push.SSHConfig
-	if o.sshConfig != "" {
-		if _, err := os.Stat(o.sshConfig); err != nil {
-			view.Error(stderr, "syslet push: -F", err)
-			return exitError
-		}
-		cfg, err = push.LoadSSHConfig(home, o.sshConfig)
-	} else {
-		cfg, err = push.LoadDefaultSSHConfig(home, func(path string, err error) {
-			view.Printf(stderr, "syslet push: warning: ignoring %s: %v (pass -F FILE with your hosts' settings)\n", path, err)
-		}, filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config")
-	}
+	c, err := connect(o, stderr)
 	if err != nil {
 		view.Error(stderr, "syslet push", err)
 		return exitError
 	}
-	var ag *push.Agent
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
-		if ag, err = push.DialAgent(sock); err != nil {
-			view.Printf(stderr, "syslet push: warning: %v; using key files only\n", err)
-		}
-		defer ag.Close()
+	defer c.close()
+	jobs, ok := c.jobs(o, streams, plans, stderr)
+	if !ok {
+		return exitError
 	}
-	keys := &push.Keys{
-		Passphrase: askPassphrase,
-		Skipped: func(path string, err error) {
-			view.Printf(stderr, "syslet push: warning: skipping key %s: %v\n", path, err)
-		},
+	// 3. Fan out; 4. say what came of it.
+	// With --output json stdout holds the document alone: the hosts'
+	// output and the table go to stderr.
+	human := stdout
+	if o.output == "json" {
+		human = stderr
 	}
-	localUser := currentUser()
-	var jobs []push.Job
-	for _, arg := range o.targets {
-		t, err := cfg.Resolve(arg, localUser)
-		if err != nil {
-			view.Error(stderr, "syslet push", err)
-			return exitError
-		}
-		signers, err := targetSigners(keys, o.identities, t, home)
-		if err != nil {
-			view.Error(stderr, "syslet push", err)
-			return exitError
-		}
-		if len(signers) == 0 && ag == nil {
-			view.Printf(stderr, "syslet push: %s: no SSH key: pass -i KEYFILE, name an IdentityFile in ssh_config, or run an agent (SSH_AUTH_SOCK)\n", arg)
-			return exitError
-		}
-		jobs = append(jobs, push.Job{Target: t, Stream: streams[arg], Plan: plans[arg], Auth: push.Auth(signers, ag)})
-	}
-	// As ssh: the user's file (where --accept-new pins) and the system-wide
-	// one; --known-hosts replaces both.
-	knownHosts := []string{o.knownHosts}
-	if o.knownHosts == "" {
-		knownHosts = []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"}
-	}
-	hk := &push.HostKeys{Files: knownHosts, AcceptNew: o.acceptNew, Pinned: func(addr, typ, fp, file string) {
-		view.Printf(stderr, "syslet push: %s: new host key %s %s pinned in %s (--accept-new)\n", addr, typ, fp, file)
-	}}
+	rep, interrupted := fanOut(o, jobs, c.hostKeys(o, stderr), human, stderr)
+	return pushReport(o, rep, interrupted, human, stdout, stderr)
+}
 
-	// 3. Fan out. The first Ctrl-C starts no more hosts and lets the
-	// running ones finish; a second one asks them to stop after their
-	// current action.
+// verifyPush checks --verify: the specs about to be read are a clean
+// checkout whose HEAD a key of the file signed. It says who, or why not.
+func verifyPush(o pushOptions, stderr io.Writer) bool {
+	dir := o.path
+	if o.hostsDir != "" {
+		dir = o.hostsDir
+	}
+	s, commit, err := verifyCheckout(dir, o.verify)
+	if err != nil {
+		view.Error(stderr, "syslet push", err)
+		fmt.Fprintln(stderr, "syslet push: nothing was sent")
+		return false
+	}
+	view.Printf(stderr, "syslet push: HEAD %s signed by %s\n", commit[:min(12, len(commit))], s.String())
+	return true
+}
+
+// fanOut runs the rollout. The first Ctrl-C starts no more hosts and lets
+// the running ones finish; a second one asks them to stop after their
+// current action. It reports whether an interrupt came.
+func fanOut(o pushOptions, jobs []push.Job, hk *push.HostKeys, human, stderr io.Writer) (push.Report, bool) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	abort := make(chan struct{})
@@ -436,12 +308,6 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "syslet push: interrupted again: asking running hosts to stop after their current action")
 	}()
 	fmt.Fprintf(stderr, "syslet push: %s on %d host(s), %d at a time%s\n", o.command(), len(jobs), min(o.parallel, len(jobs)), o.rolloutLine(len(jobs)))
-	// With --output json stdout holds the document alone: the hosts'
-	// output and the table go to stderr.
-	human := stdout
-	if o.output == "json" {
-		human = stderr
-	}
 	rep := push.Rollout(ctx, jobs, push.Options{
 		Command:        o.command(),
 		Parallel:       o.parallel,
@@ -454,6 +320,13 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Capture:        o.out != "",
 		Log:            stderr,
 	}, o.strategy)
+	return rep, ctx.Err() != nil
+}
+
+// pushReport keeps the plans a --diff --out made, prints the result table
+// for people (human) and, with --output json, the document on stdout,
+// and returns push's exit code.
+func pushReport(o pushOptions, rep push.Report, interrupted bool, human, stdout, stderr io.Writer) int {
 	var saved []string
 	if o.out != "" {
 		saved = keepPlans(o.out, rep.Results, stderr)
@@ -463,7 +336,7 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(saved) > 0 {
 		fmt.Fprintf(human, "Saved %d plan(s): %s (apply with: syslet push --plan %s and the same specs)\n", len(saved), strings.Join(saved, ", "), o.out)
 	}
-	code = rep.Exit(ctx.Err() != nil)
+	code := rep.Exit(interrupted)
 	if o.output == "json" {
 		doc := rep.Document(o.command())
 		doc.ExitCode = code
@@ -491,155 +364,4 @@ func (o pushOptions) rolloutLine(n int) string {
 		return ""
 	}
 	return ", " + strings.Join(parts, ", ")
-}
-
-// pushStreams reads and validates each target's specs with the same checks
-// as a local apply, and returns the stream each target gets. Any invalid
-// or empty set stops the whole push before a connection is made.
-func pushStreams(o pushOptions, stdin io.Reader, stderr io.Writer) (map[string][]byte, int) {
-	streams := map[string][]byte{}
-	if o.path != "" {
-		srcs, err := spec.ReadSources(o.path, stdin)
-		if err != nil {
-			view.Error(stderr, "syslet push", err)
-			return nil, exitError
-		}
-		stream, ok := validStream(o, srcs, o.path, stderr)
-		if !ok {
-			return nil, exitInvalid
-		}
-		for _, t := range o.targets {
-			streams[t] = stream
-		}
-		return streams, exitOK
-	}
-	common, err := readDirIfExists(filepath.Join(o.hostsDir, commonDir))
-	if err != nil {
-		view.Error(stderr, "syslet push", err)
-		return nil, exitError
-	}
-	code := exitOK
-	for _, t := range o.targets {
-		_, alias, _, _ := push.ParseTarget(t)
-		if alias == commonDir || alias == "." || alias == ".." {
-			fmt.Fprintf(stderr, "syslet push: %s: %q cannot be a host directory name\n", t, alias)
-			return nil, exitError
-		}
-		dir := filepath.Join(o.hostsDir, alias)
-		own, err := spec.ReadSources(dir, nil)
-		if err != nil {
-			view.Printf(stderr, "syslet push: %s: %v\n", t, err)
-			return nil, exitError
-		}
-		stream, ok := validStream(o, slices.Concat(common, own), dir+"/ and "+filepath.Join(o.hostsDir, commonDir)+"/", stderr)
-		if !ok {
-			code = exitInvalid // keep going: report every host's findings at once
-			continue
-		}
-		streams[t] = stream
-	}
-	return streams, code
-}
-
-// validStream checks one set of sources and joins them into one stream
-// (a stream may mix objects, arrays and NDJSON, so joining is lossless)
-// that names the files it came from, so that what a host says about a
-// spec names the operator's file (spec.NamedStream).
-func validStream(o pushOptions, srcs []spec.Source, what string, stderr io.Writer) ([]byte, bool) {
-	l := load.Sources(srcs)
-	view.Findings(stderr, l.Report)
-	if l.Report.HasErrors() {
-		return nil, false
-	}
-	if len(l.Specs) == 0 && !o.allowEmpty {
-		view.Printf(stderr, "syslet push: no specs in %s (%d file(s)); nothing was sent. An empty set removes every syslet unit whose removal is allowed: pass --allow-empty if that is what you want\n", what, len(srcs))
-		return nil, false
-	}
-	return spec.NamedStream(l.Sources), true
-}
-
-func readDirIfExists(dir string) ([]spec.Source, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return spec.ReadSources(dir, nil)
-}
-
-// hostDirs lists the host directories of a hosts dir (all but common/).
-func hostDirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("--hosts-dir: %w", err)
-	}
-	var hosts []string
-	for _, e := range ents {
-		if e.IsDir() && e.Name() != commonDir && !strings.HasPrefix(e.Name(), ".") {
-			hosts = append(hosts, e.Name())
-		}
-	}
-	if len(hosts) == 0 {
-		return nil, fmt.Errorf("--hosts-dir %s has no host directories (only %s/ is shared, not a host)", dir, commonDir)
-	}
-	return hosts, nil
-}
-
-// targetSigners loads the key files for a target: every -i file (which
-// must exist), then its ssh_config IdentityFiles, or ssh's default key
-// names when neither names any.
-func targetSigners(keys *push.Keys, identities []string, t push.Target, home string) ([]ssh.Signer, error) {
-	var signers []ssh.Signer
-	add := func(path string, required bool) error {
-		s, err := keys.Load(path, required)
-		if err != nil {
-			return err
-		}
-		if s != nil {
-			signers = append(signers, s)
-		}
-		return nil
-	}
-	for _, p := range identities {
-		if err := add(p, true); err != nil {
-			return nil, err
-		}
-	}
-	optional := t.IdentityFiles
-	if len(identities) == 0 && len(optional) == 0 {
-		for _, n := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
-			optional = append(optional, filepath.Join(home, ".ssh", n))
-		}
-	}
-	for _, p := range optional {
-		if err := add(p, false); err != nil {
-			return nil, err
-		}
-	}
-	return signers, nil
-}
-
-// askPassphrase reads a key's passphrase from the terminal (not stdin,
-// which may carry the specs).
-func askPassphrase(path string) ([]byte, error) {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		return nil, push.ErrNoPassphrase
-	}
-	defer tty.Close()
-	if !term.IsTerminal(int(tty.Fd())) {
-		return nil, push.ErrNoPassphrase
-	}
-	fmt.Fprintf(tty, "Enter passphrase for key %s: ", path)
-	pass, err := term.ReadPassword(int(tty.Fd()))
-	fmt.Fprintln(tty)
-	if err != nil {
-		return nil, fmt.Errorf("reading passphrase: %w", err)
-	}
-	return pass, nil
-}
-
-func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }

@@ -39,149 +39,210 @@ func Plan(w io.Writer, p *plan.Plan) {
 }
 
 func drawPlan(w io.Writer, p *plan.Plan) {
-	if len(p.Updates) > 0 {
-		// syslet update: which tags moved, from what to what, and what
-		// restarts for it.
-		fmt.Fprintln(w, "Image updates:")
-		for _, u := range p.Updates {
-			from := strings.Join(u.From, ", ")
-			if from == "" {
-				from = "(no registry digest)"
-			}
-			fmt.Fprintf(w, "  ~ %s\n      from %s\n      to   %s\n      restarts %s\n", redact.Escape(u.Image), from, redact.Escape(u.To), redact.Escape(strings.Join(u.Restarts, ", ")))
-		}
-		fmt.Fprintln(w)
+	for _, draw := range planSections {
+		draw(w, p)
 	}
+	fmt.Fprintln(w, PlanSummary(p))
+}
+
+// planSections draw the plan's parts, in the order a person reads them;
+// each draws nothing when the plan has none of its part.
+var planSections = []func(io.Writer, *plan.Plan){
+	drawUpdates, drawUnitChanges, drawFiles, drawSecrets, drawNotes, drawWarnings, drawRefusals,
+	drawSteps, drawIrreversible, drawStatusTable, drawDrift,
+}
+
+// drawUpdates: syslet update's image tags that moved, from what to what,
+// and what restarts for them.
+func drawUpdates(w io.Writer, p *plan.Plan) {
+	if len(p.Updates) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Image updates:")
+	for _, u := range p.Updates {
+		from := strings.Join(u.From, ", ")
+		if from == "" {
+			from = "(no registry digest)"
+		}
+		fmt.Fprintf(w, "  ~ %s\n      from %s\n      to   %s\n      restarts %s\n", redact.Escape(u.Image), from, redact.Escape(u.To), redact.Escape(strings.Join(u.Restarts, ", ")))
+	}
+	fmt.Fprintln(w)
+}
+
+// drawUnitChanges: each unit that changes, why, and its keys (a drifted
+// unit: its diff).
+func drawUnitChanges(w io.Writer, p *plan.Plan) {
 	// The units are pointed at, not copied: a converged plan of a hundred
 	// thousand units would clone 30 MB of them to print none.
 	changed := units(p, func(u *plan.UnitChange) bool { return u.Effect != plan.EffectNone })
-	if len(changed) > 0 {
-		fmt.Fprintln(w, "Unit changes:")
-		for _, u := range changed {
-			line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), redact.Escape(u.FileName), u.Effect)
-			if len(u.Reasons) > 0 {
-				line += ": " + redact.Escape(strings.Join(u.Reasons, "; "))
-			}
-			fmt.Fprintln(w, line)
-			if u.Effect == plan.EffectDrift {
-				for _, l := range strings.Split(strings.TrimRight(u.Diff, "\n"), "\n") {
-					if l != "" {
-						fmt.Fprintf(w, "      %s\n", redact.Line(l))
-					}
-				}
-				continue
-			}
-			if u.Effect == plan.EffectRemove || u.Effect == plan.EffectIgnore || u.Effect == plan.EffectKeep {
-				continue
-			}
+	if len(changed) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Unit changes:")
+	for _, u := range changed {
+		line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), redact.Escape(u.FileName), u.Effect)
+		if len(u.Reasons) > 0 {
+			line += ": " + redact.Escape(strings.Join(u.Reasons, "; "))
+		}
+		fmt.Fprintln(w, line)
+		switch u.Effect {
+		case plan.EffectDrift:
+			diffLines(w, u.Diff)
+		case plan.EffectRemove, plan.EffectIgnore, plan.EffectKeep:
+		default:
 			if r := u.Replacement; r != nil {
 				// How the container makes way for its replacement, and
 				// why that way.
 				fmt.Fprintf(w, "      %s\n", redact.Escape(r.String()))
 			}
-			for _, k := range u.Keys {
-				if k.Section == unit.Syslet && k.Key == unit.KeyProbe {
-					fmt.Fprintf(w, "      %s probe: %s\n", k.Op, probeChange(k))
-					continue
-				}
-				switch k.Op {
-				case "+":
-					fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.New))
-				case "-":
-					fmt.Fprintf(w, "      - [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old))
-				default:
-					fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old), keyValue(k.New))
-				}
-			}
+			drawKeys(w, u.Keys)
 		}
-		fmt.Fprintln(w)
 	}
-	if len(p.Files) > 0 {
-		fmt.Fprintln(w, "Config files:")
-		for _, f := range p.Files {
-			mode := ""
+	fmt.Fprintln(w)
+}
+
+// drawKeys writes a unit's key changes.
+func drawKeys(w io.Writer, keys []plan.KeyChange) {
+	for _, k := range keys {
+		if k.Section == unit.Syslet && k.Key == unit.KeyProbe {
+			fmt.Fprintf(w, "      %s probe: %s\n", k.Op, probeChange(k))
+			continue
+		}
+		switch k.Op {
+		case "+":
+			fmt.Fprintf(w, "      + [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.New))
+		case "-":
+			fmt.Fprintf(w, "      - [%s] %s=%s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old))
+		default:
+			fmt.Fprintf(w, "      ~ [%s] %s: %s → %s\n", redact.Escape(k.Section), redact.Escape(k.Key), keyValue(k.Old), keyValue(k.New))
+		}
+	}
+}
+
+// diffLines writes a diff's lines, indented, each escaped.
+func diffLines(w io.Writer, diff string) {
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		if l != "" {
+			fmt.Fprintf(w, "      %s\n", redact.Line(l))
+		}
+	}
+}
+
+// drawFiles: the config files that change, with their mode and diff.
+func drawFiles(w io.Writer, p *plan.Plan) {
+	if len(p.Files) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Config files:")
+	for _, f := range p.Files {
+		mode := ""
+		switch {
+		case f.Op == "+":
+			mode = fmt.Sprintf(" (%04o)", f.NewMode)
+		case f.Op == "~" && f.OldMode != f.NewMode:
+			mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
+		}
+		fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, redact.Escape(f.Path), mode, f.Kind, redact.Escape(f.Owner))
+		diffLines(w, f.Diff)
+	}
+	fmt.Fprintln(w)
+}
+
+// drawSecrets: the podman secrets that change, by name only.
+func drawSecrets(w io.Writer, p *plan.Plan) {
+	if len(p.Secrets) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Secrets:")
+	for _, s := range p.Secrets {
+		fmt.Fprintf(w, "  %s %s = (secret)  %s\n", s.Op, redact.Escape(s.Name), redact.Escape(s.Reason))
+	}
+	fmt.Fprintln(w)
+}
+
+// drawNotes: what the plan leaves alone, and why.
+func drawNotes(w io.Writer, p *plan.Plan) {
+	if len(p.Notes)+len(p.StaleImages) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Left alone:")
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(n.Unit), redact.Escape(n.Message))
+	}
+	for _, s := range p.StaleImages {
+		fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(s.Unit), redact.Escape(s.Message()))
+	}
+	fmt.Fprintln(w)
+}
+
+// drawWarnings: what the plan goes on past.
+func drawWarnings(w io.Writer, p *plan.Plan) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Warnings:")
+	for _, f := range p.Warnings {
+		fmt.Fprintf(w, "  ! %s\n", redact.Escape(f.String()))
+	}
+	fmt.Fprintln(w)
+}
+
+// drawRefusals: what stops the plan before anything changes.
+func drawRefusals(w io.Writer, p *plan.Plan) {
+	if len(p.Refusals) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Refused (nothing will be changed until these are resolved):")
+	for _, r := range p.Refusals {
+		src := ""
+		if r.Source != "" {
+			src = " (" + r.Source + ")"
+		}
+		fmt.Fprintf(w, "  ! %s%s: %s\n", redact.Escape(r.Unit), redact.Escape(src), redact.Escape(r.Message))
+	}
+	fmt.Fprintln(w)
+}
+
+// drawSteps: the nine steps in the order they run, with what each does.
+func drawSteps(w io.Writer, p *plan.Plan) {
+	if p.Empty() {
+		return
+	}
+	// Written as they are found, not gathered first: a plan removing a
+	// hundred thousand volumes has three hundred thousand actions.
+	fmt.Fprintln(w, "Steps, in the order they run:")
+	more := fmt.Sprintf("     %-24s ", "")
+	for _, s := range plan.Steps {
+		lead := fmt.Sprintf("  %d. %-24s ", s, s)
+		for i := range p.Actions {
+			a := &p.Actions[i]
+			if a.Step != s {
+				continue
+			}
+			io.WriteString(w, lead)
+			lead = more
+			io.WriteString(w, redact.Escape(describe(*a)))
+			if a.Carried {
+				io.WriteString(w, "  [resumed: an earlier run left it unfinished]")
+			}
 			switch {
-			case f.Op == "+":
-				mode = fmt.Sprintf(" (%04o)", f.NewMode)
-			case f.Op == "~" && f.OldMode != f.NewMode:
-				mode = fmt.Sprintf(" (mode %04o → %04o)", f.OldMode, f.NewMode)
+			case p.BackedUp(a):
+				io.WriteString(w, "  [backed up first"+volumeSize(p, a.Target, ": ")+"]")
+			case a.Irreversible:
+				io.WriteString(w, "  [irreversible]")
 			}
-			fmt.Fprintf(w, "  %s %s%s  [%s, %s]\n", f.Op, redact.Escape(f.Path), mode, f.Kind, redact.Escape(f.Owner))
-			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
-				if l != "" {
-					fmt.Fprintf(w, "      %s\n", redact.Line(l))
-				}
-			}
+			io.WriteString(w, "\n")
 		}
-		fmt.Fprintln(w)
+		if lead != more {
+			io.WriteString(w, lead+"-\n")
+		}
 	}
-	if len(p.Secrets) > 0 {
-		fmt.Fprintln(w, "Secrets:")
-		for _, s := range p.Secrets {
-			fmt.Fprintf(w, "  %s %s = (secret)  %s\n", s.Op, redact.Escape(s.Name), redact.Escape(s.Reason))
-		}
-		fmt.Fprintln(w)
-	}
-	if len(p.Notes)+len(p.StaleImages) > 0 {
-		fmt.Fprintln(w, "Left alone:")
-		for _, n := range p.Notes {
-			fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(n.Unit), redact.Escape(n.Message))
-		}
-		for _, s := range p.StaleImages {
-			fmt.Fprintf(w, "  = %s: %s\n", redact.Escape(s.Unit), redact.Escape(s.Message()))
-		}
-		fmt.Fprintln(w)
-	}
-	if len(p.Warnings) > 0 {
-		fmt.Fprintln(w, "Warnings:")
-		for _, f := range p.Warnings {
-			fmt.Fprintf(w, "  ! %s\n", redact.Escape(f.String()))
-		}
-		fmt.Fprintln(w)
-	}
-	if len(p.Refusals) > 0 {
-		fmt.Fprintln(w, "Refused (nothing will be changed until these are resolved):")
-		for _, r := range p.Refusals {
-			src := ""
-			if r.Source != "" {
-				src = " (" + r.Source + ")"
-			}
-			fmt.Fprintf(w, "  ! %s%s: %s\n", redact.Escape(r.Unit), redact.Escape(src), redact.Escape(r.Message))
-		}
-		fmt.Fprintln(w)
-	}
-	if !p.Empty() {
-		// Written as they are found, not gathered first: a plan removing
-		// a hundred thousand volumes has three hundred thousand actions.
-		fmt.Fprintln(w, "Steps, in the order they run:")
-		more := fmt.Sprintf("     %-24s ", "")
-		for _, s := range plan.Steps {
-			lead := fmt.Sprintf("  %d. %-24s ", s, s)
-			for i := range p.Actions {
-				a := &p.Actions[i]
-				if a.Step != s {
-					continue
-				}
-				io.WriteString(w, lead)
-				lead = more
-				io.WriteString(w, redact.Escape(describe(*a)))
-				if a.Carried {
-					io.WriteString(w, "  [resumed: an earlier run left it unfinished]")
-				}
-				switch {
-				case p.BackedUp(a):
-					io.WriteString(w, "  [backed up first"+volumeSize(p, a.Target, ": ")+"]")
-				case a.Irreversible:
-					io.WriteString(w, "  [irreversible]")
-				}
-				io.WriteString(w, "\n")
-			}
-			if lead != more {
-				io.WriteString(w, lead+"-\n")
-			}
-		}
-		fmt.Fprintln(w)
-	}
+	fmt.Fprintln(w)
+}
+
+// drawIrreversible: the data the plan backs up first, and what no
+// rollback can undo.
+func drawIrreversible(w io.Writer, p *plan.Plan) {
 	lost, kept, n, nk := irreversible(p)
 	if nk > 0 {
 		fmt.Fprintf(w, "Backed up first: %s; a rollback brings the data back from there, as does syslet restore.\n", redact.Escape(plan.Some(kept, nk)))
@@ -198,23 +259,32 @@ func drawPlan(w io.Writer, p *plan.Plan) {
 	if n+nk > 0 {
 		fmt.Fprintln(w)
 	}
+}
+
+// drawStatusTable: each service whose state changes, now and after.
+func drawStatusTable(w io.Writer, p *plan.Plan) {
 	status := units(p, func(u *plan.UnitChange) bool {
 		return u.Effect != plan.EffectNone && u.Effect != plan.EffectIgnore && u.Effect != plan.EffectKeep && u.Effect != plan.EffectDrift
 	})
-	if len(status) > 0 {
-		fmt.Fprintln(w, "UNIT STATUS CHANGES")
-		rows := make([][4]string, 0, len(status)+1)
-		rows = append(rows, [4]string{"  SERVICE", "NOW", "AFTER", "CHANGE"})
-		for _, u := range status {
-			rows = append(rows, [4]string{"  " + redact.Escape(u.Service), redact.Escape(u.Before), redact.Escape(u.After), string(u.Effect)})
-		}
-		table(w, rows)
-		fmt.Fprintln(w)
+	if len(status) == 0 {
+		return
 	}
+	fmt.Fprintln(w, "UNIT STATUS CHANGES")
+	rows := make([][4]string, 0, len(status)+1)
+	rows = append(rows, [4]string{"  SERVICE", "NOW", "AFTER", "CHANGE"})
+	for _, u := range status {
+		rows = append(rows, [4]string{"  " + redact.Escape(u.Service), redact.Escape(u.Before), redact.Escape(u.After), string(u.Effect)})
+	}
+	table(w, rows)
+	fmt.Fprintln(w)
+}
+
+// drawDrift: the units edited by hand that a plan with changes leaves as
+// they are (a plan with none says it in its summary).
+func drawDrift(w io.Writer, p *plan.Plan) {
 	if c := p.Count(); c.Drift > 0 && !p.Empty() {
 		fmt.Fprintf(w, "%d unit(s) edited by hand are left as they are (drift); --force replaces them.\n", c.Drift)
 	}
-	fmt.Fprintln(w, PlanSummary(p))
 }
 
 // fullDigest is a sha256 digest written out whole.
