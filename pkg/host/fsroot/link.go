@@ -58,9 +58,5 @@ func (r Root) WriteLink(p, target string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Swap(); err != nil {
-		s.Undo()
-		return err
-	}
-	return s.Settle()
+	return complete(s)
 }

@@ -36,6 +36,18 @@ type Prepared interface {
 	Settle() error
 }
 
+// complete runs a prepared write to its end in one go: Swap, Undo when
+// the swap fails (the target is as it was), Settle. WriteFile, WriteDir
+// and WriteLink are their Prepare and complete; the executor calls the
+// three steps itself, to swap many writes at once.
+func complete(s Prepared) error {
+	if err := s.Swap(); err != nil {
+		s.Undo()
+		return err
+	}
+	return s.Settle()
+}
+
 // PreparedFile is one file write, prepared by PrepareFile (or a link,
 // by PrepareLink).
 type PreparedFile struct {

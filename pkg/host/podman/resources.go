@@ -11,6 +11,8 @@ import (
 	"github.com/containers/podman/v5/pkg/bindings/images"
 	"github.com/containers/podman/v5/pkg/bindings/network"
 	"github.com/containers/podman/v5/pkg/bindings/volumes"
+
+	"github.com/syslet/syslet/pkg/host"
 )
 
 // rmiNotFound is the exit code podman rmi documents for "one of the
@@ -54,20 +56,7 @@ func (c *Client) ImageID(ctx context.Context, ref string) (string, error) {
 // progress when it is not nil. Podman does not retry "manifest unknown", so a
 // missing tag fails at once.
 func (c *Client) PullImage(ctx context.Context, ref string, progress io.Writer) error {
-	cctx, err := c.connect(ctx)
-	if err != nil {
-		return err
-	}
-	opts := new(images.PullOptions)
-	if progress == nil {
-		opts.WithQuiet(true)
-	} else {
-		opts.WithProgressWriter(progress)
-	}
-	if _, err := images.Pull(cctx, ref, opts); err != nil {
-		return fmt.Errorf("pulling image %q: %w", ref, err)
-	}
-	return nil
+	return c.PullImageWith(ctx, ref, host.PullOptions{}, progress)
 }
 
 // RemoveImage removes ref from local storage; an absent image is success.
