@@ -12,7 +12,8 @@ import (
 )
 
 // Check runs the post-render validation over the whole output: every
-// reference resolves to a declared unit of the right kind, every Secret=
+// reference resolves to a declared unit of the right kind, a named volume
+// is a declared one (checklines.go), every published port is a port, every Secret=
 // names a declared secret key or external secret, no two mounts of a
 // container share a destination (syslet's config mounts included), and no
 // two units or secrets would collide on the host.
@@ -21,6 +22,7 @@ func Check(o *Output) report.Report {
 	files := checkServices(&rep, o)
 	secrets := checkSecrets(&rep, o)
 	checkNames(&rep, o)
+	vols := declaredVolumes(o)
 	for _, u := range o.Units {
 		// An instance's lines are its template's, checked there, and its
 		// own drop-ins'.
@@ -32,6 +34,8 @@ func Check(o *Output) report.Report {
 			}
 		}
 		checkRefs(&rep, u, lines, files)
+		checkPorts(&rep, u, lines)
+		checkNamedVolumes(&rep, u, lines, vols)
 		if u.Kind == spec.Container {
 			checkContainer(&rep, u, lines, secrets)
 		}

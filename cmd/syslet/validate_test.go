@@ -141,6 +141,10 @@ var wantRule = map[string]string{
 	"109-auto-update.json":                "auto-update",
 	"110-probe.json":                      "probe",
 	"111-probe-port.json":                 "probe-port",
+	"112-systemd-key-typo.json":           "unknown-key",
+	"113-port.json":                       "port",
+	"114-named-volume-typo.json":          "undefined-reference",
+	"115-key-needs-newer-systemd.json":    "key-needs-newer-systemd",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

@@ -285,7 +285,7 @@ func formatPage(t *testing.T) docpage.Page {
 		}
 	}
 	p.Sections = append(p.Sections, docpage.Section{Title: "VALUES", Blocks: []docpage.Block{
-		docpage.Para("A unit is `{Section: {Key: value}}` with quadlet's own sections and keys (" + docpage.Ref("podman-systemd.unit", 5) + "). Its values, and the names and paths of the fields above:"),
+		docpage.Para("A unit is `{Section: {Key: value}}` with quadlet's own sections and keys (" + docpage.Ref("podman-systemd.unit", 5) + ") and systemd's ([Unit], [Service], [Install]: " + docpage.Ref("systemd.unit", 5) + ", " + docpage.Ref("systemd.service", 5) + " and the pages it names). A key no supported release knows is refused with the known key it is most likely a typo of; a systemd key newer than systemd 257 is a warning (key-needs-newer-systemd). Its values, and the names and paths of the fields above:"),
 		values,
 	}})
 	p.Sections = append(p.Sections, docpage.Section{Title: "RULES", Blocks: []docpage.Block{

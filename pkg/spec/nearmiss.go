@@ -2,6 +2,10 @@ package spec
 
 import "strings"
 
+// NearMiss is nearMiss for the checks after rendering (a named volume
+// one letter short of a declared one).
+func NearMiss(k string, known []string) string { return nearMiss(k, known) }
+
 // nearMiss returns the known field that an unknown one is most likely a
 // typo of: the same word in another case, or one or two edits away (an
 // insertion, a deletion, a substitution or two neighbours swapped); ""

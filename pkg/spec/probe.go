@@ -291,12 +291,12 @@ func (d *decoder) probePort(v *jsontree.Node, s *Spec, port int) {
 		if !ok {
 			continue
 		}
-		if ctr.has(port) {
+		if ctr.Has(port) {
 			return
 		}
-		if host.has(port) && hostSide == nil {
+		if host.Has(port) && hostSide == nil {
 			hostSide = &published[i]
-			inner = append(inner, ctr.lo+port-host.lo)
+			inner = append(inner, ctr.Lo+port-host.Lo)
 		}
 	}
 	if hostSide != nil {
@@ -310,47 +310,16 @@ func (d *decoder) probePort(v *jsontree.Node, s *Spec, port int) {
 	}
 }
 
-// portRange is an inclusive range of ports; a single port is lo == hi.
-type portRange struct{ lo, hi int }
+// portRange is a range of ports (unit.PortRange).
+type portRange = unit.PortRange
 
-func (r portRange) has(p int) bool { return p >= r.lo && p <= r.hi }
-
-// publishedPorts reads a PublishPort= value,
-// [[ip:][hostPort]:]containerPort[/protocol], into its host and container
+// publishedPorts reads a PublishPort= value into its host and container
 // port ranges (host zero when podman picks one). ok is false for what is
 // not TCP or does not read.
 func publishedPorts(v string) (host, ctr portRange, ok bool) {
-	v, proto, _ := strings.Cut(strings.Trim(v, `"`), "/")
-	if proto != "" && proto != "tcp" {
+	p, err := unit.ParsePublishPort(v)
+	if err != nil || (p.Proto != "" && p.Proto != "tcp") {
 		return host, ctr, false
 	}
-	if strings.HasPrefix(v, "[") { // [::1]:8080:80
-		_, after, found := strings.Cut(v, "]:")
-		if !found {
-			return host, ctr, false
-		}
-		v = "ip:" + after
-	}
-	parts := strings.Split(v, ":")
-	rng := func(s string) (portRange, bool) {
-		a, b, isRange := strings.Cut(s, "-")
-		lo, err1 := strconv.Atoi(a)
-		hi, err2 := lo, error(nil)
-		if isRange {
-			hi, err2 = strconv.Atoi(b)
-		}
-		return portRange{lo, hi}, err1 == nil && err2 == nil && lo <= hi
-	}
-	switch len(parts) {
-	case 1:
-		ctr, ok = rng(parts[0])
-		return host, ctr, ok
-	case 2, 3:
-		ctr, ok = rng(parts[len(parts)-1])
-		if hp := parts[len(parts)-2]; hp != "" && ok {
-			host, ok = rng(hp)
-		}
-		return host, ctr, ok
-	}
-	return host, ctr, false
+	return p.Host, p.Container, true
 }

@@ -28,19 +28,23 @@ const (
 	RuleSection         = "unknown-section"        // a section the unit type does not have
 	RuleReservedSection = "reserved-section"       // [X-Syslet] or a quadlet-internal section
 	RuleKeyName         = "invalid-key"            // a key that is not a systemd key name
-	RuleUnknownKey      = "unknown-key"            // quadlet does not know the key
+	RuleUnknownKey      = "unknown-key"            // quadlet, or systemd in its own sections, does not know the key
 	RuleNewerPodman     = "key-needs-newer-podman" // the podman checked against does not know the key yet
-	RuleQuadlet         = "quadlet-conversion"     // podman's quadlet converter rejects the unit
-	RuleQuadletWarning  = "quadlet-warning"        // podman's quadlet converter warns about the unit
-	RuleDisagreement    = "quadlet-disagreement"   // syslet and quadlet derive different names (a syslet bug)
-	RuleMapNotAllowed   = "map-not-allowed"        // map value on a key that takes none
-	RuleMapKey          = "map-key"                // a map key that cannot be rendered
-	RuleMapValue        = "map-value"              // an empty map value that gives an invalid line
+	// RuleNewerSystemd: a key of systemd's own sections that the oldest
+	// systemd syslet supports does not know yet (a warning).
+	RuleNewerSystemd   = "key-needs-newer-systemd"
+	RuleQuadlet        = "quadlet-conversion"   // podman's quadlet converter rejects the unit
+	RuleQuadletWarning = "quadlet-warning"      // podman's quadlet converter warns about the unit
+	RuleDisagreement   = "quadlet-disagreement" // syslet and quadlet derive different names (a syslet bug)
+	RuleMapNotAllowed  = "map-not-allowed"      // map value on a key that takes none
+	RuleMapKey         = "map-key"              // a map key that cannot be rendered
+	RuleMapValue       = "map-value"            // an empty map value that gives an invalid line
 	// RuleMapValueIgnored: a map value the format ignores (Network: the
 	// key alone names the network, as the earlier syslet wrote it).
 	RuleMapValueIgnored = "map-value-ignored"
 	RuleForcedKey       = "forced-key"             // a key syslet sets itself
 	RuleEnum            = "invalid-value"          // desiredState, reclaimPolicy (a desiredState in another case warns)
+	RulePort            = "port"                   // a PublishPort= port outside 1-65535, or a range that runs backwards
 	RuleMode            = "mode"                   // a file mode that is not octal 0000-0777
 	RuleMountPath       = "mount-path"             // not absolute, not clean, has "..", ":" or space (a config dir's trailing slash warns)
 	RuleMountDuplicate  = "duplicate-mount-path"   // two config files or dirs of a container at one mountPath

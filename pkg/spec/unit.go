@@ -116,11 +116,8 @@ func (d *decoder) entry(section, key string, v *jsontree.Node) (Entry, bool) {
 		fail(v.Path(), RuleKeyName, "key %q is not a valid unit key name", key)
 		return Entry{}, false
 	}
-	// A key some podman release knows is accepted here; whether the
-	// podman the specs are checked against knows it is quadletcheck's
-	// question (key-needs-newer-podman), asked with that version.
-	if _, ok := unit.KeySince(section, key); !ok {
-		fail(v.Path(), RuleUnknownKey, "quadlet does not know key %s in [%s]", key, section)
+	if !d.knownKey(section, key, v.Path()) {
+		d.refuse(section + "." + key)
 		return Entry{}, false
 	}
 	e := Entry{Key: key, Path: v.Path()}
@@ -222,4 +219,47 @@ func envWord(env bool, text string) string {
 func quoteEnv(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// knownKey reports whether a release syslet supports knows key in section,
+// and tells the key that none knows, with the known key it is most likely
+// a typo of. systemd only warns about an unknown key and ignores the line
+// (staging then refuses the unit on the host), so a typo in [Service] is
+// caught here, where CI sees it.
+//
+// A key some podman release knows is accepted; whether the podman the
+// specs are checked against knows it is quadletcheck's question
+// (key-needs-newer-podman), asked with that version. A systemd key newer
+// than the oldest systemd supported is a warning, as most hosts may well
+// run a newer one.
+func (d *decoder) knownKey(section, key, p string) bool {
+	if unit.SystemdSection(section) {
+		since, ok := unit.SystemdKeySince(section, key)
+		switch {
+		case !ok:
+			d.errf(p, RuleUnknownKey, "systemd does not know key %s in [%s]%s", key, section, didYouMean(key, unit.SystemdKeysSince[section]))
+		case unit.OldestSystemd < since:
+			d.warnf(p, RuleNewerSystemd, "[%s] %s needs systemd %s or later: systemd %s (Debian 13) ignores it, and staging refuses the unit on such a host", section, key, since, unit.OldestSystemd)
+		}
+		return ok
+	}
+	if _, ok := unit.KeySince(section, key); !ok {
+		d.errf(p, RuleUnknownKey, "quadlet does not know key %s in [%s]%s", key, section, didYouMean(key, unit.KeysSince[section]))
+		return false
+	}
+	return true
+}
+
+// didYouMean is ": did you mean K?" for the key of known that key is most
+// likely a typo of, or "".
+func didYouMean[V any](key string, known map[string]V) string {
+	keys := make([]string, 0, len(known))
+	for k := range known {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // one answer for a tie, whatever the map's order
+	if near := nearMiss(key, keys); near != "" {
+		return ": did you mean " + near + "?"
+	}
+	return ""
 }

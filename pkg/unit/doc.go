@@ -13,8 +13,10 @@
 // tables of data — the quadlet kinds (Kinds, kinds.go: extension, section,
 // service name, the keys naming the podman object, what a change does,
 // what may refer to one), which podman release introduced each key of the
-// quadlet sections (KeySince, Podman) and which values older generators
-// read differently (Features), but nothing about specs or hosts.
+// quadlet sections (KeySince, Podman), which systemd release documented
+// each key of systemd's own sections (SystemdKeySince, systemd.go) and
+// which values older generators read differently (Features), but nothing
+// about specs or hosts.
 //
 // SameMeaning and WithoutMetadata (semantic.go) are the one home of
 // "what a unit means without syslet's marker and Description", for the
