@@ -480,9 +480,20 @@ func TestStagingRejects(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(out, "systemd-analyze verify") || !strings.Contains(out, specDir+"/60-web.json [0]") {
 		t.Errorf("want a verify failure naming the spec:\n%s", r)
 	}
+	// Told once, as the run's last word.
+	if n := strings.Count(out, "Failed to parse RestartSec"); n != 1 || !strings.Contains(lastLines(out, 2), "Failed to parse RestartSec") {
+		t.Errorf("verify's message is told %d times, want once, at the end:\n%s", n, r)
+	}
 	if snapshot(t, h) != before {
 		t.Errorf("the host changed although verify failed")
 	}
+	// A systemd key typo no longer reaches staging: it is refused with
+	// the key meant, before the plan, as validate refuses it in CI.
+	editSpec(t, h, "60-web.json", `if .name == "web" then .unit.Service.TimeoutStarSec = "60" else . end`)
+	if r := syslet(h, "--diff", specDir); r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "60-web.json: [0].unit.Service.TimeoutStarSec: systemd does not know key TimeoutStarSec in [Service]: did you mean TimeoutStartSec?") {
+		t.Errorf("want the typo refused offline, naming spec, field and the key meant:\n%s", r)
+	}
+	editSpec(t, h, "60-web.json", `if .name == "web" then del(.unit.Service.TimeoutStarSec) else . end`)
 	// The staging directory is kept for inspection, 0700, and named.
 	kept := regexp.MustCompile(`the staged units are kept in (/tmp/syslet-stage-[0-9]+) `).FindStringSubmatch(r.Stderr)
 	if kept == nil {
@@ -609,4 +620,10 @@ func TestFailedStartIsReportedWithLog(t *testing.T) {
 		t.Errorf("--timeout 15s did not bound the wait (took %s)", took)
 	}
 	t.Logf("apply took %s:\n%s", took.Round(time.Millisecond), r.Stdout)
+}
+
+// lastLines is the last n lines of out.
+func lastLines(out string, n int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -199,7 +199,7 @@ func ParseRollback(s string) (RollbackPolicy, error) {
 // its Outcome's Verdict, which callers branch on (pkg/verdict), not these.
 var (
 	ErrInvalid     = errors.New("the specs are invalid")
-	ErrStaging     = errors.New("staging failed")
+	ErrStaging     = errors.New("staging failed, nothing was changed")
 	ErrDeclined    = errors.New("apply cancelled at the prompt")
 	ErrInterrupted = executor.ErrInterrupted
 	// ErrGate: a started container did not pass the health gate, and the

@@ -101,10 +101,11 @@ func (h *Human) Waiting(holder string) {
 func (h *Human) Plan(a Against, p *plan.Plan) { PlanWithHeader(h.out, a, p) }
 func (h *Human) RollingBack(gen, of string)   { RollbackHeader(h.out, gen, of) }
 func (h *Human) StagingWarning(msg string)    { Printf(h.errs, "syslet: staging warning: %s\n", msg) }
-func (h *Human) StagingFailed(err error) {
-	fmt.Fprintln(h.errs, "syslet: staging failed, nothing was changed:")
-	Lines(h.errs, err.Error())
-}
+
+// StagingFailed shows nothing for people: the run's error, printed as its
+// last word, carries the tools' messages, and printing them here too told
+// them twice.
+func (h *Human) StagingFailed(error) {}
 func (h *Human) StageKept(dir, note string) {
 	Printf(h.errs, "syslet: the staged units are kept in %s (0700; units/: the unit files as staged, generated/: what podman's generator made of them; %s says how to rerun it)\n", dir, note)
 }

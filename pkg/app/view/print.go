@@ -38,11 +38,3 @@ func Error(w io.Writer, who string, err error) {
 		Printf(w, "  %s\n", l)
 	}
 }
-
-// Lines writes text (a tool's output: the generator's, systemd-analyze's)
-// line by line, each escaped.
-func Lines(w io.Writer, text string) {
-	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintln(w, redact.Escape(l))
-	}
-}
