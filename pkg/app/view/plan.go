@@ -334,14 +334,15 @@ func PlanSummary(p *plan.Plan) string {
 	if p.Empty() {
 		// "No changes detected." is the earlier syslet's phrase, which
 		// scripts around it look for (its CUE tutorial's apply command
-		// skips its confirmation on it): it stays in the converged output.
-		// What follows it says what is true: a host whose hand edits an
-		// apply keeps does not match the specs.
+		// skips its confirmation on it): it stays in the converged output,
+		// and only there. A host whose hand edits an apply keeps does not
+		// match the specs, and --detailed-exitcode says so with 3: the
+		// line says the same, so a script and a person agree.
+		if c := p.Count(); c.Drift > 0 {
+			return fmt.Sprintf("Drift: the host differs from the specs where %d unit(s) were edited by hand; an apply keeps them and changes nothing, --force replaces them.", c.Drift)
+		}
 		if n := len(p.StaleImages); n > 0 {
 			return fmt.Sprintf("No changes detected. %d container(s) run an older image than their tag names on this host (pulled, not restarted), which an apply leaves; syslet update restarts them.", n)
-		}
-		if c := p.Count(); c.Drift > 0 {
-			return fmt.Sprintf("No changes detected. The host differs from the specs only where %d unit(s) were edited by hand, which an apply keeps (drift); --force replaces them.", c.Drift)
 		}
 		return "No changes detected. The host matches the specs."
 	}

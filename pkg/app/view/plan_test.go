@@ -96,8 +96,9 @@ func TestTableIsTabwriters(t *testing.T) {
 }
 
 // A plan that changes nothing but keeps hand edits does not say the host
-// matches its specs: its last line keeps the earlier syslet's "No changes
-// detected." (scripts look for it) and then says what is true.
+// matches its specs, nor open its last line with the earlier syslet's "No
+// changes detected." while --detailed-exitcode exits 3 (changes pending):
+// it says what is true.
 func TestNoChangesWithDriftSaysSo(t *testing.T) {
 	p := &plan.Plan{Units: []plan.UnitChange{{FileName: "web.container", Effect: plan.EffectDrift, Reasons: []string{"drift: edited by hand"}}}}
 	if !p.Empty() || p.Count().Drift != 1 {
@@ -107,10 +108,10 @@ func TestNoChangesWithDriftSaysSo(t *testing.T) {
 	Plan(&b, p)
 	last := strings.TrimSpace(b.String())
 	last = last[strings.LastIndex(last, "\n")+1:]
-	if want := "No changes detected. The host differs from the specs only where 1 unit(s) were edited by hand, which an apply keeps (drift); --force replaces them."; last != want {
+	if want := "Drift: the host differs from the specs where 1 unit(s) were edited by hand; an apply keeps them and changes nothing, --force replaces them."; last != want {
 		t.Errorf("last line %q, want %q", last, want)
 	}
-	if strings.Contains(b.String(), "matches the specs") || strings.Count(b.String(), "--force replaces") != 1 {
+	if strings.Contains(b.String(), "matches the specs") || strings.Contains(b.String(), "No changes") || strings.Count(b.String(), "--force replaces") != 1 {
 		t.Errorf("the plan contradicts itself or repeats the drift line:\n%s", b.String())
 	}
 }
