@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
@@ -171,7 +172,7 @@ func (r *runner) vet(ctx context.Context, in passInput, pl planned, c checked, o
 		if !r.req.Diff {
 			r.record(in, p, verdict.Refused)
 		}
-		return vt, verdict.Refused, fmt.Errorf("%w: %d refusal(s); nothing was changed", plan.ErrRefused, len(p.Refusals))
+		return vt, verdict.Refused, refused(p.Refusals)
 	}
 	if r.req.SavePlan != "" && r.req.Diff {
 		if vt.saved, vt.savedDoc, err = r.save(in, pl, c.release); err != nil {
@@ -250,4 +251,25 @@ func (r *runner) intent(in passInput, p *plan.Plan) runlog.Record {
 		rec.Rollback, rec.RollbackOf = in.gen.Run, in.of
 	}
 	return rec
+}
+
+// shownRefusals is how many refusals the run's last word repeats; the
+// plan above lists them all.
+const shownRefusals = 3
+
+// refused is the error of a plan with refusals: each refusal's unit and
+// message, which names what to do about it (--allow-removals, remove the
+// file that is not syslet's), so that the run's last line says why
+// nothing was changed and the way out, not only how many reasons there
+// are 45 lines up.
+func refused(rs []plan.Refusal) error {
+	var b strings.Builder
+	for i, r := range rs {
+		if i == shownRefusals {
+			fmt.Fprintf(&b, "\n(and %d more, listed in the plan above)", len(rs)-shownRefusals)
+			break
+		}
+		fmt.Fprintf(&b, "\n%s: %s", r.Unit, r.Message)
+	}
+	return fmt.Errorf("%w, so nothing was changed:%s", plan.ErrRefused, b.String())
 }

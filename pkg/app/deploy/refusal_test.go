@@ -81,12 +81,14 @@ func TestRefusedPlanChangesNothing(t *testing.T) {
 		setup   func(t *testing.T, h *fakeHost) // before the refused run
 		specs   string
 		message string // in the refusal
+		wayOut  string // what to do, in the run's error
 	}{
 		{
 			name:    "mass removal",
 			setup:   func(t *testing.T, h *fakeHost) { h.apply(t, writeSpecs(t, stack)) },
 			specs:   other,
 			message: "the plan removes 5 of the 5 managed units (net.network, data.volume, api.container, job.container, web.container); that looks like missing specs",
+			wayOut:  "pass --allow-removals to remove them",
 		},
 		{
 			name: "a unit file syslet does not own",
@@ -101,6 +103,7 @@ func TestRefusedPlanChangesNothing(t *testing.T) {
 			},
 			specs:   other,
 			message: "exists on the host without the [X-Syslet] marker",
+			wayOut:  "(remove or rename it, or rename the spec)",
 		},
 	}
 	for _, tt := range tests {
@@ -111,8 +114,13 @@ func TestRefusedPlanChangesNothing(t *testing.T) {
 			files := h.managedTrees(t)
 			runs := len(h.runs(t))
 			r := h.run(t, h.request(writeSpecs(t, tt.specs)))
-			if !errors.Is(r.err, plan.ErrRefused) || !strings.Contains(r.err.Error(), "1 refusal(s); nothing was changed") {
+			if !errors.Is(r.err, plan.ErrRefused) {
 				t.Fatalf("err = %v, want plan.ErrRefused", r.err)
+			}
+			// The run's last word says why and the way out, not only how
+			// many refusals the plan above lists.
+			if !strings.Contains(r.err.Error(), "nothing was changed") || !strings.Contains(r.err.Error(), tt.message) || !strings.Contains(r.err.Error(), tt.wayOut) {
+				t.Errorf("err = %v, want the reason %q and the way out %q", r.err, tt.message, tt.wayOut)
 			}
 			if !strings.Contains(r.stdout, tt.message) || len(r.out.Plan.Refusals) != 1 {
 				t.Errorf("refusals %v; stdout should show %q:\n%s", r.out.Plan.Refusals, tt.message, r.stdout)
@@ -158,5 +166,19 @@ func TestAllowRemovals(t *testing.T) {
 	}
 	if h.last(t).Result() != runlog.ResultOK {
 		t.Errorf("journal: %s", h.last(t).Result())
+	}
+}
+
+// A plan with many refusals repeats the first few in its error, and says
+// where the rest are.
+func TestRefusedErrorNamesSome(t *testing.T) {
+	var rs []plan.Refusal
+	for _, u := range []string{"a", "b", "c", "d", "e"} {
+		rs = append(rs, plan.Refusal{Unit: u + ".container", Message: "remove it"})
+	}
+	got := refused(rs).Error()
+	want := "the plan has refusals, so nothing was changed:\na.container: remove it\nb.container: remove it\nc.container: remove it\n(and 2 more, listed in the plan above)"
+	if got != want || !errors.Is(refused(rs), plan.ErrRefused) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
