@@ -102,12 +102,26 @@ func (e *run) deleteVolume(ctx context.Context, a plan.Action) (*backup.Entry, e
 // and returns it with the size and sha256 of what was read. A backup whose
 // sha256 is not the plan's is an error once the import read it: the volume
 // holds what does not belong in it, the backup is kept, and the run stops.
+//
+// An import that names no backup carries the volume's data over (plan's
+// carry.go): it imports the export this run took of the volume in step 6,
+// whose size and sha256 what it reads must match; when the run took none
+// (the volume was gone already) there is nothing to carry.
 func (e *run) importVolume(ctx context.Context, a plan.Action) (*backup.Entry, error) {
 	d := a.Data()
-	if e.h.Backups == nil {
-		return nil, fmt.Errorf("volume %s: no backup store to import %s from", a.Target, d.Backup)
+	file, digest, size := d.Backup, d.Digest, int64(-1)
+	if file == "" {
+		i := slices.IndexFunc(e.res.Backups, func(b backup.Entry) bool { return b.Volume == a.Target })
+		if i < 0 {
+			e.log.Info().Str("volume", a.Target).Msg("nothing to carry over: the run exported no data of it")
+			return nil, nil
+		}
+		file, digest, size = e.res.Backups[i].File, e.res.Backups[i].SHA256, e.res.Backups[i].Size
 	}
-	r, b, err := e.h.Backups.Open(d.Backup)
+	if e.h.Backups == nil {
+		return nil, fmt.Errorf("volume %s: no backup store to import %s from", a.Target, file)
+	}
+	r, b, err := e.h.Backups.Open(file)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +132,8 @@ func (e *run) importVolume(ctx context.Context, a plan.Action) (*backup.Entry, e
 		return nil, err
 	}
 	b.Size, b.SHA256 = n.n, hex.EncodeToString(h.Sum(nil))
-	if d.Digest != "" && d.Digest != b.SHA256 {
-		return nil, fmt.Errorf("volume %s: backup %s read as sha256 %s, not %s as it was taken: the backup changed since; it is kept", a.Target, d.Backup, b.SHA256, d.Digest)
+	if digest != "" && digest != b.SHA256 || size >= 0 && size != b.Size {
+		return nil, fmt.Errorf("volume %s: backup %s read as %d bytes with sha256 %s, not as it was taken (sha256 %s): the backup changed since; it is kept", a.Target, file, b.Size, b.SHA256, digest)
 	}
 	e.log.Info().Str("volume", a.Target).Str("backup", b.File).Int64("bytes", b.Size).Str("sha256", b.SHA256).Msg("imported")
 	return &b, nil

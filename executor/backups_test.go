@@ -36,7 +36,7 @@ func (s *shelf) Save(volume string, export func(io.Writer) error) (backup.Entry,
 		s.saved = map[string]string{}
 	}
 	s.saved[volume] = b.String()
-	return backup.Entry{File: "run_" + volume + ".tar", Volume: volume, Size: int64(b.Len()), SHA256: "abc"}, nil
+	return backup.Entry{File: "run_" + volume + ".tar", Volume: volume, Size: int64(b.Len()), SHA256: sha(b.String())}, nil
 }
 
 func (s *shelf) Open(file string) (io.ReadCloser, backup.Entry, error) {
@@ -94,7 +94,7 @@ func TestAVolumeIsExportedBeforeItIsDeleted(t *testing.T) {
 			b = l.Backup
 		}
 	}
-	if b == nil || b.File != "run_data.tar" || b.SHA256 != "abc" {
+	if b == nil || b.File != "run_data.tar" || b.SHA256 != sha("tar of data") {
 		t.Errorf("journalled backup %+v", b)
 	}
 }
@@ -228,4 +228,65 @@ func TestAFillWithoutAUnit(t *testing.T) {
 func sha(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// carryPlan recreates volume data with its data carried over, as the plan
+// makes it (plan's carry.go): the import names no backup.
+func carryPlan() *plan.Plan {
+	p := mk("stop db.service", "stop data-volume.service", "delete-volume data", "create-volume data", "import-volume data", "start db.service")
+	p.Actions[3].Payload = &plan.Payload{Service: "data-volume.service"}
+	return p
+}
+
+// A volume recreated with its data carried over gets the export this very
+// run took of it, read back whole (its size and sha256 as taken), after
+// its service created it again and before what mounts it starts.
+func TestACarryOverImportsTheRunsOwnExport(t *testing.T) {
+	f := &fake{sizes: map[string]int64{"data": 3}}
+	s := &shelf{free: 1 << 30}
+	res, err := applyWith(carryPlan(), f, s, &recorded{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"df", "stop db.service", "stop data-volume.service", "export data", "rmvol data",
+		"start data-volume.service", "import data < tar of data", "start db.service"}
+	if !slices.Equal(f.calls, want) {
+		t.Errorf("calls:\n got %q\nwant %q", f.calls, want)
+	}
+	if len(res.Restored) != 1 || res.Restored[0].File != "run_data.tar" || res.Restored[0].SHA256 != sha("tar of data") {
+		t.Errorf("restored %+v", res.Restored)
+	}
+}
+
+// An export that changed between its taking and its import stops the run
+// before anything mounts the volume; a volume that was gone has nothing
+// to carry.
+func TestACarryOverChecksTheExport(t *testing.T) {
+	f := &fake{sizes: map[string]int64{"data": 3}}
+	h := executor.Host{Files: f, Systemd: f, Podman: f, Backups: &tamperingShelf{shelf: shelf{free: 1 << 30}}}
+	res, err := executor.Apply(context.Background(), carryPlan(), h, executor.Options{Log: zerolog.Nop(), Recorder: &recorded{}})
+	if !errors.Is(err, executor.ErrFailed) || !strings.Contains(err.Error(), "not as it was taken") {
+		t.Fatalf("err = %v", err)
+	}
+	if slices.Contains(f.calls, "start db.service") || len(res.NotReached) != 1 || res.NotReached[0].Target != "db.service" {
+		t.Errorf("calls %q, not reached %v", f.calls, res.NotReached)
+	}
+
+	f = &fake{sizes: map[string]int64{}, fail: map[string]error{"export data": fmt.Errorf("volume data: %w", host.ErrNotFound)}}
+	res, err = applyWith(carryPlan(), f, &shelf{free: 1 << 30}, &recorded{})
+	if err != nil || len(res.Restored) != 0 || slices.ContainsFunc(f.calls, func(c string) bool { return strings.HasPrefix(c, "import") }) {
+		t.Errorf("a gone volume: err %v, restored %+v, calls %q", err, res.Restored, f.calls)
+	}
+}
+
+// tamperingShelf gives back a backup that is not what it saved.
+type tamperingShelf struct{ shelf }
+
+func (s *tamperingShelf) Open(file string) (io.ReadCloser, backup.Entry, error) {
+	r, b, err := s.shelf.Open(file)
+	if err != nil {
+		return nil, b, err
+	}
+	r.Close()
+	return io.NopCloser(strings.NewReader("something else")), b, nil
 }

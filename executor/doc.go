@@ -48,7 +48,10 @@
 // backup imported into it by the first row of step 9, one action after
 // another, before its starts: the steps table has two rows for step 9,
 // one step to the journal. Each import lands with the backup it read
-// (its size and sha256), which Result.Restored lists.
+// (its size and sha256), which Result.Restored lists. An import that
+// names no backup carries a recreated volume's data over: it reads the
+// export this run took of the volume in step 6, checked against its size
+// and sha256.
 //
 // Files: executor.go holds the API — the host interfaces, Host, Options,
 // Recorder, Landed, Failure, Result, the errors, the default deadlines —

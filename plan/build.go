@@ -22,7 +22,7 @@ import (
 // declares any more (stale.go), and the order of the whole (future.go).
 func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	in := indexInputs(out, obs, opts)
-	p := &Plan{}
+	p := &Plan{NoBackups: opts.NoBackups}
 	// Each desired unit gets one entry (stale ones a few more): sized
 	// once, not grown by doubling through a hundred thousand of them. A
 	// plan of no units keeps a nil list (its JSON "units": null).

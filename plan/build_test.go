@@ -233,8 +233,10 @@ func TestChanges(t *testing.T) {
 			stream: func(t *testing.T) string {
 				return edit(t, `"name":"data","reclaimPolicy":"Delete","unit":{}}`, `"name":"data","reclaimPolicy":"Delete","unit":{"Volume":{"Label":"x=1"}}}`)
 			},
+			// Its data is carried over (carry.go): created again through
+			// its service, the export imported, before web starts.
 			want: []string{"stop web.service", "stop data-volume.service", "write-unit /etc/containers/systemd/data.volume",
-				"delete-volume data", "daemon-reload systemd", "start data-volume.service", "start web.service"},
+				"delete-volume data", "daemon-reload systemd", "create-volume data", "import-volume data", "start web.service"},
 			effects: map[string]plan.Effect{"data.volume": plan.EffectRecreate, "web.container": plan.EffectRestart},
 		},
 		{

@@ -22,6 +22,10 @@ type Options struct {
 	// deleted (volumes, images) and no volume is recreated, since that
 	// would delete its data; what is therefore not restored is noted.
 	Rollback bool
+	// NoBackups: the run exports no volume before it deletes or
+	// recreates it (--no-backup), so a recreated volume's data is not
+	// carried over either (carry.go).
+	NoBackups bool
 	// KeepImages are the images (by name) that kept generations need: a
 	// stale build's or image unit's image among them is never deleted.
 	KeepImages map[string]bool

@@ -46,11 +46,11 @@ func (in *inputs) resource(u *render.Unit, before *decided) unitPlan {
 		pullUnit(u, "new "+string(u.Kind)+" unit", &up)
 		up.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
 	case changed && k.HoldsData && in.opts.Rollback:
-		// Recreating it would delete its data: the volume stays as the
-		// failed run left it, and the rollback says so.
+		// A rollback changes no data it need not: the volume stays as
+		// the run rolled back left it, and the rollback says so.
 		up.unwrite(u.Path)
 		uc.Write, uc.Effect = false, EffectKeep
-		uc.Reasons = append(uc.Reasons, "not restored: going back to the earlier "+summarizeKeys(uc.Keys)+" would recreate "+string(u.Kind)+" "+u.Resource+" and delete its data")
+		uc.Reasons = append(uc.Reasons, "not restored: a rollback recreates no "+string(u.Kind)+", so "+string(u.Kind)+" "+u.Resource+" keeps the options it has now ("+summarizeKeys(uc.Keys)+"); the next apply of these specs recreates it")
 		up.notes = append(up.notes, Note{Unit: u.FileName, Message: uc.Reasons[len(uc.Reasons)-1], Kept: true})
 	case changed && k.HoldsData:
 		if !iu.removalAllowed() || !iu.reclaimDelete() {
@@ -69,7 +69,7 @@ func (in *inputs) resource(u *render.Unit, before *decided) unitPlan {
 			up.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: "recreate " + string(u.Kind)}, rank)
 		}
 		up.add(Action{Op: deleteOp[k.Object], Target: iu.resourceName(), Unit: u.FileName, Reason: "recreate with new options", Payload: noBackup(iu)}, rank)
-		up.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "create " + string(u.Kind) + " " + u.Resource}, rank)
+		in.recreated(u, iu, &up, rank)
 		uc.After = "active"
 	case k.OnChange == unit.ChangePull:
 		in.pulled(u, iu, &up, changed, meta)

@@ -59,6 +59,9 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 	u := &plan.Unfinished{Run: last.ID(), Started: last.Intent.Time, PutBack: last.End != nil && last.End.PutBack}
 	for _, a := range last.Unfinished() {
 		pa := plan.Action{Step: plan.Step(a.Step), Op: plan.Op(a.Op), Target: a.Target, Unit: a.Unit}
+		if pa.Op == plan.OpImportVolume && a.Backup == "" {
+			a.Backup, a.Digest = exported(last, a.Target)
+		}
 		if a.Digest != "" || a.NoBackup || a.Backup != "" {
 			pa.Payload = &plan.Payload{Digest: a.Digest, NoBackup: a.NoBackup, Backup: a.Backup}
 		}
@@ -68,6 +71,18 @@ func unfinished(runs []*runlog.RunInfo) *plan.Unfinished {
 		return nil
 	}
 	return u
+}
+
+// exported is the backup, and its sha256, that run took of volume before
+// it deleted it ("" when it took none): what an import carrying the
+// volume's data over (plan's carry.go) brings in, once that run is over.
+func exported(run *runlog.RunInfo, volume string) (file, digest string) {
+	for _, a := range run.Actions {
+		if plan.Op(a.Op) == plan.OpDeleteVolume && a.Target == volume && a.Result == runlog.ResultOK && a.Backup != nil {
+			file, digest = a.Backup.File, a.Backup.SHA256
+		}
+	}
+	return file, digest
 }
 
 // writtenByUnfinished collects, from runs that did not end well, the

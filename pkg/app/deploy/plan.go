@@ -59,7 +59,7 @@ func (r *runner) planPass(ctx context.Context, in passInput) (planned, checked, 
 
 // makePlan reads the host and the journal and builds the plan.
 func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
-	opts := plan.Options{Force: r.req.Force, InputDigest: in.set.Digest()}
+	opts := plan.Options{Force: r.req.Force, InputDigest: in.set.Digest(), NoBackups: r.req.NoBackup}
 	gens, err := r.gens.List()
 	if err != nil {
 		r.view.Warning(err.Error())
@@ -105,7 +105,6 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 			return planned{}, err
 		}
 	}
-	pl.plan.NoBackups = r.req.NoBackup
 	if len(in.restore) > 0 {
 		pl.notFilled = r.fillBackups(ctx, in, pl.plan)
 	}
@@ -205,7 +204,9 @@ func (r *runner) carryForward(ctx context.Context, in passInput, p *plan.Plan, o
 func (r *runner) goneBackups(u *plan.Unfinished) []plan.Note {
 	var notes []plan.Note
 	u.Actions = slices.DeleteFunc(u.Actions, func(a plan.Action) bool {
-		if a.Op != plan.OpImportVolume {
+		if a.Op != plan.OpImportVolume || a.Data().Backup == "" {
+			// "": the data carried over from the export the resuming run
+			// takes itself (the earlier run's delete did not land).
 			return false
 		}
 		f, _, err := r.h.backups.Open(a.Data().Backup)

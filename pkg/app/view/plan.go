@@ -80,7 +80,7 @@ func drawUnitChanges(w io.Writer, p *plan.Plan) {
 	}
 	fmt.Fprintln(w, "Unit changes:")
 	for _, u := range changed {
-		line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), redact.Escape(u.FileName), u.Effect)
+		line := fmt.Sprintf("  %s %-28s %s", sign(u.Effect), redact.Escape(u.FileName), effect(p, u))
 		if len(u.Reasons) > 0 {
 			line += ": " + redact.Escape(strings.Join(u.Reasons, "; "))
 		}
@@ -392,6 +392,9 @@ func describe(a plan.Action) string {
 		}
 		return "create volume " + a.Target + " (podman's defaults)"
 	case plan.OpImportVolume:
+		if d.Backup == "" {
+			return "carry the data of volume " + a.Target + " over (import the export step 6 takes of it)"
+		}
 		return "fill volume " + a.Target + " from backup " + d.Backup
 	}
 	return a.Target
@@ -417,6 +420,25 @@ func irreversible(p *plan.Plan) (lost, kept []string, n, nk int) {
 		}
 	}
 	return lost, kept, n, nk
+}
+
+// effect says what becomes of a unit: its change, and for a volume
+// recreated with its data carried over, that and how much.
+func effect(p *plan.Plan, u *plan.UnitChange) string {
+	if u.Effect != plan.EffectRecreate {
+		return string(u.Effect)
+	}
+	for i := range p.Actions {
+		if a := &p.Actions[i]; a.Unit == u.FileName && p.CarriesOver(a.Target) {
+			size, ok := p.VolumeSizes[a.Target]
+			if !ok {
+				return "recreate, data carried over"
+			}
+			short, _, _ := strings.Cut(backup.Size(size), " (")
+			return "recreate, data carried over (" + short + ")"
+		}
+	}
+	return string(u.Effect)
 }
 
 // volumeSize is the volume's size as the plan knows it, after lead and
