@@ -281,18 +281,27 @@ func readPinnedImages(ctx context.Context, store StoreReader, out *render.Output
 		if _, ours := render.ParsePin(f.Data); !ok || !ours {
 			continue
 		}
-		if _, done := obs.ImageIDs[u.Image]; done {
-			continue
+		if err := readImageID(ctx, store, u.Image, obs); err != nil {
+			return err
 		}
-		id, err := store.ImageID(ctx, u.Image)
-		if err != nil {
-			return fmt.Errorf("inspecting image %q: %w", u.Image, err)
-		}
-		if obs.ImageIDs == nil {
-			obs.ImageIDs = map[string]string{}
-		}
-		obs.ImageIDs[u.Image] = id
 	}
+	return nil
+}
+
+// readImageID reads the ID of the image ref names into Observed.ImageIDs,
+// once per image.
+func readImageID(ctx context.Context, store StoreReader, ref string, obs *Observed) error {
+	if _, done := obs.ImageIDs[ref]; done {
+		return nil
+	}
+	id, err := store.ImageID(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("inspecting image %q: %w", ref, err)
+	}
+	if obs.ImageIDs == nil {
+		obs.ImageIDs = map[string]string{}
+	}
+	obs.ImageIDs[ref] = id
 	return nil
 }
 

@@ -83,17 +83,11 @@ func readRunning(ctx context.Context, store StoreReader, out *render.Output, obs
 			obs.Containers = map[string]string{}
 		}
 		obs.Containers[u.Container] = c.ImageID
-		if _, done := obs.ImageIDs[u.Image]; done || !obs.Images[u.Image] {
-			continue
+		if obs.Images[u.Image] {
+			if err := readImageID(ctx, store, u.Image, obs); err != nil {
+				return err
+			}
 		}
-		id, err := store.ImageID(ctx, u.Image)
-		if err != nil {
-			return fmt.Errorf("inspecting image %q: %w", u.Image, err)
-		}
-		if obs.ImageIDs == nil {
-			obs.ImageIDs = map[string]string{}
-		}
-		obs.ImageIDs[u.Image] = id
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ type hostDocument struct {
 	// Run is the run the host's syslet made of the change.
 	Run string `json:"run"`
 	// Counts is the plan's tally; nil when the run made no plan.
-	Counts *planCounts `json:"planCounts"`
+	Counts *verdict.PlanCounts `json:"planCounts"`
 	// Result is what became of the plan's actions; nil when none began.
 	Result *struct {
 		Applied    []json.RawMessage `json:"applied"`
@@ -36,21 +36,6 @@ type hostDocument struct {
 		Run     string `json:"run"`
 		Message string `json:"message"`
 	} `json:"rollback"`
-}
-
-// planCounts is the plan's tally: its units by what the plan does to
-// them, and its actions.
-type planCounts struct {
-	Create    int `json:"create"`
-	Change    int `json:"change"`
-	Reload    int `json:"reload"`
-	Metadata  int `json:"metadata"`
-	Remove    int `json:"remove"`
-	Start     int `json:"start"`
-	Stop      int `json:"stop"`
-	Unchanged int `json:"unchanged"`
-	Drift     int `json:"drift"`
-	Actions   int `json:"actions"`
 }
 
 // ending is how the host's run ended, by its own verdict: a refused

@@ -32,6 +32,23 @@ func (v Verdict) Report() Report {
 	return Report{Verdict: v, Exit: v.Exit()}
 }
 
+// PlanCounts is the plan's tally in a run's document ("planCounts"):
+// its units by what the plan does to them, and its actions; what the
+// plan's summary line says in words. pkg/app/view writes it, syslet push
+// reads it.
+type PlanCounts struct {
+	Create    int `json:"create"`
+	Change    int `json:"change"`
+	Reload    int `json:"reload"`
+	Metadata  int `json:"metadata"`
+	Remove    int `json:"remove"`
+	Start     int `json:"start"`
+	Stop      int `json:"stop"`
+	Unchanged int `json:"unchanged"`
+	Drift     int `json:"drift"`
+	Actions   int `json:"actions"`
+}
+
 // A run's document can travel beside the text a person reads, in the same
 // stream, as one record of a JSON text sequence (RFC 7464): the record
 // separator RS (0x1E), the document on one line, a line feed. No line of

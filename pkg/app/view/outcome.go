@@ -79,23 +79,7 @@ type outcomeFields Outcome
 type outcomeDocument struct {
 	verdict.Report
 	*outcomeFields
-	Counts *planCounts `json:"planCounts,omitempty"`
-}
-
-// planCounts is the plan's tally in the document: its units by what the
-// plan does to them (plan.Counts), and its actions; what the plan's
-// summary line says in words.
-type planCounts struct {
-	Create    int `json:"create"`
-	Change    int `json:"change"`
-	Reload    int `json:"reload"`
-	Metadata  int `json:"metadata"`
-	Remove    int `json:"remove"`
-	Start     int `json:"start"`
-	Stop      int `json:"stop"`
-	Unchanged int `json:"unchanged"`
-	Drift     int `json:"drift"`
-	Actions   int `json:"actions"`
+	Counts *verdict.PlanCounts `json:"planCounts,omitempty"`
 }
 
 // MarshalJSON writes the document: the verdict's report (its machine
@@ -105,7 +89,7 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	d := outcomeDocument{Report: o.Verdict.Report(), outcomeFields: (*outcomeFields)(&o)}
 	if p := o.Plan; p != nil {
 		c := p.Count()
-		d.Counts = &planCounts{Create: c.Create, Change: c.Change, Reload: c.Reload, Metadata: c.Metadata, Remove: c.Remove,
+		d.Counts = &verdict.PlanCounts{Create: c.Create, Change: c.Change, Reload: c.Reload, Metadata: c.Metadata, Remove: c.Remove,
 			Start: c.Start, Stop: c.Stop, Unchanged: c.Unchanged, Drift: c.Drift, Actions: len(p.Actions)}
 	}
 	return json.Marshal(d)
