@@ -580,6 +580,15 @@ func TestStdinPushIsStored(t *testing.T) {
 	if d.Code != 0 || !strings.Contains(d.Stdout, "No changes") {
 		t.Errorf("plain syslet should re-read the stored specs and find nothing to do:\n%s", d)
 	}
+	// Each command that reads them for want of a PATH says so, and who
+	// stores them: an apply from stdin, or a rollback.
+	const label = "/etc/syslet/config.json (stored by the last apply from stdin or rollback, at "
+	if !strings.Contains(d.Stdout, "9 spec(s) from "+label) {
+		t.Errorf("a plain run's header does not name the stored specs truly:\n%s", d)
+	}
+	if st := h.Run("syslet status"); !st.OK() || !strings.Contains(st.Stderr, "syslet status: the services of "+label) {
+		t.Errorf("syslet status does not say it reads the stored specs:\n%s", st)
+	}
 	// Invalid input on stdin changes nothing, not even the stored copy.
 	stored := h.MustRun(t, "sha256sum /etc/syslet/config.json")
 	bad := h.RunInput(strings.NewReader(`{"apiVersion":"v1","type":"container","name":"x"}`), "syslet --stdin")

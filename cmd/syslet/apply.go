@@ -40,7 +40,7 @@ type applyOptions struct {
 func (o *applyOptions) define(f *flags) {
 	r, d := &o.req, &deploy.Defaults
 	f.Bool(&r.Diff, "diff", false, "print the plan and stop; nothing changes, no lock is taken")
-	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\"); an apply stores them in /etc/syslet/config.json (0600) for later plain runs")
+	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\"); an apply stores them in /etc/syslet/config.json (0600) for later plain runs, as a rollback stores there the generation it restores")
 	f.String(&r.Root, "root", d.Root, "manage the files under `DIR` instead of / (no systemd or podman is read; only --diff)")
 	f.String(&o.output, "output", outputText, "print as `FORMAT`: text; json (one JSON document on stdout: the verdict and exit code, the plan, and the result of an apply; the human plan and log go to stderr); or text+json (the text, and the same document as one line at the end of stderr, after the byte 0x1E: what syslet push reads)")
 	f.Bool(&o.detailed, "detailed-exitcode", false, "with --diff: exit 3 when changes are pending")

@@ -79,7 +79,7 @@ delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`
 				"syslet --diff --out web1.plan specs/ && syslet --plan web1.plan specs/"}},
 		{name: "update", run: cmdUpdate, synopsis: []string{"[--diff] [flags] [PATH | --stdin | -]"},
 			asRoot:      "it plans and applies through the host's systemd and podman, as an apply does",
-			summary:     "an apply that also pulls each running container's tagged image again when its registry's tag names another digest now, and restarts those containers under the health gate",
+			summary:     "an apply that also pulls each running container's tagged image again when its registry's tag names another digest now, and restarts those containers under the health gate (PATH: default /etc/syslet/config.json, as a plain syslet; the plan's header names it)",
 			defineFlags: func(f *flags) { new(applyOptions).define(f) },
 			notes: `For each container desired running whose Image= is a tag in a registry (not a digest, not a
 .build or .image unit, not localhost/ or a short name), syslet asks the registry for the tag's
@@ -120,7 +120,7 @@ A plain syslet apply never asks a registry. --out and --plan do not apply. Exit 
 			// lines of /root/.ssh/authorized_keys
 			examples: []string{`command="syslet ssh-command",restrict ssh-ed25519 AAAA… ci`, `command="syslet ssh-command --diff-only",restrict ssh-ed25519 AAAA… review`}},
 		{name: "status", run: cmdStatus, synopsis: []string{"[--output json] [PATH | --stdin | -]"},
-			summary:     "how systemd sees the services the specs run (default /etc/syslet/config.json): state, last result, restarts, InvocationID, and each readiness probe's answer now; read-only, never waits for an apply",
+			summary:     "how systemd sees the services the specs run (default /etc/syslet/config.json, which the last apply from stdin or rollback stored; it says so on stderr): state, last result, restarts, InvocationID, and each readiness probe's answer now; read-only, never waits for an apply",
 			defineFlags: func(f *flags) { new(statusOptions).define(f) },
 			notes: `The services are those of every container the specs want running. Each one that is up
 and whose installed unit has a readiness probe is probed once, from the host, as the health

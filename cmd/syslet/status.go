@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/status"
@@ -42,7 +44,12 @@ func cmdStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usage(stdout, stderr, "status", err)
 	}
 	if path == "" {
+		// Without a PATH the specs are the stored ones, maybe stored long
+		// ago: say which, as a plain run's plan header does.
 		path = layout.StoredSpecs
+		if fi, err := os.Stat(path); err == nil {
+			view.Printf(stderr, "syslet status: the services of %s\n", view.Stored{Path: path, At: fi.ModTime()}.Label(time.Now()))
+		}
 	}
 	srcs, err := spec.ReadSources(path, stdin)
 	if err != nil {

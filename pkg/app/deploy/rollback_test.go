@@ -193,6 +193,14 @@ func TestRollbackByHand(t *testing.T) {
 	if stored := h.file(t, layout.StoredSpecs); !strings.Contains(stored, "web:1") {
 		t.Errorf("the stored specs are not the generation's: %q", stored)
 	}
+	// A plain run then reads them, and its header says who stored them
+	// truly: not only an apply from stdin does.
+	plain := h.request("")
+	plain.Diff = true
+	d := h.run(t, plain)
+	if want := layout.Under(h.root, layout.StoredSpecs) + " (stored by the last apply from stdin or rollback, at "; d.err != nil || !strings.Contains(d.stdout, want) {
+		t.Errorf("header of a plain run after a rollback: %v, want %q:\n%s", d.err, want, d.stdout)
+	}
 }
 
 // TestKilledRollbackIsFinished: a rollback interrupted after it wrote

@@ -110,7 +110,7 @@ func TestStoredSpecsAreNamedAndWarnedWhenNotCurrent(t *testing.T) {
 	plain.Diff = true
 	r := h.run(t, plain)
 	stored := layout.Under(h.root, layout.StoredSpecs)
-	if r.err != nil || !strings.Contains(r.stdout, "from "+stored+" (stored by an apply from stdin at ") || !strings.Contains(r.stdout, "just now)") {
+	if r.err != nil || !strings.Contains(r.stdout, "from "+stored+" (stored by the last apply from stdin or rollback, at ") || !strings.Contains(r.stdout, "just now)") {
 		t.Fatalf("header of a plain run: %v\n%s", r.err, r.stdout)
 	}
 	if r.view.has("Warning") {

@@ -27,10 +27,19 @@ type Against struct {
 	Now time.Time
 }
 
-// Stored is the stream an apply from stdin stored for later plain runs.
+// Stored is the stream a plain run reads: what the last apply from stdin,
+// or the last rollback (the generation it restored), stored for later
+// plain runs.
 type Stored struct {
 	Path string
 	At   time.Time
+}
+
+// Label names the stored stream, who stores it and its age, for a header:
+// a plain `syslet` may apply what was stored long ago, and not always by
+// an apply from stdin.
+func (s Stored) Label(now time.Time) string {
+	return fmt.Sprintf("%s (stored by the last apply from stdin or rollback, at %s, %s)", redact.Escape(s.Path), s.At.UTC().Format("2006-01-02 15:04 UTC"), Ago(now.Sub(s.At)))
 }
 
 // PlanWithHeader writes the plan for people, with what it was made
@@ -42,13 +51,11 @@ func PlanWithHeader(w io.Writer, a Against, p *plan.Plan) {
 	}
 	from := fmt.Sprintf("%d source(s)", a.Sources)
 	if s := a.Stored; s != nil {
-		// A plain `syslet` applies what an apply from stdin stored, maybe
-		// long ago: the header names it and its age.
 		now := a.Now
 		if now.IsZero() {
 			now = time.Now()
 		}
-		from = fmt.Sprintf("%s (stored by an apply from stdin at %s, %s)", redact.Escape(s.Path), s.At.UTC().Format("2006-01-02 15:04 UTC"), Ago(now.Sub(s.At)))
+		from = s.Label(now)
 	}
 	fmt.Fprintf(w, "syslet plan: %d spec(s) from %s against %s\n\n", a.Specs, from, what)
 	if r := p.Resume; r != nil {
