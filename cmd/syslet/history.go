@@ -63,18 +63,17 @@ func cmdHistory(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if len(pos) == 1 {
-		for _, r := range runs {
-			if r.ID() == pos[0] || strings.HasPrefix(r.ID(), pos[0]) && len(pos[0]) >= 8 {
-				ra := view.Actions(r)
-				if *output == "json" {
-					return writeJSON(stdout, ra)
-				}
-				view.Run(stdout, ra)
-				return exitOK
-			}
+		r, err := findRun(runs, pos[0])
+		if err != nil {
+			view.Error(stderr, "syslet history", err)
+			return exitError
 		}
-		fmt.Fprintf(stderr, "syslet history: no run %q in the journal\n", pos[0])
-		return exitError
+		ra := view.Actions(r)
+		if *output == "json" {
+			return writeJSON(stdout, ra)
+		}
+		view.Run(stdout, ra)
+		return exitOK
 	}
 	if len(runs) > *limit && *limit > 0 {
 		runs = runs[len(runs)-*limit:]
@@ -90,6 +89,33 @@ func cmdHistory(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	view.History(stdout, runs, kept)
 	return exitOK
+}
+
+// findRun is the run id names: the run of that ID, or the one run whose
+// ID starts with it (8 characters at least). A prefix of several runs
+// names none: showing the first of them, without a word, showed the
+// wrong run as often as the right one.
+func findRun(runs []*runlog.RunInfo, id string) (*runlog.RunInfo, error) {
+	var found []*runlog.RunInfo
+	for _, r := range runs {
+		if r.ID() == id {
+			return r, nil
+		}
+		if strings.HasPrefix(r.ID(), id) && len(id) >= 8 {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no run %q in the journal", id)
+	case 1:
+		return found[0], nil
+	}
+	ids := make([]string, len(found))
+	for i, r := range found {
+		ids[i] = r.ID()
+	}
+	return nil, fmt.Errorf("%q is the start of %d runs (%s): give more of the run's ID", id, len(found), strings.Join(ids, ", "))
 }
 
 // printSpecs writes the spec stream a kept generation holds, byte for

@@ -86,6 +86,24 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 		fmt.Fprintln(w, "No runs recorded yet.")
 		return
 	}
+	// The notes on the runs come first, and the table last: the newest
+	// runs are its last rows, what `syslet history | tail` shows, and
+	// notes after it crowded them out.
+	notes := 0
+	for _, r := range runs {
+		s := Summarize(r)
+		for _, u := range s.Updates {
+			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), imageChange(u))
+			notes++
+		}
+		if s.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), redact.Escape(s.Error))
+			notes++
+		}
+	}
+	if notes > 0 {
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tGEN\tSTARTED\tDURATION\tRESULT\tACTIONS\tAPPLIED\tFAILED\tNOT REACHED\tSOURCE")
 	for _, r := range runs {
@@ -99,7 +117,12 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 			dur = s.Duration.Round(time.Millisecond).String()
 		}
 		src := redact.Escape(s.Source)
-		if s.Signer != nil {
+		switch {
+		case s.Signer != nil && s.Rollback != "":
+			// A rollback's signer is the restored generation's: written
+			// after "… after RUN" it read as the failed run's.
+			src += " (run " + redact.Escape(s.Rollback) + "'s specs, signed by " + redact.Escape(s.Signer.Principal) + ")"
+		case s.Signer != nil:
 			src += " (signed by " + redact.Escape(s.Signer.Principal) + ")"
 		}
 		if s.Resumes != "" {
@@ -112,15 +135,6 @@ func History(w io.Writer, runs []*runlog.RunInfo, kept map[string]bool) {
 			redact.Escape(s.Result), s.Actions, s.Applied, failedCell(s), s.NotReached, src)
 	}
 	tw.Flush()
-	for _, r := range runs {
-		s := Summarize(r)
-		for _, u := range s.Updates {
-			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), imageChange(u))
-		}
-		if s.Error != "" {
-			fmt.Fprintf(w, "%s: %s\n", redact.Escape(s.Run), redact.Escape(s.Error))
-		}
-	}
 }
 
 // imageChange is one image an update pulled again, in one line: the
@@ -189,7 +203,10 @@ func Run(w io.Writer, ra RunActions) {
 	s := ra.RunSummary
 	fmt.Fprintf(w, "run %s: %s, started %s, source %s, plan %s\n", redact.Escape(s.Run), redact.Escape(s.Result), s.Started.Local().Format("2006-01-02 15:04:05"),
 		redact.Escape(s.Source), redact.Escape(short(s.PlanDigest)))
-	if s.Signer != nil {
+	switch {
+	case s.Signer != nil && s.Rollback != "":
+		fmt.Fprintf(w, "run %s's specs, which it restores, signed by %s\n", redact.Escape(s.Rollback), redact.Escape(s.Signer.String()))
+	case s.Signer != nil:
 		fmt.Fprintf(w, "signed by %s\n", redact.Escape(s.Signer.String()))
 	}
 	if s.Resumes != "" {
