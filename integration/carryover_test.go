@@ -131,3 +131,35 @@ kill -9 $pid; wait $pid; ls %s | grep -c '^f'`, bkDir, mp, mp))
 		t.Errorf("after the resumed run a --diff plans changes:\n%s", d)
 	}
 }
+
+// A rollback by hand brings volume data back as the rollback after a
+// failed gate does: a run that dropped the volume's spec deleted it (its
+// data in a backup); `syslet rollback` to the generation before fills it
+// again, and the files read inside the container are the old ones.
+func TestRollbackByHandRestoresVolumeData(t *testing.T) {
+	t.Parallel()
+	h, write := backupHost(t)
+	write(true)
+	apply(t, h, bkDir)
+	h.MustRun(t, `podman exec db sh -c 'head -c 3000000 /dev/urandom > /data/big.bin && mkdir -p /data/sub && echo hello > /data/sub/b.txt && ln -s b.txt /data/sub/link'`)
+	before := dataSums(t, h)
+	write(false)
+	apply(t, h, bkDir)
+	backups := strings.Fields(h.MustRun(t, "cd /var/lib/syslet/backups && ls *_data.tar"))
+	if len(backups) != 1 {
+		t.Fatalf("backups of data: %q", backups)
+	}
+	d := syslet(h, "rollback", "--diff")
+	t.Logf("%s", d)
+	if !strings.Contains(d.Stdout, "fill volume data from backup "+backups[0]) {
+		t.Errorf("the rollback's plan does not fill volume data from its backup:\n%s", d.Stdout)
+	}
+	res := syslet(h, "rollback", "--yes", "--soak", testSoak)
+	t.Logf("%s", res)
+	if !res.OK() {
+		t.Fatalf("syslet rollback:\n%s", res)
+	}
+	if got := dataSums(t, h); got != before {
+		t.Errorf("after the rollback by hand, inside db:\n%s\nwant\n%s", got, before)
+	}
+}

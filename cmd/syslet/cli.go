@@ -147,8 +147,10 @@ interrupted. A read that gets no answer or a 5xx is tried again at the next inte
 			summary:     "apply a kept generation again, each container pinned to the image it ran then: the one before the host's current generation, or that of RUN",
 			asRoot:      "it applies a generation kept in " + layout.StateHome,
 			defineFlags: func(f *flags) { new(applyOptions).defineRollback(f) },
-			notes: `syslet rollback never deletes data: no volume is deleted or recreated and no image deleted;
-what it therefore cannot restore is said. Exit codes as an apply's.`,
+			notes: `syslet rollback never deletes data: no image is deleted, and no volume is deleted or recreated
+but to fill a volume of the generation that a later run deleted from the first backup taken of it
+after the generation (what the volume holds then is exported first), unless a later import brought
+that backup back; what it cannot restore is said. Exit codes as an apply's.`,
 			examples: []string{"syslet history", "syslet rollback --diff", "syslet rollback 20261201T1015"}},
 		{name: "notify-test", run: cmdNotifyTest, synopsis: []string{"[--event KIND] [--root DIR]"},
 			summary:     "send an example event to every notification target of /etc/syslet/syslet.json and print what came of each",

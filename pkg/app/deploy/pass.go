@@ -102,6 +102,12 @@ func (r *runner) pass(ctx context.Context, in passInput) (passResult, error) {
 	}
 	p := pl.plan
 	res.plan, res.summary, res.notFilled = p, view.PlanSummary(p), pl.notFilled
+	if in.kind == handRollback {
+		// A rollback by hand has no report of its own to name them in.
+		for _, n := range pl.notFilled {
+			r.view.Warning("not restored: " + n)
+		}
+	}
 	vt, v, err := r.vet(ctx, in, pl, c, opened)
 	res.stageDir, res.saved, res.savedDoc, res.stale = vt.stageDir, vt.saved, vt.savedDoc, vt.stale
 	if err != nil {

@@ -105,6 +105,9 @@ func (r *runner) makePlan(ctx context.Context, in passInput) (planned, error) {
 			return planned{}, err
 		}
 	}
+	if in.kind == handRollback {
+		in.restore = lostSince(runs, in.gen, in.set.Out)
+	}
 	if len(in.restore) > 0 {
 		pl.notFilled = r.fillBackups(ctx, in, pl.plan)
 	}

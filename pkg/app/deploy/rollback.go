@@ -11,12 +11,14 @@ import (
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/backup"
+	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
+	"github.com/syslet/syslet/render"
 )
 
 // The rollback after a failed health gate: it applies the last good
@@ -156,6 +158,48 @@ func backedUpDeletes(res *executor.Result) []backup.Entry {
 	return out
 }
 
+// lostSince are the backups a rollback by hand to gen fills the volumes
+// it declares from, as the rollback after a failed gate does: of each, the
+// first backup the runs after gen took when they deleted it (to recreate
+// it, or because its spec left) — what it held under gen — unless a later
+// import brought that backup back (a volume recreated with its data
+// carried over, a restore, an earlier rollback): live data is never
+// replaced by older data. What the volume holds now is exported first.
+func lostSince(runs []*runlog.RunInfo, gen *generation.Generation, out *render.Output) []backup.Entry {
+	declared := map[string]bool{}
+	for _, u := range out.Units {
+		if u.Kind == spec.Volume {
+			declared[u.Resource] = true
+		}
+	}
+	after := slices.IndexFunc(runs, func(r *runlog.RunInfo) bool { return r.ID() == gen.Run })
+	lost := map[string]backup.Entry{}
+	var order []string
+	for i, r := range runs {
+		if i <= after || after < 0 && !r.Intent.Time.After(gen.Time) {
+			continue
+		}
+		for _, a := range r.Actions {
+			switch {
+			case a.Result != runlog.ResultOK || a.Backup == nil || !declared[a.Target]:
+			case plan.Op(a.Op) == plan.OpDeleteVolume:
+				if _, ok := lost[a.Target]; !ok {
+					lost[a.Target] = *a.Backup
+					order = append(order, a.Target)
+				}
+			case plan.Op(a.Op) == plan.OpImportVolume && lost[a.Target].File == a.Backup.File:
+				delete(lost, a.Target)
+				order = slices.DeleteFunc(order, func(v string) bool { return v == a.Target })
+			}
+		}
+	}
+	var backups []backup.Entry
+	for _, v := range order {
+		backups = append(backups, lost[v])
+	}
+	return backups
+}
+
 // notRestored names what a rollback plan keeps as the failed run left it.
 func notRestored(p *plan.Plan) []string {
 	var out []string
@@ -225,5 +269,5 @@ func filled(res *executor.Result, backups []backup.Entry) (restored, not []strin
 // notFilledLine names a volume the rollback did not fill, why, and how to
 // fill it by hand.
 func notFilledLine(b backup.Entry, err error) string {
-	return fmt.Sprintf("volume %s (deleted by the failed run; restoring backup %s failed: %v; the backup is kept: syslet restore %s %s)", b.Volume, b.File, err, b.Volume, b.File)
+	return fmt.Sprintf("volume %s (deleted by the run rolled back; restoring backup %s failed: %v; the backup is kept: syslet restore %s %s)", b.Volume, b.File, err, b.Volume, b.File)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/generation"
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
@@ -399,5 +400,32 @@ func TestSignerIsRecorded(t *testing.T) {
 	}
 	if g, err := generation.Open(h.root).Latest(); err != nil || g == nil || g.Signer == nil || *g.Signer != *req.Signer {
 		t.Fatalf("generation %+v, %v", g, err)
+	}
+}
+
+// A rollback by hand fills each volume of the generation that a later run
+// deleted from the first backup taken of it after the generation, but not
+// one whose data a later import brought back (carried over, restored),
+// nor a volume the generation does not declare.
+func TestLostSinceAGeneration(t *testing.T) {
+	entry := func(file, vol string) *backup.Entry { return &backup.Entry{File: file, Volume: vol} }
+	ok := func(op plan.Op, vol string, b *backup.Entry) runlog.Record {
+		return runlog.Record{Op: string(op), Target: vol, Result: runlog.ResultOK, Backup: b}
+	}
+	runs := []*runlog.RunInfo{
+		{Intent: runlog.Record{Run: "r0"}, Actions: []runlog.Record{ok(plan.OpDeleteVolume, "data", entry("r0_data.tar", "data"))}},
+		{Intent: runlog.Record{Run: "g"}},
+		// data's spec left: gone, then deleted again after it came back empty.
+		{Intent: runlog.Record{Run: "r1"}, Actions: []runlog.Record{ok(plan.OpDeleteVolume, "data", entry("r1_data.tar", "data")), ok(plan.OpDeleteVolume, "other", entry("r1_other.tar", "other"))}},
+		{Intent: runlog.Record{Run: "r2"}, Actions: []runlog.Record{ok(plan.OpDeleteVolume, "data", entry("r2_data.tar", "data"))}},
+		// logs recreated with its data carried over: live.
+		{Intent: runlog.Record{Run: "r3"}, Actions: []runlog.Record{ok(plan.OpDeleteVolume, "logs", entry("r3_logs.tar", "logs")), ok(plan.OpImportVolume, "logs", entry("r3_logs.tar", "logs"))}},
+	}
+	out := load.Bytes("gen", []byte(`{"apiVersion":"v1","type":"volume","name":"data","unit":{}}
+{"apiVersion":"v1","type":"volume","name":"logs","unit":{}}
+`)).Out
+	got := lostSince(runs, &generation.Generation{Run: "g"}, out)
+	if len(got) != 1 || got[0].File != "r1_data.tar" {
+		t.Errorf("lost since g: %+v, want r1_data.tar alone", got)
 	}
 }
