@@ -454,6 +454,31 @@ func TestGiteaForge(t *testing.T) {
 		applied = c
 	})
 
+	t.Run("InvalidSpecIsNamedOnGitea", func(t *testing.T) {
+		w.t, g.t = t, t
+		// A container without an image: the specs are invalid, and the
+		// commit's status on Gitea names the file, the field and what is
+		// wrong (issue 54), not only that something is.
+		must(t, w.WriteFile(whWork+"/"+w.specDir+"/web.json", []byte(`{"apiVersion":"v1","type":"container","name":"web"}`), 0o644))
+		c := w.commit("web: no image")
+		st := w.waitStatus("the invalid commit done", func(s whStatus) bool { return s.Last != nil && s.Last.Commit == c && s.State == "idle" })
+		if st.Last.Result != "failed" || st.LastApplied != applied {
+			t.Fatalf("webhookd's status after the invalid commit: %+v %+v", st, *st.Last)
+		}
+		s, _ := g.waitCommitState(c, "failure")
+		t.Logf("Gitea's API, GET /api/v1/repos/%s/commits/%s/status: %s", giteaRepo, c, s)
+		named := w.specDir + "/web.json: [0].unit.Container: [Container] Image is required"
+		if len(s.Statuses) != 1 || !strings.Contains(s.Statuses[0].Description, named) {
+			t.Errorf("Gitea's failure status must name the error %q: %+v", named, s.Statuses)
+		}
+		// Put the good spec back, so the branch's tip is the applied state.
+		w.writeSpec("localhost:5000/web:v2", "gitea-3", "")
+		c = w.commit("web v2 again")
+		w.waitStatus("web v2 applied again", func(s whStatus) bool { return s.LastApplied == c })
+		g.waitCommitState(c, "success")
+		applied = c
+	})
+
 	t.Run("GiteasTestDeliveryIsAccepted", func(t *testing.T) {
 		w.t, g.t = t, t
 		before := w.deploys()

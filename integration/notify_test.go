@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/syslet/syslet/integration/testhost"
+	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/release"
 )
 
@@ -162,7 +164,36 @@ type event struct {
 		Run, Generation string
 		Passed          bool
 	}
-	Drift []struct{ Unit, Kind, Effect string }
+	Drift        []struct{ Unit, Kind, Effect string }
+	Findings     []struct{ Source, Path, Rule, Message string }
+	FindingCount int
+}
+
+// invalidSpecsNamed: the gitea case pushed a spec without an image (and
+// with an unknown field, a warning). /status, the page, the forge's
+// commit status and the notification name the error: the file by its
+// path in the repository, the JSON path, the rule and the message (issue
+// 54). The warning is not why, and is not listed.
+func invalidSpecsNamed(t *testing.T, w *whHost, st whStatus, ev event, statuses []rcvRecord, commit, host string) {
+	t.Helper()
+	file := w.specDir + "/web.json"
+	const path, rule, msg = "[0].unit.Container", "image-required", "[Container] Image is required"
+	named := file + ": " + path + ": " + msg
+	if f := st.Last.Findings; len(f) != 1 || st.Last.FindingCount != 1 || f[0].Source != file || f[0].Path != path || f[0].Rule != rule || f[0].Message != msg {
+		t.Errorf("/status findings %+v (count %d); want %s (%s)", f, st.Last.FindingCount, named, rule)
+	}
+	page := html.UnescapeString(w.MustRun(t, "curl -sSf "+whURL+"/"))
+	if !strings.Contains(page, named) {
+		t.Errorf("the status page does not name %q", named)
+	}
+	_, bodies := statusStates(t, statuses, commit)
+	if d := bodies[len(bodies)-1]["description"]; d != forge.ClipDescription("invalid specs on "+host+": "+named) {
+		t.Errorf("the forge's description %q; want it to name %q", d, named)
+	}
+	if f := ev.Findings; len(f) != 1 || ev.FindingCount != 1 || f[0].Source != file || f[0].Path != path || f[0].Rule != rule || f[0].Message != msg {
+		t.Errorf("the notification's findings %+v (count %d)", f, ev.FindingCount)
+	}
+	t.Logf("invalid specs named: %s", named)
 }
 
 // hookEvents are the signed webhook's events (for commit, when not ""),
@@ -375,6 +406,7 @@ func TestNotificationsAndCommitStatus(t *testing.T) {
 				if !strings.Contains(last.Error, "invalid") || last.Stage != "apply" {
 					t.Errorf("failed event %+v", last)
 				}
+				invalidSpecsNamed(t, w, st, last, rs, bad, host)
 			case "gitlab":
 				if !strings.Contains(last.Error, "has no directory") || last.Stage != "checkout" {
 					t.Errorf("failed event %+v", last)

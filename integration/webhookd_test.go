@@ -251,6 +251,8 @@ type whStatus struct {
 		DurationSeconds                                       float64
 		FailingUnits                                          []string
 		RolledBackTo                                          string
+		Findings                                              []struct{ Source, Path, Rule, Message string }
+		FindingCount                                          int
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/app/deploy"
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/webhookd/queue"
 )
@@ -45,7 +49,8 @@ func (d deployer) Deploy(ctx context.Context, req queue.DeployRequest) (queue.De
 		// No Confirm (unattended) and no Stop: SIGTERM must not cut an
 		// apply short; webhookd waits for it instead.
 	})
-	rep := queue.DeployReport{RunID: out.RunID, Summary: out.Summary, Verdict: out.Verdict}
+	out.Findings = inRepo(out.Findings, req)
+	rep := queue.DeployReport{RunID: out.RunID, Summary: out.Summary, Verdict: out.Verdict, Findings: out.Findings}
 	if rb := out.Rollback; rb != nil && out.Verdict == verdict.RolledBack {
 		rep.RolledBackTo = rb.Generation
 	}
@@ -66,6 +71,21 @@ func (d deployer) Deploy(ctx context.Context, req queue.DeployRequest) (queue.De
 		rep.Event = &ev
 	}
 	return rep, err
+}
+
+// inRepo names the files of the findings by their path in the repository,
+// as the pusher knows them, instead of in webhookd's checkout (req.Dir); a
+// finding of no file, or of a file outside the directory, keeps its name.
+func inRepo(findings []report.Finding, req queue.DeployRequest) []report.Finding {
+	out := slices.Clone(findings)
+	for i, f := range out {
+		rel, err := filepath.Rel(req.Dir, f.Source)
+		if f.Source == "" || err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		out[i].Source = path.Join(req.SpecPath, filepath.ToSlash(rel))
+	}
+	return out
 }
 
 // Check plans the directory read-only, as `syslet --diff DIR` does: no

@@ -206,12 +206,20 @@ func (r Repo) header(token []byte) http.Header {
 }
 
 // ClipDescription keeps a description to what forges show, on one line.
-func ClipDescription(s string) string {
+func ClipDescription(s string) string { return Clip(s, MaxDescription) }
+
+// Clip puts s on one line of at most max bytes, cut on a character with
+// "…" when it is longer: a part of a description that must leave room for
+// the rest.
+func Clip(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= MaxDescription {
+	if len(s) <= max {
 		return s
 	}
-	n := MaxDescription - len("…")
+	n := max - len("…")
+	if n < 0 {
+		n = 0
+	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

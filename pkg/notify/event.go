@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/syslet/syslet/pkg/report"
 )
 
 // Kind is what happened.
@@ -56,7 +58,17 @@ type Event struct {
 	Rollback *Rollback `json:"rollback,omitempty"`
 	// Drift lists the units a drift check found differing.
 	Drift []DriftUnit `json:"drift,omitempty"`
+	// Findings are why the specs are invalid: the first MaxFindings
+	// errors, each naming its file, JSON path, rule and message;
+	// FindingCount counts them all.
+	Findings     []report.Finding `json:"findings,omitempty"`
+	FindingCount int              `json:"findingCount,omitempty"`
 }
+
+// MaxFindings is how many of the specs' errors an event, webhookd's
+// /status and its page carry: enough to fix the first ones, and a
+// document of bounded size however broken the specs are.
+const MaxFindings = 10
 
 // Source is where the specs came from.
 type Source struct {

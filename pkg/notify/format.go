@@ -113,6 +113,15 @@ func lines(ev *Event) []string {
 	if ev.Error != "" {
 		add("error: %s", ev.Error)
 	}
+	if len(ev.Findings) > 0 {
+		add("invalid specs (%d error(s)):", max(ev.FindingCount, len(ev.Findings)))
+		for _, f := range ev.Findings {
+			add("  %s (%s)", f, f.Rule)
+		}
+		if more := ev.FindingCount - len(ev.Findings); more > 0 {
+			add("  … and %d more", more)
+		}
+	}
 	if len(ev.Failing) > 0 {
 		add("failing:")
 		for _, u := range ev.Failing {

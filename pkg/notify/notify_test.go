@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/settings"
 )
 
@@ -567,6 +568,19 @@ func TestFailingWithoutAUnit(t *testing.T) {
 	ev.Failing = []Unit{{Reason: "the gated units' state could not be read: the read did not finish within 4s"}}
 	got := strings.Join(lines(&ev), "\n")
 	if !strings.Contains(got, "failing:\n  the gated units' state could not be read: the read did not finish within 4s") || strings.Contains(got, "  : ") {
+		t.Errorf("lines:\n%s", got)
+	}
+}
+
+// TestFindingsAreListed: the text targets list why the specs are invalid,
+// each error by its file, JSON path, message and rule, and say how many
+// more there are than the event carries.
+func TestFindingsAreListed(t *testing.T) {
+	ev := testEvent()
+	ev.Findings = []report.Finding{{Source: "hosts/web1/web.json", Path: "[0].unit.Container", Rule: "image-required", Message: "[Container] Image is required", Severity: report.Error}}
+	ev.FindingCount = 3
+	got := strings.Join(lines(&ev), "\n")
+	if !strings.Contains(got, "invalid specs (3 error(s)):\n  hosts/web1/web.json: [0].unit.Container: [Container] Image is required (image-required)\n  … and 2 more") {
 		t.Errorf("lines:\n%s", got)
 	}
 }

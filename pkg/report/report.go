@@ -76,6 +76,23 @@ func (r Report) Errors() int {
 	return n
 }
 
+// Head is what a status, a page or a notification names of why an input
+// is invalid: its first n error findings, and how many errors it has in
+// all (a person reads the first ones, and the count says whether there
+// are more to fix).
+func Head(findings []Finding, n int) (head []Finding, errors int) {
+	for _, f := range findings {
+		if f.Severity != Error {
+			continue
+		}
+		if errors < n {
+			head = append(head, f)
+		}
+		errors++
+	}
+	return head, errors
+}
+
 // Sort orders findings by source, then by the order they were found in,
 // which keeps a file's findings together without reshuffling paths.
 func (r *Report) Sort() {

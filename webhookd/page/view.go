@@ -1,6 +1,7 @@
 package page
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -73,12 +74,15 @@ type driftView struct {
 }
 
 type deployView struct {
-	Started  string
-	Commit   commitView
-	Trigger  string
-	Outcome  string // applied, no changes, rolled back, refused, failed at STAGE, skipped
-	Class    string // ok, bad, warn, idle: the outcome's colour
-	Failing  []string
+	Started string
+	Commit  commitView
+	Trigger string
+	Outcome string // applied, no changes, rolled back, refused, failed at STAGE, skipped
+	Class   string // ok, bad, warn, idle: the outcome's colour
+	Failing []string
+	// Findings say why the specs were invalid, one line each (file, JSON
+	// path, message), and how many more there are.
+	Findings []string
 	Reason   string
 	Duration string
 	Summary  string
@@ -150,6 +154,12 @@ func deployPage(cfg *config.Repo, a *queue.Attempt, runs map[string]*runlog.RunI
 	if queue.IsRunID(a.RunID) {
 		d.RunID = a.RunID
 		_, d.HasRun = runs[a.RunID]
+	}
+	for _, f := range a.Findings {
+		d.Findings = append(d.Findings, redact.Escape(f.String()))
+	}
+	if more := a.FindingCount - len(a.Findings); more > 0 {
+		d.Findings = append(d.Findings, fmt.Sprintf("… and %d more", more))
 	}
 	d.Outcome, d.Class = outcomeOf(a)
 	return d

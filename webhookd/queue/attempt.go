@@ -12,6 +12,7 @@ import (
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/webhookd/clone"
 )
@@ -38,10 +39,15 @@ type Attempt struct {
 	Signer  *commitsig.Signer `json:"signer,omitempty"`
 	// FailingUnits and RolledBackTo say why a rolled-back attempt did not
 	// land and what the host runs instead (the generation of that run).
-	FailingUnits []string  `json:"failingUnits,omitempty"`
-	RolledBackTo string    `json:"rolledBackTo,omitempty"`
-	Started      time.Time `json:"started"`
-	Duration     float64   `json:"durationSeconds"`
+	FailingUnits []string `json:"failingUnits,omitempty"`
+	RolledBackTo string   `json:"rolledBackTo,omitempty"`
+	// Findings say why the specs are invalid: the first errors
+	// (notify.MaxFindings), each with its file in the repository, JSON
+	// path, rule and message; FindingCount counts them all.
+	Findings     []report.Finding `json:"findings,omitempty"`
+	FindingCount int              `json:"findingCount,omitempty"`
+	Started      time.Time        `json:"started"`
+	Duration     float64          `json:"durationSeconds"`
 }
 
 // outcome is what one attempt came to: the Attempt as the status keeps it,
@@ -165,19 +171,21 @@ func (w *Worker) apply(ctx context.Context, o outcome, best push) outcome {
 	w.log.Info().Str("commit", best.commit).Str("dir", specDir).Msg("deploying")
 	started := o.Attempt // what the started event tells of the attempt
 	rep, err := w.dep.Deploy(ctx, DeployRequest{
-		Repo:   w.cfg.Name,
-		Commit: best.commit,
-		Dir:    specDir,
-		Source: source(w.cfg.Name, best.commit, best.update),
-		Signer: signer,
-		Force:  best.force,
-		Update: best.update,
+		Repo:     w.cfg.Name,
+		Commit:   best.commit,
+		Dir:      specDir,
+		SpecPath: w.cfg.SpecPath,
+		Source:   source(w.cfg.Name, best.commit, best.update),
+		Signer:   signer,
+		Force:    best.force,
+		Update:   best.update,
 		Started: func(ev notify.Event) {
 			w.notify(w.enrich(ev, &started))
 		},
 	})
 	o.RunID, o.Summary, o.event, o.plan = rep.RunID, rep.Summary, rep.Event, rep.Plan
 	o.FailingUnits, o.RolledBackTo = rep.Failing, rep.RolledBackTo
+	o.Findings, o.FindingCount = report.Head(rep.Findings, notify.MaxFindings)
 	v := rep.Verdict
 	if v == 0 {
 		// A Deployer that says no verdict did not finish a run.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/verdict"
 )
 
@@ -24,7 +25,11 @@ type DeployRequest struct {
 	Repo   string // configuration name of the repository
 	Commit string // the commit checked out in Dir
 	Dir    string // spec directory inside the checkout
-	Source string // "git <repo>@<commit>", for the run journal
+	// SpecPath is Dir's path in the repository (repos[].path): the
+	// findings of invalid specs name their files by it, as the pusher
+	// knows them.
+	SpecPath string
+	Source   string // "git <repo>@<commit>", for the run journal
 	// Signer signed Commit (nil when the repository checks no signature).
 	Signer *commitsig.Signer
 	// Force replaces hand edits (a reconcile after a drift check).
@@ -54,6 +59,9 @@ type DeployReport struct {
 	// Event is the run's own notification (succeeded, failed,
 	// rolled-back); nil when the run had nothing to tell.
 	Event *notify.Event
+	// Findings are what the check of the specs found, each file named by
+	// its path in the repository; an Invalid verdict's errors say why.
+	Findings []report.Finding
 	// Plan is the run's plan as `syslet --diff` prints it (secrets shown
 	// as (secret), private files' content hidden); the status page shows
 	// it on the deploy's page. "" when no plan was made.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/verdict"
 )
 
@@ -62,12 +63,25 @@ func (w *Worker) settled(o outcome) (forge.State, string) {
 		return forge.Failure, fmt.Sprintf("rolled back on %s: %s", w.hostname, strings.Join(o.FailingUnits, "; "))
 	case o.Refusal != "":
 		return forge.Failure, fmt.Sprintf("refused on %s: %s", w.hostname, o.Error)
+	case o.FindingCount > 0 && o.Failed():
+		return forge.Failure, invalid(w.hostname, o.Findings[0], o.FindingCount)
 	case o.Failed():
 		return forge.Failure, fmt.Sprintf("failed on %s (%s): %s", w.hostname, o.Stage(), o.Error)
 	case o.event != nil && o.event.Plan != nil:
 		return forge.Success, "deployed to " + w.hostname + ": " + brief(o.event.Plan)
 	}
 	return forge.Success, "deployed to " + w.hostname + ": no changes"
+}
+
+// invalid is the forge's description of specs found invalid: the first
+// error (its file, JSON path and message) and how many more there are,
+// the error clipped so that the count stays within what the forge keeps.
+func invalid(host string, first report.Finding, count int) string {
+	head, tail := "invalid specs on "+host+": ", ""
+	if count > 1 {
+		tail = fmt.Sprintf(" (+%d more)", count-1)
+	}
+	return head + forge.Clip(first.String(), forge.MaxDescription-len(head)-len(tail)) + tail
 }
 
 // setStatus queues the commit's status on the forge; it reports whether

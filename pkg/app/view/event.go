@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/plan"
 )
 
@@ -52,6 +53,7 @@ func (o *Outcome) Event() (ev notify.Event, ok bool) {
 	ev = notify.Event{Event: o.Verdict.Notify(), Time: time.Now().UTC(), Host: Hostname(), Source: notify.Source{Kind: o.SourceKind, Text: o.Source},
 		Run: o.RunID, Summary: o.Summary, Plan: PlanCounts(o.Plan), DurationSeconds: o.Took.Seconds(), Error: o.Error}
 	ev.Failing = o.failing()
+	ev.Findings, ev.FindingCount = report.Head(o.Findings, notify.MaxFindings)
 	if rb := o.Rollback; rb != nil {
 		ev.Rollback = &notify.Rollback{Run: rb.Run, Generation: rb.Generation, Passed: rb.Passed, Error: rb.Error}
 	}
