@@ -67,6 +67,7 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 		before.join(p, in.stale(iu, roots, &before))
 	}
 	p.Actions = append(p.Actions, in.orphans()...)
+	p.join(in.staleSockets())
 	p.Warnings = append(p.Warnings, autoUpdateWarnings(out, obs)...)
 	p.StaleImages = staleImages(out, obs, opts.Pins, p.Units)
 	p.Refusals = append(p.Refusals, linkRefusals(out, obs)...)

@@ -105,7 +105,7 @@ func runningHost(out *render.Output) *plan.Observed {
 }
 
 func (h *hostState) reread(t *testing.T) {
-	files, err := h.root.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot)
+	files, err := h.root.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.SocketDir)
 	must(t, err)
 	h.obs.Files = files
 }

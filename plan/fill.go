@@ -62,6 +62,9 @@ func (p *Plan) AddFill(f Fill) {
 		p.Actions = append(p.Actions, a)
 	}
 	filled := "volume " + f.Volume + ", filled from backup " + f.Backup
+	// A user the plan restarts behind its socket is stopped for the fill
+	// and started after it instead: its restart would not wait for it.
+	p.Actions = slices.DeleteFunc(p.Actions, func(a Action) bool { return a.Op == OpRestart && slices.Contains(f.Users, a.Target) })
 	for _, s := range f.Users {
 		add(Action{Op: OpStop, Target: s, Reason: "it mounts " + filled}, spec.Container)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -178,6 +179,9 @@ func readDeclared(ctx context.Context, src Sources, out *render.Output, declared
 	)
 	wg.Go(func() {
 		first.files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot)
+		if filesErr == nil {
+			filesErr = readSockets(src.Files, first.files)
+		}
 	})
 	if src.Units != nil && len(declared) > 0 {
 		wg.Go(func() {
@@ -365,4 +369,21 @@ func imagesToCheck(out *render.Output) []string {
 	}
 	slices.Sort(refs)
 	return slices.Compact(refs)
+}
+
+// readSockets adds to files the socket units in layout.SocketDir (the
+// directory's *.socket files, not what is under it): the ones syslet
+// wrote for containers, and any other of a name a spec's socket would
+// take. The rest of the directory is the administrator's.
+func readSockets(r FileReader, files map[string]host.File) error {
+	all, err := r.ReadTree(layout.SocketDir)
+	if err != nil {
+		return err
+	}
+	for p, f := range all {
+		if dir, name := path.Split(p); dir == layout.SocketDir+"/" && strings.HasSuffix(name, ".socket") && !f.Mode.IsDir() {
+			files[p] = f
+		}
+	}
+	return nil
 }

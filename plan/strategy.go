@@ -1,6 +1,15 @@
 package plan
 
 import (
+	"bytes"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/spec"
+	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
 )
 
@@ -86,4 +95,92 @@ func replacement(u *render.Unit, why causes) *Replacement {
 		return &Replacement{Strategy: StrategyStopStart, Socket: name, Reason: why.down + ", which needs the container down before step 9; its socket closes with it"}
 	}
 	return &Replacement{Strategy: StrategySocketHeld, Socket: name, Reason: name + " holds the listening socket across the restart"}
+}
+
+// replace plans the actions of a running container's replacement, as its
+// strategy says: a restart in step 9 for one its socket holds; else a
+// stop in step 2 (its socket's too, when the socket closes with it) and
+// a start in step 9, which opens the socket again (the container wants
+// it).
+func (in *inputs) replace(u *render.Unit, r *Replacement, up *unitPlan) {
+	rank := kindRank(u.Kind)
+	reason := "restart: " + strings.Join(up.change.Reasons, "; ")
+	if u.Image != "" && !in.imagePresent(u.Image) {
+		up.add(Action{Op: OpPull, Target: u.Image, Unit: u.FileName, Reason: "not in the image store"}, 0)
+	}
+	if r.Strategy == StrategySocketHeld {
+		up.add(Action{Op: OpRestart, Target: u.Service, Unit: u.FileName, Reason: reason + " (" + r.Socket + " stays open)"}, rank)
+		return
+	}
+	if r.Closes() {
+		up.add(Action{Op: OpStop, Target: r.Socket, Unit: u.FileName, Reason: "its socket closes with it: " + r.Reason}, rank)
+	}
+	up.add(Action{Op: OpStop, Target: u.Service, Unit: u.FileName, Reason: reason}, rank)
+	up.add(Action{Op: OpStart, Target: u.Service, Unit: u.FileName, Reason: "restart"}, rank)
+}
+
+// socketChange says why a container's socket unit itself changes ("" when
+// it does not): a socket new to an installed container, or a changed one.
+// systemd takes a socket's new settings only when it is opened again, and
+// a container receives its descriptors only when it starts. A socket file
+// of the same name that syslet did not write is refused: it is the
+// administrator's.
+func (in *inputs) socketChange(u *render.Unit, installed bool, up *unitPlan) string {
+	if u.Socket == nil {
+		return ""
+	}
+	cur, exists := in.obs.Files[u.Socket.Path]
+	switch {
+	case exists && !bytes.HasPrefix(cur.Data, []byte(render.SocketHeader)):
+		up.refusals = append(up.refusals, Refusal{Unit: u.FileName, Source: u.Origin.String(), Message: fmt.Sprintf(
+			"%s exists and syslet did not write it: rename the socket's service (ServiceName=) or remove the file", u.Socket.Path)})
+		return ""
+	case !exists && installed:
+		return "its socket " + u.Socket.Name + " is new"
+	case exists && !cur.Holds(u.Socket.Content):
+		return "its socket " + u.Socket.Name + " changes"
+	}
+	return ""
+}
+
+// downCause names what needs a container down before its unit files are
+// written, "" when nothing does: a unit it requires is recreated or
+// restarted (a network, its pod), which stops it in step 2 anyway.
+func downCause(u *render.Unit, before *decided) string {
+	for _, r := range u.Used().Requires {
+		if rk := unit.KindOf(r); before.told[r].restarted && rk.Restarts != "" {
+			return rk.RestartCause(r)
+		}
+	}
+	return ""
+}
+
+// staleSockets stops and removes the socket units syslet wrote that no
+// spec asks for any more (a container removed, or its socket field):
+// stopped in step 2 with their container, their file removed in step 5.
+// A socket unit syslet did not write is never touched.
+func (in *inputs) staleSockets() part {
+	wanted := map[string]bool{}
+	for _, u := range in.out.Units {
+		if u.Socket != nil {
+			wanted[u.Socket.Path] = true
+		}
+	}
+	var pt part
+	var stale []string
+	for p, f := range in.obs.Files {
+		if path.Dir(p) == layout.SocketDir && !wanted[p] && bytes.HasPrefix(f.Data, []byte(render.SocketHeader)) {
+			stale = append(stale, p)
+		}
+	}
+	slices.Sort(stale)
+	rank := kindRank(spec.Container)
+	for _, p := range stale {
+		name := path.Base(p)
+		pt.files = append(pt.files, FileChange{Path: p, Op: "-", Kind: render.SocketFile, OldMode: uint32(in.obs.Files[p].Mode.Perm()),
+			Diff: fileDiff(p, in.obs.Files[p], true, 0, nil, false)})
+		pt.add(Action{Op: OpStop, Target: name, Reason: "no spec asks for the socket any more"}, rank)
+		pt.add(Action{Op: OpRemoveFile, Target: p, Payload: &Payload{Root: layout.SocketDir}, Reason: "no spec asks for the socket any more"}, rank)
+	}
+	return pt
 }

@@ -148,6 +148,7 @@ func (in *inputs) running(u *render.Unit, before *decided, secrets map[string]bo
 		}
 	}
 	filesChanged := u.Link == "" && in.files(u, &up)
+	why.socket = in.socketChange(u, iu != nil, &up)
 	updated, lifted := in.update(u, &up)
 	why.restart = why.restart || filesChanged || updated
 	if !u.Template {
@@ -176,6 +177,7 @@ func (in *inputs) running(u *render.Unit, before *decided, secrets map[string]bo
 		return up
 	}
 	restart, reload, reasons := dependencies(u, iu != nil, before, secrets)
+	why.down = downCause(u, before)
 	why.restart, why.reload = why.restart || restart, why.reload || reload
 	uc.Reasons = append(uc.Reasons, reasons...)
 	if why.meta && !why.restart && !why.reload {
@@ -259,8 +261,7 @@ func (in *inputs) service(u *render.Unit, st host.UnitState, why causes, up *uni
 		case why.restart && isRunning:
 			uc.Effect = EffectRestart
 			uc.Replacement = replacement(u, why)
-			stop("restart: " + strings.Join(uc.Reasons, "; "))
-			start("restart")
+			in.replace(u, uc.Replacement, up)
 		case why.restart || (why.reload && !isRunning):
 			uc.Effect = EffectRestart
 			start("changed while not running")

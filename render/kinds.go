@@ -48,6 +48,9 @@ func (o *Output) container(s *spec.Spec) {
 	b.section(s, unit.Service)
 	b.section(s, unit.Install)
 	b.rest(s, unit.Unit, unit.Container, unit.Service, unit.Install)
+	if s.Socket != nil {
+		o.socket(s, b)
+	}
 	b.marker(&s.RemovalAllowed, "")
 	if s.Probe != nil {
 		b.mark(unit.KeyProbe, s.Probe.Marker())

@@ -224,6 +224,9 @@ const (
 	// write-units step): a change restarts the unit or is metadata-only,
 	// as a change to the unit's own keys.
 	DropInFile FileKind = "drop-in"
+	// SocketFile is a container's socket unit (socket.go), written with
+	// its config files: a change stops the socket with its container.
+	SocketFile FileKind = "socket"
 )
 
 // File is one regular file syslet writes.

@@ -145,6 +145,7 @@ var wantRule = map[string]string{
 	"113-port.json":                       "port",
 	"114-named-volume-typo.json":          "undefined-reference",
 	"115-key-needs-newer-systemd.json":    "key-needs-newer-systemd",
+	"116-socket.json":                     "socket",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

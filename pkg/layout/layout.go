@@ -14,6 +14,14 @@ const (
 	BuildRoot  = "/etc/containers/builds"
 )
 
+// SocketDir holds the socket units syslet writes for containers (a
+// container spec's socket): plain systemd units, since quadlet has no
+// socket type, so they live where systemd reads the administrator's own.
+const SocketDir = "/etc/systemd/system"
+
+// SocketPath is the host path of a socket unit ("web.socket").
+func SocketPath(name string) string { return path.Join(SocketDir, name) }
+
 // UnitPath is the host path of a unit file ("web.container").
 func UnitPath(fileName string) string { return path.Join(UnitDir, fileName) }
 

@@ -135,6 +135,9 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		}
 	}
 	d.owned(s, "") // ContainerName=
+	if v := n.Get("socket"); v != nil {
+		d.socket(v, s)
+	}
 	if pod, ok := s.Last(unit.Container, unit.KeyPod); ok && s.DesiredState == Stopped {
 		// The pod's service starts every container of the pod that does
 		// not say otherwise: a stopped one would be started with it.

@@ -78,4 +78,8 @@ const (
 	// now gets the default true (the earlier syslet's default was false),
 	// so the takeover drops the unit's protection.
 	RuleRemovalDefault = "removal-allowed-default"
+	// RuleSocket: a container's socket that listens nowhere, sets a key
+	// it may not (Service=, Accept=), is on a template or a container that
+	// does not run, or takes a port the container also publishes.
+	RuleSocket = "socket"
 )

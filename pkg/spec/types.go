@@ -140,6 +140,9 @@ type Spec struct {
 	// Probe is a container's readiness probe, every default filled in;
 	// nil when it has none.
 	Probe *probe.Probe `json:"probe,omitempty"`
+	// Socket is a container's socket unit (socket.go): systemd holds its
+	// listening sockets across the container's restarts.
+	Socket *Socket `json:"socket,omitempty"`
 	// Yaml is a kube unit's YAML document: a file syslet writes and the
 	// unit's Yaml= points at.
 	Yaml string `json:"yaml,omitempty"`
