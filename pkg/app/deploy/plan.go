@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/syslet/syslet/pkg/app/planfile"
+	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/plan"
@@ -204,12 +205,25 @@ func (r *runner) carryForward(ctx context.Context, in passInput, p *plan.Plan, o
 // holds (removed by hand, say, after an import of it failed), and notes
 // each: without its backup a fill cannot be finished, and keeping it
 // would fail every run after.
+//
+// An import carrying a volume's data over whose export the journal does
+// not name (the earlier run was killed after the export, before its
+// delete landed) takes that run's export when the store holds it (saved
+// whole or not at all): the volume may be gone already, and this run's
+// delete would then have nothing to export. Otherwise it takes the
+// export this run's delete takes.
 func (r *runner) goneBackups(u *plan.Unfinished) []plan.Note {
+	for i := range u.Actions {
+		if a := &u.Actions[i]; a.Op == plan.OpImportVolume && a.Data().Backup == "" {
+			if f, _, err := r.h.backups.Open(backup.Name(u.Run, a.Target)); err == nil {
+				f.Close()
+				a.Payload = &plan.Payload{Backup: backup.Name(u.Run, a.Target)}
+			}
+		}
+	}
 	var notes []plan.Note
 	u.Actions = slices.DeleteFunc(u.Actions, func(a plan.Action) bool {
 		if a.Op != plan.OpImportVolume || a.Data().Backup == "" {
-			// "": the data carried over from the export the resuming run
-			// takes itself (the earlier run's delete did not land).
 			return false
 		}
 		f, _, err := r.h.backups.Open(a.Data().Backup)
