@@ -37,14 +37,14 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 	}
 	defer client.Close()
 
-	// The plan's exit code says it (--detailed-exitcode: 3 when changes
-	// are pending or units were edited by hand); its document says what.
-	_, errOut, code, err := runBoth(client, s.DiffCommand+" "+strings.Join(sshcommand.Report, " "), j.Stream, o.CommandTimeout, 3)
-	switch {
-	case err != nil:
+	// The plan's document says whether the host still matches its specs,
+	// and what differs; the plan's exit code when it does not
+	// (--detailed-exitcode) is no failure of the plan.
+	_, errOut, _, err := runBoth(client, s.DiffCommand+" "+strings.Join(sshcommand.Report, " "), j.Stream, o.CommandTimeout, exitPending)
+	if err != nil {
 		c.Problems = append(c.Problems, fmt.Sprintf("its plan failed: %v", err))
-	case code == 3:
-		c.Problems = append(c.Problems, "it no longer matches its specs: "+planDetail(errOut))
+	} else if off := offSpecs(errOut); off != "" {
+		c.Problems = append(c.Problems, "it no longer matches its specs: "+off)
 	}
 	now, _, err := runCaptured(client, s.StatusCommand, j.Stream, o.CommandTimeout)
 	if err != nil {
@@ -59,11 +59,18 @@ func checkHost(j Job, o Options, s Strategy, baseline []byte) *Check {
 	return c
 }
 
-// planDetail says what a remote plan that found the host off its specs
-// found, from the document it reported on stderr: the plan's tally, or
-// the units edited by hand of a plan with nothing else to do (drift,
-// which an apply keeps).
-func planDetail(stderr []byte) string {
+// exitPending is what `syslet --diff --detailed-exitcode` exits with when
+// the host is off its specs (cmd/syslet's exitPending): the check's plan
+// may exit so. Whether the host is off its specs is read from the plan's
+// document, not from this code.
+const exitPending = 3
+
+// offSpecs says how the host is off its specs by the document its plan
+// reported on stderr: the plan's tally when it has actions to take, the
+// units edited by hand of a plan with nothing else to do (drift, which an
+// apply keeps); "" when the host matches them. A plan that reported no
+// tally cannot say the host matches.
+func offSpecs(stderr []byte) string {
 	var rec recorder
 	for _, l := range strings.Split(string(stderr), "\n") {
 		rec.keep(l)
@@ -71,12 +78,13 @@ func planDetail(stderr []byte) string {
 	d := rec.document()
 	switch {
 	case d == nil || d.Counts == nil:
+		return "its plan reported no tally (is the host's syslet older than this one?)"
 	case d.Counts.Actions > 0:
 		return d.plan()
 	case d.Counts.Drift > 0:
 		return fmt.Sprintf("%d unit(s) edited by hand (drift, which an apply keeps; --force replaces them)", d.Counts.Drift)
 	}
-	return "its plan has changes to make"
+	return ""
 }
 
 // healthMoved compares two readings of a host's services: every service

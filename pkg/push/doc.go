@@ -38,9 +38,10 @@
 // hostdoc.go): its verdict, the plan's tally, the run IDs and the
 // rollback's last word. A remote command that reports no document ends
 // by its exit status alone (ok, or failed). After a pause, the plan's
-// exit code with --detailed-exitcode (3: off its specs) says whether the
-// host still matches, its document what differs, and `syslet status
-// --output json` (host.HealthReport) whether its services held.
+// document says whether the host still matches its specs and what
+// differs (check.go; the plan runs with --detailed-exitcode, whose code
+// is allowed, not read), and `syslet status --output json`
+// (host.HealthReport) whether its services held.
 //
 // Loading and validating the specs is not done here: the caller validates
 // them with the same code as a local apply and hands over only valid

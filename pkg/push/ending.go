@@ -125,10 +125,10 @@ func (e Ending) String() string { return e.row().word }
 // --detailed-exitcode), usage (64) and the shell's. The codes of the
 // verdicts are explained by their rows (hint).
 var exitHints = map[int]string{
-	3:   " (changes pending)",
-	64:  " (the host's syslet did not accept the command line: is it older than this one?)",
-	126: " (the remote command is not executable)",
-	127: " (the remote command was not found: is syslet installed on the host, or set --remote-command)",
+	exitPending: " (changes pending)",
+	64:          " (the host's syslet did not accept the command line: is it older than this one?)",
+	126:         " (the remote command is not executable)",
+	127:         " (the remote command was not found: is syslet installed on the host, or set --remote-command)",
 }
 
 // exitHint explains an exit code of a remote command that reported no

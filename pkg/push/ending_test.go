@@ -202,3 +202,19 @@ func TestEndingsAreReadFromTheRecordNotTheText(t *testing.T) {
 		t.Errorf("exit %d, reworded %d; want 5 (a rollback failed)", said.Exit(false), reworded.Exit(false))
 	}
 }
+
+// TestOffSpecsIsReadFromTheDocument: after a pause, whether a host still
+// matches its specs is read from its plan's document, whatever its text
+// says: a plan that reports no tally cannot say the host matches.
+func TestOffSpecsIsReadFromTheDocument(t *testing.T) {
+	for _, c := range []struct{ stderr, want string }{
+		{"No changes detected.\n\x1e" + `{"verdict":"planned","exit":0,"planCounts":{"unchanged":4,"actions":0}}` + "\n", ""},
+		{"No changes detected.\n\x1e" + `{"verdict":"planned","exit":0,"planCounts":{"change":1,"unchanged":3,"actions":2}}` + "\n", "1 to change, 3 unchanged; 2 actions"},
+		{"Plan: 1 to change\n\x1e" + `{"verdict":"planned","exit":0,"planCounts":{"unchanged":3,"drift":1,"actions":0}}` + "\n", "1 unit(s) edited by hand (drift, which an apply keeps; --force replaces them)"},
+		{"No changes detected. The host matches the specs.\n", "its plan reported no tally (is the host's syslet older than this one?)"},
+	} {
+		if got := offSpecs([]byte(c.stderr)); got != c.want {
+			t.Errorf("%q: off specs %q; want %q", c.stderr, got, c.want)
+		}
+	}
+}
