@@ -125,7 +125,8 @@ func (c licenseCount) note() string {
 
 // completeLicenses adds to the SBOM in file the licenses its tool could
 // not name: syslet's own, declared, and those of curatedLicenses. It
-// counts the modules, syslet's own component among them.
+// counts the modules, syslet's own component among them. It also drops
+// the hashes of the tool's own binary (dropToolHashes).
 func completeLicenses(file string) (licenseCount, error) {
 	var c licenseCount
 	raw, err := os.ReadFile(file)
@@ -162,11 +163,35 @@ func completeLicenses(file string) (licenseCount, error) {
 		}
 	}
 	slices.Sort(c.Curated)
+	dropToolHashes(&bom)
 	var b bytes.Buffer
 	if err := cdx.NewBOMEncoder(&b, cdx.BOMFileFormatJSON).SetPretty(true).EncodeVersion(&bom, bom.SpecVersion); err != nil {
 		return c, err
 	}
 	return c, os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// dropToolHashes removes the hashes of the SBOM tool's own binary from
+// the SBOM's metadata. The tool is built on each builder from the version
+// go.mod pins, and its binary embeds the builder's module cache path (a
+// -trimpath in GOFLAGS does not reach `go tool`): the same commit built
+// with another GOMODCACHE gave other hashes, so another SBOM and two
+// lines of SHA256SUMS that differ. The tool's name and version, which
+// stay, say which tool made the SBOM.
+func dropToolHashes(bom *cdx.BOM) {
+	if bom.Metadata == nil || bom.Metadata.Tools == nil {
+		return
+	}
+	if ts := bom.Metadata.Tools.Tools; ts != nil {
+		for i := range *ts {
+			(*ts)[i].Hashes = nil
+		}
+	}
+	if cs := bom.Metadata.Tools.Components; cs != nil {
+		for i := range *cs {
+			(*cs)[i].Hashes = nil
+		}
+	}
 }
 
 // hasLicense reports whether a component names a license, as asserted or

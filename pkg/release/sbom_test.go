@@ -164,3 +164,79 @@ func readFile(t *testing.T, name string) []byte {
 	}
 	return b
 }
+
+// TestSBOMIsTheSameOnAnotherBuilder: a release is byte-identical for one
+// commit whoever builds it, so the SBOM of one binary is the same when
+// built with another module cache, build cache and home directory. The
+// SBOM tool itself is built on each builder, and its binary differs with
+// the module cache's path (checked here, so the test keeps meaning
+// something): the SBOM must not carry its hashes.
+func TestSBOMIsTheSameOnAnotherBuilder(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sbomprog")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./pkg/release/testdata/sbomprog")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	Log = &bytes.Buffer{}
+	t.Cleanup(func() { Log = os.Stderr })
+	st := Stamp{Version: "v0.0.0-20261201000000-000000000000"}
+	here := filepath.Join(dir, "here.cdx.json")
+	if err := SBOM(root, bin, here, st); err != nil {
+		t.Fatal(err)
+	}
+	tool, err := Tool(root, "cyclonedx-gomod")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The other builder's caches are this one's under other paths (what a
+	// build reads from them is the same; where they are is not), at paths
+	// kept between runs so that its build of the tool is cached too.
+	other := filepath.Join(os.TempDir(), "syslet-release-test-other-builder")
+	for name, to := range map[string]string{"mod": goEnv(t, "GOMODCACHE"), "cache": goEnv(t, "GOCACHE")} {
+		link := filepath.Join(other, name)
+		if err := os.MkdirAll(other, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if cur, err := os.Readlink(link); err != nil || cur != to {
+			os.Remove(link)
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv("GOMODCACHE", filepath.Join(other, "mod"))
+	t.Setenv("GOCACHE", filepath.Join(other, "cache"))
+	t.Setenv("HOME", t.TempDir())
+	there := filepath.Join(dir, "there.cdx.json")
+	if err := SBOM(root, bin, there, st); err != nil {
+		t.Fatal(err)
+	}
+	otherTool, err := Tool(root, "cyclonedx-gomod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readFile(t, tool), readFile(t, otherTool); bytes.Equal(a, b) {
+		t.Fatalf("the SBOM tool built the same on both builders (%s, %s): the test no longer shows what it is about", tool, otherTool)
+	}
+	if a, b := readFile(t, here), readFile(t, there); !bytes.Equal(a, b) {
+		t.Errorf("the SBOMs of one binary built on two builders differ:\n%s\n%s", a, b)
+	}
+}
+
+// goEnv is `go env NAME`.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
