@@ -30,7 +30,7 @@ func (in *inputs) recreated(u *render.Unit, iu *installedUnit, up *unitPlan, ran
 		up.add(start, rank)
 		return
 	}
-	if d := driverOf(iu.parsed(), u.Parsed()); d != "" {
+	if d := driverOf(u.Kind.Quadlet().Section, iu.parsed(), u.Parsed()); d != "" {
 		up.refusals = append(up.refusals, Refusal{Unit: u.FileName, Source: up.change.Source, Message: fmt.Sprintf(
 			"volume %s changed (%s), which needs it deleted and created again, but its data cannot be carried over: podman imports only into a volume of the local driver, and it uses driver %s; to recreate it empty, its data kept only in a backup, apply with --no-backup",
 			u.Resource, summarizeKeys(up.change.Keys), d)})
@@ -40,14 +40,15 @@ func (in *inputs) recreated(u *render.Unit, iu *installedUnit, up *unitPlan, ran
 	up.add(Action{Op: OpImportVolume, Target: u.Resource, Unit: u.FileName, Reason: "its data carried over: the export step 6 takes of it"}, rank)
 }
 
-// driverOf is the first volume driver of the files that podman cannot
-// import into ("" when each is the local one).
-func driverOf(files ...*unit.File) string {
+// driverOf is the first volume driver of the files (their section of
+// the kind) that podman cannot import into ("" when each is the local
+// one).
+func driverOf(section string, files ...*unit.File) string {
 	for _, f := range files {
 		if f == nil {
 			continue
 		}
-		if d, _ := f.Last("Volume", "Driver"); d != "" && d != "local" {
+		if d, _ := f.Last(section, "Driver"); d != "" && d != "local" {
 			return d
 		}
 	}
