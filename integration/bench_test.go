@@ -268,6 +268,7 @@ func TestBenchmark(t *testing.T) {
 			t.Run("push", func(t *testing.T) { benchPushToServing(t, runs, tb) })
 			t.Run("fleet", func(t *testing.T) { benchFleet(t, runs, tb) })
 			t.Run("rss", func(t *testing.T) { benchSysletRSS(t, tb) })
+			t.Run("zero-downtime", func(t *testing.T) { benchZeroDowntime(t, tb) })
 		})
 		t.Run("ansible", func(t *testing.T) { t.Parallel(); benchAnsible(t, aruns, tb) })
 		t.Run("webhookd", func(t *testing.T) { t.Parallel(); benchWebhookdFootprint(t, tb) })
@@ -441,7 +442,7 @@ func benchTable(rows []row, start time.Time, load0, load1 string) string {
 		start.UTC().Format("2006-01-02 15:04"), time.Now().UTC().Format("15:04"), load0, load1)
 	b.WriteString("median (min–max) of whole-process runs after a warm-up run of each side, seconds; ratio = median / floor median\n\n")
 	b.WriteString("| work | tool | runs | floor | tool | ratio | goal |\n|---|---|---|---|---|---|---|\n")
-	order := []string{"apply", "push", "fleet", "ansible", "footprint"}
+	order := []string{"apply", "push", "fleet", "ansible", "footprint", "zero-downtime"}
 	slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(slices.Index(order, x.section), slices.Index(order, y.section)) })
 	for _, r := range rows {
 		if r.value != "" {
