@@ -216,6 +216,43 @@ func TestProbe(t *testing.T) {
 		t.Logf("syslet status:\n%s", p.MustRun(t, "syslet status "+probeDir+"/specs.json"))
 	})
 
+	// Between deploys the drift check asks each probe once: a container
+	// that still runs but no longer passes its probe is drift of its own
+	// kind, in the textfile with each probe's answer, until it passes again.
+	t.Run("drift check names a failing probe", func(t *testing.T) {
+		p.t = t
+		check := func() map[string]string {
+			t.Helper()
+			p.MustRun(t, "syslet --diff --metrics-file /run/probe.prom "+probeDir+"/specs.json >/dev/null")
+			m := map[string]string{}
+			for _, line := range strings.Split(p.MustRun(t, "cat /run/probe.prom"), "\n") {
+				if k, v, ok := strings.Cut(line, " "); ok && (strings.HasPrefix(k, "syslet_drift_units") || strings.HasPrefix(k, "syslet_probe_success")) {
+					m[k] = v
+				}
+			}
+			return m
+		}
+		m := check()
+		t.Logf("the drift check, every probe passing: %v", m)
+		if m[`syslet_drift_units{kind="probe"}`] != "0" || m[`syslet_probe_success{service="bb.service"}`] != "1" || m[`syslet_probe_success{service="web.service"}`] != "1" {
+			t.Errorf("a drift check with every probe passing: %v", m)
+		}
+		// bb runs on, but what its exec probe tests is gone.
+		p.MustRun(t, "podman exec bb rm /etc/testhost-marker")
+		m = check()
+		t.Logf("the drift check, bb's probe failing: %v", m)
+		if m[`syslet_drift_units{kind="probe"}`] != "1" || m[`syslet_probe_success{service="bb.service"}`] != "0" || m[`syslet_probe_success{service="db.service"}`] != "1" {
+			t.Errorf("a drift check with bb's probe failing: %v", m)
+		}
+		if st := p.MustRun(t, "syslet status "+probeDir+"/specs.json"); !strings.Contains(st, "probe failing: bb.service") {
+			t.Errorf("syslet status does not name bb's failing probe:\n%s", st)
+		}
+		p.MustRun(t, "podman exec bb touch /etc/testhost-marker")
+		if m = check(); m[`syslet_drift_units{kind="probe"}`] != "0" {
+			t.Errorf("bb passes again, but the drift check still counts %s failing probe(s)", m[`syslet_drift_units{kind="probe"}`])
+		}
+	})
+
 	t.Run("503 rolls back", func(t *testing.T) {
 		p.t = t
 		res, o := p.apply(web(p.bad, upProbe("/up", "8s")))

@@ -16,7 +16,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/runlog"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/webhookd/config"
@@ -42,8 +44,16 @@ type journalDeployer struct {
 }
 
 func (j *journalDeployer) Check(context.Context, queue.DeployRequest) (queue.CheckReport, error) {
-	units := []notify.DriftUnit{{Unit: hostileUnit, Kind: notify.DriftEdited, Effect: "drift"}, {Unit: "db.service", Kind: notify.DriftStart, Effect: "start"}}
-	return queue.CheckReport{Units: units}, nil
+	// A running container that answers its probe with markup of its own.
+	failing := host.Probed{Unit: "api.container", Service: "api.service", Container: "api", Probe: "GET :8080/up → 200-399 every 1s", Name: "GET :8080/up",
+		Answer: &probe.Answer{Kind: probe.KindHTTP, Status: 503, Body: "<b>db unreachable</b>", Via: "127.0.0.1:8080 (published)", Took: 2500 * time.Microsecond}}
+	units := []notify.DriftUnit{{Unit: hostileUnit, Kind: notify.DriftEdited, Effect: "drift"}, {Unit: "db.service", Kind: notify.DriftStart, Effect: "start"},
+		{Unit: "api.container", Kind: notify.DriftProbe, Reasons: []string{failing.Reason()}}}
+	probes := []host.Probed{failing,
+		{Unit: "web.container", Service: "web.service", Container: "web", Probe: "TCP :5432 → connects every 1s", Name: "TCP :5432",
+			Answer: &probe.Answer{Kind: probe.KindTCP, OK: true, Via: "10.89.0.4:5432 (network app)", Took: 1200 * time.Microsecond}},
+		{Unit: "db.container", Service: "db.service", Container: "db", Probe: "exec pg_isready → exits 0 every 1s", Name: "exec pg_isready"}}
+	return queue.CheckReport{Units: units, Probes: probes}, nil
 }
 
 func (j *journalDeployer) Deploy(_ context.Context, req queue.DeployRequest) (queue.DeployReport, error) {
@@ -124,7 +134,7 @@ func TestPageShowsDeploysEscapedAndRedacted(t *testing.T) {
 	f.push(GitHub, "refs/heads/main", bad)
 	st := f.wait("the rolled-back deploy", func(st queue.RepoStatus) bool { return st.Last != nil && st.Last.Commit == bad })
 	f.wait("a drift check of the applied commit", func(st queue.RepoStatus) bool {
-		return st.Drift != nil && st.Drift.Commit == good && st.Drift.Error == "" && len(st.Drift.Units) == 2
+		return st.Drift != nil && st.Drift.Commit == good && st.Drift.Error == "" && len(st.Drift.Units) == 3
 	})
 
 	rec := f.get("/")
@@ -136,16 +146,39 @@ func TestPageShowsDeploysEscapedAndRedacted(t *testing.T) {
 	for _, want := range []string{
 		good[:12], bad[:12], "rolled back", "applied",
 		"&lt;script&gt;alert(1)&lt;/script&gt;.service: restarted 5 time(s)", // the failing unit, escaped
-		`<span class="drift-count">2</span> unit(s) differ`, "1 edited by hand", "1 not running",
+		`<span class="drift-count">3</span> unit(s) differ`, "1 edited by hand", "1 not running", "1 probe failing",
 		`<span class="bad">failed</span>`,          // the gate's last verdict
 		"accepted <b>2</b>",                        // webhook deliveries
 		"<code>db.service</code> not running</li>", // the drifting units, in words
+		// The failing probe's answer, escaped, in the drift list and the
+		// probe table beside the passing one and the one not asked.
+		"<code>api.container</code> probe failing: probe GET :8080/up answered 503 &#34;&lt;b&gt;db unreachable&lt;/b&gt;&#34;</li>",
+		`<td><code>api.service</code></td><td class="wide">GET :8080/up → 200-399 every 1s</td><td><span class="bad">answered 503 &#34;&lt;b&gt;db unreachable&lt;/b&gt;&#34;</span></td><td>2.5ms</td><td class="wide">127.0.0.1:8080 (published)</td>`,
+		`<td><code>web.service</code></td><td class="wide">TCP :5432 → connects every 1s</td><td><span class="ok">connected</span></td><td>1.2ms</td><td class="wide">10.89.0.4:5432 (network app)</td>`,
+		`<span class="mute">not asked: the service is not up</span>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}
 	}
 	checkNothingLeaks(t, page)
+
+	// /metrics: the probes as the drift check asked them, and the count
+	// of units whose probe fails.
+	metrics := f.get("/metrics").Body.String()
+	for _, want := range []string{
+		`webhookd_drift_units{kind="probe",repo="infra"} 1`,
+		`webhookd_probe_success{repo="infra",service="api.service"} 0`,
+		`webhookd_probe_success{repo="infra",service="web.service"} 1`,
+		`webhookd_probe_duration_seconds{repo="infra",service="api.service"} 0.0025`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
+		}
+	}
+	if strings.Contains(metrics, `service="db.service"`) {
+		t.Errorf("/metrics has a probe series for db.service, which was not asked")
+	}
 
 	// The rolled-back deploy's own page: the journal's run and the plan.
 	rec = f.get("/runs/" + st.Last.RunID)

@@ -64,7 +64,7 @@ func (o *applyOptions) define(f *flags) {
 	f.Bytes(&r.MaxBackupBytes, "max-backup-size", 0, "keep the backups under `BYTES` in all: a new backup removes the oldest of earlier runs until the rest fit (0: no bound but --keep-backups and the free space)")
 	f.Bool(&r.NoBackup, "no-backup", false, "the data of the volumes this run deletes or recreates may go: export none of them first (the plan says so)")
 	f.Bytes(&r.MaxInput, "max-input", d.MaxInput, "refuse spec input larger than `BYTES` (also for validate and render)")
-	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: write the units that differ (by kind), the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
+	f.String(&o.metricsFile, "metrics-file", "", "with --diff: a drift check: ask each running container's readiness probe once, write the units that differ (by kind; probe: its probe fails), each probe's answer and latency, the time and the notification counters to `FILE` as Prometheus text (node_exporter's textfile collector), and send one drift notification when units first differ")
 	o.defineGate(f)
 }
 
@@ -237,6 +237,7 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	if !req.Diff && nt != nil {
 		req.Started = nt.send
 	}
+	req.AskProbes = o.metricsFile != ""
 	req.View = operationView(o, stdout, stderr)
 	req.ShowSecrets = os.Getenv(view.ShowSecretsEnv) == "true"
 	out, err := deploy.Run(ctx, req)

@@ -108,7 +108,7 @@ func driftCheck(o applyOptions, out *view.Outcome, nt *notifier, stderr io.Write
 	}
 	check := drift.Check{At: at}
 	if out != nil && out.Plan != nil {
-		check.OK, check.Units = true, view.DriftUnits(out.Plan)
+		check.OK, check.Units, check.Probes = true, out.Drift(), out.Probes
 	}
 	if check.OK {
 		var news []notify.DriftUnit

@@ -93,7 +93,7 @@ func inRepo(findings []report.Finding, req queue.DeployRequest) []report.Finding
 // every interval); its findings and warnings are, at debug level.
 func (d deployer) Check(ctx context.Context, req queue.DeployRequest) (queue.CheckReport, error) {
 	log := d.log.With().Str("repo", req.Repo).Str("commit", req.Commit).Str("check", "drift").Logger()
-	out, err := deploy.Run(ctx, deploy.Request{Path: req.Dir, Source: req.Source, Diff: true, View: view.NewCheckLog(log)})
+	out, err := deploy.Run(ctx, deploy.Request{Path: req.Dir, Source: req.Source, Diff: true, AskProbes: true, View: view.NewCheckLog(log)})
 	var rep queue.CheckReport
 	if out.Plan == nil {
 		if err == nil {
@@ -101,8 +101,11 @@ func (d deployer) Check(ctx context.Context, req queue.DeployRequest) (queue.Che
 		}
 		return rep, err
 	}
+	if err != nil && out.Verdict == verdict.Failed {
+		return rep, err // planned, but the probes could not be asked
+	}
 	rep.Busy = out.Busy
-	rep.Units = view.DriftUnits(out.Plan)
+	rep.Units, rep.Probes = out.Drift(), out.Probes
 	ev := out.DriftEvent(rep.Units)
 	rep.Event = &ev
 	return rep, nil

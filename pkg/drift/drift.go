@@ -16,12 +16,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/notify"
 )
 
 // Kinds are the kinds of difference, in the order gauges list them.
-var Kinds = []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart, notify.DriftStaleImage}
+var Kinds = []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart, notify.DriftStaleImage, notify.DriftProbe}
 
 // Count tallies units by kind; every kind is present.
 func Count(units []notify.DriftUnit) map[string]int {
@@ -149,6 +150,9 @@ type Check struct {
 	At    time.Time
 	OK    bool               // the plan was made; false: invalid specs, an unreadable host
 	Units []notify.DriftUnit // when OK
+	// Probes are the running containers' readiness probes, each asked
+	// once, with its answer (when OK).
+	Probes []host.Probed
 	// Deliveries are the notification counters (State.Deliveries).
 	Deliveries map[string]map[string]int
 }
@@ -158,8 +162,16 @@ func Textfile(c Check) ([]byte, error) {
 	reg := prometheus.NewRegistry()
 	units := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "syslet_drift_units",
-		Help: "Units that differ from the applied specs, by kind: drift (edited by hand; an apply leaves them), change (an apply would change them), start (not running; an apply would start them), stale-image (a container runs an older image than its tag names on the host; syslet update restarts it).",
+		Help: "Units that differ from the applied specs, by kind: drift (edited by hand; an apply leaves them), change (an apply would change them), start (not running; an apply would start them), stale-image (a container runs an older image than its tag names on the host; syslet update restarts it), probe (running, but its readiness probe fails; no apply mends it).",
 	}, []string{"kind"})
+	probeOK := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "syslet_probe_success",
+		Help: "1 when the service's readiness probe passed at the last drift check, 0 when it failed (no series for a service that was not up).",
+	}, []string{"service"})
+	probeTook := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "syslet_probe_duration_seconds",
+		Help: "How long the service's readiness probe took at the last drift check.",
+	}, []string{"service"})
 	last := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "syslet_drift_last_check_timestamp_seconds",
 		Help: "Unix time of the last drift check.",
@@ -172,12 +184,23 @@ func Textfile(c Check) ([]byte, error) {
 		Name: "syslet_notifications_total",
 		Help: "Notifications of syslet's runs, by target and result (sent, failed, dropped).",
 	}, []string{"target", "result"})
-	reg.MustRegister(units, last, ok, sent)
+	reg.MustRegister(units, last, ok, sent, probeOK, probeTook)
 	last.Set(float64(c.At.UnixMilli()) / 1000)
 	if c.OK {
 		ok.Set(1)
 		for k, n := range Count(c.Units) {
 			units.WithLabelValues(k).Set(float64(n))
+		}
+		for _, p := range c.Probes {
+			if p.Answer == nil {
+				continue // not asked: the service is not up
+			}
+			v := 0.0
+			if p.Answer.OK {
+				v = 1
+			}
+			probeOK.WithLabelValues(p.Service).Set(v)
+			probeTook.WithLabelValues(p.Service).Set(p.Answer.Took.Seconds())
 		}
 	}
 	targets := make([]string, 0, len(c.Deliveries))

@@ -2,6 +2,8 @@ package drift
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,8 +13,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/probe"
 )
 
 func unit(name, kind string) notify.DriftUnit {
@@ -91,8 +95,14 @@ func TestStateRemembersBetweenChecks(t *testing.T) {
 func TestTextfileParses(t *testing.T) {
 	at := time.Unix(1764590000, 500e6)
 	path := filepath.Join(t.TempDir(), "textfile", "syslet.prom")
-	units := []notify.DriftUnit{unit("web.container", notify.DriftEdited), unit("api.container", notify.DriftStart), unit("db.container", notify.DriftStart)}
-	if err := WriteTextfile(path, Check{At: at, OK: true, Units: units, Deliveries: map[string]map[string]int{"ops": {"sent": 3, "failed": 1}}}); err != nil {
+	units := []notify.DriftUnit{unit("web.container", notify.DriftEdited), unit("api.container", notify.DriftStart), unit("db.container", notify.DriftStart),
+		unit("cache.container", notify.DriftProbe)}
+	probes := []host.Probed{
+		{Service: "cache.service", Answer: &probe.Answer{OK: false, Took: 2 * time.Second}},
+		{Service: "web.service", Answer: &probe.Answer{OK: true, Took: 1500 * time.Microsecond}},
+		{Service: "api.service"}, // not up: not asked
+	}
+	if err := WriteTextfile(path, Check{At: at, OK: true, Units: units, Probes: probes, Deliveries: map[string]map[string]int{"ops": {"sent": 3, "failed": 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -112,8 +122,19 @@ func TestTextfileParses(t *testing.T) {
 	for _, m := range mfs["syslet_drift_units"].GetMetric() {
 		byKind[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 	}
-	if byKind["drift"] != 1 || byKind["start"] != 2 || byKind["change"] != 0 || byKind["stale-image"] != 0 || len(byKind) != 4 {
+	if byKind["drift"] != 1 || byKind["start"] != 2 || byKind["change"] != 0 || byKind["stale-image"] != 0 || byKind["probe"] != 1 || len(byKind) != 5 {
 		t.Errorf("units by kind %v\n%s", byKind, b)
+	}
+	// A probe per service that was asked: whether it passed, how long it took.
+	byService := map[string]string{}
+	for _, m := range mfs["syslet_probe_success"].GetMetric() {
+		byService[m.GetLabel()[0].GetValue()] += fmt.Sprint(m.GetGauge().GetValue())
+	}
+	for _, m := range mfs["syslet_probe_duration_seconds"].GetMetric() {
+		byService[m.GetLabel()[0].GetValue()] += fmt.Sprintf(" in %gs", m.GetGauge().GetValue())
+	}
+	if want := map[string]string{"cache.service": "0 in 2s", "web.service": "1 in 0.0015s"}; !maps.Equal(byService, want) {
+		t.Errorf("probes %v, want %v\n%s", byService, want, b)
 	}
 	if v := mfs["syslet_drift_last_check_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue(); v != 1764590000.5 {
 		t.Errorf("last check %v", v)

@@ -124,12 +124,16 @@ const (
 	// on the host (pulled, not restarted); an apply leaves it, an update
 	// restarts it.
 	DriftStaleImage = "stale-image"
+	// DriftProbe: running, but its readiness probe fails now (asked once,
+	// from the host). No apply mends it: the service itself no longer
+	// serves.
+	DriftProbe = "probe"
 )
 
 // DriftUnit is one unit a drift check found differing.
 type DriftUnit struct {
 	Unit    string   `json:"unit"`
-	Kind    string   `json:"kind"`   // DriftEdited, DriftChange or DriftStart
+	Kind    string   `json:"kind"`   // DriftEdited, DriftChange, DriftStart or DriftProbe
 	Effect  string   `json:"effect"` // the plan's effect (drift, restart, start, ...)
 	Reasons []string `json:"reasons,omitempty"`
 }
@@ -149,7 +153,7 @@ func (d DriftUnit) What() string {
 	return w
 }
 
-var driftWords = map[string]string{DriftEdited: "edited by hand", DriftChange: "would change", DriftStart: "not running"}
+var driftWords = map[string]string{DriftEdited: "edited by hand", DriftChange: "would change", DriftStart: "not running", DriftProbe: "probe failing"}
 
 // Bounds on what one event carries, so that a run with many failures
 // still makes a message every target accepts.

@@ -37,9 +37,13 @@ type Set struct {
 	Applied    *prometheus.GaugeVec
 	LastResult *prometheus.GaugeVec
 	// Drift checks, notifications and commit statuses.
-	DriftUnits    *prometheus.GaugeVec
-	DriftChecked  *prometheus.GaugeVec
-	DriftChecks   *prometheus.CounterVec
+	DriftUnits   *prometheus.GaugeVec
+	DriftChecked *prometheus.GaugeVec
+	DriftChecks  *prometheus.CounterVec
+	// The running containers' readiness probes, as the last drift check
+	// asked them: one series per service.
+	ProbeSuccess  *prometheus.GaugeVec
+	ProbeLatency  *prometheus.GaugeVec
 	Notifications *prometheus.CounterVec
 	Statuses      *prometheus.CounterVec
 	Refusals      *prometheus.CounterVec
@@ -100,7 +104,7 @@ func New(repos []config.Repo, targets, results []string) *Set {
 		}, []string{"repo", "result"}),
 		DriftUnits: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "webhookd_drift_units",
-			Help: "Units that differ from the applied commit at the last drift check, by repository and kind: drift (edited by hand), change (an apply would change them), start (not running).",
+			Help: "Units that differ from the applied commit at the last drift check, by repository and kind: drift (edited by hand), change (an apply would change them), start (not running), probe (running, but its readiness probe fails).",
 		}, []string{"repo", "kind"}),
 		DriftChecked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "webhookd_drift_last_check_timestamp_seconds",
@@ -110,6 +114,14 @@ func New(repos []config.Repo, targets, results []string) *Set {
 			Name: "webhookd_drift_checks_total",
 			Help: "Drift checks, by repository and result (ok, error).",
 		}, []string{"repo", "result"}),
+		ProbeSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_probe_success",
+			Help: "1 when the service's readiness probe passed at the repository's last drift check, 0 when it failed (no series for a service that was not up).",
+		}, []string{"repo", "service"}),
+		ProbeLatency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "webhookd_probe_duration_seconds",
+			Help: "How long the service's readiness probe took at the repository's last drift check.",
+		}, []string{"repo", "service"}),
 		Notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhookd_notifications_total",
 			Help: "Notifications, by target and result (sent, failed, dropped).",
@@ -132,7 +144,7 @@ func New(repos []config.Repo, targets, results []string) *Set {
 		}, []string{"repo", "reason"}),
 	}
 	m.Reg.MustRegister(m.Deliveries, m.Deploys, m.Duration, m.LastSuccess, m.Fetches, m.InProgress, m.Applied, m.LastResult,
-		m.DriftUnits, m.DriftChecked, m.DriftChecks, m.Notifications, m.Statuses, m.Packs, m.Repacks, m.Refusals,
+		m.DriftUnits, m.DriftChecked, m.DriftChecks, m.ProbeSuccess, m.ProbeLatency, m.Notifications, m.Statuses, m.Packs, m.Repacks, m.Refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.zero(repos, targets)
 	return m
@@ -150,7 +162,7 @@ func (m *Set) zero(repos []config.Repo, targets []string) {
 			m.LastResult.WithLabelValues(r.Name, res)
 		}
 		if r.DriftInterval > 0 {
-			for _, k := range []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart} {
+			for _, k := range []string{notify.DriftEdited, notify.DriftChange, notify.DriftStart, notify.DriftProbe} {
 				m.DriftUnits.WithLabelValues(r.Name, k)
 			}
 			m.DriftChecks.WithLabelValues(r.Name, "ok")

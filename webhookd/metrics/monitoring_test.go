@@ -15,7 +15,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/syslet/syslet/pkg/drift"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/notify"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/webhookd/config"
 )
 
@@ -55,6 +57,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	}
 	text, err := drift.Textfile(drift.Check{At: time.Unix(0, 0), OK: true,
 		Units:      []notify.DriftUnit{{Unit: "a.service", Kind: notify.DriftEdited}},
+		Probes:     []host.Probed{{Service: "a.service", Answer: &probe.Answer{OK: true}}},
 		Deliveries: map[string]map[string]int{"t": {notify.OutcomeSent: 1}}})
 	must(t, err)
 	for _, l := range strings.Split(string(text), "\n") {

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/syslet/syslet/pkg/forge"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/redact"
 	"github.com/syslet/syslet/pkg/runlog"
@@ -66,11 +67,20 @@ type gateView struct {
 }
 
 type driftView struct {
-	CheckedAt            string
-	Drift, Change, Start int
-	Total                int
-	Units                []notify.DriftUnit
-	Since, Error         string
+	CheckedAt                   string
+	Drift, Change, Start, Probe int
+	Total                       int
+	Units                       []notify.DriftUnit
+	Since, Error                string
+	// Probes are the running containers' readiness probes as the check
+	// asked them.
+	Probes []probeView
+}
+
+// probeView is one readiness probe's answer at the last drift check.
+type probeView struct {
+	Service, Probe, Answer, Latency, Via string
+	Class                                string // ok, bad, mute (not asked)
 }
 
 type deployView struct {
@@ -134,13 +144,39 @@ func repoPage(cfg *config.Repo, st queue.RepoStatus, runs map[string]*runlog.Run
 		}
 	}
 	if d := st.Drift; d != nil {
-		v.Drift = &driftView{CheckedAt: when(d.CheckedAt), Drift: d.Drift, Change: d.Change, Start: d.Start,
-			Total: d.Drift + d.Change + d.Start, Since: when(d.Since), Error: redact.Escape(d.Error)}
+		v.Drift = &driftView{CheckedAt: when(d.CheckedAt), Drift: d.Drift, Change: d.Change, Start: d.Start, Probe: d.Probe,
+			Total: d.Drift + d.Change + d.Start + d.Probe, Since: when(d.Since), Error: redact.Escape(d.Error)}
 		for _, u := range d.Units {
-			v.Drift.Units = append(v.Drift.Units, notify.DriftUnit{Unit: redact.Escape(u.Unit), Kind: u.Kind, Effect: u.Effect})
+			du := notify.DriftUnit{Unit: redact.Escape(u.Unit), Kind: u.Kind, Effect: u.Effect}
+			if u.Kind == notify.DriftProbe {
+				du.Reasons = escapeAll(u.Reasons) // what the probe answered
+			}
+			v.Drift.Units = append(v.Drift.Units, du)
+		}
+		for _, p := range d.Probes {
+			v.Drift.Probes = append(v.Drift.Probes, probeOf(p))
 		}
 	}
 	return v
+}
+
+// probeOf is a probe's answer as the page shows it.
+func probeOf(p host.Probed) probeView {
+	pv := probeView{Service: redact.Escape(p.Service), Probe: redact.Escape(p.Probe), Answer: "not asked: the service is not up", Latency: "-", Via: "-", Class: "mute"}
+	if a := p.Answer; a != nil {
+		pv.Answer, pv.Class = redact.Escape(a.String()), "bad"
+		if a.OK {
+			pv.Class = "ok"
+		}
+		pv.Latency = a.Took.Round(100 * time.Microsecond).String()
+		if a.Took >= time.Second {
+			pv.Latency = a.Took.Round(time.Millisecond).String()
+		}
+		if a.Via != "" {
+			pv.Via = redact.Escape(a.Via)
+		}
+	}
+	return pv
 }
 
 // deployPage is one attempt as the page lists it; its run has a page of

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"github.com/syslet/syslet/pkg/host"
 
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/notify"
@@ -71,8 +72,11 @@ type DeployReport struct {
 // CheckReport is what a drift check found.
 type CheckReport struct {
 	// Units differ from the applied commit's specs, by kind (edited by
-	// hand, would change, would start).
+	// hand, would change, would start, probe failing).
 	Units []notify.DriftUnit
+	// Probes are the readiness probes of the running containers, each
+	// asked once, with its answer.
+	Probes []host.Probed
 	// Busy names another apply that held the lock: the plan then shows
 	// what it has not done yet, not drift, and the check counts for
 	// nothing.

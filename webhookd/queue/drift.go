@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/syslet/syslet/pkg/drift"
 	"github.com/syslet/syslet/pkg/notify"
 )
@@ -36,7 +38,7 @@ func (w *Worker) checkDrift() {
 		for _, u := range f.appeared {
 			names = append(names, u.Unit+" ("+u.Kind+")")
 		}
-		w.log.Warn().Str("commit", applied).Strs("units", names).Int("drift", ds.Drift).Int("change", ds.Change).Int("start", ds.Start).
+		w.log.Warn().Str("commit", applied).Strs("units", names).Int("drift", ds.Drift).Int("change", ds.Change).Int("start", ds.Start).Int("probe", ds.Probe).
 			Msg("drift: the host differs from the applied commit")
 		if f.event != nil {
 			ev := *f.event
@@ -54,7 +56,9 @@ func (w *Worker) checkDrift() {
 	if saveErr != nil {
 		w.log.Error().Err(saveErr).Msg("saving status")
 	}
-	if f.err == nil && w.cfg.Reconcile && len(ds.Units) > 0 {
+	if f.err == nil && w.cfg.Reconcile && ds.Drift+ds.Change+ds.Start > 0 {
+		// A failing probe alone is not reconciled: applying the same
+		// commit again changes nothing the service needs.
 		w.log.Warn().Str("commit", applied).Msg("reconcile: deploying the applied commit again, replacing hand edits")
 		w.push(push{commit: applied, trigger: "reconcile", force: true})
 	}
@@ -96,14 +100,14 @@ func (w *Worker) driftCheck(applied string, prev *DriftStatus) driftFinding {
 	}
 	if err != nil {
 		if prev != nil {
-			ds.Drift, ds.Change, ds.Start, ds.Units = prev.Drift, prev.Change, prev.Start, prev.Units
+			ds.Drift, ds.Change, ds.Start, ds.Probe, ds.Units, ds.Probes = prev.Drift, prev.Change, prev.Start, prev.Probe, prev.Units, prev.Probes
 		}
 		ds.Error = err.Error()
 		return driftFinding{status: ds, err: err}
 	}
-	ds.Units = rep.Units
+	ds.Units, ds.Probes = rep.Units, rep.Probes
 	c := drift.Count(ds.Units)
-	ds.Drift, ds.Change, ds.Start = c[notify.DriftEdited], c[notify.DriftChange], c[notify.DriftStart]
+	ds.Drift, ds.Change, ds.Start, ds.Probe = c[notify.DriftEdited], c[notify.DriftChange], c[notify.DriftStart], c[notify.DriftProbe]
 	switch {
 	case len(ds.Units) == 0:
 		ds.Since = nil
@@ -132,6 +136,21 @@ func (w *Worker) driftGauges(d *DriftStatus) {
 	w.m.DriftUnits.WithLabelValues(w.cfg.Name, notify.DriftEdited).Set(float64(d.Drift))
 	w.m.DriftUnits.WithLabelValues(w.cfg.Name, notify.DriftChange).Set(float64(d.Change))
 	w.m.DriftUnits.WithLabelValues(w.cfg.Name, notify.DriftStart).Set(float64(d.Start))
+	w.m.DriftUnits.WithLabelValues(w.cfg.Name, notify.DriftProbe).Set(float64(d.Probe))
+	// The probes of this check only: a container gone since has no series.
+	w.m.ProbeSuccess.DeletePartialMatch(prometheus.Labels{"repo": w.cfg.Name})
+	w.m.ProbeLatency.DeletePartialMatch(prometheus.Labels{"repo": w.cfg.Name})
+	for _, p := range d.Probes {
+		if p.Answer == nil {
+			continue // not asked: the service is not up, which start counts
+		}
+		ok := 0.0
+		if p.Answer.OK {
+			ok = 1
+		}
+		w.m.ProbeSuccess.WithLabelValues(w.cfg.Name, p.Service).Set(ok)
+		w.m.ProbeLatency.WithLabelValues(w.cfg.Name, p.Service).Set(p.Answer.Took.Seconds())
+	}
 	if d.CheckedAt != nil {
 		w.m.DriftChecked.WithLabelValues(w.cfg.Name).Set(float64(d.CheckedAt.UnixMilli()) / 1000)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/bounded"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/webhookd/config"
 )
@@ -47,12 +48,17 @@ type RepoStatus struct {
 type DriftStatus struct {
 	CheckedAt *time.Time `json:"checkedAt,omitempty"`
 	Commit    string     `json:"commit,omitempty"` // the applied commit checked against
-	// Drift, Change and Start count the units that differ by kind:
-	// edited by hand, would change, would start.
+	// Drift, Change, Start and Probe count the units that differ by
+	// kind: edited by hand, would change, would start, running but their
+	// readiness probe fails.
 	Drift  int                `json:"drift"`
 	Change int                `json:"change"`
 	Start  int                `json:"start"`
+	Probe  int                `json:"probe"`
 	Units  []notify.DriftUnit `json:"units,omitempty"`
+	// Probes are the running containers' readiness probes as the check
+	// asked them, each with its answer and latency.
+	Probes []host.Probed `json:"probes,omitempty"`
 	// Since is when the check first found a unit differing (cleared when
 	// none does).
 	Since *time.Time `json:"since,omitempty"`

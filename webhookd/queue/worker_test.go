@@ -297,8 +297,20 @@ func TestDriftCheck(t *testing.T) {
 		t.Errorf("gauge not back to zero")
 	}
 
-	// Reconcile: the applied commit is deployed again, with force.
+	// Reconcile: a failing probe alone deploys nothing (an apply of the
+	// same commit would not mend it); what an apply mends is deployed
+	// again, with force.
 	f.cfg.Reconcile = true
+	f.dep.set(func(d *deployer) {
+		d.drift = []notify.DriftUnit{{Unit: "web.container", Kind: notify.DriftProbe, Reasons: []string{`probe GET :8080/up answered 503 "db unreachable"`}}}
+	})
+	w.checkDrift()
+	if d := w.Status().Drift; d.Probe != 1 || d.Drift+d.Change+d.Start != 0 || testutil.ToFloat64(f.m.DriftUnits.WithLabelValues("infra", notify.DriftProbe)) != 1 {
+		t.Fatalf("a failing probe: %+v", d)
+	}
+	if deploys, _ := f.dep.requests(); len(deploys) != 1 {
+		t.Fatalf("a failing probe alone was reconciled: %+v", deploys)
+	}
 	f.dep.set(func(d *deployer) {
 		d.drift = []notify.DriftUnit{{Unit: "api.container", Kind: notify.DriftStart, Effect: "start"}}
 	})

@@ -43,6 +43,11 @@ type Request struct {
 	Signer *commitsig.Signer
 	// Diff plans and prints, and changes nothing.
 	Diff bool
+	// AskProbes, with Diff, is the drift check's: each container that is
+	// up is also asked its installed readiness probe once, from the host
+	// (Outcome.Probes), so a container that runs but no longer serves is
+	// seen between deploys.
+	AskProbes bool
 	// Update makes the run `syslet update`: besides the input's changes,
 	// each running container whose image is a tag its registry now names
 	// another digest for is pulled again and restarted (plan.TagReader).
@@ -362,6 +367,12 @@ func run(ctx context.Context, req *Request) (*view.Outcome, error) {
 		in.resume = false
 	}
 	first, err := r.pass(ctx, in)
+	if req.Diff && req.AskProbes && err == nil && out.Busy == "" {
+		if out.Probes, err = h.askProbes(ctx, req.Root, in.set.Out); err != nil {
+			err = fmt.Errorf("asking the readiness probes: %w", err)
+			return ended(first.outcome(out), verdict.Failed, err)
+		}
+	}
 	if first.gateFailed() && in.kind.rollsBack() {
 		back, err := r.afterFailedGate(ctx, first, err)
 		return ended(back.outcome(first.outcome(out)), back.verdict, err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/pkg/verdict"
 )
 
@@ -55,5 +56,40 @@ func TestProbeRollsBack(t *testing.T) {
 	}
 	if rb := r.out.Rollback; rb == nil || !rb.Passed || rb.Gate == nil || len(rb.Gate.Probes) != 1 || !rb.Gate.Probes[0].Ready {
 		t.Errorf("the rollback's gate did not probe the restored api: %+v", rb)
+	}
+}
+
+// The drift check (AskProbes) asks each running container's installed
+// probe once and names one that no longer passes, though its plan is
+// empty; a plain --diff asks nothing.
+func TestDriftCheckAsksProbes(t *testing.T) {
+	h := newHost(t)
+	specs := writeSpecs(t, probed)
+	h.apply(t, specs)
+	req := h.request(specs)
+	req.Diff = true
+	n := h.probes["api"]
+	if r := h.run(t, req); r.err != nil || r.out.Probes != nil || h.probes["api"] != n {
+		t.Fatalf("a --diff asked %d probe(s): %v %+v", h.probes["api"]-n, r.err, r.out.Probes)
+	}
+
+	req.AskProbes = true
+	r := h.run(t, req)
+	if r.err != nil || len(r.out.Probes) != 1 || h.probes["api"] != n+1 || len(r.out.Drift()) != 0 {
+		t.Fatalf("a passing probe: err %v, probes %+v, asked %d, drift %+v", r.err, r.out.Probes, h.probes["api"]-n, r.out.Drift())
+	}
+	if p := r.out.Probes[0]; p.Unit != "api.container" || p.Service != "api.service" || p.Answer == nil || !p.Answer.OK {
+		t.Errorf("probe %+v", p)
+	}
+
+	h.badProbeOn["api"] = "api:1" // the running api stops serving
+	r = h.run(t, req)
+	d := r.out.Drift()
+	want := `probe GET :8080/up answered 503 "db unreachable"`
+	if r.err != nil || len(d) != 1 || d[0].Unit != "api.container" || d[0].Kind != notify.DriftProbe || len(d[0].Reasons) != 1 || d[0].Reasons[0] != want {
+		t.Fatalf("a failing probe: err %v, drift %+v, want api.container %q", r.err, d, want)
+	}
+	if ev := r.out.DriftEvent(d); !strings.HasSuffix(ev.Summary, ", 1 probe failing") {
+		t.Errorf("the drift notification: %q", ev.Summary)
 	}
 }

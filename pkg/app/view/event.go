@@ -111,6 +111,24 @@ func DriftUnits(p *plan.Plan) []notify.DriftUnit {
 	return out
 }
 
+// Drift are the units a drift check found differing: the plan's
+// (DriftUnits), then each running container whose readiness probe, asked
+// once, did not pass and that the plan does not list already, with the
+// probe's answer as its reason.
+func (o *Outcome) Drift() []notify.DriftUnit {
+	out := DriftUnits(o.Plan)
+	listed := map[string]bool{}
+	for _, u := range out {
+		listed[u.Unit] = true
+	}
+	for _, p := range o.Probes {
+		if p.Failing() && !listed[p.Unit] {
+			out = append(out, notify.DriftUnit{Unit: p.Unit, Kind: notify.DriftProbe, Reasons: []string{p.Reason()}})
+		}
+	}
+	return out
+}
+
 // DriftEvent is the drift notification of a check (a --diff) whose plan
 // shows units differing from its specs: all of them, with the plan's
 // counts.
@@ -119,9 +137,12 @@ func (o *Outcome) DriftEvent(units []notify.DriftUnit) notify.Event {
 	for _, u := range units {
 		kinds[u.Kind]++
 	}
+	summary := fmt.Sprintf("%d unit(s) differ from the applied specs: %d edited by hand, %d would change, %d not running",
+		len(units), kinds[notify.DriftEdited], kinds[notify.DriftChange], kinds[notify.DriftStart])
+	if n := kinds[notify.DriftProbe]; n > 0 {
+		summary += fmt.Sprintf(", %d probe failing", n)
+	}
 	return notify.Event{Event: notify.Drift, Time: time.Now().UTC(), Host: Hostname(),
-		Source: notify.Source{Kind: o.SourceKind, Text: o.Source, Trigger: "drift check"},
-		Summary: fmt.Sprintf("%d unit(s) differ from the applied specs: %d edited by hand, %d would change, %d not running",
-			len(units), kinds[notify.DriftEdited], kinds[notify.DriftChange], kinds[notify.DriftStart]),
-		Plan: PlanCounts(o.Plan), Drift: units}
+		Source:  notify.Source{Kind: o.SourceKind, Text: o.Source, Trigger: "drift check"},
+		Summary: summary, Plan: PlanCounts(o.Plan), Drift: units}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/syslet/syslet/executor"
 	"github.com/syslet/syslet/pkg/app/gate"
+	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
@@ -48,6 +49,9 @@ type Outcome struct {
 	// Busy names the apply that held the lock while a --diff planned (its
 	// plan may show what that apply has not done yet).
 	Busy string `json:"applyInProgress,omitempty"`
+	// Probes are the installed readiness probes a drift check asked once,
+	// each with its answer (deploy.Request.AskProbes).
+	Probes []host.Probed `json:"probes,omitempty"`
 
 	// SavedDocument is the saved plan a `--diff --out -` made, for the
 	// caller to print on stdout.
