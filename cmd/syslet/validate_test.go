@@ -146,6 +146,8 @@ var wantRule = map[string]string{
 	"114-named-volume-typo.json":          "undefined-reference",
 	"115-key-needs-newer-systemd.json":    "key-needs-newer-systemd",
 	"116-socket.json":                     "socket",
+	"120-proxy.json":                      "proxy",
+	"121-proxy-port.json":                 "proxy-port",
 	"86-build-arg.json":                   "key-needs-newer-podman",
 }
 

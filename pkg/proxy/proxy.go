@@ -98,3 +98,42 @@ type Site struct {
 
 // Server is the address of a slot's server in the backend.
 func (s Site) Server(slot string) string { return fmt.Sprintf("127.0.0.1:%d", s.Ports.Of(slot)) }
+
+// Route is how a start-first container is reached through the proxy, as
+// its spec's "proxy" says, every default filled in: the public address
+// the proxy listens on, the container's port it forwards to, the mode,
+// how long a switch drains the old slot at most, and the slots' loopback
+// ports. Its JSON form is the one line the slots' [X-Syslet] marker
+// records (Proxy=).
+type Route struct {
+	Listen string   `json:"listen"`
+	Port   int      `json:"port"`
+	Mode   Mode     `json:"mode"`
+	Drain  Duration `json:"drain"`
+	Ports  Ports    `json:"slotPorts"`
+}
+
+// Site is the route as the proxy serves the container named name.
+func (r Route) Site(name string) Site {
+	return Site{Name: name, Listen: r.Listen, Mode: r.Mode, Ports: r.Ports}
+}
+
+// String says the route for the plan: "0.0.0.0:80 → :8080 (http)".
+func (r Route) String() string {
+	return fmt.Sprintf("%s → :%d (%s)", r.Listen, r.Port, r.Mode)
+}
+
+// Duration is a time.Duration written as Go writes it ("30s").
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes "30s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (d *Duration) UnmarshalText(b []byte) error {
+	t, err := time.ParseDuration(string(b))
+	*d = Duration(t)
+	return err
+}

@@ -123,8 +123,9 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 		}
 	}
 	d.mountPaths(s)
-	// After the drop-ins, which may publish the port the probe names.
-	d.later = append(d.later, func() { d.probe(n, s) })
+	// After the drop-ins, which may publish the port the probe names, or
+	// set the network, and before the route, which needs the probe.
+	d.later = append(d.later, func() { d.probe(n, s) }, func() { d.proxyRoute(n, s) })
 
 	if d.missing(s, unit.Container, unit.KeyImage, "Rootfs") {
 		d.errf(jsontree.Child(s.Path(), "unit")+".Container", RuleImageRequired, "[Container] Image is required")

@@ -32,7 +32,7 @@ var kindSpecs []kindSpec
 
 func init() {
 	kindSpecs = []kindSpec{
-		{Container, []string{"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances", "probe", "socket"}, (*decoder).container, containerOwns},
+		{Container, []string{"unit", "desiredState", "removalAllowed", "configFiles", "configDirs", "dropIns", "instances", "probe", "proxy", "socket"}, (*decoder).container, containerOwns},
 		{Volume, []string{"unit", "removalAllowed", "reclaimPolicy", "backup", "dropIns"}, (*decoder).plain, nil},
 		{Network, []string{"unit", "removalAllowed", "reclaimPolicy", "dropIns"}, (*decoder).plain, nil},
 		{Build, []string{"unit", "containerfile", "contextFiles", "reclaimPolicy", "dropIns"}, (*decoder).build, buildOwns},

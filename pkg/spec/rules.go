@@ -53,6 +53,8 @@ const (
 	RuleFileDuplicate   = "duplicate-file-name"    // a config dir names a file twice
 	RuleExecReload      = "exec-reload-required"   // configDirs without [Service] ExecReload=
 	RuleStateConflict   = "desired-state-conflict" // Type=oneshot, Restart= or configDirs against desiredState
+	RuleProxy           = "proxy"                  // a start-first container's proxy that cannot work: a bad listen address, port, mode or drain, slot ports in use, a network or pod the slots cannot share
+	RuleProxyPort       = "proxy-port"             // a start-first container that also publishes a fixed host port (the proxy's listen port, or one its second slot could not bind)
 	RuleImageRequired   = "image-required"         // a container without [Container] Image (or Rootfs)
 	RuleImageTag        = "image-tag"              // a build's [Build] ImageTag missing or not localhost/NAME:TAG
 	RuleImageRef        = "image-reference"        // [Container] Image= that podman's reference parser refuses

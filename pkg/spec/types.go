@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/syslet/syslet/pkg/probe"
+	"github.com/syslet/syslet/pkg/proxy"
 	"github.com/syslet/syslet/pkg/spec/internal/jsontree"
 	"github.com/syslet/syslet/pkg/unit"
 )
@@ -143,6 +144,10 @@ type Spec struct {
 	// Socket is a container's socket unit (socket.go): systemd holds its
 	// listening sockets across the container's restarts.
 	Socket *Socket `json:"socket,omitempty"`
+	// Proxy, set on a container, makes it start-first: it runs in one
+	// of two slots behind the reverse proxy syslet manages, which a
+	// change switches from the live slot to the other (pkg/proxy).
+	Proxy *proxy.Route `json:"proxy,omitempty"`
 	// Yaml is a kube unit's YAML document: a file syslet writes and the
 	// unit's Yaml= points at.
 	Yaml string `json:"yaml,omitempty"`

@@ -46,6 +46,7 @@ const (
 	KeyTmpfs               = "Tmpfs"
 	KeyNetwork             = "Network"
 	KeyPublishPort         = "PublishPort"
+	KeyNetworkAlias        = "NetworkAlias"
 	KeySecret              = "Secret"
 	KeyPod                 = "Pod"
 	KeyPodName             = "PodName"
@@ -74,6 +75,12 @@ const (
 	// health gate, status and the drift check ask what it says. A change
 	// to it alone is a metadata-only rewrite.
 	KeyProbe = "Probe"
+	// KeySlot names the slot (blue or green) a start-first container's
+	// unit runs, and KeyProxy its route through the proxy (pkg/proxy's
+	// Route, as JSON): the slot's ports, which the plan and a rollback
+	// read back from the installed unit.
+	KeySlot  = "Slot"
+	KeyProxy = "Proxy"
 	// KeyDigest is the sha256 of the unit file as syslet wrote it, without
 	// the Digest= line itself; KeyFileDigest ("sha256:<hex> <path>") is the
 	// sha256 of one config or build-context file syslet wrote for the
