@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/syslet/syslet/pkg/host"
+	"github.com/syslet/syslet/pkg/proxy"
 	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/unit"
 	"github.com/syslet/syslet/render"
@@ -46,7 +47,17 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 			continue
 		}
 		for _, u := range out.Units {
-			if u.Kind == k {
+			switch {
+			case u.Kind != k:
+			case u.Slot != nil:
+				// A start-first container: its two slots are planned
+				// together, from the blue one (slots.go).
+				if u.Slot.Name == proxy.Blue {
+					for _, up := range in.slotted(u, &before, sec.changed) {
+						before.join(p, up)
+					}
+				}
+			default:
 				before.join(p, in.running(u, &before, sec.changed))
 			}
 		}
@@ -65,6 +76,9 @@ func Build(out *render.Output, obs *Observed, opts Options) *Plan {
 	}
 	for _, iu := range gone {
 		before.join(p, in.stale(iu, roots, &before))
+	}
+	if up, ok := in.proxy(); ok {
+		before.join(p, up)
 	}
 	p.Actions = append(p.Actions, in.orphans()...)
 	p.join(in.staleSockets())
@@ -86,6 +100,8 @@ type inputs struct {
 	obs  *Observed
 	want desired
 	have installed
+	// savedState is the proxy's saved server state, read once (slots.go).
+	savedState proxy.State
 }
 
 // desired is the rendered set indexed by unit file.

@@ -12,7 +12,7 @@ func (p *Plan) Count() Counts {
 		switch u.Effect {
 		case EffectCreate:
 			c.Create++
-		case EffectRestart, EffectRecreate, EffectRebuild, EffectPull, EffectRun, EffectUpdate:
+		case EffectRestart, EffectRecreate, EffectRebuild, EffectPull, EffectRun, EffectUpdate, EffectReplace:
 			c.Change++
 		case EffectReload:
 			c.Reload++

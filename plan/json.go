@@ -59,6 +59,9 @@ func (a *Action) appendJSON(b []byte, html bool) []byte {
 	}
 	b = appendField(b, "service", d.Service, html, true)
 	b = appendField(b, "backup", d.Backup, html, true)
+	if d.Switch != nil {
+		b = appendValue(b, "switch", d.Switch, html)
+	}
 	return append(b, '}')
 }
 

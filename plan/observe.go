@@ -56,6 +56,9 @@ type Sources struct {
 	// about the tags running containers name (Observed.Tags). nil for
 	// every other run, which never asks a registry.
 	Tags TagReader
+	// Proxy reads the reverse proxy's files and facts (proxy.go); nil:
+	// the host has none.
+	Proxy ProxyReader
 	// UpdateOnly narrows an update to these registry references (as
 	// TaggedImage writes them: a registry's push notification names one);
 	// nil asks about every tagged image.
@@ -85,6 +88,10 @@ type Observed struct {
 	// Without them the plan assumes the host matches its installed files.
 	UnitsKnown bool `json:"unitsKnown"`
 	StoreKnown bool `json:"storeKnown"`
+	// Proxy is what the host says of the reverse proxy of the start-first
+	// containers beyond its files (which are in Files): read when the
+	// Sources have a ProxyReader.
+	Proxy ProxyFacts `json:"-"`
 	// Leftovers are what an interrupted apply left in the managed trees
 	// (temporary names, config dir versions ..data no longer names): they
 	// are not in Files, the plan never weighs them, and the next apply
@@ -109,6 +116,7 @@ func Observe(ctx context.Context, src Sources, out *render.Output) (*Observed, e
 		return nil, err
 	}
 	files := first.files
+	maps.Copy(files, first.proxyFiles)
 	shareRendered(files, out)
 	obs.Files, obs.Leftovers = files, splitLeftovers(files)
 	if obs.Units == nil {
@@ -150,6 +158,9 @@ func declaredServices(out *render.Output) []string {
 			declared = append(declared, u.Service)
 		}
 	}
+	if out.Proxy != nil {
+		declared = append(declared, layout.ProxyService)
+	}
 	if autoUpdated(out) {
 		// Whether podman's own updates would restart containers behind
 		// syslet's back: the plan says so (updates.go).
@@ -161,9 +172,11 @@ func declaredServices(out *render.Output) []string {
 
 // firstRead is what the first, side by side, reading of the host found
 // besides what it put in Observed: the managed trees, when systemd last
-// loaded its units, and whether the secret store was read.
+// loaded its units, whether the secret store was read, and the proxy's
+// files.
 type firstRead struct {
 	files       map[string]host.File
+	proxyFiles  map[string]host.File
 	loadedAt    time.Time
 	loadedAtErr error
 	secretsRead bool
@@ -176,6 +189,7 @@ func readDeclared(ctx context.Context, src Sources, out *render.Output, declared
 		wg                         sync.WaitGroup
 		first                      firstRead
 		filesErr, unitsErr, stoErr error
+		proxyErr                   error
 	)
 	wg.Go(func() {
 		first.files, filesErr = src.Files.ReadTree(layout.UnitDir, layout.ConfigRoot, layout.BuildRoot, layout.KubeRoot)
@@ -183,6 +197,9 @@ func readDeclared(ctx context.Context, src Sources, out *render.Output, declared
 			filesErr = readSockets(src.Files, first.files)
 		}
 	})
+	if src.Proxy != nil {
+		wg.Go(func() { first.proxyFiles, obs.Proxy, proxyErr = src.Proxy.ReadProxy(ctx) })
+	}
 	if src.Units != nil && len(declared) > 0 {
 		wg.Go(func() {
 			if obs.Units, unitsErr = src.Units.UnitStates(ctx, declared); unitsErr != nil {
@@ -223,6 +240,8 @@ func readDeclared(ctx context.Context, src Sources, out *render.Output, declared
 		return first, fmt.Errorf("reading unit states: %w", unitsErr)
 	case stoErr != nil:
 		return first, stoErr
+	case proxyErr != nil:
+		return first, fmt.Errorf("reading the proxy's files: %w", proxyErr)
 	}
 	return first, nil
 }
@@ -235,6 +254,9 @@ func readInstalledStates(ctx context.Context, units UnitReader, declared []strin
 	rr, _ := units.(ReloadReader)
 	loadedAt, loadedAtErr := first.loadedAt, first.loadedAtErr
 	var installed []string
+	if _, ok := first.proxyFiles[layout.ProxyUnit]; ok && !declaredHas(declared, layout.ProxyService) {
+		installed = append(installed, layout.ProxyService)
+	}
 	for _, s := range installedServices(first.files) {
 		if !declaredHas(declared, s) {
 			installed = append(installed, s)

@@ -46,7 +46,8 @@ func sortActions(as []Action) {
 // opOrder orders the ops that share a step: a unit is removed before the
 // directory of its config files.
 var opOrder = []Op{OpPull, OpStop, OpWriteFile, OpWriteDir, OpCreateSecret, OpWriteUnit, OpLinkUnit, OpRemoveUnit, OpRemoveFile,
-	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpCreateVolume, OpImportVolume, OpStart, OpRestart}
+	OpRemoveSecret, OpDeleteVolume, OpDeleteNetwork, OpDeleteImage, OpDaemonReload, OpReload, OpCreateVolume, OpImportVolume, OpStart, OpRestart,
+	OpAwaitReady, OpSwitch, OpDrain, OpStopSlot, OpRemoveSlot}
 
 // contentDigest is how an action's content is recorded (the bare
 // spelling of pkg/digest).

@@ -106,6 +106,11 @@ var opStep = map[Op]Step{
 	OpImportVolume:  StepStart,
 	OpStart:         StepStart,
 	OpRestart:       StepStart,
+	OpAwaitReady:    StepStart,
+	OpSwitch:        StepStart,
+	OpDrain:         StepStart,
+	OpStopSlot:      StepStart,
+	OpRemoveSlot:    StepStart,
 }
 
 // StepOf returns the step an op belongs to.
@@ -181,6 +186,9 @@ type Payload struct {
 	// OpImportVolume brings back; Digest is then its sha256 when known,
 	// which the import checks.
 	Backup string `json:"backup,omitempty"`
+	// Switch is the start-first switch every action of it serves
+	// (slots.go).
+	Switch *Switch `json:"switch,omitempty"`
 }
 
 // none is the payload of an action that carries none, as Data reads it.

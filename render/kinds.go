@@ -13,20 +13,32 @@ import (
 )
 
 // container renders a .container: its config files and dirs, mounted
-// read-only, and its instances when it is a template.
+// read-only, and its instances when it is a template; a start-first
+// container (its spec has a proxy) as its two slots (slot.go).
 func (o *Output) container(s *spec.Spec) {
+	if s.Proxy != nil {
+		o.slots(s)
+		return
+	}
+	o.containerUnit(s, nil)
+}
+
+// containerUnit renders a container's unit: the spec's, or one slot's
+// (sl, whose spec is named after the slot).
+func (o *Output) containerUnit(s *spec.Spec, sl *slot) {
 	u, b := o.newUnit(s)
 	u.State = s.DesiredState
 	u.RemovalAllowed = s.RemovalAllowed
 	origin := b.specPath(s)
 
 	if _, ok := s.Last(unit.Unit, unit.KeyDescription); !ok {
-		b.add(unit.Unit, unit.KeyDescription, s.Name+" container", origin)
+		b.add(unit.Unit, unit.KeyDescription, sl.description(s), origin)
 	}
 	b.section(s, unit.Unit)
 
 	u.Container = s.ContainerName()
 	b.section(s, unit.Container)
+	sl.lines(u, b, origin)
 	for _, f := range s.ConfigFiles {
 		host := layout.ConfigPath(s.Name, f.MountPath)
 		b.add(unit.Container, unit.KeyVolume, host+":"+f.MountPath+":ro,Z", f.Path+".mountPath")
@@ -56,6 +68,7 @@ func (o *Output) container(s *spec.Spec) {
 		b.mark(unit.KeyProbe, s.Probe.Marker())
 		u.Probe = s.Probe
 	}
+	sl.marker(b)
 	var instances []*Unit
 	for _, inst := range s.Instances {
 		b.add(unit.Syslet, unit.KeyInstance, inst.Name, inst.Path)

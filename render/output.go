@@ -20,6 +20,9 @@ type Output struct {
 	// not manage; they are kept apart from Secrets so that nothing that
 	// decrypts, creates or removes secrets ever sees them.
 	ExternalSecrets []*ExternalSecret `json:"externalSecrets,omitempty"`
+	// Proxy is the reverse proxy of the start-first containers, nil when
+	// there are none.
+	Proxy *Proxy `json:"proxy,omitempty"`
 
 	slab *slab // while rendering: where units come from
 }
@@ -82,6 +85,9 @@ type Unit struct {
 	// outside syslet): the plan says so when the host's
 	// podman-auto-update.timer is running.
 	AutoUpdate string `json:"autoUpdate,omitempty"`
+	// Slot is set on a start-first container's two units, one per slot
+	// (slot.go).
+	Slot *Slot `json:"slot,omitempty"`
 	// Uses are what the unit refers to and mounts; nil for a unit that
 	// refers to nothing. Read them through Used, which never is.
 	*Uses
@@ -227,6 +233,9 @@ const (
 	// SocketFile is a container's socket unit (socket.go), written with
 	// its config files: a change stops the socket with its container.
 	SocketFile FileKind = "socket"
+	// ProxyConfig is the configuration of the reverse proxy of the
+	// start-first containers: a change reloads the proxy.
+	ProxyConfig FileKind = "proxy-config"
 )
 
 // File is one regular file syslet writes.

@@ -59,6 +59,7 @@ func Render(specs []*spec.Spec) *Output {
 	slices.SortStableFunc(out.ExternalSecrets, func(a, b *ExternalSecret) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(out.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) })
+	out.proxyFiles()
 	return out
 }
 

@@ -51,6 +51,9 @@ func dump(o *render.Output) string {
 	for _, s := range o.ExternalSecrets {
 		fmt.Fprintf(&b, "=== external secret %s\n", s.Name)
 	}
+	if o.Proxy != nil {
+		fmt.Fprintf(&b, "=== %s\n%s=== %s\n%s", layout.ProxyConfig, o.Proxy.Config, layout.ProxyUnit, o.Proxy.Unit)
+	}
 	return b.String()
 }
 
