@@ -111,6 +111,9 @@ type Host struct {
 	// plan imports; nil takes none and imports none (a test, a host
 	// without podman data to keep).
 	Backups Backups
+	// Proxy switches start-first containers between their slots
+	// (switch.go); nil on a host whose plans switch none.
+	Proxy Switcher
 }
 
 // Options tune an apply.

@@ -21,6 +21,21 @@ type Replaced struct {
 	// as its start job tells; the health gate judges it after).
 	Done bool          `json:"done"`
 	Took time.Duration `json:"took"`
+	// StartFirst is what became of a start-first replacement's steps;
+	// nil for the other strategies.
+	StartFirst *StartFirst `json:"startFirst,omitempty"`
+}
+
+// StartFirst is how a start-first replacement went: how long the new slot
+// took from its start to ready, whether the proxy switched to it, and how
+// long the old slot took to drain. A new slot that was never ready was
+// stopped before any switch (Discarded): it never took a request.
+type StartFirst struct {
+	Old       string        `json:"old,omitempty"` // the old slot's service
+	Ready     time.Duration `json:"ready"`
+	Switched  bool          `json:"switched"`
+	Drained   time.Duration `json:"drained,omitempty"`
+	Discarded bool          `json:"discarded,omitempty"`
 }
 
 // landing is when an action landed and how long it took, for the
@@ -56,7 +71,12 @@ func (e *run) replaced() []Replaced {
 	}
 	var out []Replaced
 	for _, u := range e.p.Units {
-		if u.Replacement == nil {
+		if u.Replacement == nil || u.Effect == plan.EffectRetire {
+			// A retired slot is told with the slot that replaces it.
+			continue
+		}
+		if u.Replacement.Strategy == plan.StrategyStartFirst {
+			out = append(out, e.startFirst(u))
 			continue
 		}
 		r := Replaced{Unit: u.FileName, Service: u.Service, Replacement: *u.Replacement}
@@ -73,4 +93,39 @@ func (e *run) replaced() []Replaced {
 		out = append(out, r)
 	}
 	return out
+}
+
+// startFirst is what became of the start-first replacement of u (the new
+// slot's unit), from when its start and its switch's ops landed.
+func (e *run) startFirst(u plan.UnitChange) Replaced {
+	r := Replaced{Unit: u.FileName, Service: u.Service, Replacement: *u.Replacement, StartFirst: &StartFirst{}}
+	sf := r.StartFirst
+	var begin time.Time
+	for i, a := range e.p.Actions {
+		if !e.reached[i] {
+			continue
+		}
+		l := e.landed[i]
+		sw := a.Data().Switch
+		switch {
+		case a.Op == plan.OpStart && a.Target == u.Service:
+			begin = l.at.Add(-l.took)
+		case sw == nil || sw.NewService != u.Service:
+		case a.Op == plan.OpAwaitReady:
+			sf.Old = sw.OldService
+			if !begin.IsZero() {
+				sf.Ready = l.at.Sub(begin)
+			}
+			sf.Discarded = !l.ok
+		case a.Op == plan.OpSwitch:
+			sf.Switched = l.ok
+			r.Done = l.ok
+			if !begin.IsZero() {
+				r.Took = l.at.Sub(begin)
+			}
+		case a.Op == plan.OpDrain && l.ok:
+			sf.Drained = l.took
+		}
+	}
+	return r
 }

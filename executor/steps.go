@@ -244,16 +244,42 @@ func jobBatch(op host.JobOp) func(e *run, ctx context.Context, idx []int) error 
 // starts runs the start step: its starts as one batch, then the restarts
 // of socket-held containers as another (what the starts bring up, a
 // network, a build, is up before the containers restarted over it), then
-// once more, alone, the image builds that failed in them (buildRetry).
+// once more, alone, the image builds that failed in them (buildRetry),
+// and last the switches of start-first containers to the slots just
+// started (switches).
 func (e *run) starts(ctx context.Context, idx []int) error {
-	var starts, restarts []int
+	var starts, restarts, switches []int
 	for _, i := range idx {
-		if e.p.Actions[i].Op == plan.OpRestart {
+		switch op := e.p.Actions[i].Op; {
+		case op == plan.OpRestart:
 			restarts = append(restarts, i)
-		} else {
+		case isSwitchOp(op):
+			switches = append(switches, i)
+		default:
 			starts = append(starts, i)
 		}
 	}
+	if err := e.startsAndRestarts(ctx, starts, restarts); err != nil {
+		return err
+	}
+	if len(switches) == 0 {
+		return nil
+	}
+	if err := e.interrupted(ctx); err != nil {
+		return err
+	}
+	startFailed := map[string]error{}
+	for _, f := range e.res.Failed {
+		if f.Action.Op == plan.OpStart {
+			startFailed[f.Action.Target] = errors.New(f.Error)
+		}
+	}
+	return e.switches(ctx, switches, startFailed)
+}
+
+// startsAndRestarts runs the starts and the restarts of step 9, and the
+// builds that failed in them once more.
+func (e *run) startsAndRestarts(ctx context.Context, starts, restarts []int) error {
 	failed, err := e.jobs(ctx, starts, host.JobStart)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/syslet/syslet/pkg/layout"
+	"github.com/syslet/syslet/pkg/probe"
 	"github.com/syslet/syslet/pkg/proxy"
 	"github.com/syslet/syslet/render"
 )
@@ -26,14 +27,17 @@ import (
 // the other one (New), which every action of it carries. On a first
 // deploy Old is empty: the switch only readies New.
 type Switch struct {
-	Site         string         `json:"site"`
-	New          string         `json:"new"`
-	Old          string         `json:"old,omitempty"`
-	NewService   string         `json:"newService"`
-	NewContainer string         `json:"newContainer"`
-	OldService   string         `json:"oldService,omitempty"`
-	Port         int            `json:"port"` // the new slot's loopback port
-	Drain        proxy.Duration `json:"drain"`
+	Site         string `json:"site"`
+	New          string `json:"new"`
+	Old          string `json:"old,omitempty"`
+	NewService   string `json:"newService"`
+	NewContainer string `json:"newContainer"`
+	OldService   string `json:"oldService,omitempty"`
+	Port         int    `json:"port"` // the new slot's loopback port
+	// Probe is the new slot's readiness probe: the switch waits until it
+	// says ready (validation makes every start-first container have one).
+	Probe *probe.Probe   `json:"probe,omitempty"`
+	Drain proxy.Duration `json:"drain"`
 	// Discard are the new slot's files that a new slot found not ready
 	// has removed (its unit file, drop-ins and config files): it never
 	// took a request, and the host is left as it was.
@@ -114,7 +118,7 @@ func (in *inputs) switchTo(site, target string, u *render.Unit, live string, pla
 	}
 	up := &(*plans)[0]
 	sw := &Switch{Site: site, New: target, NewService: u.Service, NewContainer: u.Container,
-		Port: u.Slot.Route.Ports.Of(target), Drain: u.Slot.Route.Drain}
+		Port: u.Slot.Route.Ports.Of(target), Probe: u.Probe, Drain: u.Slot.Route.Drain}
 	if in.have.units[u.FileName] == nil {
 		// What this run writes for the new slot, removed again when it is
 		// not ready.

@@ -117,7 +117,12 @@ func main() {
 	<-sig
 	fmt.Printf("testserver %s: draining for up to %s\n", marker, drain)
 	drained := stop(srv, ls, &stopping, &serving, &open, drain)
-	fmt.Printf("testserver %s: stopped (drained: %v)\n", marker, drained)
+	mu.Lock()
+	served, _ := json.Marshal(counts)
+	mu.Unlock()
+	// What it served in its life, for a test that must show a container
+	// never got a request (its log outlives it).
+	fmt.Printf("testserver %s: stopped (drained: %v); served %s\n", marker, drained, served)
 }
 
 // stop stops accepting and answers every connection already accepted,

@@ -74,6 +74,9 @@ const (
 	ProxyState = "/var/lib/syslet/proxy/server-state"
 	// ProxySocket is HAProxy's runtime API (level admin, root only).
 	ProxySocket = "/run/syslet-proxy/admin.sock"
+	// ProxyPID is the HAProxy master's pid: whether the binary it runs
+	// is still the one installed (an upgrade replaced it) is read there.
+	ProxyPID = "/run/syslet-proxy/haproxy.pid"
 	// ProxyBinary is HAProxy as Debian installs it.
 	ProxyBinary = "/usr/sbin/haproxy"
 )

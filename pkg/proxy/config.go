@@ -29,6 +29,7 @@ func Config(sites []Site) []byte {
 	fmt.Fprintf(&b, `global
     stats socket %s mode 600 level admin expose-fd listeners
     stats timeout 1m
+    pidfile %s
     server-state-file %s
 
 defaults
@@ -42,7 +43,7 @@ defaults
     retries 3
     option redispatch
     load-server-state-from-file global
-`, layout.ProxySocket, layout.ProxyState)
+`, layout.ProxySocket, layout.ProxyPID, layout.ProxyState)
 	for _, s := range sites {
 		mode := s.Mode
 		if mode == "" {

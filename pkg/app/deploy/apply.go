@@ -223,8 +223,21 @@ func (r *runner) remember(ctx context.Context, in passInput, p *plan.Plan, chang
 // of containers (step 9: everything before it landed) into a failed
 // health gate; nil for any other failure.
 func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
-	if res == nil || res.Interrupted || len(res.Failed) == 0 || len(res.NotReached) > 0 {
+	if res == nil || res.Interrupted || len(res.Failed) == 0 {
 		return nil
+	}
+	// A start-first slot not ready is a failed start too; the rest of its
+	// switch is called off (not reached) and the old slot keeps serving.
+	calledOff := map[string]bool{}
+	for _, f := range res.Failed {
+		if f.Action.Op == plan.OpAwaitReady {
+			calledOff[f.Action.Data().Switch.Site] = true
+		}
+	}
+	for _, a := range res.NotReached {
+		if sw := a.Data().Switch; sw == nil || !calledOff[sw.Site] {
+			return nil
+		}
 	}
 	containers := map[string]bool{}
 	for _, u := range l.Out.Units {
@@ -234,11 +247,15 @@ func failedStarts(res *executor.Result, l *load.Set) *gate.Report {
 	}
 	g := &gate.Report{}
 	for _, f := range res.Failed {
-		if (f.Action.Op != plan.OpStart && f.Action.Op != plan.OpRestart && f.Action.Op != plan.OpReload) || !containers[f.Action.Unit] {
+		if (f.Action.Op != plan.OpStart && f.Action.Op != plan.OpRestart && f.Action.Op != plan.OpReload && f.Action.Op != plan.OpAwaitReady) || !containers[f.Action.Unit] {
 			return nil
 		}
 		g.Units = append(g.Units, f.Action.Target)
-		g.Failures = append(g.Failures, gate.Failure{Service: f.Action.Target, Reason: "did not " + string(f.Action.Op) + ": " + f.Error, Log: f.Log})
+		reason := "did not " + string(f.Action.Op) + ": " + f.Error
+		if f.Action.Op == plan.OpAwaitReady {
+			reason = "not ready: " + f.Error
+		}
+		g.Failures = append(g.Failures, gate.Failure{Service: f.Action.Target, Reason: reason, Log: f.Log})
 	}
 	return g
 }

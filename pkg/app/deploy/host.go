@@ -15,7 +15,9 @@ import (
 	"github.com/syslet/syslet/pkg/backup"
 	"github.com/syslet/syslet/pkg/host"
 	"github.com/syslet/syslet/pkg/host/fsroot"
+	hostproxy "github.com/syslet/syslet/pkg/host/proxy"
 	"github.com/syslet/syslet/pkg/host/stage"
+	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/report"
 	"github.com/syslet/syslet/pkg/secrets"
@@ -190,6 +192,7 @@ func (h *hostConn) sources(update bool, only []string) plan.Sources {
 	if h.live != nil {
 		src.Units = h.live.Systemd
 		src.Store = h.live.Podman
+		src.Proxy = proxyReader{h.files}
 		if update {
 			src.Tags, src.UpdateOnly = h.live.Podman, only
 		}
@@ -219,7 +222,9 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, 
 	var changed []string
 	seen := map[string]bool{}
 	for _, a := range p.Actions {
-		if (a.Op == plan.OpWriteUnit || a.Op == plan.OpLinkUnit) && !seen[a.Unit] {
+		// The proxy's unit is a plain systemd unit, not quadlet's: HAProxy
+		// checks its configuration before every start and reload.
+		if (a.Op == plan.OpWriteUnit || a.Op == plan.OpLinkUnit) && !seen[a.Unit] && a.Unit != layout.ProxyService {
 			seen[a.Unit] = true
 			changed = append(changed, a.Unit)
 		}
@@ -279,7 +284,8 @@ func (h *hostConn) executor(opened *secrets.Opened, run string, p *plan.Plan) (e
 		}
 	}
 	eh := executor.Host{Files: preparingFiles{h.files}, Systemd: h.live.Systemd, Podman: h.live.Podman,
-		Backups: runBackups{h.backups, run, h.keepBackups, h.maxBackupBytes, spared}}
+		Backups: runBackups{h.backups, run, h.keepBackups, h.maxBackupBytes, spared},
+		Proxy:   switcher{api: hostproxy.New(layout.ProxySocket), units: h.live.Systemd, prober: h.live.Podman}}
 	if opened != nil {
 		eh.Secrets = decrypter{opened}
 	}

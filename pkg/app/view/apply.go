@@ -150,6 +150,9 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 // no probe)".
 func ReplacedLine(r executor.Replaced) string {
 	took := Seconds(r.Took)
+	if sf := r.StartFirst; sf != nil {
+		return startFirstLine(r.Service, sf)
+	}
 	switch {
 	case r.Strategy == plan.StrategySocketHeld && r.Done:
 		return fmt.Sprintf("%s: restarted behind its socket %s in %s", r.Service, r.Socket, took)
@@ -165,6 +168,23 @@ func ReplacedLine(r executor.Replaced) string {
 		return fmt.Sprintf("%s: replaced %s in %s", r.Service, r.Strategy, took)
 	}
 	return fmt.Sprintf("%s: its %s replacement did not finish", r.Service, r.Strategy)
+}
+
+// startFirstLine says how a start-first replacement went: "web-green.service:
+// start-first: ready after 0.6 s, switched from web-blue.service, which
+// drained in 0.1 s".
+func startFirstLine(service string, sf *executor.StartFirst) string {
+	switch {
+	case sf.Discarded:
+		return fmt.Sprintf("%s: start-first: not ready, stopped before any switch (it never took a request; the old slot kept serving)", service)
+	case !sf.Switched:
+		return fmt.Sprintf("%s: start-first: its switch did not finish", service)
+	case sf.Old == "":
+		return fmt.Sprintf("%s: start-first: ready after %s, switched", service, Seconds(sf.Ready))
+	case sf.Drained == 0:
+		return fmt.Sprintf("%s: start-first: ready after %s, switched from %s, whose drain did not finish", service, Seconds(sf.Ready), sf.Old)
+	}
+	return fmt.Sprintf("%s: start-first: ready after %s, switched from %s, which drained in %s", service, Seconds(sf.Ready), sf.Old, Seconds(sf.Drained))
 }
 
 // Seconds is a duration as a plan's reader reads it at a glance: "1.2 s",
