@@ -3,7 +3,6 @@ package proxy
 import (
 	"fmt"
 	"hash/fnv"
-	"strings"
 	"time"
 )
 
@@ -41,17 +40,6 @@ func Other(slot string) string {
 // its podman container's name and its server's in the backend's
 // ("web", "blue" → "web-blue").
 func SlotName(name, slot string) string { return name + "-" + slot }
-
-// SlotOf splits a slot's name ("web-blue") into its container's name and
-// slot; ok is false for any other name.
-func SlotOf(slotName string) (name, slot string, ok bool) {
-	for _, s := range Slots {
-		if n, found := strings.CutSuffix(slotName, "-"+s); found && n != "" {
-			return n, s, true
-		}
-	}
-	return "", "", false
-}
 
 // Ports are the loopback ports a container's two slots publish its port
 // on, Blue's first.
