@@ -120,6 +120,21 @@ func TestSocketHeldDeploysDropNothing(t *testing.T) {
 		t.Errorf("after the rollback web.socket, web.service are %q", st)
 	}
 
+	// Staged: systemd-analyze verify reads the socket unit beside the
+	// service, and a value systemd refuses stops the run before any step.
+	bad, _ := json.Marshal(map[string]any{"apiVersion": "v1", "type": "container", "name": "web",
+		"socket": map[string]any{"Socket": map[string]any{"ListenStream": "0.0.0.0:8080", "Backlog": "lots"}},
+		"unit":   map[string]any{"Container": map[string]any{"Image": v2}}})
+	must(t, h.WriteFile("/srv/specs/stack.json", bad, 0o644))
+	if res := h.Run("syslet /srv/specs"); res.OK() || !strings.Contains(res.Stdout+res.Stderr, "web.socket") {
+		t.Errorf("a socket systemd refuses was not stopped by staging:\n%s%s", res.Stdout, res.Stderr)
+	} else {
+		t.Logf("staging refused the socket:\n%s", res.Stdout+res.Stderr)
+	}
+	if now := inode(); now != first {
+		t.Errorf("a refused run changed the socket: %s → %s", first, now)
+	}
+
 	// Removed from the specs, the socket goes with its container.
 	must(t, h.WriteFile("/srv/specs/stack.json", []byte("[]"), 0o644))
 	h.MustRun(t, "syslet --allow-removals /srv/specs")

@@ -123,8 +123,11 @@ func (in *inputs) edits(iu *installedUnit, want []byte, desired map[string][]byt
 			continue // an interrupted run wrote it before recording it
 		}
 		kind := render.ConfigFile
-		if strings.HasPrefix(p, layout.UnitDir+"/") {
+		switch {
+		case strings.HasPrefix(p, layout.UnitDir+"/"):
 			kind = render.DropInFile
+		case strings.HasPrefix(p, layout.SocketDir+"/"):
+			kind = render.SocketFile
 		}
 		out = append(out, edit{path: p, cur: cur, kind: kind})
 	}

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -136,4 +137,22 @@ Owner=web.container
 			t.Errorf("web.container lacks %s:\n%s", l, unitText)
 		}
 	}
+}
+
+// A socket unit edited by hand is drift like any file syslet wrote: held
+// unless forced, and --force puts the specs' socket back.
+func TestHandEditedSocketIsDrift(t *testing.T) {
+	out := renderStream(t, sockets)
+	h := install(t, out)
+	p := "/etc/systemd/system/web.socket"
+	cur, err := os.ReadFile(h.root.Path(p))
+	must(t, err)
+	must(t, os.WriteFile(h.root.Path(p), []byte(strings.Replace(string(cur), "ListenStream=0.0.0.0:8080", "ListenStream=0.0.0.0:9999", 1)), 0o644))
+	h.reread(t)
+	pl := plan.Build(out, h.obs, plan.Options{})
+	if effect(pl, "web.container") != plan.EffectDrift || len(pl.Actions) != 0 {
+		t.Fatalf("a hand-edited socket: effect %s, actions %q; want drift and nothing done", effect(pl, "web.container"), actions(pl))
+	}
+	forced := plan.Build(out, h.obs, plan.Options{Force: true})
+	has(t, actions(forced), "write-file "+p, "stop web.socket", "stop web.service", "start web.service")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -230,6 +231,13 @@ func (h *hostConn) stage(ctx context.Context, p *plan.Plan, obs *plan.Observed, 
 		}
 	}
 	current, future := plan.UnitSets(obs, p)
+	// The socket units the plan writes are verified beside the services
+	// that want them (stage: a NAME.socket in the set).
+	for _, a := range p.Actions {
+		if a.Op == plan.OpWriteFile && path.Dir(a.Target) == layout.SocketDir {
+			future[path.Base(a.Target)] = a.Data().Content
+		}
+	}
 	res, err := h.live.Stager.Check(ctx, future, current, changed)
 	for _, w := range res.Warnings {
 		v.StagingWarning(attribute(w, out))

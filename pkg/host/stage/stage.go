@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,6 +143,7 @@ func (s Stager) prune() {
 
 func (s Stager) check(ctx context.Context, tmp string, future, before map[string][]byte, verify []string) (warnings []string, err error) {
 	gen := filepath.Join(tmp, "generated")
+	future, sockets := splitSockets(future)
 	verify = withInstances(verify, future)
 	names := scope(future, before, verify)
 	warnings, problems, err := s.generate(ctx, within(future, names), filepath.Join(tmp, "units"), gen)
@@ -187,6 +189,13 @@ func (s Stager) check(ctx context.Context, tmp string, future, before map[string
 	}
 	if len(services) == 0 {
 		return warnings, nil // a template with no instances: the generator judged it
+	}
+	for _, n := range slices.Sorted(maps.Keys(sockets)) {
+		p := filepath.Join(gen, n)
+		if err := os.WriteFile(p, sockets[n], 0o644); err != nil {
+			return warnings, err
+		}
+		services = append(services, p)
 	}
 	// --recursive-errors=no: the units named are checked, and their
 	// dependencies loaded and reported on, without verify walking the
@@ -454,4 +463,24 @@ func aboutOthers(msg string, units map[string][]byte, verify []string) bool {
 		other = true
 	}
 	return other
+}
+
+// splitSockets takes the socket units (NAME.socket: a container spec's
+// socket, a plain systemd unit quadlet does not read) out of a unit set.
+// They are verified beside the generated services, where the services
+// that want them find them.
+func splitSockets(units map[string][]byte) (quadlets, sockets map[string][]byte) {
+	for n := range units {
+		if strings.HasSuffix(n, ".socket") && !strings.Contains(n, "/") {
+			if sockets == nil {
+				quadlets, sockets = maps.Clone(units), map[string][]byte{}
+			}
+			sockets[n] = units[n]
+			delete(quadlets, n)
+		}
+	}
+	if sockets == nil {
+		return units, nil
+	}
+	return quadlets, sockets
 }
