@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // SyntaxError is a JSON stream that could not be read; Line and Col
@@ -186,6 +187,12 @@ func (p *parser) wrap(data []byte, err error) error {
 		off = comma
 		msg = fmt.Sprintf("trailing comma before '%c': JSON allows none; delete this comma", closing)
 	}
+	// The other mistake of hand-edited JSON: a member or item added
+	// without the comma before it, which the decoder calls an "invalid
+	// character after object key:value pair".
+	if missingComma(err, data, off) {
+		msg = "missing comma: a new value starts here, and the one before it ends without a ','"
+	}
 	line, col := 1, 1
 	for i := int64(0); i < off && i < int64(len(data)); i++ {
 		if data[i] == '\n' {
@@ -195,6 +202,16 @@ func (p *parser) wrap(data []byte, err error) error {
 		}
 	}
 	return &SyntaxError{Line: line, Col: col, Msg: msg}
+}
+
+// missingComma reports whether err stopped at the start of a value that
+// follows another value with no comma between them.
+func missingComma(err error, data []byte, off int64) bool {
+	m := err.Error()
+	if !strings.Contains(m, "after object key:value pair") && !strings.Contains(m, "after array element") {
+		return false
+	}
+	return off >= 0 && off < int64(len(data)) && strings.IndexByte(`"{[-0123456789tfn`, data[off]) >= 0
 }
 
 // trailingComma finds the comma before the closing '}' or ']' a syntax

@@ -49,3 +49,20 @@ func TestTrailingComma(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingComma: a member or item added without the comma before it is
+// named as what it is, where the new value starts.
+func TestMissingComma(t *testing.T) {
+	const missing = "missing comma: a new value starts here, and the one before it ends without a ','"
+	for in, want := range map[string]string{
+		"{\"apiVersion\": \"v1\"\n  \"type\": \"volume\"}": "line 2, column 3: " + missing,
+		"[{\"a\": 1}\n {\"b\": 2}]":                        "line 2, column 2: " + missing,
+		`{"a": ["x" "y"]}`:                                 "line 1, column 12: " + missing,
+		`{"a": 1 }}`:                                       "line 1, column 10: invalid character looking for beginning of value",
+	} {
+		_, _, err := DecodeStream([]byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", in, err, want)
+		}
+	}
+}
