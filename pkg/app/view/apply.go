@@ -249,6 +249,18 @@ func UndoLine(u *executor.Undo) string {
 	return s + "; nothing was daemon-reloaded, so systemd runs the unit files it ran before."
 }
 
+// gateNamed is how many units the gate's line names; a run that started
+// more says how many more.
+const gateNamed = 8
+
+// someUnits names the first gateNamed units, then how many more.
+func someUnits(units []string) string {
+	if len(units) <= gateNamed {
+		return strings.Join(units, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(units[:gateNamed], ", "), len(units)-gateNamed)
+}
+
 // Gate writes the health gate's verdict: nothing when it watched nothing,
 // a line when all passed, each failure with its unit's last log lines.
 func Gate(w io.Writer, g *gate.Report) {
@@ -259,7 +271,7 @@ func Gate(w io.Writer, g *gate.Report) {
 	case g.Interrupted:
 		fmt.Fprintf(w, "Health gate interrupted after %s: the changes are applied but were not judged.\n", g.Took.Round(time.Millisecond))
 	case g.Passed():
-		fmt.Fprintf(w, "Health gate: %d unit(s) up and stayed up for %s (%s).\n", len(g.Units), g.Soak, g.Took.Round(time.Millisecond))
+		fmt.Fprintf(w, "Health gate: %d unit(s) up and stayed up for %s (%s): %s.\n", len(g.Units), g.Soak, g.Took.Round(time.Millisecond), redact.Escape(someUnits(g.Units)))
 	default:
 		fmt.Fprintf(w, "Health gate FAILED after %s:\n", g.Took.Round(time.Millisecond))
 		for _, f := range g.Failures {

@@ -269,7 +269,7 @@ func drawStatusTable(w io.Writer, p *plan.Plan) {
 	if len(status) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "UNIT STATUS CHANGES")
+	fmt.Fprintln(w, "Unit status changes:")
 	rows := make([][4]string, 0, len(status)+1)
 	rows = append(rows, [4]string{"  SERVICE", "NOW", "AFTER", "CHANGE"})
 	for _, u := range status {
