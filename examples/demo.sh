@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh — deploy examples/ onto a throwaway test host and show what syslet does.
 #
-# Builds the test host image if needed (integration/testhost; about two minutes the first time),
+# Builds the test host image if needed (integration/testhost; about seven minutes the first time),
 # boots one host, deploys the older stack in examples/demo-previous/, prints the plan to upgrade it
 # to examples/ and applies it, shows what runs, then plans again in a fresh process: nothing to do.
 # The host is stopped at the end; KEEP=1 leaves it running (shell: go tool task testhost:shell NAME=demo).
