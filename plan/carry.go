@@ -15,9 +15,9 @@ import (
 // sha256), before what mounts it starts. It is a fill (fill.go) whose
 // backup the run itself takes, and resumes as one: a run stopped in
 // between is finished by the next, which imports the same export, named
-// by the journal. Only a volume whose driver keeps its data where podman
-// can import it can be carried over; another is refused unless the run
-// lets its data go (--no-backup).
+// by the journal. Only a volume of the local driver is carried over;
+// another is refused unless the run lets its data go (--no-backup: no
+// export, no import).
 
 // recreated adds what makes a recreated unit's object again: its
 // service's start or, for a volume whose data is carried over, its
@@ -32,7 +32,7 @@ func (in *inputs) recreated(u *render.Unit, iu *installedUnit, up *unitPlan, ran
 	}
 	if d := driverOf(u.Kind.Quadlet().Section, iu.parsed(), u.Parsed()); d != "" {
 		up.refusals = append(up.refusals, Refusal{Unit: u.FileName, Source: up.change.Source, Message: fmt.Sprintf(
-			"volume %s changed (%s), which needs it deleted and created again, but its data cannot be carried over: podman imports only into a volume of the local driver, and it uses driver %s; to recreate it empty, its data kept only in a backup, apply with --no-backup",
+			"volume %s changed (%s), which needs it deleted and created again, but its data cannot be carried over: syslet carries data over only into a volume of the local driver, and it uses driver %s; to recreate it all the same, neither exporting its data nor carrying it over, apply with --no-backup",
 			u.Resource, summarizeKeys(up.change.Keys), d)})
 		return
 	}
