@@ -128,17 +128,27 @@ gate probes it: its answer, its latency and where the host reached it are shown.
 exits 0 whenever it could read systemd, whatever the services' states and the probes' answers
 (read them in --output json), 1 when it could not, 2 when the specs are invalid.`,
 			examples: []string{"syslet status", "syslet status --output json specs/"}},
-		{name: "wait-status", run: cmdWaitStatus, synopsis: []string{"--forge KIND [--api URL] --repo OWNER/NAME --token-file FILE --context NAME… [flags] COMMIT"},
-			summary:     "wait until the named status contexts of COMMIT on the forge (the statuses webhookd sets per host) are all success, or one has failed: the gate before CI promotes a commit to the next ring",
+		{name: "wait-status", run: cmdWaitStatus, synopsis: []string{
+			"--forge KIND [--api URL] --repo OWNER/NAME --token-file FILE --context NAME… [flags] COMMIT",
+			"--forge KIND [--api URL] --repo OWNER/NAME --token-file FILE --hosts-dir DIR --select SELECTOR [--min-success N|P%] [flags] COMMIT",
+			"--prometheus URL --hosts-dir DIR --select SELECTOR [--min-success N|P%] [flags] COMMIT"},
+			summary:     "wait until enough hosts of a ring run COMMIT (their statuses on the forge, or their webhookd's metrics in Prometheus), or so many failed that enough cannot: the gate before CI promotes a commit to the next ring",
 			defineFlags: func(f *flags) { new(waitStatusOptions).define(f) },
-			notes: `wait-status only reads: it changes nothing on the forge or any host. It exits 0 when every
-named context is success, 1 as soon as one is failure or error (GitLab: failed, canceled) —
-the commit failed or rolled back on that host, do not promote it —, 2 when the forge refuses
-the read (token, repository, API URL) or the token file is not a private file, 3 when --timeout
-runs out with a context still pending or without any status, 64 on a usage error and 130 when
-interrupted. A read that gets no answer or a 5xx is tried again at the next interval.`,
+			notes: `wait-status only reads: it changes nothing on the forge, in Prometheus or on any host. The hosts
+are the named contexts, or the host directories of --hosts-dir whose labels file (DIR/<host>/labels,
+key=value lines) matches --select, each read as its status context syslet/{host} (--context
+PATTERN) or, with --prometheus, as its webhookd's series (one PromQL query a read). A host has
+succeeded when it runs the commit and it passed its health gate, has failed when it failed or
+rolled back on it; a host that says nothing (down, not polling) has not succeeded and is named
+as missing. It exits 0 as soon as --min-success of the hosts succeeded (default 100%: every one;
+a percentage is rounded up), 1 as soon as so many failed (forge: failure or error, GitLab: failed,
+canceled) that it can no longer be met — do not promote it —, 2 when the source refuses the read
+(token, repository, URL, query) or the token file is not a private file, 3 when --timeout runs
+out first, 64 on a usage error and 130 when interrupted. A read that gets no answer or a 5xx is
+tried again at the next interval.`,
 			examples: []string{"syslet wait-status --forge gitea --api https://git.example/api/v1 --repo ops/infra --token-file ci.token --context syslet/canary1 --context syslet/canary2 \"$(git rev-parse origin/canary)\"",
-				`c=$(git rev-parse origin/canary) && syslet wait-status --forge github --repo ops/infra --token-file gh.token --context syslet/canary1 "$c" && git push origin "$c:refs/heads/main"`}},
+				`c=$(git rev-parse origin/canary) && syslet wait-status --forge github --repo ops/infra --token-file gh.token --hosts-dir hosts --select ring=canary --min-success 95% "$c" && git push origin "$c:refs/heads/main"`,
+				`syslet wait-status --prometheus http://prometheus:9090 --hosts-dir hosts --select ring=canary,site=fra --min-success 95% "$(git rev-parse origin/canary)"`}},
 		{name: "show", run: cmdShow, synopsis: []string{"FILE [--output json]"},
 			summary:     "print a plan saved by syslet --diff --out FILE as --diff printed it, with the input and host state it was made from",
 			defineFlags: func(f *flags) { new(showOptions).define(f) },

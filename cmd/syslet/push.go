@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/fleet"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/sshcommand"
 )
@@ -21,6 +22,8 @@ type pushOptions struct {
 	diff           bool
 	parallel       int
 	hostsDir       string
+	selectSpec     string         // --select as given
+	selector       fleet.Selector // only the host directories whose labels match
 	remoteCommand  string
 	knownHosts     string
 	acceptNew      bool
@@ -79,6 +82,7 @@ refuses its own (the table says "stale"; nothing changed there) while the others
 func (o *pushOptions) define(f *flags) {
 	f.Bool(&o.diff, "diff", false, "plan only, on every host")
 	f.String(&o.hostsDir, "hosts-dir", "", "take each host's specs from `DIR`/<host>/ plus DIR/common/")
+	f.String(&o.selectSpec, "select", "", "with --hosts-dir: push only to the hosts whose labels (DIR/<host>/labels, key=value lines) match `SELECTOR`: key=value or key!=value, comma-separated, all must hold (role=web,site=fra)")
 	f.Int(&o.parallel, "parallel", 4, "work on `N` hosts at once")
 	f.String(&o.remoteCommand, "remote-command", "syslet", "run `CMD` on the hosts (e.g. \"sudo syslet\")")
 	f.String(&o.sshConfig, "F", "", "read ssh settings from `FILE` (default ~/.ssh/config, /etc/ssh/ssh_config)")
@@ -129,6 +133,14 @@ func parsePush(args []string, stderr io.Writer) (pushOptions, error) {
 	}
 	if o.verify != "" && len(pos) > 0 && o.hostsDir == "" && pos[len(pos)-1] == "-" {
 		return o, fmt.Errorf("%w: --verify checks a git checkout: specs from stdin cannot be verified", errUsage)
+	}
+	if o.selectSpec != "" {
+		if o.selector, err = fleet.ParseSelector(o.selectSpec); err != nil {
+			return o, fmt.Errorf("%w: --select: %v", errUsage, err)
+		}
+		if o.hostsDir == "" {
+			return o, fmt.Errorf("%w: --select picks host directories by their labels: give --hosts-dir too", errUsage)
+		}
 	}
 	if o.hostsDir != "" {
 		o.targets = pos
@@ -225,6 +237,12 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if o.hostsDir != "" && len(o.targets) == 0 {
 		if o.targets, err = hostDirs(o.hostsDir); err != nil {
+			view.Error(stderr, "syslet push", err)
+			return exitError
+		}
+	}
+	if o.selector != nil {
+		if o.targets, err = selectHosts(o.hostsDir, o.targets, o.selector, stderr); err != nil {
 			view.Error(stderr, "syslet push", err)
 			return exitError
 		}

@@ -49,6 +49,9 @@ func TestParsePush(t *testing.T) {
 		{args: []string{"--pause", "10s", "web1", "specs/"}, bad: "give --batch too"},
 		{args: []string{"--diff", "--batch", "1", "--pause", "10s", "web1", "specs/"}, bad: "with --diff nothing is applied"},
 		{args: []string{"--output", "yaml", "web1", "specs/"}, bad: "--output must be text or json"},
+		{args: []string{"--select", "role", "--hosts-dir", "hosts"}, bad: `--select: "role": want key=value or key!=value`},
+		{args: []string{"--select", "role=web,role=db", "--hosts-dir", "hosts"}, bad: "--select: \"role=db\": label role is already required"},
+		{args: []string{"--select", "role=web", "web1", "specs/"}, bad: "--select picks host directories by their labels: give --hosts-dir too"},
 	}
 	for _, tt := range tests {
 		o, err := parsePush(tt.args, io.Discard)
@@ -155,6 +158,8 @@ func TestPushRefusesLocally(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "hosts", "common", "v.json"), vol("shared"))
 	writeFile(t, filepath.Join(dir, "hosts", "web1", "v.json"), vol("shared"))
 	writeFile(t, filepath.Join(dir, "hosts", "web2", "v.json"), vol("own"))
+	writeFile(t, filepath.Join(dir, "hosts", "web2", "labels"), "site=ams\n")
+	writeFile(t, filepath.Join(dir, "badlabels", "web1", "labels"), "site fra\n")
 
 	addr, conns := listener(t)
 	tests := []struct {
@@ -170,6 +175,8 @@ func TestPushRefusesLocally(t *testing.T) {
 		{"defined in common and host", []string{"--hosts-dir", filepath.Join(dir, "hosts"), "web1", "web2"}, exitInvalid, `volume "shared" is already defined`},
 		{"missing host dir", []string{"--hosts-dir", filepath.Join(dir, "hosts"), "web3"}, exitError, "web3"},
 		{"common as a target", []string{"--hosts-dir", filepath.Join(dir, "hosts"), "common"}, exitError, "cannot be a host directory"},
+		{"selects nothing", []string{"--hosts-dir", filepath.Join(dir, "hosts"), "--select", "site=fra"}, exitError, "--select site=fra: none of the 2 host(s) of"},
+		{"bad labels file", []string{"--hosts-dir", filepath.Join(dir, "badlabels"), "--select", "site=fra"}, exitError, "badlabels/web1/labels:1: \"site fra\": want key=value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/syslet/syslet/pkg/app/view"
+	"github.com/syslet/syslet/pkg/fleet"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/push"
 	"github.com/syslet/syslet/pkg/spec"
@@ -110,4 +111,27 @@ func hostDirs(dir string) ([]string, error) {
 		return nil, fmt.Errorf("--hosts-dir %s has no host directories (only %s/ is shared, not a host)", dir, commonDir)
 	}
 	return hosts, nil
+}
+
+// selectHosts keeps the targets whose host directory's labels match sel,
+// in order, and says which it kept. None kept is an error: a selector
+// that picks nothing is a mistake, not an empty rollout.
+func selectHosts(dir string, targets []string, sel fleet.Selector, stderr io.Writer) ([]string, error) {
+	var kept []string
+	for _, t := range targets {
+		_, alias, _, _ := push.ParseTarget(t)
+		// A host without a labels file (or a directory) has no labels.
+		ls, err := fleet.ReadLabels(filepath.Join(dir, alias))
+		if err != nil {
+			return nil, fmt.Errorf("--select: %w", err)
+		}
+		if sel.Matches(ls) {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("--select %s: none of the %d host(s) of %s carries these labels (%s/<host>/%s)", sel, len(targets), dir, dir, fleet.LabelsFile)
+	}
+	fmt.Fprintf(stderr, "syslet push: --select %s: %d of %d host(s): %s\n", sel, len(kept), len(targets), strings.Join(kept, ", "))
+	return kept, nil
 }

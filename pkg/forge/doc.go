@@ -3,11 +3,10 @@
 // a status is set (webhookd's per-host status of a deployed commit), how a
 // commit's statuses are read back, and what each forge's state words mean.
 //
-// A ring of hosts is promoted on those statuses: Wait reads a commit's
-// statuses until every named context is success, or one has failed, and
-// says which. It reads through the small Reader interface, so the
-// waiting is tested without a forge and a real forge stands behind
-// Client.
+// A ring of hosts is promoted on those statuses: package fleet waits on
+// them (enough hosts success, or too many failed) through the small
+// Reader interface, so the waiting is tested without a forge and a real
+// forge stands behind Client.
 //
 // Tokens are the caller's (read from a 0600 file) and never appear in an
 // error: a failed request names the method, the API's scheme and host,

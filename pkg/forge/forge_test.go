@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 const (
@@ -249,91 +248,6 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-// scripted is a Reader whose answers are given in advance, one per read;
-// the last one repeats.
-type scripted struct {
-	reads   int
-	answers []func() (map[string]Status, error)
-}
-
-func (s *scripted) Statuses(context.Context, string) (map[string]Status, error) {
-	a := s.answers[min(s.reads, len(s.answers)-1)]
-	s.reads++
-	return a()
-}
-
-func states(kv ...string) func() (map[string]Status, error) {
-	return func() (map[string]Status, error) {
-		m := map[string]Status{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = Status{Context: kv[i], State: stateOf(kv[i+1]), Word: kv[i+1]}
-		}
-		return m, nil
-	}
-}
-
-func failing(err error) func() (map[string]Status, error) {
-	return func() (map[string]Status, error) { return nil, err }
-}
-
-func TestWait(t *testing.T) {
-	ctxs := []string{"syslet/c1", "syslet/c2"}
-	watch := Watch{Every: time.Millisecond}
-	bg := context.Background()
-
-	t.Run("SuccessOnceEveryNamedContextIs", func(t *testing.T) {
-		r := &scripted{answers: []func() (map[string]Status, error){
-			states(),
-			states("syslet/c1", "pending", "other", "failure"), // another context's failure is not ours
-			failing(&Error{Code: 502}),
-			states("syslet/c1", "success", "syslet/c2", "pending"),
-			states("syslet/c1", "success", "syslet/c2", "success"),
-		}}
-		var changes []string
-		var retries int
-		w := watch
-		w.Changed = func(s Status) { changes = append(changes, s.Context+"="+s.Word) }
-		w.Retrying = func(error) { retries++ }
-		res, err := Wait(bg, r, sha, ctxs, w)
-		if err != nil || res.Outcome != Succeeded || r.reads != 5 || retries != 1 {
-			t.Fatalf("%+v %v after %d reads", res, err, r.reads)
-		}
-		if got := strings.Join(changes, " "); got != "syslet/c1=pending syslet/c1=success syslet/c2=pending syslet/c2=success" {
-			t.Errorf("changes: %s", got)
-		}
-	})
-	t.Run("FailsFastOnTheFirstFailure", func(t *testing.T) {
-		r := &scripted{answers: []func() (map[string]Status, error){
-			states("syslet/c2", "error"), // c1 has not even started
-		}}
-		res, err := Wait(bg, r, sha, ctxs, watch)
-		if err != nil || res.Outcome != Failed || res.Failed != "syslet/c2" || r.reads != 1 {
-			t.Fatalf("%+v %v", res, err)
-		}
-	})
-	t.Run("UnknownWordsNeverPromote", func(t *testing.T) {
-		r := &scripted{answers: []func() (map[string]Status, error){states("syslet/c1", "success", "syslet/c2", "warning")}}
-		if res, _ := Wait(bg, r, sha, ctxs, watch); res.Outcome != Failed {
-			t.Fatalf("%+v", res)
-		}
-	})
-	t.Run("PermanentErrorsEndIt", func(t *testing.T) {
-		r := &scripted{answers: []func() (map[string]Status, error){failing(&Error{Code: 404, Msg: ": Not Found"})}}
-		if _, err := Wait(bg, r, sha, ctxs, watch); err == nil || !strings.Contains(err.Error(), "404") {
-			t.Fatalf("%v", err)
-		}
-	})
-	t.Run("StillPendingWhenTimeRunsOut", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
-		defer cancel()
-		r := &scripted{answers: []func() (map[string]Status, error){states("syslet/c1", "success"), failing(&Error{Code: 503})}}
-		res, err := Wait(ctx, r, sha, ctxs, watch)
-		if err != nil || res.Outcome != StillPending || !errors.Is(ctx.Err(), context.DeadlineExceeded) || res.Err == nil {
-			t.Fatalf("%+v %v", res, err)
-		}
-	})
-}
-
 func TestStateWords(t *testing.T) {
 	for word, want := range map[string]State{
 		"success": Success, "pending": Pending, "running": Pending, "created": Pending,
@@ -343,4 +257,11 @@ func TestStateWords(t *testing.T) {
 			t.Errorf("%q: %s, want %s", word, got, want)
 		}
 	}
+}
+
+// Temporary reports whether err is a read worth trying again, as package
+// fleet asks it.
+func Temporary(err error) bool {
+	var e interface{ Temporary() bool }
+	return errors.As(err, &e) && e.Temporary()
 }

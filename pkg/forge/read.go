@@ -170,12 +170,6 @@ func (e *Error) Temporary() bool {
 	return e.Code == 0 || e.Code == http.StatusRequestTimeout || e.Code == http.StatusTooManyRequests || e.Code >= 500
 }
 
-// Temporary reports whether err is a read worth trying again.
-func Temporary(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Temporary()
-}
-
 func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	fail := func(code int, msg string) error {
 		return &Error{Method: http.MethodGet, Where: apiBase(c.Repo.API), Code: code, Msg: msg}
