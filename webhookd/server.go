@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/syslet/syslet/pkg/bounded"
 	"github.com/syslet/syslet/pkg/notify"
 	"github.com/syslet/syslet/webhookd/clone"
 	"github.com/syslet/syslet/webhookd/config"
@@ -162,6 +163,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 			})
 			d.statuses = append(d.statuses, statuses)
 		}
+		d.startLabels(r)
 		w := queue.New(r, queue.Options{
 			Checkout:   o.NewCheckout(r, filepath.Join(cfg.StateDir, r.Name)),
 			Deployer:   o.Deployer,
@@ -178,6 +180,20 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	d.page = page.New(cfg, d.order, d.m.Reg, o.Root, o.Log)
 	d.router = d.routes()
 	return d, nil
+}
+
+// startLabels exports this host's labels as the clone's last checkout
+// left them (none before the first), until the next deploy reads them
+// again: a restarted daemon does not drop out of its ring's selector.
+func (d *Daemon) startLabels(r *config.Repo) {
+	dir, err := bounded.DirBeneath(filepath.Join(d.cfg.StateDir, r.Name), filepath.FromSlash(r.SpecPath))
+	if err != nil {
+		d.m.SetLabels(r.Name, d.cfg.Hostname, nil)
+		return
+	}
+	if err := d.m.ReadLabels(r.Name, d.cfg.Hostname, dir); err != nil {
+		d.log.Warn().Err(err).Str("repo", r.Name).Msg("this host's labels are not exported")
+	}
 }
 
 func (d *Daemon) routes() http.Handler {

@@ -36,6 +36,10 @@ type Set struct {
 	// the last attempt ended.
 	Applied    *prometheus.GaugeVec
 	LastResult *prometheus.GaugeVec
+	// The fleet's view (fleet.go): the commit of the last attempt, and
+	// the host's name and labels.
+	LastCommit *prometheus.GaugeVec
+	hostInfo   *hostInfo
 	// Drift checks, notifications and commit statuses.
 	DriftUnits   *prometheus.GaugeVec
 	DriftChecked *prometheus.GaugeVec
@@ -146,6 +150,7 @@ func New(repos []config.Repo, targets, results []string) *Set {
 	m.Reg.MustRegister(m.Deliveries, m.Deploys, m.Duration, m.LastSuccess, m.Fetches, m.InProgress, m.Applied, m.LastResult,
 		m.DriftUnits, m.DriftChecked, m.DriftChecks, m.ProbeSuccess, m.ProbeLatency, m.Notifications, m.Statuses, m.Packs, m.Repacks, m.Refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.newFleet()
 	m.zero(repos, targets)
 	return m
 }

@@ -168,6 +168,9 @@ func (w *Worker) apply(ctx context.Context, o outcome, best push) outcome {
 		o.end(0, CheckoutFailed, fmt.Errorf("commit %s has no directory %q (repos[].path)", short(best.commit), w.cfg.SpecPath))
 		return o
 	}
+	if err := w.m.ReadLabels(w.cfg.Name, w.hostname, specDir); err != nil {
+		w.log.Warn().Err(err).Str("commit", best.commit).Msg("this host's labels are not exported")
+	}
 	w.log.Info().Str("commit", best.commit).Str("dir", specDir).Msg("deploying")
 	started := o.Attempt // what the started event tells of the attempt
 	rep, err := w.dep.Deploy(ctx, DeployRequest{
@@ -266,6 +269,7 @@ func (w *Worker) finish(o outcome) {
 		w.m.SetApplied(w.cfg.Name, a.Commit)
 	}
 	w.m.SetLastResult(w.cfg.Name, result)
+	w.m.SetLastCommit(w.cfg.Name, a.Commit)
 	w.tell(o)
 
 	log := w.log.With().Str("commit", a.Commit).Logger()

@@ -86,6 +86,7 @@ func New(cfg *config.Repo, o Options) *Worker {
 	}
 	if st.Last != nil {
 		m.SetLastResult(cfg.Name, st.Last.Result())
+		m.SetLastCommit(cfg.Name, st.Last.Commit)
 	}
 	if d := st.Drift; d != nil && d.CheckedAt != nil {
 		w.driftGauges(d)
