@@ -269,6 +269,7 @@ func TestBenchmark(t *testing.T) {
 			t.Run("fleet", func(t *testing.T) { benchFleet(t, runs, tb) })
 			t.Run("rss", func(t *testing.T) { benchSysletRSS(t, tb) })
 			t.Run("zero-downtime", func(t *testing.T) { benchZeroDowntime(t, tb) })
+			t.Run("probe", func(t *testing.T) { benchProbe(t, runs, tb) })
 		})
 		t.Run("ansible", func(t *testing.T) { t.Parallel(); benchAnsible(t, aruns, tb) })
 		t.Run("webhookd", func(t *testing.T) { t.Parallel(); benchWebhookdFootprint(t, tb) })
