@@ -83,7 +83,7 @@ func Load(ts []settings.NotifyTarget, field string) ([]*Target, error) {
 }
 
 func load(st settings.NotifyTarget, i int, add func(field, format string, args ...any)) *Target {
-	t := &Target{name: st.Name, typ: st.Type, retry: DefaultRetry, events: map[Kind]bool{}}
+	t := &Target{name: st.Name, typ: st.Type}
 	switch st.Type {
 	case TypeWebhook, TypeSlack, TypeMattermost, TypeNtfy, TypeSMTP:
 	case "":
@@ -96,110 +96,11 @@ func load(st settings.NotifyTarget, i int, add func(field, format string, args .
 	} else if !validName(t.name) {
 		add("name", "%q must be 1-63 characters of a-z, A-Z, 0-9, '.', '_', '-'", t.name)
 	}
-
-	// The URL, given or read from a private file.
-	switch {
-	case st.URL != "" && st.URLFile != "":
-		add("url", "give url or urlFile, not both")
-	case st.URLFile != "":
-		if b, err := readFile(st.URLFile); err != nil {
-			add("urlFile", "%v", err)
-		} else {
-			t.url = string(b)
-		}
-	case st.URL != "":
-		t.url = st.URL
-	default:
-		add("url", "required (or urlFile, for a URL that is itself a credential)")
-	}
-	urlField := "url"
-	if st.URLFile != "" {
-		urlField = "urlFile"
-	}
 	var u *url.URL
-	if t.url != "" {
-		var err error
-		if u, err = url.Parse(t.url); err != nil || u.Host == "" {
-			// The URL itself is never shown: it may be a credential.
-			add(urlField, "not an absolute URL")
-			u = nil
-		} else {
-			t.where = Redact(t.url)
-		}
-	}
-	if u != nil {
-		switch st.Type {
-		case TypeSMTP:
-			if u.Scheme != "smtp" && u.Scheme != "smtps" {
-				add(urlField, "want smtp://HOST:PORT (STARTTLS when the server offers it) or smtps://HOST:PORT (TLS), got %s://", u.Scheme)
-			}
-			if u.Port() == "" {
-				add(urlField, "give the port (587 for smtp://, 465 for smtps://)")
-			}
-			if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-				add(urlField, "only smtp[s]://HOST:PORT; the user goes in username, its password in passwordFile")
-			}
-		default:
-			if u.Scheme != "https" && u.Scheme != "http" {
-				add(urlField, "want an https:// (or http://) URL, got %s://", u.Scheme)
-			}
-			if u.User != nil {
-				add(urlField, "must not carry a user or password")
-			}
-		}
-	}
-
-	creds := func(field, file string, dst *[]byte, allowed bool, what string) {
-		if file == "" {
-			return
-		}
-		if !allowed {
-			add(field, "only applies to %s targets", what)
-			return
-		}
-		b, err := readFile(file)
-		if err != nil {
-			add(field, "%v", err)
-			return
-		}
-		*dst = b
-	}
-	creds("secretFile", st.SecretFile, &t.secret, st.Type == TypeWebhook, "webhook")
-	creds("tokenFile", st.TokenFile, &t.token, st.Type == TypeNtfy, "ntfy")
-	creds("passwordFile", st.PasswordFile, &t.password, st.Type == TypeSMTP, "smtp")
-	if st.Type == TypeWebhook && st.SecretFile != "" && len(t.secret) > 0 && len(t.secret) < 16 {
-		add("secretFile", "%s holds %d bytes; use at least 16 (e.g. openssl rand -hex 32)", st.SecretFile, len(t.secret))
-	}
-	if len(t.token) > 0 && u != nil && u.Scheme == "http" && !loopback(u.Hostname()) {
-		add("tokenFile", "the token would cross the network in clear: use an https:// URL")
-	}
-
-	// Mail.
+	t.url, t.where, u = loadURL(st, add)
+	t.secret, t.token, t.password = loadCredentials(st, u, add)
 	if st.Type == TypeSMTP {
-		if st.From == "" {
-			add("from", "required for smtp targets")
-		} else if a, err := mail.ParseAddress(st.From); err != nil {
-			add("from", "%q is not a mail address: %v", st.From, err)
-		} else {
-			t.from = a.Address
-		}
-		if len(st.To) == 0 {
-			add("to", "at least one recipient is required for smtp targets")
-		}
-		for k, to := range st.To {
-			if a, err := mail.ParseAddress(to); err != nil {
-				add(fmt.Sprintf("to[%d]", k), "%q is not a mail address: %v", to, err)
-			} else {
-				t.to = append(t.to, a.Address)
-			}
-		}
-		switch {
-		case st.Username != "" && st.PasswordFile == "":
-			add("passwordFile", "required with username")
-		case st.Username == "" && st.PasswordFile != "":
-			add("username", "required with passwordFile")
-		}
-		t.user = st.Username
+		t.from, t.to, t.user = loadMail(st, add)
 	} else {
 		for _, c := range []struct {
 			field string
@@ -210,11 +111,129 @@ func load(st settings.NotifyTarget, i int, add func(field, format string, args .
 			}
 		}
 	}
+	t.events = loadEvents(st, add)
+	t.retry = loadRetry(st, add)
+	return t
+}
 
-	// Which events, and how hard to try.
+// loadURL reads a target's URL, given or from a private file, and checks
+// it for the target's type: the URL, where it points with any credential
+// taken out (what messages show), and the URL parsed (nil when it is not
+// usable).
+func loadURL(st settings.NotifyTarget, add func(field, format string, args ...any)) (raw, where string, u *url.URL) {
+	switch {
+	case st.URL != "" && st.URLFile != "":
+		add("url", "give url or urlFile, not both")
+	case st.URLFile != "":
+		if b, err := readFile(st.URLFile); err != nil {
+			add("urlFile", "%v", err)
+		} else {
+			raw = string(b)
+		}
+	case st.URL != "":
+		raw = st.URL
+	default:
+		add("url", "required (or urlFile, for a URL that is itself a credential)")
+	}
+	field := "url"
+	if st.URLFile != "" {
+		field = "urlFile"
+	}
+	if raw == "" {
+		return raw, "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		// The URL itself is never shown: it may be a credential.
+		add(field, "not an absolute URL")
+		return raw, "", nil
+	}
+	switch st.Type {
+	case TypeSMTP:
+		if u.Scheme != "smtp" && u.Scheme != "smtps" {
+			add(field, "want smtp://HOST:PORT (STARTTLS when the server offers it) or smtps://HOST:PORT (TLS), got %s://", u.Scheme)
+		}
+		if u.Port() == "" {
+			add(field, "give the port (587 for smtp://, 465 for smtps://)")
+		}
+		if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			add(field, "only smtp[s]://HOST:PORT; the user goes in username, its password in passwordFile")
+		}
+	default:
+		if u.Scheme != "https" && u.Scheme != "http" {
+			add(field, "want an https:// (or http://) URL, got %s://", u.Scheme)
+		}
+		if u.User != nil {
+			add(field, "must not carry a user or password")
+		}
+	}
+	return raw, Redact(raw), u
+}
+
+// loadCredentials reads the credential files a target's type takes: a
+// webhook's signing secret, ntfy's token, the SMTP password.
+func loadCredentials(st settings.NotifyTarget, u *url.URL, add func(field, format string, args ...any)) (secret, token, password []byte) {
+	creds := func(field, file string, allowed bool, what string) []byte {
+		if file == "" {
+			return nil
+		}
+		if !allowed {
+			add(field, "only applies to %s targets", what)
+			return nil
+		}
+		b, err := readFile(file)
+		if err != nil {
+			add(field, "%v", err)
+			return nil
+		}
+		return b
+	}
+	secret = creds("secretFile", st.SecretFile, st.Type == TypeWebhook, "webhook")
+	token = creds("tokenFile", st.TokenFile, st.Type == TypeNtfy, "ntfy")
+	password = creds("passwordFile", st.PasswordFile, st.Type == TypeSMTP, "smtp")
+	if st.Type == TypeWebhook && st.SecretFile != "" && len(secret) > 0 && len(secret) < 16 {
+		add("secretFile", "%s holds %d bytes; use at least 16 (e.g. openssl rand -hex 32)", st.SecretFile, len(secret))
+	}
+	if len(token) > 0 && u != nil && u.Scheme == "http" && !loopback(u.Hostname()) {
+		add("tokenFile", "the token would cross the network in clear: use an https:// URL")
+	}
+	return secret, token, password
+}
+
+// loadMail reads an SMTP target's sender, recipients and login user.
+func loadMail(st settings.NotifyTarget, add func(field, format string, args ...any)) (from string, to []string, user string) {
+	if st.From == "" {
+		add("from", "required for smtp targets")
+	} else if a, err := mail.ParseAddress(st.From); err != nil {
+		add("from", "%q is not a mail address: %v", st.From, err)
+	} else {
+		from = a.Address
+	}
+	if len(st.To) == 0 {
+		add("to", "at least one recipient is required for smtp targets")
+	}
+	for k, rcpt := range st.To {
+		if a, err := mail.ParseAddress(rcpt); err != nil {
+			add(fmt.Sprintf("to[%d]", k), "%q is not a mail address: %v", rcpt, err)
+		} else {
+			to = append(to, a.Address)
+		}
+	}
+	switch {
+	case st.Username != "" && st.PasswordFile == "":
+		add("passwordFile", "required with username")
+	case st.Username == "" && st.PasswordFile != "":
+		add("username", "required with passwordFile")
+	}
+	return from, to, st.Username
+}
+
+// loadEvents reads which events a target is sent: all when it names none.
+func loadEvents(st settings.NotifyTarget, add func(field, format string, args ...any)) map[Kind]bool {
+	events := map[Kind]bool{}
 	if len(st.Events) == 0 {
 		for _, k := range Kinds {
-			t.events[k] = true
+			events[k] = true
 		}
 	}
 	for k, e := range st.Events {
@@ -223,22 +242,29 @@ func load(st settings.NotifyTarget, i int, add func(field, format string, args .
 			add(fmt.Sprintf("events[%d]", k), "%v", err)
 			continue
 		}
-		t.events[kind] = true
+		events[kind] = true
 	}
+	return events
+}
+
+// loadRetry reads how hard a target is tried: DefaultRetry, with the
+// target's timeout and attempts where it sets them.
+func loadRetry(st settings.NotifyTarget, add func(field, format string, args ...any)) Retry {
+	r := DefaultRetry
 	if st.Timeout != 0 {
 		d := time.Duration(st.Timeout)
 		if d < 100*time.Millisecond || d > MaxTimeout {
 			add("timeout", "%s is not between 100ms and %s", d, MaxTimeout)
 		}
-		t.retry.Timeout = d
+		r.Timeout = d
 	}
 	if st.Attempts != 0 {
 		if st.Attempts < 1 || st.Attempts > MaxAttempts {
 			add("attempts", "%d is not between 1 and %d", st.Attempts, MaxAttempts)
 		}
-		t.retry.Attempts = st.Attempts
+		r.Attempts = st.Attempts
 	}
-	return t
+	return r
 }
 
 // readFile reads a credential file, which must be an absolute path of

@@ -59,17 +59,56 @@ func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%w: it holds %d documents, want one", ErrShape, len(d.docs))
 	}
 	items := d.docs[0]
+	if err := checkKeys(items); err != nil {
+		return nil, err
+	}
+	dataKey, err := d.openDataKey(ids)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(dataKey)
+	out, types, mac, err := d.decryptItems(items, dataKey)
+	if err != nil {
+		return nil, err
+	}
+	want, typ, err := decryptValue(d.meta.MAC, dataKey, d.lastModified.Format(time.RFC3339))
+	if err != nil || typ != "str" || string(want) != mac {
+		wipe(out)
+		return nil, ErrMAC
+	}
+	for _, it := range items {
+		if it.isCmt {
+			continue
+		}
+		if t := types[it.key]; t != "str" {
+			wipe(out)
+			return nil, fmt.Errorf("%w: key %q holds a %s, not a string (quote it before encrypting)", ErrShape, it.key, typeNames[t])
+		}
+	}
+	return out, nil
+}
+
+// checkKeys refuses, before anything is decrypted, a key that is not a
+// secret's name or a value that is not a single string.
+func checkKeys(items []sopsItem) error {
 	for _, it := range items {
 		if it.isCmt {
 			continue
 		}
 		if !keyRe.MatchString(it.key) {
-			return nil, fmt.Errorf("%w: key %q must match [a-z0-9-]+", ErrShape, it.key)
+			return fmt.Errorf("%w: key %q must match [a-z0-9-]+", ErrShape, it.key)
 		}
 		if _, ok := it.value.(string); !ok || it.nested {
-			return nil, fmt.Errorf("%w: key %q must hold a single string, not a nested map or list", ErrShape, it.key)
+			return fmt.Errorf("%w: key %q must hold a single string, not a nested map or list", ErrShape, it.key)
 		}
 	}
+	return nil
+}
+
+// openDataKey recovers the document's data key with the host's
+// identities; when none opens it, the error names the recipients the
+// document is for and the ones the host holds.
+func (d *sopsDoc) openDataKey(ids []Identity) ([]byte, error) {
 	var recipients []string
 	for _, g := range d.groups {
 		for _, k := range g.Age {
@@ -88,27 +127,22 @@ func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
 		}
 	}
 	dataKey, err := d.dataKey(ageIDs)
-	if err != nil {
-		if errors.Is(err, errNoKey) {
-			return nil, &RecipientError{For: recipients, Have: have}
-		}
-		return nil, err
+	if errors.Is(err, errNoKey) {
+		return nil, &RecipientError{For: recipients, Have: have}
 	}
-	defer clear(dataKey)
+	return dataKey, err
+}
 
-	// The values, decrypted in document order, and the MAC over them.
+// decryptItems decrypts the values in document order and computes the
+// MAC over them, as SOPS does: the values, the type of each, and the MAC
+// in hex. On an error every value decrypted so far is wiped.
+func (d *sopsDoc) decryptItems(items []sopsItem, dataKey []byte) (out map[string][]byte, types map[string]string, mac string, err error) {
 	m := &d.meta
 	hash := sha512.New()
 	if m.MACOnlyEncrypted {
 		hash.Write(macOnlyEncryptedInit)
 	}
-	out := map[string][]byte{}
-	wipeOut := func() {
-		for _, b := range out {
-			clear(b)
-		}
-	}
-	types := map[string]string{}
+	out, types = map[string][]byte{}, map[string]string{}
 	var cmts []string
 	for _, it := range items {
 		if it.isCmt {
@@ -136,8 +170,8 @@ func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
 			// Never the library's or the parser's message: it can quote a
 			// decrypted value.
 			clear(plain)
-			wipeOut()
-			return nil, fmt.Errorf("%w (a value does not decrypt or does not match its declared type)", ErrMAC)
+			wipe(out)
+			return nil, nil, "", fmt.Errorf("%w (a value does not decrypt or does not match its declared type)", ErrMAC)
 		}
 		if !isCmt {
 			hash.Write(b)
@@ -147,22 +181,7 @@ func Open(doc []byte, ids []Identity) (map[string][]byte, error) {
 		}
 		out[it.key], types[it.key] = plain, typ
 	}
-	mac := fmt.Sprintf("%X", hash.Sum(nil))
-	want, typ, err := decryptValue(m.MAC, dataKey, d.lastModified.Format(time.RFC3339))
-	if err != nil || typ != "str" || string(want) != mac {
-		wipeOut()
-		return nil, ErrMAC
-	}
-	for _, it := range items {
-		if it.isCmt {
-			continue
-		}
-		if t := types[it.key]; t != "str" {
-			wipeOut()
-			return nil, fmt.Errorf("%w: key %q holds a %s, not a string (quote it before encrypting)", ErrShape, it.key, typeNames[t])
-		}
-	}
-	return out, nil
+	return out, types, fmt.Sprintf("%X", hash.Sum(nil)), nil
 }
 
 // errNoKey: no age identity given opened a key group's data key.

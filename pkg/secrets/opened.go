@@ -116,6 +116,7 @@ func (o *Opened) Wipe() {
 	o.byHash, o.handed = nil, nil
 }
 
+// wipe clears every value of vals in place.
 func wipe(vals map[string][]byte) {
 	for _, v := range vals {
 		clear(v)

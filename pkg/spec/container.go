@@ -68,23 +68,7 @@ func isTrue(v string) bool {
 }
 
 func (d *decoder) container(n *jsontree.Node, s *Spec) {
-	s.DesiredState = Running
-	if v := n.Get("desiredState"); v != nil {
-		if v.Kind != jsontree.String {
-			d.errf(v.Path(), RuleFieldType, "desiredState must be a string, got %s", v.Kind)
-		} else {
-			switch st := State(strings.ToLower(v.Text)); st {
-			case Running, Stopped, Oneshot:
-				s.DesiredState = st
-				if string(st) != v.Text {
-					// The earlier syslet read desiredState in any case.
-					d.warnf(v.Path(), RuleEnum, "desiredState %q is read as %q; write it in lower case", v.Text, st)
-				}
-			default:
-				d.errf(v.Path(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.Text)
-			}
-		}
-	}
+	s.DesiredState = d.desiredState(n.Get("desiredState"))
 	if v := n.Get("configFiles"); v != nil {
 		for _, it := range d.objects(v, "configFiles", "mountPath", "content", "mode") {
 			s.ConfigFiles = append(s.ConfigFiles, ConfigFile{
@@ -94,32 +78,7 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	}
 	if v := n.Get("configDirs"); v != nil {
 		for _, it := range d.objects(v, "configDirs", "mountPath", "files") {
-			cd := ConfigDir{MountPath: d.mountPath(it, true), Path: it.Path()}
-			fv := it.Get("files")
-			if fv == nil {
-				d.errf(jsontree.Child(it.Path(), "files"), RuleRequired, "files is required (it may be an empty list)")
-			} else {
-				seen := map[string]string{}
-				for _, f := range d.objects(fv, "files", "name", "content", "mode") {
-					df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.Path()}
-					np := jsontree.Child(f.Path(), "name")
-					switch {
-					case df.Name == "":
-					case hasControl(df.Name):
-						d.errf(np, RuleControlChar, "file name contains a control character")
-					case strings.ContainsAny(df.Name, `/\`) || df.Name == "." || strings.HasPrefix(df.Name, ".."):
-						d.errf(np, RuleFileName, "file name %q must be a plain name: no '/', not '.', not starting with \"..\" (reserved for the version links)", df.Name)
-					case len(df.Name) > maxComponent:
-						d.errf(np, RuleFileName, "file name is %d bytes long; a file name can have at most %d", len(df.Name), maxComponent)
-					case seen[df.Name] != "":
-						d.errf(np, RuleFileDuplicate, "file name %q already appears at %s", df.Name, seen[df.Name])
-					default:
-						seen[df.Name] = np
-					}
-					cd.Files = append(cd.Files, df)
-				}
-			}
-			s.ConfigDirs = append(s.ConfigDirs, cd)
+			s.ConfigDirs = append(s.ConfigDirs, d.configDir(it))
 		}
 	}
 	d.mountPaths(s)
@@ -176,6 +135,60 @@ func (d *decoder) container(n *jsontree.Node, s *Spec) {
 	case d.missing(s, unit.Service, unit.KeyExecReload) && d.missing(s, unit.Container, unit.KeyReloadCmd, unit.KeyReloadSignal):
 		d.errf(jsontree.Child(s.Path(), "configDirs"), RuleExecReload, "configDirs are reloaded in place, so the unit needs [Service] ExecReload= (for example \"/usr/bin/podman kill --signal HUP %s\")", s.Name)
 	}
+}
+
+// desiredState reads a container's desiredState: running when it is
+// absent or wrong (the error is reported).
+func (d *decoder) desiredState(v *jsontree.Node) State {
+	if v == nil {
+		return Running
+	}
+	if v.Kind != jsontree.String {
+		d.errf(v.Path(), RuleFieldType, "desiredState must be a string, got %s", v.Kind)
+		return Running
+	}
+	switch st := State(strings.ToLower(v.Text)); st {
+	case Running, Stopped, Oneshot:
+		if string(st) != v.Text {
+			// The earlier syslet read desiredState in any case.
+			d.warnf(v.Path(), RuleEnum, "desiredState %q is read as %q; write it in lower case", v.Text, st)
+		}
+		return st
+	default:
+		d.errf(v.Path(), RuleEnum, "desiredState %q is not running, stopped or oneshot", v.Text)
+		return Running
+	}
+}
+
+// configDir reads one entry of configDirs: its mount path and its files,
+// each name a plain name and used once.
+func (d *decoder) configDir(it *jsontree.Node) ConfigDir {
+	cd := ConfigDir{MountPath: d.mountPath(it, true), Path: it.Path()}
+	fv := it.Get("files")
+	if fv == nil {
+		d.errf(jsontree.Child(it.Path(), "files"), RuleRequired, "files is required (it may be an empty list)")
+		return cd
+	}
+	seen := map[string]string{}
+	for _, f := range d.objects(fv, "files", "name", "content", "mode") {
+		df := DirFile{Name: d.str(f, "name", true), Content: d.content(f, "content"), Mode: d.mode(f), Path: f.Path()}
+		np := jsontree.Child(f.Path(), "name")
+		switch {
+		case df.Name == "":
+		case hasControl(df.Name):
+			d.errf(np, RuleControlChar, "file name contains a control character")
+		case strings.ContainsAny(df.Name, `/\`) || df.Name == "." || strings.HasPrefix(df.Name, ".."):
+			d.errf(np, RuleFileName, "file name %q must be a plain name: no '/', not '.', not starting with \"..\" (reserved for the version links)", df.Name)
+		case len(df.Name) > maxComponent:
+			d.errf(np, RuleFileName, "file name is %d bytes long; a file name can have at most %d", len(df.Name), maxComponent)
+		case seen[df.Name] != "":
+			d.errf(np, RuleFileDuplicate, "file name %q already appears at %s", df.Name, seen[df.Name])
+		default:
+			seen[df.Name] = np
+		}
+		cd.Files = append(cd.Files, df)
+	}
+	return cd
 }
 
 // mountPaths checks config mount paths against each other: no duplicates,
