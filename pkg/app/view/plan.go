@@ -290,10 +290,6 @@ func drawDrift(w io.Writer, p *plan.Plan) {
 // fullDigest is a sha256 digest written out whole.
 var fullDigest = regexp.MustCompile(`sha256:([0-9a-f]{12})[0-9a-f]{52}`)
 
-// keyValue is a unit key's value as a plan shows it: escaped, with each
-// whole sha256 digest cut to its first 12 hex digits (the --output json
-// plan keeps them whole). A marker's 64-digit digests filled a line each
-// and told a reader nothing 12 digits do not.
 // probeChange names a container's probe as the plan changes it: "GET
 // :8080/up → 200-399 every 1s", or the old and the new one.
 func probeChange(k plan.KeyChange) string {
@@ -312,6 +308,10 @@ func probeChange(k plan.KeyChange) string {
 	return name(k.Old) + " ⇒ " + name(k.New)
 }
 
+// keyValue is a unit key's value as a plan shows it: escaped, with each
+// whole sha256 digest cut to its first 12 hex digits (the --output json
+// plan keeps them whole). A marker's 64-digit digests filled a line each
+// and told a reader nothing 12 digits do not.
 func keyValue(v string) string {
 	return redact.Escape(fullDigest.ReplaceAllString(v, "sha256:$1…"))
 }
