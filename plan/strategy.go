@@ -32,7 +32,8 @@ import (
 //     the old unit again.
 //   - start-first: the new container starts beside the old one behind
 //     syslet's proxy, is probed ready, takes the traffic, and the old one
-//     drains (issue 53's second part; not decided by this plan yet).
+//     drains; a start-first container runs in slots, planned by
+//     slots.go, which names its replacement (startFirst).
 //   - stop-start: stopped in step 2, started in step 9, as a container
 //     without either always was: its port refuses connections between
 //     the two.
@@ -75,26 +76,51 @@ func (r Replacement) String() string {
 // for a while (a stop-start of a container that has one).
 func (r Replacement) Closes() bool { return r.Strategy == StrategyStopStart && r.Socket != "" }
 
+// strategies is the decision, a row per strategy in the order of
+// preference: the first whose decide names a replacement is how the
+// container is replaced (replacement). stop-start, last, always does.
+var strategies = []struct {
+	strategy Strategy
+	decide   func(u *render.Unit, why causes) *Replacement
+}{
+	{StrategySocketHeld, socketHeld},
+	{StrategyStopStart, stopStart},
+}
+
 // replacement decides how the running container u is replaced, given why
-// its service changes: the one place a strategy is chosen. The order of
-// the cases is the order of preference.
+// its service changes: the one place a strategy is chosen.
 func replacement(u *render.Unit, why causes) *Replacement {
-	// Start-first (issue 53, part 2) is decided here, before the socket:
-	// a container behind syslet's proxy, with a readiness probe.
+	for _, s := range strategies {
+		if r := s.decide(u, why); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// socketHeld: the container has a socket, and nothing this change does
+// needs the socket closed or the container down before step 9.
+func socketHeld(u *render.Unit, why causes) *Replacement {
+	if u.Socket == nil || why.socket != "" || why.down != "" {
+		return nil
+	}
+	return &Replacement{Strategy: StrategySocketHeld, Socket: u.Socket.Name, Reason: u.Socket.Name + " holds the listening socket across the restart"}
+}
+
+// stopStart is every other replacement, with why; a container's socket
+// closes with it.
+func stopStart(u *render.Unit, why causes) *Replacement {
 	if u.Socket == nil {
 		return &Replacement{Strategy: StrategyStopStart, Reason: "no socket, no probe"}
 	}
 	name := u.Socket.Name
-	switch {
-	case why.socket != "":
-		// The socket unit itself is new, changed or not listening: systemd
-		// takes a socket's new settings only when it is opened again, and
-		// it cannot be started while its service runs.
+	if why.socket != "" {
+		// The socket unit itself is new or changed: systemd takes a
+		// socket's new settings only when it is opened again, and a
+		// container receives its descriptors only when it starts.
 		return &Replacement{Strategy: StrategyStopStart, Socket: name, Reason: why.socket + ", so it closes with its container (stopped in step 2, started in step 9)"}
-	case why.down != "":
-		return &Replacement{Strategy: StrategyStopStart, Socket: name, Reason: why.down + ", which needs the container down before step 9; its socket closes with it"}
 	}
-	return &Replacement{Strategy: StrategySocketHeld, Socket: name, Reason: name + " holds the listening socket across the restart"}
+	return &Replacement{Strategy: StrategyStopStart, Socket: name, Reason: why.down + ", which needs the container down before step 9; its socket closes with it"}
 }
 
 // replace plans the actions of a running container's replacement, as its
