@@ -284,3 +284,55 @@ func TestProbe(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeInWebhookd: webhookd's drift check asks the applied
+// containers' probes too. A container that runs on but stops passing its
+// probe is counted on /metrics, shown on the page with its answer, and
+// deployed again by nothing (no apply would mend it).
+func TestProbeInWebhookd(t *testing.T) {
+	t.Parallel()
+	w := startWebhookd(t)
+	w.writeConfigLines("ssh://root@127.0.0.1/srv/git/infra.git", "    secretFile: "+whSecret, "    drift: {interval: 5s, reconcile: true}")
+	w.MustRun(t, "webhookd --check --config "+whConfig+" && systemctl restart webhookd.service")
+	spec, _ := json.MarshalIndent(map[string]any{"apiVersion": "v1", "type": "container", "name": "web",
+		"probe": map[string]any{"exec": []string{"test", "-e", "/etc/testhost-marker"}},
+		"unit":  map[string]any{"Container": map[string]any{"Image": "localhost:5000/web:v2", "RunInit": "true", "Exec": "sleep infinity"}}}, "", "  ")
+	must(t, w.WriteFile(whWork+"/"+w.specDir+"/web.json", spec, 0o644))
+	w.deploy("web, probed")
+
+	waitMetric := func(what, series string, want float64) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for w.metric(series) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s is %v, want %v", what, series, w.metric(series), want)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	success := `webhookd_probe_success{repo="infra",service="web.service"}`
+	failing := `webhookd_drift_units{kind="probe",repo="infra"}`
+	waitMetric("a passing probe", success, 1)
+
+	// web runs on, but what its probe tests is gone.
+	w.MustRun(t, "podman exec web rm /etc/testhost-marker")
+	waitMetric("the probe failing", success, 0)
+	waitMetric("the probe failing", failing, 1)
+	page := w.MustRun(t, "curl -sSf "+whURL+"/")
+	for _, want := range []string{"1 probe failing", "<code>web.container</code> probe failing: probe exec test -e /etc/testhost-marker exited 1",
+		`<td><code>web.service</code></td><td class="wide">exec test -e /etc/testhost-marker → exits 0 every 1s</td><td><span class="bad">exited 1</span>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+
+	// It passes again: the gauges say so at the next check. In all that
+	// time the only deploy was the push's: a reconciling repository does
+	// not deploy again for a failing probe alone.
+	w.MustRun(t, "podman exec web touch /etc/testhost-marker")
+	waitMetric("the probe passing again", failing, 0)
+	waitMetric("the probe passing again", success, 1)
+	if n := w.deploys(); n != 1 {
+		t.Errorf("%v deploys, want 1: a failing probe alone was reconciled", n)
+	}
+}
