@@ -17,7 +17,7 @@ import (
 
 // webhookd(8) and docs/reference/webhookd.md are generated from webhookd's flag definitions (flagSet),
 // the comments of its configuration's fields (webhookd/config/file.go), its
-// metrics (webhookd/metrics/metrics.go), its exit codes (main.go) and the example
+// metrics (webhookd/metrics/metrics.go and fleet.go), its exit codes (main.go) and the example
 // configuration the package installs; `go tool task golden` (-update)
 // rewrites it, and this test fails when it differs or does not lint.
 var update = flag.Bool("update", false, "rewrite pkg/release/packaging/man/webhookd.8")
@@ -102,6 +102,11 @@ func webhookdPage(t *testing.T) docpage.Page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fleetMetrics, err := docpage.Literals("../../webhookd/metrics/fleet.go", "Name", "Help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics = append(metrics, fleetMetrics...)
 	var mlist docpage.List
 	for _, m := range metrics {
 		mlist = append(mlist, docpage.Item{Term: "`" + m[0] + "`", Text: m[1]})

@@ -24,7 +24,12 @@ type hostLabels struct {
 	labels fleet.Labels
 }
 
-const hostInfoHelp = "1 for this host in the repository: its name (host) and the labels of its directory's labels file (key=value lines), as label pairs."
+// hostInfoOpts names and explains webhookd_host_info (a literal, for the
+// generated reference).
+var hostInfoOpts = prometheus.GaugeOpts{
+	Name: "webhookd_host_info",
+	Help: "1 for this host in the repository: its name (host) and, as label pairs, the labels of its directory's labels file (key=value lines: ring, role, site).",
+}
 
 func (h *hostInfo) Describe(chan<- *prometheus.Desc) {}
 
@@ -36,7 +41,7 @@ func (h *hostInfo) Collect(ch chan<- prometheus.Metric) {
 		for _, k := range hl.labels.Keys() {
 			names, values = append(names, k), append(values, hl.labels[k])
 		}
-		desc := prometheus.NewDesc("webhookd_host_info", hostInfoHelp, names, nil)
+		desc := prometheus.NewDesc(hostInfoOpts.Name, hostInfoOpts.Help, names, nil)
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, values...)
 	}
 }

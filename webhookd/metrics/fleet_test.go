@@ -18,7 +18,7 @@ func TestFleetSeries(t *testing.T) {
 	m.SetLabels("apps", "canary1", nil)
 	m.SetLastCommit("infra", "c0")
 	m.SetLastCommit("infra", "c1")
-	want := `# HELP webhookd_host_info ` + hostInfoHelp + `
+	want := `# HELP webhookd_host_info ` + hostInfoOpts.Help + `
 # TYPE webhookd_host_info gauge
 webhookd_host_info{host="canary1",repo="apps"} 1
 webhookd_host_info{host="canary1",repo="infra",ring="canary",site="fra"} 1
