@@ -217,7 +217,7 @@ var exitStatus = []struct {
 }{
 	{exitOK, "success, or nothing to change"},
 	{exitError, "an error: host, staging, a refused plan, a stale or edited saved plan (--plan), a failed apply, the lock timed out"},
-	{exitInvalid, "invalid specs, or input holding no JSON value, too large or not a regular file; nothing was touched"},
+	{exitInvalid, "invalid specs, or input that is missing, holds no JSON value, is too large or is not a regular file; nothing was touched"},
 	{exitPending, "changes are pending (--diff --detailed-exitcode)"},
 	{exitRolledBack, "rolled back: a started container failed the health gate, and the last good generation runs again (and passed it)"},
 	{exitRollbackBad, "the rollback failed too: a started container failed the health gate, and so did the last good generation; the host needs a person"},

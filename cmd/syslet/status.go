@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,10 @@ func cmdStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	srcs, err := spec.ReadSources(path, stdin)
 	if err != nil {
 		view.Error(stderr, "syslet status", err)
+		var ie *spec.InputError
+		if errors.As(err, &ie) { // a missing or unusable PATH is the specs' fault
+			return exitInvalid
+		}
 		return exitError
 	}
 	l := load.Sources(srcs)

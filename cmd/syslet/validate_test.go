@@ -436,3 +436,16 @@ func TestValidateSaysWhatItCheckedOfSecrets(t *testing.T) {
 		t.Errorf("validate examples: exit %d\n%s", code, out)
 	}
 }
+
+// TestMissingPathIsInvalidInput: a PATH that does not exist is input that
+// cannot be specs, exit 2 as the reference says, naming the path; status
+// says the same.
+func TestMissingPathIsInvalidInput(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "specs")
+	for _, args := range [][]string{{"validate", missing}, {"status", missing}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != exitInvalid || !strings.Contains(out+errOut, missing+": does not exist") {
+			t.Errorf("syslet %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}

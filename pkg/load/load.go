@@ -83,6 +83,9 @@ func Path(path string, o Options) (*Set, error) {
 	for _, s := range srcs {
 		gcpolicy.Expect(int64(len(s.Data))) // the CLI's collector makes room for what it works on
 	}
+	if spec.IsNotExist(err) && path == stored {
+		return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
+	}
 	var ie *spec.InputError
 	if errors.As(err, &ie) {
 		s := &Set{Out: &render.Output{}}
@@ -90,9 +93,6 @@ func Path(path string, o Options) (*Set, error) {
 		return s, nil
 	}
 	if err != nil {
-		if spec.IsNotExist(err) && path == stored {
-			return nil, fmt.Errorf("no PATH given and %s does not exist: pass a spec file or directory, or --stdin", path)
-		}
 		return nil, err
 	}
 	name := path

@@ -37,16 +37,19 @@ const DefaultMaxInput = 16 << 20
 // reader's limit, named here because it is part of what spec input may be.
 const MaxDepth = jsontree.MaxDepth
 
-// InputError is a source that cannot be used as spec input: too large, not
-// a regular file, or holding no JSON value at all. Callers report it as an
-// invalid-input finding (it names the source), not as a host failure.
+// InputError is a source that cannot be used as spec input: missing, too
+// large, not a regular file, or holding no JSON value at all. Callers
+// report it as an invalid-input finding (it names the source), not as a
+// host failure.
 type InputError struct {
 	Source string
 	Rule   string
 	Msg    string
+	Err    error // the error under it, if any (fs.ErrNotExist)
 }
 
 func (e *InputError) Error() string { return e.Source + ": " + e.Msg }
+func (e *InputError) Unwrap() error { return e.Err }
 
 // ReadSources reads a file, or every *.json file of a directory (sorted by
 // name, not recursive), or stdin when path is "-", with DefaultMaxInput.
@@ -77,6 +80,11 @@ func ReadSourcesMax(path string, stdin io.Reader, max int64) ([]Source, error) {
 		return splitNamed(data)
 	}
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not a host error but a wrong argument: exit 2, as the docs say
+		// of input that cannot be specs, and nothing is touched.
+		return nil, &InputError{Source: path, Rule: RuleSource, Msg: "does not exist: PATH is a spec file or a directory of *.json", Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading specs: %w", err)
 	}

@@ -5,7 +5,7 @@ package spec
 // never change meaning. Messages are for people and may be reworded.
 const (
 	RuleJSON            = "json-syntax"            // the source is not a JSON stream
-	RuleSource          = "source"                 // the source cannot be read (not a regular file)
+	RuleSource          = "source"                 // the source cannot be read (missing, not a regular file)
 	RuleInputSize       = "input-size"             // the input is larger than the maximum
 	RuleEmptyInput      = "empty-input"            // the input holds no JSON value at all
 	RuleNotObject       = "spec-not-object"        // a stream item is not an object
