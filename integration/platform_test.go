@@ -44,8 +44,8 @@ type suiteTest struct {
 
 // platformSuite is what TestOnDebianTesting runs: first deploy, one
 // change, rollback, secrets, resume after a kill, webhookd's deploy through
-// a real forge, the host's generator against syslet's key table, and the
-// platform's own test.
+// a real forge, the host's generator and systemd against syslet's key
+// tables, and the platform's own test.
 var platformSuite = []suiteTest{
 	{"TestPlatform", TestPlatform},
 	{"TestApplyFreshExamples", TestApplyFreshExamples},
@@ -55,6 +55,7 @@ var platformSuite = []suiteTest{
 	{"TestFaultRandomKills", func(t *testing.T) { randomKills(t, faultCount("SYSLET_FAULT_KILLS", platformKills)) }},
 	{"TestGiteaForge", TestGiteaForge},
 	{"TestHostGeneratorAgreesWithKeyTable", TestHostGeneratorAgreesWithKeyTable},
+	{"TestHostSystemdAgreesWithKeyTable", TestHostSystemdAgreesWithKeyTable},
 }
 
 // platformKills is the platform suite's share of random kills: the kills
