@@ -84,7 +84,9 @@ func (in *inputs) proxy() (unitPlan, bool) {
 		}
 		return up, true
 	}
-	if !in.obs.Proxy.Installed {
+	// Without a running system (a diff against a directory) whether
+	// HAProxy is installed is not known, and not refused.
+	if !in.obs.Proxy.Installed && in.obs.UnitsKnown {
 		up.refusals = append(up.refusals, Refusal{Unit: layout.ProxyService, Message: fmt.Sprintf(
 			"start-first containers run behind HAProxy, which is not installed (%s is missing): install it first (apt install haproxy); syslet runs it as %s, never as Debian's haproxy.service", layout.ProxyBinary, layout.ProxyService)})
 	}

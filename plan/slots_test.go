@@ -223,3 +223,18 @@ func TestStartFirstResumes(t *testing.T) {
 		t.Fatalf("not converged: %v", actions(p))
 	}
 }
+
+func TestStartFirstNeedsHAProxyOnlyOnAHost(t *testing.T) {
+	out := renderStream(t, webSpec("registry.example/web:1", "one\n"))
+	h := newSlotHost()
+	h.obs.Proxy.Installed = false
+	p := h.plan(t, out)
+	if len(p.Refusals) != 1 || !strings.Contains(p.Refusals[0].Message, "apt install haproxy") {
+		t.Errorf("on a host without HAProxy: refusals %+v", p.Refusals)
+	}
+	// A diff against a directory cannot know what the host installed.
+	h.obs.UnitsKnown = false
+	if p := h.plan(t, out); len(p.Refusals) != 0 {
+		t.Errorf("without a running system: refusals %+v", p.Refusals)
+	}
+}

@@ -189,11 +189,11 @@ func (c *podmanCheck) verdict(v view.Operation, l *load.Set) func() checked {
 }
 
 func (h *hostConn) sources(update bool, only []string) plan.Sources {
-	src := plan.Sources{Files: h.files}
+	// The proxy's files are read under the root like the managed trees.
+	src := plan.Sources{Files: h.files, Proxy: proxyReader{h.files}}
 	if h.live != nil {
 		src.Units = h.live.Systemd
 		src.Store = h.live.Podman
-		src.Proxy = proxyReader{h.files}
 		if update {
 			src.Tags, src.UpdateOnly = h.live.Podman, only
 		}
