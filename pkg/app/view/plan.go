@@ -386,6 +386,22 @@ func describe(a plan.Action) string {
 		return "systemctl daemon-reload"
 	case plan.OpRestart:
 		return "restart " + a.Target + " (its socket stays open)"
+	case plan.OpAwaitReady:
+		return "wait until " + a.Target + " is ready (its probe)"
+	case plan.OpSwitch:
+		if sw := d.Switch; sw != nil && sw.Old != "" {
+			return "switch " + a.Target + " from " + sw.Old + " to " + sw.New + " (syslet-proxy)"
+		} else if sw != nil {
+			return "switch " + a.Target + " to " + sw.New + " (syslet-proxy)"
+		}
+	case plan.OpDrain:
+		if d.Switch != nil {
+			return "drain " + a.Target + " (at most " + d.Switch.Drain.String() + ")"
+		}
+	case plan.OpStopSlot:
+		return "stop " + a.Target
+	case plan.OpRemoveSlot:
+		return "remove " + a.Target
 	case plan.OpCreateVolume:
 		if d.Service != "" {
 			return "create volume " + a.Target + " (through " + d.Service + ")"
