@@ -455,13 +455,16 @@ cmd_status() {
 }
 
 cmd_list() {
-  local f id d
+  local f id d n=0
   for f in "$REGISTRY"/*; do
     [[ -f $f ]] || continue
+    # a header over the first row, so a person knows what the columns are
+    ((n++ == 0)) && printf 'CGROUP\tRUN DIR\tPID\tPORT\tOWNER\n'
     id=${f##*/}; d=$(cat "$f")
     printf '%s\t%s\tpid=%s\tport=%s\towner=%s\n' "testhost-$id" "$d" "$(cat "$d/pid" 2>/dev/null || echo -)" \
       "$(cat "$d/port" 2>/dev/null || echo -)" "$(cat "$d/owner" 2>/dev/null || echo -)"
   done
+  ((n > 0)) || echo "No test host is running on this machine."
 }
 
 # cleanup [--all]: the start-up sweep. Stops every registered instance (of any checkout on this machine)
