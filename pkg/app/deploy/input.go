@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/syslet/syslet/pkg/app/view"
 	"github.com/syslet/syslet/pkg/backup"
@@ -12,6 +13,7 @@ import (
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/load"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/spec"
 )
 
 // passKind is which input a pass applies, and so what the pass does
@@ -113,6 +115,28 @@ func storedNotCurrent(in passInput, gens *generation.Store, v view.Operation) {
 		in.stored.Path, latest.Run, latest.Source, latest.Time.UTC().Format("2006-01-02 15:04 UTC"), latest.Run))
 }
 
+// namedSources is how many of a stream's files its run's source names.
+const namedSources = 3
+
+// stdinSource is the source of a run from stdin: "stdin", and the files
+// the stream names when it names them (syslet push sends such a stream),
+// so that the history of a host says which files a push applied.
+func stdinSource(srcs []spec.Source) string {
+	var names []string
+	for _, s := range srcs {
+		if s.Name != spec.StdinName {
+			names = append(names, s.Name)
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return spec.StdinName
+	case len(names) > namedSources:
+		return fmt.Sprintf("%s: %s and %d more", spec.StdinName, strings.Join(names[:namedSources], ", "), len(names)-namedSources)
+	}
+	return spec.StdinName + ": " + strings.Join(names, ", ")
+}
+
 // readInput loads the run's input: the specs Path names, or for a
 // rollback by hand the kept generation it asks for.
 func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passInput, error) {
@@ -122,6 +146,9 @@ func readInput(req *Request, gens *generation.Store, jr *runlog.Journal) (passIn
 			return passInput{}, err
 		}
 		in := passInput{kind: inputPass, set: l, source: req.Source, signer: req.Signer}
+		if req.Path == "-" && req.Source == spec.StdinName {
+			in.source = stdinSource(l.Sources)
+		}
 		if req.Path == "" {
 			p := layout.Under(req.Root, layout.StoredSpecs)
 			if fi, err := os.Stat(p); err == nil {

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/runlog"
+	"github.com/syslet/syslet/pkg/spec"
 	"github.com/syslet/syslet/pkg/verdict"
 	"github.com/syslet/syslet/plan"
 )
@@ -122,5 +124,28 @@ func TestStoredSpecsAreNamedAndWarnedWhenNotCurrent(t *testing.T) {
 	want := stored + " is not what the host's current generation applied (run " + changed.out.RunID
 	if !slices.ContainsFunc(r.view.Calls("Warning"), func(c string) bool { return strings.Contains(c, want) }) {
 		t.Errorf("no warning %q: %q", want, r.view.Calls())
+	}
+}
+
+// A stream that names its files (syslet push sends one) is journalled
+// with those names, so the host's history says which files a push
+// applied, not only "stdin".
+func TestStdinRunNamesTheStreamsFiles(t *testing.T) {
+	h := newHost(t)
+	req := h.request("-")
+	req.Stdin = bytes.NewReader(spec.NamedStream([]spec.Source{{Name: "hosts/web1/stack.json", Data: []byte(stack)}}))
+	r := h.run(t, req)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if src := h.last(t).Intent.Source; src != "stdin: hosts/web1/stack.json" {
+		t.Errorf("journal source %q", src)
+	}
+	var srcs []spec.Source
+	for _, n := range []string{"a.json", "b.json", "c.json", "d.json", "e.json"} {
+		srcs = append(srcs, spec.Source{Name: n})
+	}
+	if got := stdinSource(srcs); got != "stdin: a.json, b.json, c.json and 2 more" {
+		t.Errorf("five files: %q", got)
 	}
 }
