@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -161,7 +162,7 @@ func (o *waitStatusOptions) selectHosts(p *waitPlan) (map[string]string, error) 
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	for _, h := range all {
-		ls, err := fleet.ReadLabels(o.hostsDir + "/" + h)
+		ls, err := fleet.ReadLabels(filepath.Join(o.hostsDir, h))
 		if err != nil {
 			return nil, fmt.Errorf("%w: --select: %v", errUsage, err)
 		}
