@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/syslet/syslet/integration/testhost"
+	"github.com/syslet/syslet/pkg/drift"
 	"github.com/syslet/syslet/pkg/forge"
 	"github.com/syslet/syslet/pkg/release"
 )
@@ -737,7 +738,7 @@ func TestDriftCheckTimer(t *testing.T) {
 		for _, m := range mfs["syslet_drift_units"].GetMetric() {
 			byKind[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 		}
-		if mfs["syslet_drift_check_success"].GetMetric()[0].GetGauge().GetValue() != 1 || len(byKind) != 3 {
+		if mfs["syslet_drift_check_success"].GetMetric()[0].GetGauge().GetValue() != 1 || len(byKind) != len(drift.Kinds) {
 			t.Fatalf("textfile:\n%s", b)
 		}
 		at := mfs["syslet_drift_last_check_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue()
