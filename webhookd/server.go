@@ -199,6 +199,9 @@ func (d *Daemon) startLabels(r *config.Repo) {
 func (d *Daemon) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
+	// Uptime monitors ask with HEAD: every page that answers GET answers
+	// HEAD the same, without the body.
+	r.Use(middleware.GetHead)
 	r.Post("/hooks/{repo}", d.hook)
 	r.Post("/registry", d.registryHook)
 	r.Get("/status", d.statusHandler)

@@ -596,6 +596,14 @@ func TestStatusAndHealthz(t *testing.T) {
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("GET /hooks: %d", rec.Code)
 	}
+	// Uptime monitors ask with HEAD: each page that answers GET answers it.
+	for _, path := range []string{"/", "/healthz", "/status", "/metrics"} {
+		rec = httptest.NewRecorder()
+		f.d.router.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, path, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("HEAD %s: %d, want 200", path, rec.Code)
+		}
+	}
 }
 
 // More deliveries at once than are handled at once all get through: the

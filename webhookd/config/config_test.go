@@ -95,7 +95,7 @@ repos:
 	for _, tc := range []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", "listen: :9090\nrepoz: []\n", "field repoz not found"},
+		{"unknown field", "listen: :9090\nrepoz: []\n", `unknown key "repoz": did you mean repos?`},
 		{"no repos", "listen: 127.0.0.1:9090\n", "repos: at least one"},
 		{"bad listen", "listen: nowhere\n" + repo("    url: /srv/x\n    secretFile: "+f.secret+"\n"), "listen: want host:port"},
 		{"bad port", "listen: 127.0.0.1:http\n" + repo("    url: /srv/x\n    secretFile: "+f.secret+"\n"), "listen: port"},
@@ -147,6 +147,24 @@ func TestParseConfigReportsEveryError(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "x.yaml: "+want) {
 			t.Errorf("missing %q in:\n%v", want, err)
 		}
+	}
+}
+
+// A misspelt key and a duration without its unit are told in the
+// file's terms, with the key meant, never a Go type.
+func TestParseSaysWhatAKeyOrDurationShouldBe(t *testing.T) {
+	_, err := Parse("x.yaml", []byte("soak: 5\nrepos:\n  - name: a\n    url: /srv/a.git\n    secretfile: /etc/s\n"), "h")
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	msg := err.Error()
+	for _, want := range []string{`line 5: unknown key "secretfile": did you mean secretFile?`, `x.yaml: line 1: "5" is not a duration: give it with its unit, e.g. 5s or 5m`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "config.Repo") || strings.Contains(msg, "time.Duration") {
+		t.Errorf("names a Go type:\n%s", msg)
 	}
 }
 
@@ -206,7 +224,7 @@ repos:
 	}
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"notify type", "notify: [{type: pager, url: https://x.example}]\n" + repo(""), `notify[0].type: "pager" is not a target type`},
-		{"notify unknown field", "notify: [{type: webhook, uri: x}]\n" + repo(""), "field uri not found"},
+		{"notify unknown field", "notify: [{type: webhook, uri: x}]\n" + repo(""), `unknown key "uri"`},
 		{"notify loose secret", "notify: [{type: webhook, url: https://x.example, secretFile: " + f.looseSecret + "}]\n" + repo(""), "notify[0].secretFile: " + f.looseSecret + " is readable by group or others"},
 		{"status forge", repo("    status: {forge: bitbucket, api: https://x.example, repo: a/b, tokenFile: " + f.secret + "}\n"), `repos[0].status.forge: "bitbucket" is not a forge`},
 		{"status api needed for a local repo", repo("    status: {forge: gitea, repo: a/b, tokenFile: " + f.secret + "}\n"), "repos[0].status.api: required"},

@@ -38,7 +38,7 @@ func Parse(file string, raw []byte, hostname string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, decodeError(err))
 	}
 	var errs []error
 	add := func(field, format string, args ...any) {
