@@ -79,6 +79,9 @@ func (d *decoder) proxyRoute(n *jsontree.Node, s *Spec) {
 			}
 		}
 	}
+	if n.Get("socket") != nil {
+		d.errf(v.Path(), RuleProxy, "socket and proxy together: a container is socket-held (systemd holds its port) or start-first (the proxy owns its port), not both; remove one")
+	}
 	if n.Get("probe") == nil {
 		d.errf(v.Path(), RuleProxy, "a start-first container needs a probe: the proxy switches to a new slot only once its probe says ready, and a slot never ready never takes a request")
 	}

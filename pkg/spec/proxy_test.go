@@ -34,6 +34,7 @@ func TestProxyRefusals(t *testing.T) {
 		{"one port twice", container("web", "", `"probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80, "slotPorts": [30000, 30000]}`), "[0].proxy.slotPorts[1]", spec.RuleProxy, "twice"},
 		{"a misspelled field", container("web", "", `"probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80, "drian": "1s"}`), "[0].proxy.drian", spec.RuleMisspelledField, "did you mean drain"},
 		{"no probe", container("web", "", `"proxy": {"listen": ":80", "port": 80}`), "[0].proxy", spec.RuleProxy, "needs a probe"},
+		{"a socket too", container("web", "", `"socket": {"Socket": {"ListenStream": "0.0.0.0:8081"}}, "probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80}`), "[0].proxy", spec.RuleProxy, "socket and proxy together"},
 		{"host network", container("web", `"Network": "host"`, `"probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80}`), "[0].unit.Container.Network", spec.RuleProxy, "Network=host with proxy"},
 		{"a pod", container("web", `"Pod": "p.pod"`, `"probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80}`), "[0].unit.Container.Pod", spec.RuleProxy, "Pod= with proxy"},
 		{"stopped", container("web", "", `"desiredState": "stopped", "probe": {"tcp": {"port": 80}}, "proxy": {"listen": ":80", "port": 80}`), "[0].proxy", spec.RuleStateConflict, "desiredState must be running"},
