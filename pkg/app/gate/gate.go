@@ -177,149 +177,32 @@ type Limits struct {
 // for lim.Soak; stop ends it early (interrupted). A unit that fails ends
 // the gate at once: no need to wait out the window to roll back.
 func Run(ctx context.Context, reader Host, units []Unit, lim Limits, stop <-chan struct{}) *Report {
-	startTimeout, soak := lim.Start, lim.Soak
-	live := deadlineHost{reader, lim.Read}
 	start := time.Now()
-	g := &Report{Soak: soak}
+	g := &Report{Soak: lim.Soak}
 	for _, u := range units {
 		g.Units = append(g.Units, u.service)
 	}
 	if len(units) == 0 {
 		return g
 	}
-	fail := func(u Unit, why string) {
-		f := Failure{Service: u.service, Reason: why}
-		f.Log, _ = live.LastLog(context.WithoutCancel(ctx), u.service, lim.Since, logLines)
-		g.Failures = append(g.Failures, f)
-	}
-	// The state of the units could not be read: the gate cannot judge
-	// them, which fails it, but names none of them (nor reads a log over
-	// the bus that just did not answer).
-	unread := func(err error) {
-		g.Failures = append(g.Failures, Failure{Reason: "the gated units' state could not be read: " + err.Error()})
-	}
 	// A probe that becomes ready or fails wakes the gate's wait.
 	wake := make(chan struct{}, 1)
-	wait := func(d time.Duration) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-wake:
-			return true
-		case <-stop:
-		case <-ctx.Done():
-		}
-		g.Interrupted = true
-		return false
-	}
 	// The probes run from the start to the verdict, on their own
 	// intervals; the gate reads their tally as it polls.
 	pctx, stopProbes := context.WithCancel(ctx)
-	probes := startProbes(pctx, reader, units, start, wake)
+	r := &gating{ctx: ctx, live: deadlineHost{reader, lim.Read}, lim: lim, stop: stop, wake: wake, g: g,
+		probes: startProbes(pctx, reader, units, start, wake)}
 	defer func() {
 		stopProbes()
 		g.Took = time.Since(start)
 		for _, u := range units {
-			if p := probes[u.service]; p != nil {
+			if p := r.probes[u.service]; p != nil {
 				g.Probes = append(g.Probes, p.report())
 			}
 		}
 	}()
-
-	// Up: every unit active and running (healthy where podman judges), a
-	// oneshot finished with exit status 0, a probed one ready.
-	deadline := start.Add(startTimeout)
-	base := map[string]host.UnitHealth{}
-	pending := slices.Clone(units)
-	for len(pending) > 0 {
-		health, err := live.Health(ctx, services(pending))
-		if err != nil {
-			unread(err)
-			return g
-		}
-		var still []Unit
-		for _, u := range pending {
-			h := health[u.service]
-			why, up := upYet(u, h)
-			if why == "" && up && u.health {
-				why, up = healthYet(ctx, live, u)
-			}
-			p := probes[u.service]
-			switch {
-			case why != "":
-				fail(u, why)
-			case up && p != nil && !p.ready() && time.Now().After(p.deadline()):
-				fail(u, p.notReady())
-			case up && p != nil && !p.ready():
-				still = append(still, u)
-			case up:
-				base[u.service] = h
-			case time.Now().After(deadline):
-				fail(u, fmt.Sprintf("not up within %s (%s/%s)", startTimeout, h.ActiveState, h.SubState))
-			default:
-				still = append(still, u)
-			}
-		}
-		if len(g.Failures) > 0 {
-			return g
-		}
-		if pending = still; len(pending) > 0 && !wait(gatePoll) {
-			return g
-		}
-	}
-
-	// Soak: the services must stay as they are for one window.
-	var soaking []Unit
-	for _, u := range units {
-		if !u.oneshot {
-			soaking = append(soaking, u)
-		}
-	}
-	soakStart := time.Now()
-	end := soakStart.Add(soak)
-	for len(soaking) > 0 {
-		last := !time.Now().Before(end)
-		health, err := live.Health(ctx, services(soaking))
-		if err != nil {
-			unread(err)
-			return g
-		}
-		for _, u := range soaking {
-			if why := stillUp(base[u.service], health[u.service], time.Since(soakStart), soak); why != "" {
-				fail(u, why)
-			} else if p := probes[u.service]; p != nil && p.failed() != "" {
-				fail(u, p.failed())
-			} else if u.health {
-				if why, _ := healthYet(ctx, live, u); why != "" {
-					fail(u, why)
-				}
-			}
-		}
-		if last && len(g.Failures) == 0 {
-			// systemd learns that a container ended only when conmon
-			// exits, and conmon waits for podman's cleanup of it first:
-			// seconds with podman 5.8 on a busy host, so a container that
-			// exited within the window can still show as up. podman knows
-			// at once: one list of its containers, at the window's end.
-			all, err := live.Containers(ctx)
-			if err != nil {
-				unread(err)
-				return g
-			}
-			for _, u := range soaking {
-				if why := containerUp(u, all); why != "" {
-					fail(u, why)
-				}
-			}
-		}
-		if len(g.Failures) > 0 || last {
-			return g
-		}
-		if !wait(min(gatePoll, time.Until(end))) {
-			return g
-		}
+	if base, ok := r.up(units, start.Add(lim.Start)); ok {
+		r.soak(units, base)
 	}
 	return g
 }
