@@ -4,7 +4,6 @@ package integration
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -46,27 +45,11 @@ func TestStartFirstBusyboxHttpd(t *testing.T) {
 	if got := proxied(t, h); got != "httpd-v1" {
 		t.Fatalf("after the first deploy the proxy answers %q, want httpd-v1", got)
 	}
-	for _, c := range []struct{ name, spec, want string }{
+	deployEach(t, h, []change{
 		{"image change", httpdSpec(imgs[1], ""), "httpd-v2"},
 		{"config change", httpdSpec(imgs[1], "MODE=2"), "httpd-v2"},
-	} {
-		r, s := deployUnderLoad(t, h, c.spec)
-		t.Logf("%s: syslet said:\n%s", c.name, r.Stdout)
-		if !r.OK() {
-			t.Fatalf("%s: syslet failed:\n%s", c.name, r)
-		}
-		if s.Failed != 0 {
-			t.Errorf("%s: %d of %d requests failed (%v), want 0", c.name, s.Failed, s.Requests, s.Kinds)
-		}
-		if got := proxied(t, h); got != c.want {
-			t.Errorf("%s: the proxy answers %q, want %q", c.name, got, c.want)
-		}
-	}
-	live := h.MustRun(t, "ls /etc/containers/systemd/")
-	deadSlot := "blue"
-	if strings.Contains(live, "web-blue.container") {
-		deadSlot = "green"
-	}
+	})
+	_, deadSlot := idleSlot(t, h)
 	before := sessionsOf(t, proxyStat(t, h), "web", deadSlot)
 	r, s := deployUnderLoad(t, h, httpdSpec(dead, "MODE=2"))
 	t.Logf("dead image: syslet said (exit %d):\n%s\n%s", r.Code, r.Stdout, r.Stderr)

@@ -103,30 +103,14 @@ func TestStartFirst(t *testing.T) {
 		t.Fatalf("after the first deploy the proxy answers %q, want v1", got)
 	}
 
-	for _, c := range []struct{ name, spec, want string }{
+	deployEach(t, h, []change{
 		{"image change", startFirstSpec(v2, ""), "v2"},
 		{"config change", startFirstSpec(v2, "v2-config"), "v2-config"},
-	} {
-		r, s := deployUnderLoad(t, h, c.spec)
-		t.Logf("%s: syslet said:\n%s", c.name, r.Stdout)
-		if !r.OK() {
-			t.Fatalf("%s: syslet failed:\n%s", c.name, r)
-		}
-		if s.Failed != 0 {
-			t.Errorf("%s: %d of %d requests failed (%v), want 0", c.name, s.Failed, s.Requests, s.Kinds)
-		}
-		if got := proxied(t, h); got != c.want {
-			t.Errorf("%s: the proxy answers %q, want %q", c.name, got, c.want)
-		}
-	}
+	})
 
 	// The dead image: its slot never becomes ready, so the run fails and
 	// rolls back, and the proxy never sends it a request.
-	live := h.MustRun(t, "ls /etc/containers/systemd/")
-	deadSlot := "blue"
-	if strings.Contains(live, "web-blue.container") {
-		deadSlot = "green"
-	}
+	live, deadSlot := idleSlot(t, h)
 	// The proxy counts a server's sessions since it started: the dead
 	// slot's server served an earlier image before.
 	before := sessionsOf(t, proxyStat(t, h), "web", deadSlot)
@@ -189,6 +173,40 @@ func TestStartFirst(t *testing.T) {
 	if strings.TrimSpace(left) != "" {
 		t.Errorf("after the removal files are left:\n%s", left)
 	}
+}
+
+// change is one deploy of a start-first test: its name, the spec, and
+// what the proxy answers after it.
+type change struct{ name, spec, want string }
+
+// deployEach deploys each change under load: syslet succeeds, no request
+// fails, and the proxy then answers what the change serves.
+func deployEach(t *testing.T, h *testhost.Host, changes []change) {
+	t.Helper()
+	for _, c := range changes {
+		r, s := deployUnderLoad(t, h, c.spec)
+		t.Logf("%s: syslet said:\n%s", c.name, r.Stdout)
+		if !r.OK() {
+			t.Fatalf("%s: syslet failed:\n%s", c.name, r)
+		}
+		if s.Failed != 0 {
+			t.Errorf("%s: %d of %d requests failed (%v), want 0", c.name, s.Failed, s.Requests, s.Kinds)
+		}
+		if got := proxied(t, h); got != c.want {
+			t.Errorf("%s: the proxy answers %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// idleSlot is the listing of the unit directory and the slot that does
+// not run now: the one a change starts next.
+func idleSlot(t *testing.T, h *testhost.Host) (listing, slot string) {
+	t.Helper()
+	listing = h.MustRun(t, "ls /etc/containers/systemd/")
+	if strings.Contains(listing, "web-blue.container") {
+		return listing, "green"
+	}
+	return listing, "blue"
 }
 
 // noDangling checks that no unit matching the patterns is failed, or
