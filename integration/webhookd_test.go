@@ -865,7 +865,7 @@ done
 		must(t, err)
 		fin := strings.Index(log, `"deploy finished"`)
 		stop := strings.Index(log, `"webhookd stopped"`)
-		if fin < 0 || stop < 0 || fin > stop || !strings.Contains(log[:fin+200], `"result":"success"`) {
+		if fin < 0 || stop < 0 || fin > stop || !strings.Contains(log[:min(len(log), fin+200)], `"result":"success"`) {
 			t.Fatalf("want a successful 'deploy finished' before 'webhookd stopped':\n%s", log)
 		}
 		w.MustRun(t, "grep -q "+testhost.Quote(`"source":"git infra@`+c+`"`)+" /var/lib/syslet/runs.jsonl")

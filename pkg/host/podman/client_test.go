@@ -184,9 +184,30 @@ func TestExists(t *testing.T) {
 }
 
 func TestRemovalsTreatNotFoundAsSuccess(t *testing.T) {
+	// "used" is mounted by a running quadlet container; "leftover" by the
+	// container a stopped unit left behind, which is removed to free it.
+	leftover := true
 	f := newFakePodman(t, map[string]http.HandlerFunc{
-		"DELETE /volumes/gone":  apiError(http.StatusNotFound, "no such volume"),
-		"DELETE /volumes/used":  apiError(http.StatusConflict, "volume is being used"),
+		"DELETE /volumes/gone": apiError(http.StatusNotFound, "no such volume"),
+		"DELETE /volumes/used": apiError(http.StatusConflict, "volume is being used"),
+		"DELETE /volumes/leftover": func(w http.ResponseWriter, r *http.Request) {
+			if leftover {
+				apiError(http.StatusConflict, "volume is being used")(w, r)
+				return
+			}
+			status(http.StatusNoContent)(w, r)
+		},
+		"GET /containers/json": func(w http.ResponseWriter, r *http.Request) {
+			state, id := "running", "db1"
+			if strings.Contains(r.URL.Query().Get("filters"), "leftover") {
+				state, id = "exited", "db2"
+			}
+			jsonBody([]map[string]any{{"Id": id, "State": state, "Labels": map[string]string{"PODMAN_SYSTEMD_UNIT": "db.service"}}})(w, r)
+		},
+		"DELETE /containers/db2": func(w http.ResponseWriter, r *http.Request) {
+			leftover = false
+			jsonBody([]map[string]any{{"Id": "db2"}})(w, r)
+		},
 		"DELETE /networks/gone": apiError(http.StatusNotFound, "unable to find network"),
 		"DELETE /networks/ok":   jsonBody([]map[string]any{{"Name": "ok"}}),
 		"DELETE /secrets/gone":  apiError(http.StatusNotFound, "no such secret"),
@@ -206,6 +227,7 @@ func TestRemovalsTreatNotFoundAsSuccess(t *testing.T) {
 	ctx := context.Background()
 	for name, err := range map[string]error{
 		"volume gone":  c.RemoveVolume(ctx, "gone"),
+		"leftover":     c.RemoveVolume(ctx, "leftover"),
 		"network gone": c.RemoveNetwork(ctx, "gone"),
 		"network ok":   c.RemoveNetwork(ctx, "ok"),
 		"secret gone":  c.RemoveSecret(ctx, "gone"),

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/containers/podman/v5/pkg/bindings"
+	"github.com/containers/podman/v5/pkg/bindings/containers"
 	"github.com/containers/podman/v5/pkg/bindings/images"
 	"github.com/containers/podman/v5/pkg/bindings/network"
 	"github.com/containers/podman/v5/pkg/bindings/volumes"
+	"github.com/containers/podman/v5/pkg/domain/entities"
+	"github.com/containers/podman/v5/pkg/errorhandling"
 
 	"github.com/syslet/syslet/pkg/host"
 )
@@ -88,10 +92,73 @@ func (c *Client) RemoveVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := removed(volumes.Remove(cctx, name, nil)); err != nil {
+	err = removed(volumes.Remove(cctx, name, nil))
+	if err != nil && inUse(err) {
+		// A stop that raced a restart can leave the container the unit
+		// was creating behind, not running and never removed (its
+		// ExecStopPost found no container ID file yet), and podman's own
+		// cleanup of a container just stopped can lag behind systemd's
+		// word that the unit stopped. Such a quadlet container holds the
+		// volume for nothing; one that runs is a real user, and stays.
+		if cleared, cerr := c.clearStopped(cctx, name); cerr == nil && cleared {
+			err = removed(volumes.Remove(cctx, name, nil))
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("removing volume %q: %w", name, err)
 	}
 	return nil
+}
+
+// inUse reports podman's answer to removing a volume a container mounts.
+func inUse(err error) bool {
+	var em *errorhandling.ErrorModel
+	return errors.As(err, &em) && em.ResponseCode == http.StatusConflict
+}
+
+// clearStopped removes the containers that mount volume name when every
+// one of them is a quadlet unit's (podman's PODMAN_SYSTEMD_UNIT label)
+// and none runs: what a stopped unit left behind. It reports whether it
+// removed them; with a running or foreign container it touches nothing.
+func (c *Client) clearStopped(cctx context.Context, name string) (bool, error) {
+	all := true
+	var list []entities.ListContainer
+	// A container still stopping (podman's cleanup of it runs) is given a
+	// few seconds to end.
+	for try := 0; ; try++ {
+		var err error
+		list, err = containers.List(cctx, &containers.ListOptions{All: &all, Filters: map[string][]string{"volume": {name}}})
+		if err != nil || len(list) == 0 {
+			return false, err
+		}
+		stopping := false
+		for _, ct := range list {
+			switch {
+			case ct.Labels["PODMAN_SYSTEMD_UNIT"] == "", ct.State == "running", ct.State == "paused":
+				return false, nil
+			case ct.State == "stopping":
+				stopping = true
+			}
+		}
+		if !stopping {
+			break
+		}
+		if try == 25 {
+			return false, nil
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-cctx.Done():
+			return false, cctx.Err()
+		}
+	}
+	for _, ct := range list {
+		ignore := true
+		if _, err := containers.Remove(cctx, ct.ID, &containers.RemoveOptions{Ignore: &ignore}); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // NetworkExists reports whether the named network exists.
