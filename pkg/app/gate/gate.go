@@ -266,6 +266,10 @@ func containerUp(u Unit, all map[string]host.Container) string {
 	switch {
 	case !ok:
 		return fmt.Sprintf("its container %s is gone (podman has none by that name) while systemd still shows the unit up: it exited and was removed", u.container)
+	case c.State == "created", c.State == "initialized":
+		// Still starting: with Notify=conmon systemd hears READY a
+		// moment before podman marks the container running, so a short
+		// soak can end in between. Starting is not ending.
 	case c.State != "running":
 		return fmt.Sprintf("its container %s is %s (podman) while systemd still shows the unit up", u.container, c.State)
 	}

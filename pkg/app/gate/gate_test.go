@@ -80,6 +80,10 @@ func TestRunContainerEndedUnseenBySystemd(t *testing.T) {
 		want       string // in the reason; "" passes
 	}{
 		{"running", map[string]host.Container{"web": {Name: "web", State: "running"}}, ""},
+		// systemd hears conmon's READY a moment before podman marks the
+		// container running: a container still starting has not ended.
+		{"initialized", map[string]host.Container{"web": {Name: "web", State: "initialized"}}, ""},
+		{"created", map[string]host.Container{"web": {Name: "web", State: "created"}}, ""},
 		{"exited", map[string]host.Container{"web": {Name: "web", State: "exited"}}, "its container web is exited (podman)"},
 		{"removed", map[string]host.Container{}, "its container web is gone"},
 	} {
