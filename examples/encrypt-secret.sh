@@ -11,8 +11,12 @@ name=$1 plain=$(realpath "$2") recipients=$3
 cd "$(dirname "$0")/.."
 # go tool builds sops on its first use (fetching its source the first time on a machine): that takes
 # from half a minute to several, so say it when it does not answer at once.
+# sops is built with one fixed setting whoever calls: the demo runs this under Task's env
+# (CGO_ENABLED=0), a reader's plain shell has cgo on where a C compiler is installed, and go keeps
+# one build per setting, so each would build sops again. sops needs no cgo; GOFLAGS (Task's podman
+# build tags) does not change its build.
 tool=$(mktemp); trap 'rm -f "$tool"' EXIT
-go tool -n sops > "$tool" & pid=$!
+CGO_ENABLED=0 go tool -n sops > "$tool" & pid=$!
 sleep 1
 if kill -0 "$pid" 2>/dev/null; then
   echo "encrypt-secret.sh: preparing sops, the version go.mod pins (go tool builds it on its first use here: a minute or more) ..." >&2
