@@ -173,7 +173,12 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 			Hostname:   cfg.Hostname,
 			Notify:     d.notifier.Send,
 			Statuses:   statuses,
+
+			OverrideFile: queue.OverrideFile(cfg.StateDir, r.Name),
 		})
+		if len(r.MaintenanceWindows) > 0 {
+			d.m.WatchWindow(r.Name, w.WindowState)
+		}
 		d.workers[r.Name] = w
 		d.order = append(d.order, w)
 	}

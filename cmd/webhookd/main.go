@@ -42,6 +42,11 @@ type options struct {
 	logLevel    string
 	lockTimeout time.Duration
 	version     bool
+	// openWindow names the repository whose windows --open-window opens
+	// for windowFor (0: closes them again), because of reason.
+	openWindow string
+	windowFor  time.Duration
+	reason     string
 }
 
 // flagSet defines webhookd's flags on o: the one home of their names,
@@ -55,6 +60,9 @@ func flagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.logLevel, "log-level", "info", "log at `LEVEL`: debug, info, warn or error")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "let a deploy wait at most `D` for another apply on this host")
 	fs.BoolVar(&o.version, "version", false, "print the version and commit, and exit")
+	fs.StringVar(&o.openWindow, "open-window", "", "for an emergency: let the running daemon apply `REPO`'s commits outside its maintenance windows, from now for --for (0s closes it again), recording who and --reason; then exit")
+	fs.DurationVar(&o.windowFor, "for", time.Hour, "with --open-window: keep the windows open for `D`")
+	fs.StringVar(&o.reason, "reason", "", "with --open-window: why, as `TEXT` in the record (required unless --for 0s)")
 	return fs
 }
 
@@ -67,7 +75,13 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return o, nil
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if (f.Name == "for" || f.Name == "reason") && o.openWindow == "" {
+			err = fmt.Errorf("--%s only applies with --open-window", f.Name)
+		}
+	})
+	return o, err
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -107,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.notifyTest {
 		return notifyTest(cfg, hostname, stdout, stderr)
+	}
+	if o.openWindow != "" {
+		return openWindow(cfg, o, stdout, stderr)
 	}
 
 	d, err := webhookd.New(cfg, webhookd.Options{

@@ -17,7 +17,7 @@ import (
 
 // webhookd(8) and docs/reference/webhookd.md are generated from webhookd's flag definitions (flagSet),
 // the comments of its configuration's fields (webhookd/config/file.go), its
-// metrics (webhookd/metrics/metrics.go and fleet.go), its exit codes (main.go) and the example
+// metrics (webhookd/metrics/metrics.go, fleet.go and window.go), its exit codes (main.go) and the example
 // configuration the package installs; `go tool task golden` (-update)
 // rewrites it, and this test fails when it differs or does not lint.
 var update = flag.Bool("update", false, "rewrite pkg/release/packaging/man/webhookd.8")
@@ -106,7 +106,11 @@ func webhookdPage(t *testing.T) docpage.Page {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics = append(metrics, fleetMetrics...)
+	windowMetrics, err := docpage.Literals("../../webhookd/metrics/window.go", "Name", "Help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics = append(append(metrics, fleetMetrics...), windowMetrics...)
 	var mlist docpage.List
 	for _, m := range metrics {
 		mlist = append(mlist, docpage.Item{Term: "`" + m[0] + "`", Text: m[1]})
@@ -149,6 +153,7 @@ func webhookdPage(t *testing.T) docpage.Page {
 			configBlock(t, "With `repos[].verify`:", "VerifyConfig", "repos[].verify."),
 			configBlock(t, "With `repos[].status`:", "StatusConfig", "repos[].status."),
 			configBlock(t, "With `repos[].drift`:", "DriftConfig", "repos[].drift."),
+			configBlock(t, "Each entry of `repos[].windows`:", "WindowConfig", "repos[].windows[]."),
 			[]docpage.Block{
 				docpage.Para("The example the package installs:"),
 				docpage.Code(string(example)),

@@ -10,8 +10,8 @@
 // Each part's checks live in a file of their own: the daemon's own
 // fields (load.go), a repository's remote, path, polls and credentials
 // (repo.go), its commit status on the forge (status.go), its drift check
-// (drift.go), its signature check (verify.go), a registry's token
-// (registry.go); secret.go holds Secret, which never prints itself.
+// (drift.go), its signature check (verify.go), its maintenance windows
+// (window.go), a registry's token (registry.go); secret.go holds Secret, which never prints itself.
 //
 // Layer: webhookd. It imports ground packages only.
 package config

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"github.com/syslet/syslet/pkg/calendar"
 	"github.com/syslet/syslet/pkg/commitsig"
 	"github.com/syslet/syslet/pkg/layout"
 	"github.com/syslet/syslet/pkg/notify"
@@ -93,6 +94,13 @@ type Repo struct {
 	// Verify deploys only commits signed by a key this host trusts; any
 	// other commit is refused before it is checked out.
 	Verify *VerifyConfig `yaml:"verify"`
+	// Windows are the maintenance windows a new commit is applied in (a
+	// push, a poll, a registry's push, a reconcile); outside them it waits,
+	// the newest one queued, until the next opening. A deploy that starts
+	// inside a window runs to its end. A drift check still runs at any
+	// time. None: a commit is applied when it comes. `webhookd
+	// --open-window` opens one for an emergency.
+	Windows []WindowConfig `yaml:"windows"`
 
 	// Filled in by LoadConfig.
 	SpecPath     string        `yaml:"-"` // Path with {hostname} substituted, slash-separated and clean
@@ -108,6 +116,19 @@ type Repo struct {
 	forgeStatus   *StatusTarget
 	// trust is the keys a commit must be signed by (zero: no check).
 	trust commitsig.Trust
+	// MaintenanceWindows are Windows read (none: always open).
+	MaintenanceWindows []calendar.Window `yaml:"-"`
+}
+
+// WindowConfig is one maintenance window.
+type WindowConfig struct {
+	// Calendar is when the window opens, a calendar spec as systemd's
+	// OnCalendar= reads it (systemd.time(7)), e.g. "Mon..Thu 02:00
+	// Europe/Berlin"; without a time zone at its end it is read in the
+	// host's local time. `systemd-analyze calendar SPEC` shows its next
+	// openings.
+	Calendar string `yaml:"calendar"`
+	Duration string `yaml:"duration"` // how long it stays open from each opening, e.g. 3h
 }
 
 // RegistryConfig lets a registry's push notifications update this host.

@@ -138,6 +138,7 @@ func (c *Config) validate(hostname string, add func(field, format string, args .
 		r.validateStatus(hostname, f, add)
 		r.validateDrift(f, add)
 		r.validateVerify(f, add)
+		r.validateWindows(f, add)
 	}
 }
 

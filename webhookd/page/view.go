@@ -50,6 +50,7 @@ type repoView struct {
 	Deploying               commitView
 	Queued                  commitView
 	QueuedPushes            int
+	Window                  *windowView // nil: no maintenance windows
 	Gate                    gateView
 	Drift                   *driftView
 	Deploys                 []deployView // newest first
@@ -128,6 +129,7 @@ func repoPage(cfg *config.Repo, st queue.RepoStatus, runs map[string]*runlog.Run
 		Applied: commitOf(cfg, st.LastApplied), AppliedAt: when(st.LastAppliedAt),
 		State: st.State, Deploying: commitOf(cfg, st.Deploying), Queued: commitOf(cfg, st.Queued), QueuedPushes: st.QueuedPushes,
 		LastPoll: when(st.LastPoll), NextPoll: when(st.NextPoll), PollError: redact.Escape(st.LastPollError),
+		Window: windowPage(st.Window),
 	}
 	for i := len(st.Recent) - 1; i >= 0; i-- {
 		v.Deploys = append(v.Deploys, deployPage(cfg, st.Recent[i], runs))

@@ -14,6 +14,9 @@ type push struct {
 	// update are the registry references whose push this deploy updates
 	// (the daemon's POST /registry); a git push has none.
 	update []string
+	// resumed: the deploy a kill cut short, deployed again at the start
+	// even outside the windows (it began inside one).
+	resumed bool
 }
 
 // maxPending bounds the pushes remembered between deploys; past it the
@@ -52,15 +55,24 @@ func (q *pushQueue) add(p push) (busy bool) {
 	return q.taken
 }
 
-// take hands every queued push to a new attempt (nil when none waits).
-func (q *pushQueue) take() []push {
+// take hands every queued push to a new attempt (nil when none waits);
+// outside the repository's windows (!open) only a resumed deploy, the
+// others staying queued.
+func (q *pushQueue) take(open bool) []push {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.pending) == 0 {
+	var batch, rest []push
+	for _, p := range q.pending {
+		if open || p.resumed {
+			batch = append(batch, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	if len(batch) == 0 {
 		return nil
 	}
-	batch := q.pending
-	q.pending, q.taken = nil, true
+	q.pending, q.taken = rest, true
 	return batch
 }
 

@@ -25,10 +25,14 @@ type RepoStatus struct {
 	State  string `json:"state"` // "idle" or "deploying"
 	// Deploying is the commit being deployed right now.
 	Deploying string `json:"deploying,omitempty"`
-	// Queued is the newest commit pushed while a deploy ran; QueuedPushes
+	// Queued is the newest commit pushed while a deploy ran, or outside the
+	// maintenance windows (Window says until when); QueuedPushes
 	// counts the pushes that will coalesce into the one follow-up deploy.
 	Queued       string `json:"queued,omitempty"`
 	QueuedPushes int    `json:"queuedPushes,omitempty"`
+	// Window is where the repository's maintenance windows stand (nil
+	// without windows); its waiting says when a queued commit is deployed.
+	Window *WindowStatus `json:"window,omitempty"`
 
 	persisted
 

@@ -37,6 +37,10 @@ type Worker struct {
 	// resume is the deploy the last run of the daemon did not finish
 	// (nil when none), queued again by Run.
 	resume *InFlight
+	// overrideFile holds the operator's opening of the windows (window.go).
+	overrideFile string
+	// now is the clock the windows are read by (tests set it).
+	now func() time.Time
 }
 
 // Options are a worker's collaborators.
@@ -54,6 +58,9 @@ type Options struct {
 	// configured). Both must return at once.
 	Notify   func(notify.Event)
 	Statuses *notify.Queue
+	// OverrideFile is where `webhookd --open-window` opens the
+	// repository's windows (OverrideFile()).
+	OverrideFile string
 }
 
 // New makes the worker of the repository cfg, its status read back from
@@ -67,6 +74,9 @@ func New(cfg *config.Repo, o Options) *Worker {
 		wake:      make(chan struct{}, 1),
 		pollDelay: randomDelay,
 		plans:     plansOf(cfg.Name, o.StatusFile),
+
+		overrideFile: o.OverrideFile,
+		now:          time.Now,
 	}
 	if w.notify == nil {
 		w.notify = func(notify.Event) {}
@@ -102,6 +112,7 @@ func (w *Worker) Repo() *config.Repo { return w.cfg }
 func (w *Worker) Status() RepoStatus {
 	st := w.board.read()
 	st.Queued, st.QueuedPushes = w.queue.waiting()
+	st.Window = w.window(w.now(), st.QueuedPushes > 0)
 	return st
 }
 
@@ -146,7 +157,7 @@ func (w *Worker) Run(stop <-chan struct{}) {
 		w.resume = nil
 		w.log.Warn().Str("commit", r.Commit).Str("trigger", r.Trigger).Time("started", r.Started).
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
-		w.push(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update})
+		w.push(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update, resumed: true})
 	}
 	// The first poll waits a random delay within the spread, so a fleet
 	// started together (a package upgrade, a power cut) does not fetch in
@@ -172,6 +183,7 @@ func (w *Worker) Run(stop <-chan struct{}) {
 		driftTick = t.C
 	}
 	fetched := false // since the last repack
+	heldCommit := "" // the commit last logged as waiting for a window
 	for {
 		for {
 			select {
@@ -180,11 +192,12 @@ func (w *Worker) Run(stop <-chan struct{}) {
 				return
 			default:
 			}
-			batch := w.queue.take()
+			open, note := w.gate(w.now())
+			batch := w.queue.take(open)
 			if batch == nil {
 				break
 			}
-			fetched = w.deploy(batch) || fetched
+			fetched = w.deploy(annotate(batch, note)) || fetched
 			w.queue.done()
 		}
 		// Between deploys, with no push waiting, the fetches' packs are
@@ -195,6 +208,8 @@ func (w *Worker) Run(stop <-chan struct{}) {
 			w.repack(stop)
 			continue
 		}
+		var opens <-chan time.Time
+		opens, heldCommit = w.held(heldCommit)
 		select {
 		case <-stop:
 			w.dropPending()
@@ -211,6 +226,7 @@ func (w *Worker) Run(stop <-chan struct{}) {
 			w.setNextPoll(w.cfg.PollInterval)
 		case <-driftTick:
 			w.checkDrift()
+		case <-opens:
 		}
 	}
 }
