@@ -246,6 +246,3 @@ func number(w string, min, max int) (int, error) {
 
 // String is the spec as written (spaces collapsed).
 func (s Spec) String() string { return s.text }
-
-// Location is the time zone the spec is read in.
-func (s Spec) Location() *time.Location { return s.loc }

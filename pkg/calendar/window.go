@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -13,7 +14,20 @@ type Window struct {
 }
 
 // String is the window as an operator wrote it: "Mon..Thu 02:00 UTC for 3h".
-func (w Window) String() string { return fmt.Sprintf("%s for %s", w.Spec, w.Duration) }
+func (w Window) String() string { return fmt.Sprintf("%s for %s", w.Spec, shortDuration(w.Duration)) }
+
+// shortDuration is d without the zero minutes and seconds Go's String
+// gives (3h, 1h30m, 30m rather than 3h0m0s, 1h30m0s, 30m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
 
 // openAt reports whether the window is open at t, and when the opening t
 // falls in closes (the latest one, when openings overlap).

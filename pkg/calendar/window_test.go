@@ -44,6 +44,9 @@ func TestAt(t *testing.T) {
 			t.Errorf("#%d at %s: %+v, want open %v closes %s next %s", i, c.at, st, c.open, c.closes, c.next)
 		}
 	}
+	if got := nights.String(); got != "Mon..Thu 02:00 Europe/Berlin for 3h" {
+		t.Errorf("String() = %q", got)
+	}
 	if st := At([]Window{nights}, utc("2026-12-07T00:00:00Z")); st.Next.Location().String() != "Europe/Berlin" {
 		t.Errorf("next opening in %s, want the spec's Europe/Berlin", st.Next.Location())
 	}

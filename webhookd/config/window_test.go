@@ -26,7 +26,7 @@ repos:
 		t.Fatal(err)
 	}
 	ws := c.Repos[0].MaintenanceWindows
-	if len(ws) != 2 || ws[0].Duration != 3*time.Hour || ws[0].Spec.Location().String() != "Europe/Berlin" || ws[1].String() != "Sun 10:00 UTC for 30m0s" {
+	if len(ws) != 2 || ws[0].Duration != 3*time.Hour || ws[0].String() != "Mon..Thu 02:00 Europe/Berlin for 3h" || ws[1].String() != "Sun 10:00 UTC for 30m" {
 		t.Fatalf("windows %v", ws)
 	}
 

@@ -86,7 +86,7 @@ type WindowStatus struct {
 	// Open: a new commit is applied now (a window is open, or an
 	// override holds it open).
 	Open    bool     `json:"open"`
-	Windows []string `json:"windows"` // as configured: "Mon..Thu 02:00 Europe/Berlin for 3h0m0s"
+	Windows []string `json:"windows"` // as configured: "Mon..Thu 02:00 Europe/Berlin for 3h"
 	// ClosesAt is when the open window closes; NextOpen is the next
 	// opening, in the time zone of the spec it comes from.
 	ClosesAt *time.Time `json:"closesAt,omitempty"`
