@@ -123,3 +123,51 @@ func TestMaintenanceWindow(t *testing.T) {
 	}
 	t.Logf("v2 deployed: started %s, window opened %s, %s", at.Format(time.RFC3339), win.NextOpen.Format(time.RFC3339), st.Last.Summary)
 }
+
+// TestMaintenanceWindowOverride: a commit waiting for a window that opens
+// only in 2199 is deployed at once after `webhookd --open-window`, whose
+// record (who, until when, why) the deploy's trigger carries; once the
+// override is removed the next push waits again, the host untouched.
+func TestMaintenanceWindowOverride(t *testing.T) {
+	t.Parallel()
+	w := startWebhookd(t)
+	w.writeConfigLines("ssh://root@127.0.0.1/srv/git/infra.git", "    secretFile: "+whSecret,
+		"    windows: [{calendar: \"2199-01-01 00:00 UTC\", duration: 1h}]")
+	w.MustRun(t, "webhookd --check --config "+whConfig+" && systemctl restart webhookd.service")
+	w.writeSpec("localhost:5000/web:v2", "2", "")
+	v2 := w.commit("web v2")
+	if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: v2}); code != 202 {
+		t.Fatalf("push refused: %d %s", code, reply)
+	}
+	w.waitStatus("v2 queued", func(s whStatus) bool { return s.Queued == v2 })
+	if win := w.window(); win == nil || win.Waiting != "waiting for window Tue 2199-01-01 00:00 UTC" {
+		t.Fatalf("window %+v", win)
+	}
+	if r := w.Run("systemctl is-active web.service"); strings.TrimSpace(r.Stdout) == "active" {
+		t.Fatal("web.service runs before any deploy")
+	}
+
+	out := w.MustRun(t, "SUDO_USER=alice webhookd --open-window infra --for 10m --reason 'CVE-2026-1234: patched image'")
+	t.Logf("webhookd --open-window: %s", strings.TrimSpace(out))
+	st := w.waitStatus("v2 applied through the override", func(s whStatus) bool { return s.LastApplied == v2 && s.State == "idle" })
+	if !strings.Contains(st.Last.Trigger, "outside the windows: opened by alice until ") || !strings.Contains(st.Last.Trigger, ": CVE-2026-1234: patched image") {
+		t.Errorf("the deploy's trigger %q does not carry the override", st.Last.Trigger)
+	}
+	image, marker, rev := w.running()
+	if !strings.HasSuffix(image, "web:v2") || marker != "marker-2" || rev != "2" {
+		t.Errorf("after the override the host runs %s %s REV=%s", image, marker, rev)
+	}
+	t.Logf("deployed: %s", st.Last.Trigger)
+
+	// Closed again: the next commit waits, the host keeps v2.
+	w.MustRun(t, "webhookd --open-window infra --for 0s")
+	w.writeSpec("localhost:5000/web:v3", "3", "")
+	v3 := w.commit("web v3")
+	if code, reply := w.push(whDelivery{forge: "github", ref: "refs/heads/main", after: v3}); code != 202 {
+		t.Fatalf("push refused: %d %s", code, reply)
+	}
+	w.waitStatus("v3 queued", func(s whStatus) bool { return s.Queued == v3 })
+	if _, _, rev := w.running(); rev != "2" || w.status().LastApplied != v2 {
+		t.Errorf("after the override was removed: REV=%s, applied %s", rev, w.status().LastApplied)
+	}
+}

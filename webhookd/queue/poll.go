@@ -29,7 +29,7 @@ func (w *Worker) setNextPoll(d time.Duration) {
 }
 
 // poll fetches the branch and queues its tip unless that commit is already
-// applied or its apply already failed (a failed fetch is retried). It
+// applied, queued, or its apply already failed (a failed fetch is retried). It
 // reports whether the fetch went through.
 func (w *Worker) poll() (fetched bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), clone.FetchTimeout)
@@ -44,7 +44,8 @@ func (w *Worker) poll() (fetched bool) {
 	st := w.board.read()
 	last := st.Last
 	done := tip == st.LastApplied || last != nil && last.Commit == tip && last.Reason != FetchFailed
-	if !done {
+	// A tip already queued (waiting for a window) is not queued again.
+	if queued, _ := w.queue.waiting(); !done && queued != tip {
 		w.log.Info().Str("commit", tip).Msg("poll: branch moved")
 		w.Enqueue(tip, "poll")
 	}

@@ -159,6 +159,10 @@ func (w *Worker) Run(stop <-chan struct{}) {
 			Msg("the deploy of this commit did not finish when webhookd last ran (killed or crashed): deploying it again")
 		w.push(push{commit: r.Commit, trigger: "resumed after a restart (" + r.Trigger + ")", force: r.Force, update: r.Update, resumed: true})
 	}
+	if ws := w.window(w.now(), false); ws != nil {
+		w.log.Info().Strs("windows", ws.Windows).Bool("open", ws.Open).Str("nextOpen", opening(ws.NextOpen)).
+			Msg("maintenance windows: new commits are applied only inside them")
+	}
 	// The first poll waits a random delay within the spread, so a fleet
 	// started together (a package upgrade, a power cut) does not fetch in
 	// the same second; the later ones keep that phase.
