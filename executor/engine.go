@@ -161,10 +161,12 @@ func (e *run) change(ctx context.Context, i int) error {
 	switch a.Op {
 	case plan.OpPull:
 		return deadline(ctx, e.opts.PullTimeout, "pulling "+a.Target, func(ctx context.Context) error {
+			progress := pullProgress(e.opts.Progress, a.Target)
+			defer progress.Close()
 			if d.Pull != nil {
-				return h.Podman.PullImageWith(ctx, a.Target, *d.Pull, e.opts.Progress)
+				return h.Podman.PullImageWith(ctx, a.Target, *d.Pull, progress.writer())
 			}
-			return h.Podman.PullImage(ctx, a.Target, e.opts.Progress)
+			return h.Podman.PullImage(ctx, a.Target, progress.writer())
 		})
 	case plan.OpCreateSecret:
 		vals, err := e.open(d.Secret)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -200,6 +201,10 @@ type Result struct {
 	Replaced []Replaced `json:"replaced,omitempty"`
 	// Interrupted is set when a signal ended the run before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Down are the services this run stopped and meant to start again,
+	// and ended before starting: they are stopped on the host now, until
+	// the next run resumes and starts them.
+	Down []string `json:"down,omitempty"`
 	// Undo is what a run that failed before step 5 did to leave the host
 	// as it found it; nil when there was nothing to put back.
 	Undo *Undo `json:"undo,omitempty"`
@@ -228,6 +233,35 @@ type Undo struct {
 
 // ErrFailed is wrapped by the error Apply returns when any action failed.
 var ErrFailed = errors.New("apply failed")
+
+// down are the services the run stopped whose start (or restart) it did
+// not reach: stopped on the host now. A service stopped to be removed is
+// not down: stopped is what the plan wants of it.
+func down(res *Result) []string {
+	starts := map[string]bool{}
+	for _, a := range res.NotReached {
+		if a.Op == plan.OpStart || a.Op == plan.OpRestart {
+			starts[a.Target] = true
+		}
+	}
+	var out []string
+	for _, a := range res.Applied {
+		if a.Op == plan.OpStop && starts[a.Target] {
+			out = append(out, a.Target)
+		}
+	}
+	return out
+}
+
+// DownLine says which services an unfinished run left stopped: "web.service
+// is stopped now (this run stopped it and ended before starting it again:
+// re-run syslet to start it)".
+func DownLine(down []string) string {
+	if len(down) == 1 {
+		return down[0] + " is stopped now (this run stopped it and ended before starting it again: re-run syslet to start it)"
+	}
+	return strings.Join(down, ", ") + " are stopped now (this run stopped them and ended before starting them again: re-run syslet to start them)"
+}
 
 // ErrInterrupted is wrapped by the error Apply returns when Options.Stop or
 // the context ended the run early.
@@ -265,8 +299,13 @@ func Apply(ctx context.Context, p *plan.Plan, h Host, opts Options) (*Result, er
 	res.NotReached = e.notReached(idx)
 	res.Replaced = e.replaced()
 	res.Duration = time.Since(start)
+	res.Down = down(res)
 	if errors.Is(stopErr, ErrInterrupted) {
 		res.Interrupted = true
+		if len(res.Down) > 0 {
+			// The run's last words say what is down now, not only that it stopped.
+			stopErr = fmt.Errorf("%w; %s", stopErr, DownLine(res.Down))
+		}
 		return res, stopErr
 	}
 	if len(res.Failed) > 0 || stopErr != nil {

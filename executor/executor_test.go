@@ -127,7 +127,13 @@ func (f *fake) Jobs(_ context.Context, op host.JobOp, names []string, landed fun
 func (f *fake) LastLog(_ context.Context, n string, _ time.Time, _ int) ([]string, error) {
 	return []string{n + ": boom"}, nil
 }
-func (f *fake) PullImage(_ context.Context, r string, _ io.Writer) error { return f.call("pull " + r) }
+func (f *fake) PullImage(_ context.Context, r string, progress io.Writer) error {
+	if progress != nil {
+		// What podman's pull API writes.
+		_, _ = io.WriteString(progress, "Trying to pull "+r+"...\nGetting image source signatures\nCopying blob sha256:12ab\nWriting manifest to image destination\n")
+	}
+	return f.call("pull " + r)
+}
 func (f *fake) PullImageWith(_ context.Context, r string, _ host.PullOptions, _ io.Writer) error {
 	return f.call("pull-with " + r)
 }
@@ -516,6 +522,51 @@ func TestGracefulStopFinishesTheActionInProgress(t *testing.T) {
 	}
 	if !slices.Contains(f.preparing, "settle /c/a") || !slices.Contains(f.preparing, "discard /u/a") || !slices.Contains(f.preparing, "discard /u/b") {
 		t.Errorf("preparing %q", f.preparing)
+	}
+}
+
+// A run interrupted between a service's stop and its start says, last,
+// that the service is stopped now (issue 55: it said only "apply
+// interrupted"); a service stopped to be removed is not down.
+func TestInterruptAfterStopNamesWhatIsStopped(t *testing.T) {
+	f := &fake{}
+	p := running(mk("stop a.service", "stop gone.service", "write-unit /u/a", "remove-unit /u/gone", "daemon-reload systemd", "start a.service"), "a.service")
+	stop := make(chan struct{})
+	opts := executor.Options{Log: zerolog.Nop(), Stop: stop, AfterStep: func(s plan.Step) {
+		if s == plan.StepStop {
+			close(stop)
+		}
+	}}
+	res, err := executor.Apply(context.Background(), p, executor.Host{Files: f, Systemd: f, Podman: f}, opts)
+	if !errors.Is(err, executor.ErrInterrupted) || !slices.Equal(res.Down, []string{"a.service"}) {
+		t.Fatalf("err %v, down %q; want interrupted with a.service down", err, res.Down)
+	}
+	if !strings.HasSuffix(err.Error(), "a.service is stopped now (this run stopped it and ended before starting it again: re-run syslet to start it)") {
+		t.Errorf("the run's last words do not say a.service is stopped now: %v", err)
+	}
+}
+
+// podman's pull progress is shown under the pull it belongs to, each line
+// marked as podman's, not mixed into the apply's own lines (issue 55);
+// without a progress writer the pull is quiet.
+func TestPullProgressIsMarkedAsThePulls(t *testing.T) {
+	var progress strings.Builder
+	f := &fake{}
+	_, err := executor.Apply(context.Background(), mk("pull-image localhost:5000/web:v2"), executor.Host{Files: f, Systemd: f, Podman: f},
+		executor.Options{Log: zerolog.Nop(), Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "  podman pull localhost:5000/web:v2 | Trying to pull localhost:5000/web:v2...\n" +
+		"  podman pull localhost:5000/web:v2 | Getting image source signatures\n" +
+		"  podman pull localhost:5000/web:v2 | Copying blob sha256:12ab\n" +
+		"  podman pull localhost:5000/web:v2 | Writing manifest to image destination\n"
+	if progress.String() != want {
+		t.Errorf("pull progress:\n%s\nwant:\n%s", progress.String(), want)
+	}
+	if _, err := executor.Apply(context.Background(), mk("pull-image localhost:5000/web:v2"), executor.Host{Files: f, Systemd: f, Podman: f},
+		executor.Options{Log: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -142,6 +142,9 @@ func ApplySummary(w io.Writer, runID string, r *executor.Result) {
 			fmt.Fprintln(w, "  Re-run syslet to resume: what was applied stays in place, the rest is planned again (see `syslet history`).")
 		}
 	}
+	if len(r.Down) > 0 {
+		fmt.Fprintf(w, "  %s\n", redact.Escape(executor.DownLine(r.Down)))
+	}
 }
 
 // ReplacedLine says how a replaced container was replaced and how long

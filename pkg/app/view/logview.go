@@ -120,6 +120,9 @@ func (v *Log) Applied(runID string, res *executor.Result) {
 	}
 	v.at(lvl).Str("run", runID).Int("applied", len(res.Applied)).Int("failed", len(res.Failed)).
 		Int("notReached", len(res.NotReached)).Dur("took", res.Duration).Msg(ResultLine(res))
+	if len(res.Down) > 0 {
+		v.at(zerolog.WarnLevel).Str("run", runID).Strs("units", res.Down).Msg(executor.DownLine(res.Down))
+	}
 	for _, r := range res.Replaced {
 		v.at(zerolog.InfoLevel).Str("run", runID).Str("unit", r.Service).Str("strategy", string(r.Strategy)).
 			Bool("done", r.Done).Dur("took", r.Took).Msg(ReplacedLine(r))
