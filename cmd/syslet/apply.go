@@ -73,7 +73,10 @@ func (o *applyOptions) define(f *flags) {
 func (o *applyOptions) defineGate(f *flags) {
 	r, d := &o.req, &deploy.Defaults
 	f.Duration(&r.Soak, "soak", d.Soak, "after starting containers, require them to stay up (no restart, still active) for `D`; 0: only up")
-	f.String(&o.rollback, "rollback", string(d.Rollback), "what a failed health gate does: `POLICY` auto applies the last good generation again (each container pinned to the image it ran), never leaves the host as the run left it")
+	f.String(&o.rollback, "rollback", string(d.Rollback), fmt.Sprintf("what a failed health gate does: `POLICY` auto applies the newest kept generation again "+
+		"(that of the last run that passed its gate): each container pinned to the image it ran then, each volume the failed run deleted or recreated filled again from its backup, nothing deleted "+
+		"(exit %d; %d when the rollback fails too); with no generation kept, and with never, the host stays as the failed run left it (exit %d)",
+		verdict.RolledBack.Exit(), verdict.RollbackFailed.Exit(), verdict.GateFailed.Exit()))
 	f.Int(&r.KeepGenerations, "keep-generations", d.KeepGenerations, "keep the last `N` good generations to roll back to")
 }
 

@@ -71,7 +71,7 @@ made from (file digests, unit states, podman secret IDs and labels, images prese
 last run), never a secret value or a file's content. --plan FILE with the same input applies
 exactly its actions, or exits 1 naming each change since it was made and changes nothing.
 A first SIGINT/SIGTERM lets the action in progress finish, runs nothing after it and prints what
-was not reached; a second one aborts at once. The next run resumes (see syslet history).
+was not reached and which services it left stopped; a second one aborts at once. The next run resumes (see syslet history).
 An apply notifies the targets of "notify" in /etc/syslet/syslet.json (started, then succeeded,
 failed or rolled-back) without waiting for them, and after its run waits at most 10s for their
 delivery; --diff --metrics-file FILE is a drift check (see syslet notify-test).`,
@@ -168,7 +168,7 @@ that backup back; what it cannot restore is said. Exit codes as an apply's.`,
 			defineFlags: func(f *flags) { new(notifyTestOptions).define(f) },
 			examples:    []string{"syslet notify-test", "syslet notify-test --event failed"}},
 		{name: "history", run: cmdHistory, synopsis: []string{"[RUN] [--output json]", "[RUN] --specs"},
-			summary:     "recent runs from the run journal, one run's actions, or (--specs) the specs a kept generation applied",
+			summary:     "recent runs from the run journal, one run's actions, or the specs a kept generation applied (--specs)",
 			asRoot:      "the run journal in " + layout.StateHome + " is root's alone (--root DIR reads a copy)",
 			defineFlags: func(f *flags) { new(historyOptions).define(f) },
 			examples:    []string{"syslet history", "syslet history 20261201T0455", "syslet history -n 0 --output json", "syslet history 20261201T0455 --specs > then.json"}},
@@ -204,7 +204,7 @@ syslet. A run that did not finish is finished first (syslet resumes it).`,
 			examples: []string{`source <(syslet completion bash)`, "syslet completion zsh > ~/.zfunc/_syslet",
 				"syslet completion fish > ~/.config/fish/completions/syslet.fish"}},
 		{name: "help", run: cmdHelp, aliases: []string{"-h", "--help"}, synopsis: []string{"[COMMAND] [--format text|markdown]"},
-			summary:  "this usage, one command's help, or (--format markdown) the whole command-line reference",
+			summary:  "this overview, one command's help, or the whole command-line reference (--format markdown)",
 			examples: []string{"syslet help push", "syslet push --help", "syslet help --format markdown > cli.md"}},
 	}
 }
@@ -223,7 +223,7 @@ var exitStatus = []struct {
 	{exitRollbackBad, "the rollback failed too: a started container failed the health gate, and so did the last good generation; the host needs a person"},
 	{exitUsage, "a usage error: a bad flag or argument; nothing was read"},
 	{exitInternal, "an internal error (a bug; the stack is printed)"},
-	{exitInterrupted, "interrupted by SIGINT or SIGTERM; the summary says what was not reached"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM; the summary says what was not reached and which services it left stopped"},
 }
 
 // lookup returns the command named name.
@@ -287,9 +287,14 @@ var common = []struct{ line, what string }{
 	{"syslet help COMMAND", "one command's forms, flags and examples (or: syslet COMMAND -h)"},
 }
 
-// writeUsage writes the overall usage: the common command lines, what
-// syslet is, every command, then each command's flags and notes, then
-// the exit codes.
+// usedFlags are the apply's flags of a day with syslet, which the usage
+// shows; syslet help apply lists them all.
+var usedFlags = []string{"diff", "stdin", "yes", "detailed-exitcode", "output", "allow-removals"}
+
+// writeUsage writes the overall usage, a page: the common command lines,
+// what syslet is, each command in a line, the apply's most used flags and
+// the exit codes. Each command's forms, flags and notes are its own help
+// (writeHelp), and the whole of it is the reference.
 func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "syslet — "+oneLine)
 	fmt.Fprintln(w)
@@ -300,43 +305,38 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, wrap(description, 96, ""))
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage:")
+	fmt.Fprintln(w, "Commands:")
 	for i := range commands {
 		c := &commands[i]
-		forms := c.synopsis
-		if len(forms) == 0 {
-			forms = []string{""}
+		name := c.title()
+		if c.name == "" {
+			name = "syslet [apply]"
 		}
-		for k, form := range forms {
-			line := strings.TrimSpace(c.title() + " " + form)
-			if k > 0 {
-				fmt.Fprintf(w, "  %s\n", line)
-				continue
-			}
-			writeColumns(w, "  "+line, c.summary, 48)
+		writeColumns(w, "  "+name, brief(c.summary), 22)
+	}
+	fmt.Fprintln(w, "\nMost used flags of an apply (syslet help apply lists them all):")
+	var used []flagDoc
+	for _, d := range lookup("").flagDocs() {
+		if slices.Contains(usedFlags, d.Name) {
+			used = append(used, d)
 		}
 	}
-	for i := range commands {
-		c := &commands[i]
-		docs := c.flagDocs()
-		if len(docs) == 0 {
-			continue
-		}
-		name := c.name
-		if name == "" {
-			name = "apply / --diff"
-		}
-		fmt.Fprintf(w, "\nFlags for %s:\n", name)
-		writeFlags(w, docs)
-		if notes := c.allNotes(); notes != "" {
-			fmt.Fprintln(w)
-			fmt.Fprintln(w, notes)
-		}
-	}
+	writeFlags(w, used)
 	fmt.Fprintln(w, "\nExit codes:")
 	for _, e := range exitStatus {
 		writeColumns(w, fmt.Sprintf("  %d", e.code), e.meaning, 8)
 	}
+	fmt.Fprintln(w, "\n"+wrap("syslet help COMMAND (or syslet COMMAND --help) shows a command's forms, all its flags, notes "+
+		"and examples; man syslet, or syslet help --format markdown, the whole command-line reference.", 96, ""))
+}
+
+// brief is a command's summary up to its first parenthesis, semicolon or
+// colon: what it does in a line of the usage.
+func brief(summary string) string {
+	for _, sep := range []string{" (", "; ", ": "} {
+		summary, _, _ = strings.Cut(summary, sep)
+	}
+	return summary
 }
 
 // writeHelp writes one command's help: its forms, what it does, its
@@ -425,7 +425,7 @@ func cmdSchema(_ []string, _ io.Reader, stdout, _ io.Writer) int {
 // Markdown (what docs/reference/cli.md is made of).
 func cmdHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	format := "text"
-	var name string
+	var c *command
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--format" && i+1 < len(args):
@@ -433,18 +433,18 @@ func cmdHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			i++
 		case strings.HasPrefix(a, "--format="):
 			format = strings.TrimPrefix(a, "--format=")
-		case lookup(a) != nil && name == "":
-			name = a
+		case dispatch(a) != nil && c == nil:
+			c = dispatch(a) // a name or an alias: syslet help apply
 		default:
 			fmt.Fprintf(stderr, "syslet help: unknown command or argument %q\nsee 'syslet --help'\n", a)
 			return exitUsage
 		}
 	}
 	switch {
-	case format == "markdown" && name == "":
+	case format == "markdown" && c == nil:
 		writeReference(stdout)
-	case format == "text" && name != "":
-		writeHelp(stdout, lookup(name))
+	case format == "text" && c != nil:
+		writeHelp(stdout, c)
 	case format == "text":
 		writeUsage(stdout)
 	default:

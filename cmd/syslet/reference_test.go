@@ -42,21 +42,58 @@ func TestCLIReferenceIsGenerated(t *testing.T) {
 	}
 }
 
-// TestUsageNamesEveryFlag: the overall usage lists every flag of every
-// command with its default, since both come from the same definitions.
-func TestUsageNamesEveryFlag(t *testing.T) {
-	var b strings.Builder
-	writeUsage(&b)
-	usage := strings.Join(strings.Fields(b.String()), " ") // wrapping aside
+// TestHelpNamesEveryFlag: each command's help (syslet help NAME) lists
+// every flag of the command with its default, since both come from the
+// same definitions.
+func TestHelpNamesEveryFlag(t *testing.T) {
 	for i := range commands {
+		var b strings.Builder
+		writeHelp(&b, &commands[i])
+		help := strings.Join(strings.Fields(b.String()), " ") // wrapping aside
 		for _, d := range commands[i].flagDocs() {
-			if !strings.Contains(usage, " "+d.Spelling()+" ") {
-				t.Errorf("usage misses %s of %q", d.Spelling(), commands[i].title())
+			if !strings.Contains(help, " "+d.Spelling()+" ") {
+				t.Errorf("the help of %s misses %s", commands[i].title(), d.Spelling())
 			}
-			if d.Default != "" && !strings.Contains(usage, "(default "+d.Default+")") {
-				t.Errorf("usage misses the default of %s: %s", d.Spelling(), d.Default)
+			if d.Default != "" && !strings.Contains(help, "(default "+d.Default+")") {
+				t.Errorf("the help of %s misses the default of %s: %s", commands[i].title(), d.Spelling(), d.Default)
 			}
 		}
+	}
+}
+
+// TestUsageIsAnOverview: syslet --help is a page, not the reference
+// (issue 55: it was 431 lines): every command in a line, the apply's most
+// used flags, the exit codes, and where the rest is; syslet help NAME
+// answers for every command name and alias it points to.
+func TestUsageIsAnOverview(t *testing.T) {
+	code, usage, errs := runCLI(t, "--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d\n%s", code, errs)
+	}
+	if n := strings.Count(usage, "\n"); n > 80 {
+		t.Errorf("--help is %d lines; an overview fits in 80:\n%s", n, usage)
+	}
+	for i := range commands {
+		c := &commands[i]
+		if c.name != "" && !strings.Contains(usage, "\n  "+c.title()+" ") {
+			t.Errorf("--help does not list %s", c.title())
+		}
+		for _, w := range append([]string{c.name}, c.aliases...) {
+			if w == "" {
+				continue
+			}
+			if code, out, errs := runCLI(t, "help", w); code != exitOK || !strings.HasPrefix(out, "Usage:\n  "+c.title()) {
+				t.Errorf("syslet help %s: exit %d, not %s's help:\n%s%s", w, code, c.title(), out, errs)
+			}
+		}
+	}
+	for _, f := range usedFlags {
+		if !strings.Contains(usage, "\n  --"+f+" ") {
+			t.Errorf("--help does not show --%s", f)
+		}
+	}
+	if !strings.Contains(usage, "syslet help COMMAND (or syslet COMMAND --help) shows a command's forms, all its flags") {
+		t.Errorf("--help does not say where each command's flags are")
 	}
 }
 

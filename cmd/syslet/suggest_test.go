@@ -95,15 +95,18 @@ func TestEditDistance(t *testing.T) {
 }
 
 // TestApplyIsDocumented: "syslet apply PATH", which people type, is shown
-// in the usage, and its help says what it is.
+// in the usage, and its help (syslet help apply) says what it is.
 func TestApplyIsDocumented(t *testing.T) {
-	var out, errw bytes.Buffer
-	if code := run([]string{"--help"}, strings.NewReader(""), &out, &errw); code != exitOK {
-		t.Fatalf("exit %d", code)
+	if _, usage, _ := runCLI(t, "--help"); !strings.Contains(usage, "\n  syslet [apply]      plan and apply\n") {
+		t.Errorf("the usage does not show syslet [apply]:\n%s", usage)
+	}
+	code, help, errs := runCLI(t, "help", "apply")
+	if code != exitOK {
+		t.Fatalf("syslet help apply: exit %d\n%s", code, errs)
 	}
 	for _, want := range []string{"\n  syslet apply [flags] [PATH | --stdin | -]\n", "syslet apply PATH is the same command as syslet PATH"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the usage lacks %q", want)
+		if !strings.Contains(help, want) {
+			t.Errorf("syslet help apply lacks %q", want)
 		}
 	}
 }
