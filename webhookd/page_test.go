@@ -147,7 +147,11 @@ func TestPageShowsDeploysEscapedAndRedacted(t *testing.T) {
 		good[:12], bad[:12], "rolled back", "applied",
 		"&lt;script&gt;alert(1)&lt;/script&gt;.service: restarted 5 time(s)", // the failing unit, escaped
 		`<span class="drift-count">3</span> unit(s) differ`, "1 edited by hand", "1 not running", "1 probe failing",
-		`<span class="bad">failed</span>`,          // the gate's last verdict
+		// The gate's last verdict: the bad commit rolled back to the
+		// good one, which passed the gate again.
+		`<span class="warn">rolled back</span>: the deploy of `,
+		"and was rolled back; the host runs ",
+		"counted since webhookd started at ",       // the delivery counters' start
 		"accepted <b>2</b>",                        // webhook deliveries
 		"<code>db.service</code> not running</li>", // the drifting units, in words
 		// The failing probe's answer, escaped, in the drift list and the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/rs/zerolog"
 
 	"github.com/syslet/syslet/pkg/app/deploy"
@@ -55,7 +56,7 @@ func flagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("webhookd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", config.DefaultPath, "read the configuration (YAML) from `FILE`")
-	fs.BoolVar(&o.check, "check", false, "validate the configuration (and its secret, key and known_hosts files) and exit")
+	fs.BoolVar(&o.check, "check", false, "validate the configuration (its secret, key and known_hosts files, and that a local repository exists) and exit; a remote repository is not contacted")
 	fs.BoolVar(&o.notifyTest, "notify-test", false, "send a test event to every notification target of the configuration, print what came of each and exit (1 when one failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log at `LEVEL`: debug, info, warn or error")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", deploy.Defaults.LockTimeout, "let a deploy wait at most `D` for another apply on this host")
@@ -82,6 +83,31 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		}
 	})
 	return o, err
+}
+
+// inJournal reports whether stderr is the systemd journal (webhookd runs
+// as its unit, --check too as its ExecStartPre): then what it would say
+// to a person is logged as JSON objects, like every other line of its
+// journal.
+func inJournal(stderr io.Writer) bool {
+	ok, err := journal.StderrIsJournalStream()
+	return stderr == io.Writer(os.Stderr) && err == nil && ok
+}
+
+// checked says that --check found the configuration file valid, with
+// its notes.
+func checked(file string, cfg *config.Config, notes []string, stdout io.Writer, log zerolog.Logger, json bool) {
+	if json {
+		log.Info().Str("config", file).Int("repos", len(cfg.Repos)).Str("listen", cfg.Listen).Msg("configuration OK")
+		for _, n := range notes {
+			log.Info().Str("config", file).Msg(n)
+		}
+		return
+	}
+	fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", file, len(cfg.Repos), cfg.Listen)
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -111,13 +137,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	cfg, err := config.Load(o.config, hostname)
-	if err != nil {
-		fmt.Fprintln(stderr, "webhookd:", err)
-		return exitConfig
+	if err == nil && o.check {
+		var notes []string
+		if notes, err = cfg.CheckRemotes(o.config); err == nil {
+			checked(o.config, cfg, notes, stdout, log, inJournal(stderr))
+			return exitOK
+		}
 	}
-	if o.check {
-		fmt.Fprintf(stdout, "%s: OK (%d repositories, listen %s)\n", o.config, len(cfg.Repos), cfg.Listen)
-		return exitOK
+	if err != nil {
+		if inJournal(stderr) {
+			log.Error().Err(err).Str("config", o.config).Msg("invalid configuration")
+		} else {
+			fmt.Fprintln(stderr, "webhookd:", err)
+		}
+		return exitConfig
 	}
 	if o.notifyTest {
 		return notifyTest(cfg, hostname, stdout, stderr)

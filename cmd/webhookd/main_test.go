@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-git/go-git/v5"
 )
 
 func TestCheckConfig(t *testing.T) {
@@ -17,9 +19,21 @@ func TestCheckConfig(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	repo := filepath.Join(dir, "infra.git")
+	if _, err := git.PlainInit(repo, true); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join(dir, "good.yaml")
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(good, []byte("repos:\n  - name: infra\n    url: /srv/git/infra.git\n    secretFile: "+secret+"\n"), 0o644)
+	os.WriteFile(good, []byte("repos:\n  - name: infra\n    url: "+repo+"\n    secretFile: "+secret+"\n"), 0o644)
+	config := func(name, url string) string {
+		f := filepath.Join(dir, name+".yaml")
+		os.WriteFile(f, []byte("repos:\n  - name: infra\n    url: "+url+"\n    secretFile: "+secret+"\n"), 0o644)
+		return f
+	}
+	typo := config("typo", "file://"+dir+"/infra.gti")
+	notRepo := config("not-repo", "file://"+dir)
+	remote := config("remote", "https://git.example/ops/infra.git")
 	os.WriteFile(bad, []byte("listen: nowhere\nrepos:\n  - name: infra\n    url: http://git.example/x.git\n"), 0o644)
 	for _, tc := range []struct {
 		name string
@@ -30,6 +44,12 @@ func TestCheckConfig(t *testing.T) {
 		{"valid", []string{"--check", "--config", good}, exitOK, good + ": OK (1 repositories, listen 127.0.0.1:9090)"},
 		{"invalid names every field", []string{"--check", "--config", bad}, exitConfig, "listen: want host:port"},
 		{"missing file", []string{"--check", "--config", filepath.Join(dir, "none.yaml")}, exitConfig, "no such file"},
+		// A local repository must be there; a remote one is not contacted, and --check says so.
+		{"no such repository", []string{"--check", "--config", typo}, exitConfig,
+			typo + ": repos[0].url: file://" + dir + "/infra.gti: no such repository: " + dir + "/infra.gti does not exist"},
+		{"not a repository", []string{"--check", "--config", notRepo}, exitConfig, notRepo + ": repos[0].url: file://" + dir + ": not a git repository: " + dir},
+		{"remote not contacted", []string{"--check", "--config", remote}, exitOK,
+			remote + ": repos[0].url: https://git.example/ops/infra.git not contacted: --check does not test that a remote is reachable"},
 		{"stray argument", []string{"serve"}, exitConfig, `unexpected argument "serve"`},
 		{"bad log level", []string{"--log-level", "loud", "--config", good}, exitConfig, "--log-level"},
 	} {

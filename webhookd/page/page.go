@@ -50,12 +50,15 @@ type Page struct {
 	metrics prometheus.Gatherer
 	root    string // of the run journal
 	log     zerolog.Logger
+	// started is when the daemon made the page, at its start: the
+	// delivery counters count from then (they live in memory).
+	started time.Time
 }
 
 // New makes the page of workers' repositories: their status, the run
 // journal under root and the delivery counters of metrics.
 func New(cfg *config.Config, workers []*queue.Worker, metrics prometheus.Gatherer, root string, log zerolog.Logger) *Page {
-	return &Page{cfg: cfg, workers: workers, metrics: metrics, root: root, log: log}
+	return &Page{cfg: cfg, workers: workers, metrics: metrics, root: root, log: log, started: time.Now().UTC()}
 }
 
 type head struct {
@@ -133,7 +136,7 @@ func (p *Page) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runs := p.journalRuns()
-	v := overview{Host: p.cfg.Hostname, Now: time.Now().UTC().Format(stamp), Refresh: refresh, Token: token}
+	v := overview{Host: p.cfg.Hostname, Now: time.Now().UTC().Format(stamp), Refresh: refresh, Token: token, CountedSince: when(&p.started)}
 	for _, wk := range p.workers {
 		v.Repos = append(v.Repos, repoPage(wk.Repo(), wk.Status(), runs))
 	}

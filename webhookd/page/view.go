@@ -33,8 +33,9 @@ type overview struct {
 	Token   string // carried on links when the page needs one
 	Repos   []repoView
 	// Deliveries of webhooks by outcome, notifications and commit
-	// statuses by result.
+	// statuses by result, counted since CountedSince (the daemon's start).
 	Deliveries, Notifications, Statuses []counter
+	CountedSince                        string
 }
 
 type counter struct {
@@ -60,11 +61,25 @@ type repoView struct {
 
 type commitView struct{ ID, Short, Link string }
 
+// gateView is the health gate's row: its last verdict, and the newest
+// deploy when that changed nothing and so gave the gate nothing to judge.
 type gateView struct {
-	Verdict string // "passed", "failed", "" (no deploy reached it yet)
+	// Verdict is "passed", "failed" (the host runs the commit as the
+	// deploy left it), "rolled-back" (the host runs Runs again and it
+	// passed the gate), "rollback-failed", or "" (no deploy reached the
+	// gate yet).
+	Verdict string
 	Commit  commitView
 	At      string
 	Failing []string
+	Runs    commitView
+	Quiet   *quietView
+}
+
+// quietView is a deploy that found nothing to change.
+type quietView struct {
+	Commit commitView
+	At     string
 }
 
 type driftView struct {
@@ -134,26 +149,14 @@ func repoPage(cfg *config.Repo, st queue.RepoStatus, runs map[string]*runlog.Run
 	for i := len(st.Recent) - 1; i >= 0; i-- {
 		v.Deploys = append(v.Deploys, deployPage(cfg, st.Recent[i], runs))
 	}
-	// The health gate's last verdict: the newest attempt that reached it.
-	for i := len(st.Recent) - 1; i >= 0; i-- {
-		a := st.Recent[i]
-		if passed, reached := gateOf(a); reached {
-			v.Gate = gateView{Verdict: "failed", Commit: commitOf(cfg, a.Commit), At: when(&a.Started), Failing: escapeAll(a.FailingUnits)}
-			if passed {
-				v.Gate.Verdict = "passed"
-			}
-			break
-		}
-	}
+	v.Gate = gatePage(cfg, st)
 	if d := st.Drift; d != nil {
 		v.Drift = &driftView{CheckedAt: when(d.CheckedAt), Drift: d.Drift, Change: d.Change, Start: d.Start, Probe: d.Probe,
 			Total: d.Drift + d.Change + d.Start + d.Probe, Since: when(d.Since), Error: redact.Escape(d.Error)}
 		for _, u := range d.Units {
-			du := notify.DriftUnit{Unit: redact.Escape(u.Unit), Kind: u.Kind, Effect: u.Effect}
-			if u.Kind == notify.DriftProbe {
-				du.Reasons = escapeAll(u.Reasons) // what the probe answered
-			}
-			v.Drift.Units = append(v.Drift.Units, du)
+			// The reasons are the plan's (keys and files by name, never
+			// their content) or what a probe answered.
+			v.Drift.Units = append(v.Drift.Units, notify.DriftUnit{Unit: redact.Escape(u.Unit), Kind: u.Kind, Effect: u.Effect, Reasons: escapeAll(u.Reasons)})
 		}
 		for _, p := range d.Probes {
 			v.Drift.Probes = append(v.Drift.Probes, probeOf(p))
@@ -224,17 +227,48 @@ func outcomeOf(a *queue.Attempt) (outcome, class string) {
 	return "applied", "ok"
 }
 
-// gateOf says whether an attempt reached the health gate, and whether
-// it passed: a run that deployed its commit (and so was judged, or had
-// nothing new to judge), or one that failed at the gate.
-func gateOf(a *queue.Attempt) (passed, reached bool) {
-	if a.Verdict == 0 {
-		return false, false
+// gatePage is the health gate's row: the newest attempt the gate judged,
+// and, when a later deploy found nothing to change, that deploy: it
+// started nothing, so the gate said nothing of its commit.
+func gatePage(cfg *config.Repo, st queue.RepoStatus) gateView {
+	var g gateView
+	for i := len(st.Recent) - 1; i >= 0; i-- {
+		a := st.Recent[i]
+		if a.Verdict == verdict.NoChanges {
+			if g.Quiet == nil {
+				g.Quiet = &quietView{Commit: commitOf(cfg, a.Commit), At: when(&a.Started)}
+			}
+			continue
+		}
+		said, judged := gateVerdict(a)
+		if !judged {
+			continue
+		}
+		g.Verdict, g.Commit, g.At, g.Failing = said, commitOf(cfg, a.Commit), when(&a.Started), escapeAll(a.FailingUnits)
+		if said == "rolled-back" {
+			g.Runs = commitOf(cfg, st.LastApplied)
+		}
+		return g
 	}
-	if a.Stage() == queue.StageGate {
-		return false, true
+	return g
+}
+
+// gateVerdict is what the gate said of an attempt's commit, and whether
+// it said anything: a run that deployed its commit passed it; one that
+// failed it left the host as it was (failed), rolled back to a
+// generation that passed it, or could not.
+func gateVerdict(a *queue.Attempt) (string, bool) {
+	switch {
+	case a.Verdict == verdict.RolledBack:
+		return "rolled-back", true
+	case a.Verdict == verdict.RollbackFailed:
+		return "rollback-failed", true
+	case a.Verdict != 0 && a.Stage() == queue.StageGate:
+		return "failed", true
+	case a.Deployed() && a.RunID != "":
+		return "passed", true
 	}
-	return true, a.Deployed() && a.RunID != ""
+	return "", false
 }
 
 func escapeAll(ss []string) []string {
