@@ -1,11 +1,11 @@
 package deploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -18,19 +18,26 @@ import (
 const messageID = "5b0c3f1e9a7d4c2e8f6a1b3d5c7e9f10"
 
 // newLogger returns the logger for per-action lines (w: the view's
-// Actions): structured entries sent to the systemd journal when w is
-// stderr and stderr is the journal (syslet running as a unit, e.g. under
-// webhookd), console lines on w otherwise.
+// Actions). Every run on a host with a journal sends each action to it
+// as a structured entry, so `journalctl SYSLET_RUN=…` finds a run however
+// it was started: when w is stderr and stderr is the journal (syslet
+// running as a unit, or inside webhookd) that entry is the line; when w
+// is stderr and something else (a terminal, a pipe, an SSH session), w
+// gets console lines as well. Any other w (a test's buffer) gets the
+// console lines alone.
 func newLogger(w io.Writer, runID string) zerolog.Logger {
 	zerolog.TimeFieldFormat = time.RFC3339Nano
-	var out io.Writer
-	if f, ok := w.(*os.File); ok && f == os.Stderr && stderrIsJournal() {
-		out = journalWriter{}
-	} else {
-		// The run's id heads the actions ("Applying (run …)") and ends
-		// their summary: on each console line it is clutter. The
-		// journal's entries keep it as SYSLET_RUN.
-		out = zerolog.ConsoleWriter{Out: w, NoColor: !view.IsTerminal(w), TimeFormat: "15:04:05.000", FieldsExclude: []string{"run"}}
+	// The run's id heads the actions ("Applying (run …)") and ends their
+	// summary: on each console line it is clutter. The journal's entries
+	// keep it as SYSLET_RUN.
+	var out io.Writer = zerolog.ConsoleWriter{Out: w, NoColor: !view.IsTerminal(w), TimeFormat: "15:04:05.000", FieldsExclude: []string{"run"}}
+	if f, ok := w.(*os.File); ok && f == os.Stderr {
+		switch {
+		case stderrIsJournal():
+			out = journalWriter{}
+		case journal.Enabled():
+			out = zerolog.MultiLevelWriter(out, bestEffort{journalWriter{}})
+		}
 	}
 	return zerolog.New(out).With().Timestamp().Str("run", runID).Logger()
 }
@@ -46,25 +53,40 @@ func stderrIsJournal() bool {
 type journalWriter struct{}
 
 func (journalWriter) Write(p []byte) (int, error) {
+	msg, pri, vars := journalEntry(p)
+	return len(p), journal.Send(msg, pri, vars)
+}
+
+// journalEntry is the journal entry of one zerolog event: its MESSAGE is
+// the event's JSON object itself, on one line, like every other line of
+// webhookd's journal (which runs syslet in its own process), and its
+// fields are the event's, by the names journalctl matches.
+func journalEntry(p []byte) (msg string, pri journal.Priority, vars map[string]string) {
+	msg = string(bytes.TrimSpace(p))
 	var ev map[string]any
 	if err := json.Unmarshal(p, &ev); err != nil {
-		return len(p), journal.Send(strings.TrimSpace(string(p)), journal.PriInfo, nil)
+		return msg, journal.PriInfo, nil
 	}
-	vars := map[string]string{"MESSAGE_ID": messageID, "SYSLET_RESULT": str(ev["message"])}
+	vars = map[string]string{"MESSAGE_ID": messageID, "SYSLET_RESULT": str(ev["message"])}
 	for k, field := range map[string]string{"run": "SYSLET_RUN", "step": "SYSLET_STEP", "op": "SYSLET_OP", "target": "SYSLET_TARGET", "took": "SYSLET_TOOK", "error": "SYSLET_ERROR"} {
 		if v, ok := ev[k]; ok {
 			vars[field] = str(v)
 		}
 	}
-	pri := journal.PriInfo
+	pri = journal.PriInfo
 	if ev["level"] == "error" {
 		pri = journal.PriErr
 	}
-	msg := strings.TrimSpace(str(ev["message"]) + " " + str(ev["op"]) + " " + str(ev["target"]))
-	if e := str(ev["error"]); e != "" {
-		msg += ": " + e
-	}
-	return len(p), journal.Send(msg, pri, vars)
+	return msg, pri, vars
+}
+
+// bestEffort drops the errors of a copy of the lines: a journal that
+// refuses an entry must not get in the way of the lines on the console.
+type bestEffort struct{ w io.Writer }
+
+func (b bestEffort) Write(p []byte) (int, error) {
+	b.w.Write(p)
+	return len(p), nil
 }
 
 func str(v any) string {
