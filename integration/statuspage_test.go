@@ -172,7 +172,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 		regexp.MustCompile(`<td>` + commit(bad) + `</td>\s*<td><span class="outcome bad">rolled back</span><ul class="failing"><li>web\.service: [^<]+</li>`),
 		regexp.MustCompile(`<td>` + commit(good) + `</td>\s*<td><span class="outcome ok">applied</span>`),
 		regexp.MustCompile(`<span class="drift-count">1</span> unit\(s\) differ`),
-		regexp.MustCompile(`id="gate-infra"><span class="bad">failed</span>`),
+		// The gate: the crashing commit rolled back, the host healthy on good.
+		regexp.MustCompile(`id="gate-infra"><span class="warn">rolled back</span>: the deploy of ` + commit(bad) + ` failed the gate <small>at [^<]+</small> and was rolled back; the host runs ` + commit(good) + ` again, healthy`),
 	} {
 		if !want.MatchString(dom) {
 			t.Errorf("the DOM lacks %s", want)

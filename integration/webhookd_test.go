@@ -246,13 +246,13 @@ type whStatus struct {
 	LastError   string
 	LastPoll    *time.Time
 	Last        *struct {
-		Commit, Result, Stage, Summary, RunID, Error, Trigger string
-		Pushes                                                int
-		DurationSeconds                                       float64
-		FailingUnits                                          []string
-		RolledBackTo                                          string
-		Findings                                              []struct{ Source, Path, Rule, Message string }
-		FindingCount                                          int
+		Commit, Result, Verdict, Stage, Summary, RunID, Error, Trigger string
+		Pushes                                                         int
+		DurationSeconds                                                float64
+		FailingUnits                                                   []string
+		RolledBackTo                                                   string
+		Findings                                                       []struct{ Source, Path, Rule, Message string }
+		FindingCount                                                   int
 	}
 }
 

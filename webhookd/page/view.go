@@ -246,11 +246,28 @@ func gatePage(cfg *config.Repo, st queue.RepoStatus) gateView {
 		}
 		g.Verdict, g.Commit, g.At, g.Failing = said, commitOf(cfg, a.Commit), when(&a.Started), escapeAll(a.FailingUnits)
 		if said == "rolled-back" {
-			g.Runs = commitOf(cfg, st.LastApplied)
+			g.Runs = commitOf(cfg, restoredCommit(st, i))
 		}
 		return g
 	}
 	return g
+}
+
+// restoredCommit is the commit the host ran again after the rollback of
+// st.Recent[i]: the one deployed last before it ("" when the kept
+// attempts no longer say, and a later deploy moved the applied commit).
+func restoredCommit(st queue.RepoStatus, i int) string {
+	for j := i - 1; j >= 0; j-- {
+		if st.Recent[j].Deployed() {
+			return st.Recent[j].Commit
+		}
+	}
+	for _, a := range st.Recent[i+1:] {
+		if a.Deployed() {
+			return ""
+		}
+	}
+	return st.LastApplied
 }
 
 // gateVerdict is what the gate said of an attempt's commit, and whether

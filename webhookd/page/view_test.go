@@ -104,6 +104,16 @@ func TestGateAfterRollback(t *testing.T) {
 		t.Errorf("a rollback that passed its gate is shown in red: the host is healthy")
 	}
 
+	// A later deploy that changed nothing keeps the rollback as the last
+	// verdict, and what the host ran after it.
+	st.Recent = append(st.Recent, attempt(sameCommit, verdict.NoChanges, "20261207T152000Z-cccccc", 20))
+	st.LastApplied = sameCommit
+	got = gateText(t, st)
+	if want := "no changes in 333333333333 at 2026-12-07 15:20:00 UTC: nothing started, nothing to gate · last verdict: rolled back: the deploy of 222222222222 failed the gate at 2026-12-07 15:10:00 UTC and was rolled back; the host runs 111111111111 again"; !strings.HasPrefix(got, want) {
+		t.Errorf("after a deploy that changed nothing the gate row says\n  %s\nwant\n  %s…", got, want)
+	}
+	st.Recent, st.LastApplied = st.Recent[:2], goodCommit
+
 	// A rollback that failed too: the host needs a person, in red.
 	rb.Verdict = verdict.RollbackFailed
 	got = gateText(t, st)
