@@ -163,6 +163,9 @@ func (w *Worker) held(logged string) (<-chan time.Time, string) {
 	if newest != logged {
 		w.log.Info().Str("commit", newest).Int("pushes", n).Str("nextOpen", opening(ws.NextOpen)).
 			Msg("outside the maintenance windows: the commit is queued until the next opening")
+		if ws.OverrideError != "" {
+			w.log.Warn().Str("error", ws.OverrideError).Msg("the window override is unreadable: the windows rule alone")
+		}
 	}
 	wait := windowRecheck
 	if ws.NextOpen != nil && ws.NextOpen.Sub(now) < wait {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,11 @@ func TestWindowHoldsPushes(t *testing.T) {
 	st = f.wait(w, "d waiting", func(s RepoStatus) bool { return s.Queued == "d" && s.Window.Waiting != "" })
 	if st.Window.Override != nil || st.LastApplied != "c" {
 		t.Fatalf("after the override: %+v applied %s", st.Window, st.LastApplied)
+	}
+	// An unreadable override opens nothing, and says why.
+	must(t, os.WriteFile(w.overrideFile, []byte("{"), 0o600))
+	if ws := w.Status().Window; ws.Open || ws.OverrideError == "" || ws.Waiting == "" {
+		t.Fatalf("with a broken override file: %+v", ws)
 	}
 }
 
