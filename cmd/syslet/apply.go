@@ -42,7 +42,7 @@ func (o *applyOptions) define(f *flags) {
 	f.Bool(&r.Diff, "diff", false, "print the plan and stop; nothing changes, no lock is taken")
 	f.Bool(&o.stdin, "stdin", false, "read specs from stdin (also: PATH \"-\"); an apply stores them in /etc/syslet/config.json (0600) for later plain runs, as a rollback stores there the generation it restores")
 	f.String(&r.Root, "root", d.Root, "manage the files under `DIR` instead of / (no systemd or podman is read; only --diff)")
-	f.String(&o.output, "output", outputText, "print as `FORMAT`: text; json (one JSON document on stdout: the verdict and exit code, the plan, and the result of an apply; the human plan and log go to stderr); or text+json (the text, and the same document as one line at the end of stderr, after the byte 0x1E: what syslet push reads)")
+	f.String(&o.output, "output", outputText, "print as `FORMAT`: text; json (one JSON document on stdout: the verdict and exit code, the plan, and the result of an apply; the human plan and log go to stderr); or text+json (the text, and the same document as one line at the end of stderr, after the byte 0x1E: what syslet push reads; push says a rollback for the host, so the text leaves out the rollback's sentence and error line)")
 	f.Bool(&o.detailed, "detailed-exitcode", false, "with --diff: exit 3 when changes are pending")
 	f.Bool(&o.yes, "yes", false, "do not ask before applying (only asked when stdin and stderr are a terminal)")
 	f.String(&r.Source, "source", "", "record `TEXT` as the specs' origin in the run journal (default: the path)")
@@ -224,6 +224,15 @@ func applyParsed(o applyOptions, stdin io.Reader, stdout, stderr io.Writer) int 
 	return runRequest(ctx, req, o, stdout, stderr)
 }
 
+// toldRollback reports whether the run's rollback was told already, so
+// that its error, the same sentence, is not said again: a person's view
+// ends with the rollback's own last word (ROLLED BACK, ROLLBACK FAILED),
+// and with text+json syslet push says it for the host, from the record.
+// The JSON view tells it in its document alone; the error says it there.
+func toldRollback(o applyOptions, out *view.Outcome) bool {
+	return out.Rollback != nil && o.output != outputJSON
+}
+
 // runRequest runs one plan or apply and maps what came of it to the exit
 // code.
 //
@@ -247,7 +256,7 @@ func runRequest(ctx context.Context, req deploy.Request, o applyOptions, stdout,
 	if out.SavedDocument != nil {
 		_, _ = stdout.Write(out.SavedDocument)
 	}
-	if err != nil && out.Verdict != verdict.Invalid { // the findings said it
+	if err != nil && out.Verdict != verdict.Invalid && !toldRollback(o, out) { // the findings said it
 		view.Error(stderr, "syslet", err)
 	}
 	switch {

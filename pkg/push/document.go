@@ -101,7 +101,7 @@ func (rep Report) Document(command string) Document {
 	}
 	if st := rep.Stop; st != nil {
 		d.Stopped = &StopOutcome{Batch: st.Batch, AfterPause: st.AfterPause, Interrupted: st.Interrupted, Host: st.Host,
-			Reason: st.Why, Failed: st.Failed, Allowed: st.Allowed, Message: st.String()}
+			Reason: st.Why, Failed: st.Failed, Allowed: st.Allowed, Message: st.Message()}
 		if !st.Interrupted {
 			d.Stopped.Outcome = st.Outcome.String()
 		}

@@ -64,7 +64,15 @@ type Stop struct {
 	Failed, Allowed int
 }
 
-func (s *Stop) String() string {
+// String is the stop as the text says it: the host's reason is its line
+// in the table, above the stop's, so it is not said again (Message has it).
+func (s *Stop) String() string { return s.sentence("") }
+
+// Message is the stop in one sentence with the host's reason, for the
+// JSON document.
+func (s *Stop) Message() string { return s.sentence(s.Why) }
+
+func (s *Stop) sentence(why string) string {
 	if s.Interrupted {
 		if s.AfterPause {
 			return fmt.Sprintf("interrupted during the pause after batch %d", s.Batch)
@@ -75,7 +83,10 @@ func (s *Stop) String() string {
 	if s.AfterPause {
 		when = fmt.Sprintf("after the pause that followed batch %d", s.Batch)
 	}
-	return fmt.Sprintf("%s %s %s (%s); %d host(s) failed, more than the %d allowed", s.Host, s.Outcome, when, s.Why, s.Failed, s.Allowed)
+	if why != "" {
+		when += " (" + why + ")"
+	}
+	return fmt.Sprintf("%s %s %s; %d host(s) failed, more than the %d allowed", s.Host, s.Outcome, when, s.Failed, s.Allowed)
 }
 
 // errStopped is the cause given to hosts a stopped rollout never reached.

@@ -224,12 +224,16 @@ func TestRolloutCanaryRollsBack(t *testing.T) {
 		"web4  3      not reached  -",
 		"web1: rolled back: run 20261201T1015-1 failed its health gate",
 		"not reached (never connected to, left as they were): web2, web3, web4, web5\n",
-		"Rollout stopped: web1 rolled back in batch 1 (run 20261201T1015-1",
-		"; 1 host(s) failed, more than the 0 allowed.\n",
+		"Rollout stopped: web1 rolled back in batch 1; 1 host(s) failed, more than the 0 allowed.\n",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
+	}
+	// The rollback is said once, in web1's line (issue 55: the stop line
+	// said it again).
+	if n := strings.Count(table.String(), "failed its health gate"); n != 1 {
+		t.Errorf("the table says the rollback %d times, want once:\n%s", n, table.String())
 	}
 	if !strings.HasSuffix(table.String(), "5 host(s): 4 not reached, 1 rolled back\n") {
 		t.Errorf("table's count:\n%s", table.String())
@@ -362,7 +366,7 @@ func TestRolloutPauseCatchesARestart(t *testing.T) {
 	}
 	if st := rep.Stop; st == nil || st.Host != "web2" || !st.AfterPause || st.Batch != 2 || st.Outcome.String() != "failed" {
 		t.Errorf("stop = %+v", rep.Stop)
-	} else if !strings.Contains(st.String(), "web2 failed after the pause that followed batch 2 (after the 1s pause: app.service was started again") {
+	} else if !strings.Contains(st.Message(), "web2 failed after the pause that followed batch 2 (after the 1s pause: app.service was started again") {
 		t.Errorf("stop: %s", st)
 	}
 	for _, want := range []string{"after the pause: web1 still up, unrestarted and unchanged", "after the pause: web2 fell over", "rollout stopped: web2 failed after the pause"} {

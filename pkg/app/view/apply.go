@@ -337,6 +337,12 @@ func RollbackSummary(w io.Writer, r Rollback) {
 		said += "."
 	}
 	fmt.Fprintf(w, "\n%s: %s\n", head, said)
+	RollbackVolumes(w, r)
+}
+
+// RollbackVolumes lists the volumes the rollback filled again from their
+// backups and what it could not restore.
+func RollbackVolumes(w io.Writer, r Rollback) {
 	for _, n := range r.Restored {
 		fmt.Fprintf(w, "Restored: %s\n", redact.Escape(n))
 	}

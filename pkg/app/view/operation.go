@@ -198,6 +198,11 @@ type Reported struct {
 // record on errs.
 func NewReported(out, errs io.Writer) *Reported { return &Reported{Human: NewHuman(out, errs)} }
 
+// RolledBack lists the volumes the rollback restored, and leaves its
+// sentence to the record's reader: syslet push says it once for the host,
+// beside its table, from the record's rollback message.
+func (r *Reported) RolledBack(rb Rollback) { RollbackVolumes(r.out, rb) }
+
 // Done writes the record. A write error has nowhere to go but the exit
 // code, which the run's verdict already says.
 func (r *Reported) Done(o *Outcome) {
