@@ -4,6 +4,7 @@ package integration
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -32,7 +33,7 @@ func TestPushRollbackSaidOnce(t *testing.T) {
 		mustContain(t, "web1's image", f.hosts[0].MustRun(t, "podman inspect -f '{{.ImageName}}' app"), "app:v1")
 		var told []string
 		for _, out := range []string{r.stdout, r.stderr} {
-			for _, l := range regexp.MustCompile("\n").Split(out, -1) {
+			for _, l := range strings.Split(out, "\n") {
 				if rollbackTold.MatchString(l) {
 					told = append(told, l)
 				}
