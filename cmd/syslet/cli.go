@@ -289,7 +289,7 @@ var common = []struct{ line, what string }{
 
 // usedFlags are the apply's flags of a day with syslet, which the usage
 // shows; syslet help apply lists them all.
-var usedFlags = []string{"diff", "stdin", "yes", "detailed-exitcode", "output", "allow-removals"}
+var usedFlags = []string{"diff", "stdin", "yes", "detailed-exitcode", "allow-removals"}
 
 // writeUsage writes the overall usage, a page: the common command lines,
 // what syslet is, each command in a line, the apply's most used flags and
