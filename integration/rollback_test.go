@@ -120,7 +120,7 @@ func (r *rbHost) history() []struct {
 
 // gone is the gate's reason for web's container ended and removed before
 // systemd has heard of it.
-const gone = "its container web is gone"
+const gone = "lost its container web"
 
 // rolledBack checks a bad change's run: exit 4, naming the unit and why,
 // then web runs its old image again and serves, other kept running

@@ -265,13 +265,13 @@ func containerUp(u Unit, all map[string]host.Container) string {
 	c, ok := all[u.container]
 	switch {
 	case !ok:
-		return fmt.Sprintf("its container %s is gone (podman has none by that name) while systemd still shows the unit up: it exited and was removed", u.container)
+		return fmt.Sprintf("lost its container %s: podman has none by that name while systemd still shows the unit up (it exited and was removed)", u.container)
 	case c.State == "created", c.State == "initialized":
 		// Still starting: with Notify=conmon systemd hears READY a
 		// moment before podman marks the container running, so a short
 		// soak can end in between. Starting is not ending.
 	case c.State != "running":
-		return fmt.Sprintf("its container %s is %s (podman) while systemd still shows the unit up", u.container, c.State)
+		return fmt.Sprintf("has its container %s %s (podman) while systemd still shows the unit up", u.container, c.State)
 	}
 	return ""
 }

@@ -84,8 +84,8 @@ func TestRunContainerEndedUnseenBySystemd(t *testing.T) {
 		// container running: a container still starting has not ended.
 		{"initialized", map[string]host.Container{"web": {Name: "web", State: "initialized"}}, ""},
 		{"created", map[string]host.Container{"web": {Name: "web", State: "created"}}, ""},
-		{"exited", map[string]host.Container{"web": {Name: "web", State: "exited"}}, "its container web is exited (podman)"},
-		{"removed", map[string]host.Container{}, "its container web is gone"},
+		{"exited", map[string]host.Container{"web": {Name: "web", State: "exited"}}, "has its container web exited (podman)"},
+		{"removed", map[string]host.Container{}, "lost its container web"},
 	} {
 		g := Run(context.Background(), lateHost{tc.containers}, units, lim, nil)
 		switch {

@@ -53,14 +53,14 @@ func (c *Client) try(ctx context.Context, container string, p *probe.Probe) prob
 	}
 	data, err := containers.Inspect(cctx, container, nil)
 	if err != nil {
-		return p.Failed(fmt.Sprintf("its container %s could not be inspected: %v", container, err))
+		return p.Failed(fmt.Sprintf("could not inspect its container %s: %v", container, err))
 	}
 	if data.State == nil || !data.State.Running {
 		st := "gone"
 		if data.State != nil {
 			st = data.State.Status
 		}
-		return p.Failed(fmt.Sprintf("its container %s is not running (%s)", container, st))
+		return p.Failed(fmt.Sprintf("found its container %s not running (%s)", container, st))
 	}
 	if p.Exec != nil {
 		return c.exec(cctx, container, p)
