@@ -169,6 +169,12 @@ type Artifact struct {
 // the .rpm; then SHA256SUMS over every file. It returns the artifacts,
 // SHA256SUMS last.
 func All(root, out string, arches []string) ([]Artifact, error) {
+	return build(root, out, arches, Programs)
+}
+
+// build is All with the main packages to build as progs (Programs, or a
+// small stand-in for both in a test of the whole pipeline).
+func build(root, out string, arches []string, progs []Program) ([]Artifact, error) {
 	st, err := ReadStamp(root)
 	if err != nil {
 		return nil, err
@@ -182,7 +188,7 @@ func All(root, out string, arches []string) ([]Artifact, error) {
 	}
 	for _, arch := range arches {
 		bins := map[string]string{}
-		for _, p := range Programs {
+		for _, p := range progs {
 			bin := filepath.Join(out, BinaryName(p, arch))
 			if err := Binary(root, p, arch, bin, st, Trimmed); err != nil {
 				return nil, err
