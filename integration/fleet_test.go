@@ -124,17 +124,28 @@ func forwardLocal(t *testing.T, h *testhost.Host, addr string) string {
 // every second, until t ends; it returns its base URL once it is ready.
 func startPrometheus(t *testing.T, targets []string) string {
 	t.Helper()
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = strconv.Quote(tg)
+	}
+	url, _ := startPrometheusWith(t, func(string, string) string {
+		return "global: {scrape_interval: 1s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: webhookd\n    static_configs:\n      - targets: [" + strings.Join(quoted, ", ") + "]\n"
+	})
+	return url
+}
+
+// startPrometheusWith runs the Prometheus of this machine (Debian's
+// prometheus package) with the configuration config returns, given the
+// address it will listen on and its directory, until t ends; it returns
+// its base URL once it is ready, and its process.
+func startPrometheusWith(t *testing.T, config func(listen, dir string) string) (string, *os.Process) {
+	t.Helper()
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	listen := ln.Addr().String()
 	ln.Close()
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = strconv.Quote(tg)
-	}
-	cfg := "global: {scrape_interval: 1s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: webhookd\n    static_configs:\n      - targets: [" + strings.Join(quoted, ", ") + "]\n"
-	must(t, os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config(listen, dir)), 0o644))
 	cmd := exec.Command("/usr/bin/prometheus", "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen, "--log.level=warn")
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
@@ -153,7 +164,7 @@ func startPrometheus(t *testing.T, targets []string) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url
+				return url, cmd.Process
 			}
 		}
 		if time.Now().After(deadline) {
