@@ -55,10 +55,14 @@ func TestBenchFleet10k(t *testing.T) {
 	hosts := fleetsim.Layout(n)
 	work := t.TempDir()
 	f.pushInitial(hosts, work)
-	o := fleetsim.Options{Dir: t.TempDir(), URL: f.sshURL, SSHKey: f.key, KnownHosts: f.knownHosts, Poll: poll, Spread: -1,
+	// The hosts fetch over SSH with a deploy key (the how-to's set-up),
+	// then over HTTPS with a token.
+	oSSH := fleetsim.Options{Dir: t.TempDir(), URL: f.sshURL, SSHKey: f.key, KnownHosts: f.knownHosts, Poll: poll, Spread: -1,
 		Apply: fleetsim.ApplyDelay(applyMedian, applyP95), Fetches: &fleetsim.Recorder{}}
+	o := oSSH
+	o.URL, o.SSHKey, o.KnownHosts, o.TokenFile = f.httpsURL, "", "", f.tokenFile
 	t0 := time.Now()
-	prepareHosts(t, hosts, o, f.c0)
+	prepareHosts(t, hosts, oSSH, f.c0)
 	t.Logf("%d hosts prepared in %s", n, time.Since(t0).Round(time.Second))
 
 	prom, promProc := startFleetPrometheus(t, hosts, scrape)
@@ -74,8 +78,14 @@ func TestBenchFleet10k(t *testing.T) {
 			running++
 		}
 	}
-	row("fleet", fmt.Sprintf("%d hosts (%d ring=canary following `canary`, the rest ring=main following `main`; 3 regions, 12 sites), %d of them down (never started: no fetch, no metrics); `poll: %s`, spread over the whole interval; apply modelled as a log-normal sleep, median %s, p95 %s",
-		n, n/20, n-running, poll, secs(applyMedian), secs(applyP95)))
+	row("fleet", fmt.Sprintf("%d hosts (%d ring=canary following `canary`, the rest ring=main following `main`; 3 regions, 12 sites), %d of them down (never started: no fetch, no metrics); polls spread over the whole interval; apply modelled as a log-normal sleep, median %s, p95 %s",
+		n, n/20, n-running, secs(applyMedian), secs(applyP95)))
+
+	// Over SSH, each fetch costs Gitea a process of its own (`gitea
+	// serv`): measured at a third of the rate, to price one fetch.
+	sshPoll, sshWindow := 3*poll, min(2*time.Minute, poll)
+	fig, _ := f.stress(hosts, oSSH, stage{poll: sshPoll, spread: -1, window: sshWindow}, prom, watch, running)
+	row(fmt.Sprintf("git over SSH (deploy key), `poll: %s`, %s from the fleet's start", sshPoll, sshWindow), fig)
 
 	// One poll interval from a start of the whole fleet: each host's first
 	// poll waits its spread delay, as after a package upgrade.
@@ -85,15 +95,18 @@ func TestBenchFleet10k(t *testing.T) {
 	waitScraped(t, prom, running, tStart)
 	time.Sleep(time.Until(tStart.Add(poll)))
 	steady := fleetsim.LoadOf(o.Fetches.Between(tStart, tStart.Add(poll)), poll)
-	row(fmt.Sprintf("the forge over one poll interval (%s, from the fleet's start)", poll), steady.String())
+	row(fmt.Sprintf("git over HTTPS (token), `poll: %s`: the forge over one poll interval from the fleet's start", poll),
+		fmt.Sprintf("%s (asked: %.0f/s)", steady, float64(running)/poll.Seconds()))
 	row("Gitea over that interval", f.giteaUse(cpu0, poll))
 
 	// A canary commit, then its promotion to main: each waited for by
 	// syslet wait-status --prometheus at 95 %.
 	c1 := f.commitCanary(hosts, work)
-	row("canary commit → `wait-status --select ring=canary --min-success 95%` decided", f.promote(prom, work, "canary", c1, poll, o.Fetches))
+	row("canary commit → `wait-status --select ring=canary --min-success 95%` decided", f.promote(prom, work, "canary", c1, poll, o.Fetches)+
+		"; "+failedDeploys(t, hosts, o.Dir, "canary"))
 	f.git(work, "push", "-q", "origin", c1+":refs/heads/main")
-	row("its promotion to main → `--select ring=main --min-success 95%` decided", f.promote(prom, work, "main", c1, poll, o.Fetches))
+	row("its promotion to main → `--select ring=main --min-success 95%` decided", f.promote(prom, work, "main", c1, poll, o.Fetches)+
+		"; "+failedDeploys(t, hosts, o.Dir, "main"))
 	rows = append(rows, promFigures(t, prom, watch, scrape)...)
 
 	// What breaks first: the same fleet with shorter intervals, then with
@@ -184,7 +197,7 @@ func startFleetPrometheus(t *testing.T, hosts []*fleetsim.Host, scrape time.Dura
 		return fmt.Sprintf("global: {scrape_interval: %s, scrape_timeout: %s}\nscrape_configs:\n"+
 			"  - job_name: webhookd\n    file_sd_configs: [{files: [%q]}]\n"+
 			"  - job_name: prometheus\n    scrape_interval: 5s\n    static_configs: [{targets: [%q]}]\n",
-			scrape, scrape*2/3, filepath.Join(dir, "targets.json"), listen)
+			scrape, (scrape * 2 / 3).Round(time.Second), filepath.Join(dir, "targets.json"), listen)
 	})
 }
 
@@ -244,7 +257,8 @@ func (f *forge10k) promote(prom, work, ring, commit string, poll time.Duration, 
 		t.Fatalf("wait-status: %v", err)
 	}
 	t.Logf("wait-status --select ring=%s (exit %d after %s):\n%.2000s", ring, code, took.Round(time.Second), out)
-	said := strings.TrimSpace(string(out))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	said := strings.TrimSpace(lines[len(lines)-1])
 	if i := strings.Index(said, "; not successful:"); i > 0 {
 		said = said[:i] + "; the others named"
 	}
@@ -346,4 +360,34 @@ func fdLimit() string {
 		}
 	}
 	return "?"
+}
+
+// failedDeploys counts the ring's hosts whose last attempt failed, by
+// its error, from their status files.
+func failedDeploys(t *testing.T, hosts []*fleetsim.Host, dir, ring string) string {
+	t.Helper()
+	byErr := map[string]int{}
+	for _, h := range hosts {
+		if h.Down || h.Labels["ring"] != ring {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, h.Name, "status.json"))
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Last *struct{ Error string } `json:"last"`
+		}
+		if json.Unmarshal(b, &st) == nil && st.Last != nil && st.Last.Error != "" {
+			byErr[st.Last.Error]++
+		}
+	}
+	if len(byErr) == 0 {
+		return "no deploy failed"
+	}
+	var out []string
+	for e, n := range byErr {
+		out = append(out, fmt.Sprintf("%d × %s", n, e))
+	}
+	return "failed deploys: " + strings.Join(out, "; ")
 }

@@ -1,14 +1,18 @@
 package fleetsim
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syslet/syslet/webhookd/clone"
 )
 
 // TestLoadOf: rate over the window, the busiest second, nearest-rank
@@ -142,5 +146,97 @@ func TestHandler(t *testing.T) {
 	sd := FileSD(hosts, "127.0.0.1:9")
 	if l := sd[2]["labels"].(map[string]string); l["instance"] != "h00003" || l["__metrics_path__"] != "/h00003/metrics" {
 		t.Errorf("%v", sd[2])
+	}
+}
+
+// TestFleetFollowsItsBranches: three hosts (a canary, a main host, one
+// down) pull a local repository through webhookd's worker; a commit on
+// canary reaches the canary alone, its metrics say it applied it, and the
+// host that is down exports nothing.
+func TestFleetFollowsItsBranches(t *testing.T) {
+	bare, work := filepath.Join(t.TempDir(), "fleet.git"), t.TempDir()
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	hosts := Layout(3)
+	hosts[2].Down = true
+	for _, h := range hosts {
+		write(t, filepath.Join(work, "hosts", h.Name, "labels"), string(h.LabelsFile()))
+	}
+	git(work, "init", "-q", "-b", "main")
+	git(work, "add", "-A")
+	git(work, "commit", "-q", "-m", "c0")
+	git(work, "clone", "-q", "--bare", work, bare)
+	git(bare, "branch", "canary", "main")
+	c0 := git(work, "rev-parse", "HEAD")
+
+	rec := &Recorder{}
+	o := Options{Dir: t.TempDir(), URL: bare, Poll: 5 * time.Second, Spread: 0, Apply: func() time.Duration { return time.Millisecond }, Fetches: rec}
+	for _, h := range hosts[:2] {
+		tmpl := filepath.Join(t.TempDir(), "tmpl")
+		cfg, err := o.Config(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clone.New(cfg, tmpl).Fetch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Prepare(h, tmpl, c0, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := Start(hosts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.StopWithin(time.Minute)
+	handler, err := Handler(hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape := func(h *Host) string {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+h.Name+"/metrics", nil))
+		return rec.Body.String()
+	}
+	if m := scrape(hosts[0]); !strings.Contains(m, `webhookd_applied_commit_info{commit="`+c0+`",repo="fleet"} 1`) ||
+		!strings.Contains(m, `webhookd_host_info{host="h00001",region="eu",repo="fleet",ring="canary",site="eu1"} 1`) || !strings.Contains(m, "go_goroutines") {
+		t.Fatalf("h00001 at its start:\n%s", m)
+	}
+
+	write(t, filepath.Join(work, "hosts", "h00001", "web.json"), "{}")
+	git(work, "add", "-A")
+	git(work, "commit", "-q", "-m", "c1")
+	git(work, "push", "-q", bare, "HEAD:canary")
+	c1 := git(work, "rev-parse", "HEAD")
+	applied := `webhookd_applied_commit_info{commit="` + c1 + `",repo="fleet"} 1`
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(scrape(hosts[0]), applied); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("h00001 did not apply %s:\n%s", c1, scrape(hosts[0]))
+		}
+	}
+	if m := scrape(hosts[1]); strings.Contains(m, c1) {
+		t.Errorf("h00002 follows main, but exports the canary commit:\n%s", m)
+	}
+	if m := scrape(hosts[2]); !strings.Contains(m, "h00003 is down") {
+		t.Errorf("h00003 is down, but exports:\n%s", m)
+	}
+	if n := len(rec.Between(time.Time{}, time.Now())); n < 3 {
+		t.Errorf("%d fetches recorded", n)
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

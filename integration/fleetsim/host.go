@@ -92,9 +92,10 @@ type Options struct {
 	// Dir holds each host's state: Dir/<host>/{clone,tree,status.json}
 	// (Prepare makes them).
 	Dir string
-	// URL, SSHKey and KnownHosts are the repository's, as in
-	// webhookd.yaml.
-	URL, SSHKey, KnownHosts string
+	// URL, SSHKey, KnownHosts and TokenFile are the repository's, as in
+	// webhookd.yaml (SSHKey and KnownHosts for ssh://, TokenFile for
+	// https://).
+	URL, SSHKey, KnownHosts, TokenFile string
 	// Poll and Spread are repos[].poll and repos[].pollSpread (Spread < 0:
 	// not set, the whole interval).
 	Poll, Spread time.Duration
@@ -106,8 +107,13 @@ type Options struct {
 
 // Config is the host's webhookd configuration of the repository.
 func (o Options) Config(h *Host) (*config.Repo, error) {
-	y := fmt.Sprintf("repos:\n  - name: %s\n    url: %s\n    branch: %s\n    path: hosts/{hostname}\n    sshKey: %s\n    knownHosts: %s\n    poll: %s\n",
-		Repo, o.URL, h.Branch(), o.SSHKey, o.KnownHosts, o.Poll)
+	y := fmt.Sprintf("repos:\n  - name: %s\n    url: %s\n    branch: %s\n    path: hosts/{hostname}\n    poll: %s\n", Repo, o.URL, h.Branch(), o.Poll)
+	if o.SSHKey != "" {
+		y += fmt.Sprintf("    sshKey: %s\n    knownHosts: %s\n", o.SSHKey, o.KnownHosts)
+	}
+	if o.TokenFile != "" {
+		y += fmt.Sprintf("    tokenFile: %s\n", o.TokenFile)
+	}
 	if o.Spread >= 0 {
 		y += fmt.Sprintf("    pollSpread: %s\n", o.Spread)
 	}
