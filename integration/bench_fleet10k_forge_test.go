@@ -148,19 +148,24 @@ func promFigures(t *testing.T, prom string, w *watch, scrape time.Duration) [][2
 }
 
 // stage is one load step: the fleet restarted with this poll and spread
-// (spread < 0: the whole interval), watched for window.
+// (spread < 0: the whole interval), watched for window; anonymous: the
+// hosts send no token (the repository is public), so that a fetch costs
+// the forge no token check.
 type stage struct {
 	name                 string
 	poll, spread, window time.Duration
+	anonymous            bool
 }
 
 func stressStages(poll time.Duration) []stage {
 	return []stage{
-		{"`poll: 60s`", time.Minute, -1, time.Minute},
-		{"`poll: 20s`", 20 * time.Second, -1, 40 * time.Second},
-		{"`poll: 10s`", 10 * time.Second, -1, 30 * time.Second},
-		{"`poll: 5s`", 5 * time.Second, -1, 30 * time.Second},
-		{fmt.Sprintf("`poll: %s`, `pollSpread: 0s`: every host polls at its start", poll), poll, 0, time.Minute},
+		{name: "`poll: 60s`", poll: time.Minute, spread: -1, window: time.Minute},
+		{name: "`poll: 20s`", poll: 20 * time.Second, spread: -1, window: 40 * time.Second},
+		{name: "`poll: 20s`, no token", poll: 20 * time.Second, spread: -1, window: 40 * time.Second, anonymous: true},
+		{name: "`poll: 10s`", poll: 10 * time.Second, spread: -1, window: 30 * time.Second},
+		{name: "`poll: 10s`, no token", poll: 10 * time.Second, spread: -1, window: 30 * time.Second, anonymous: true},
+		{name: "`poll: 5s`", poll: 5 * time.Second, spread: -1, window: 30 * time.Second},
+		{name: fmt.Sprintf("`poll: %s`, `pollSpread: 0s`: every host polls at its start", poll), poll: poll, spread: 0, window: time.Minute},
 	}
 }
 
@@ -169,7 +174,11 @@ func stressStages(poll time.Duration) []stage {
 func (f *forge10k) stress(hosts []*fleetsim.Host, o fleetsim.Options, s stage, prom string, w *watch, running int) (fig, broke string) {
 	t := f.t
 	o.Poll, o.Spread = s.poll, s.spread
+	if s.anonymous {
+		o.TokenFile = ""
+	}
 	w.peaks()
+	t.Logf("stage %s: poll %s, spread %s, for %s", s.name, s.poll, s.spread, s.window)
 	run, err := fleetsim.Start(hosts, o)
 	must(t, err)
 	t0, cpu0 := time.Now(), f.giteaCPU()

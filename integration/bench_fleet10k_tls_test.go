@@ -45,7 +45,8 @@ func startTLSProxy(t *testing.T, upstream string) string {
 	u, err := url.Parse(upstream)
 	must(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.Transport = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
+	// A connection to Gitea a request, as nginx's default proxying does.
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
 	must(t, err)
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: time.Minute}
