@@ -184,6 +184,7 @@ func (f *forge10k) stress(hosts []*fleetsim.Host, o fleetsim.Options, s stage, p
 	t0, cpu0 := time.Now(), f.giteaCPU()
 	time.Sleep(s.window)
 	load := fleetsim.LoadOf(o.Fetches.Between(t0, t0.Add(s.window)), s.window)
+	inFlight := o.Fetches.InFlight()
 	use := f.giteaUse(cpu0, s.window)
 	up := promValue(t, prom, `count(up{job="webhookd"} == 1)`)
 	slowest := promValue(t, prom, `max(scrape_duration_seconds{job="webhookd"})`)
@@ -193,11 +194,13 @@ func (f *forge10k) stress(hosts []*fleetsim.Host, o fleetsim.Options, s stage, p
 	if s.spread == 0 {
 		asked = float64(running) / s.window.Seconds()
 	}
-	fig = fmt.Sprintf("%s (asked: %.0f/s); Gitea %s; Prometheus %.0f of %d hosts up, slowest scrape %.0f ms; peak descriptors: this process %d, Prometheus %d; load %s",
-		load, asked, use, up, running, 1000*slowest, selfFDs, promFDs, uptimeLoad())
+	fig = fmt.Sprintf("%s, %d still running at the end (asked: %.0f/s); Gitea %s; Prometheus %.0f of %d hosts up, slowest scrape %.0f ms; peak descriptors: this process %d, Prometheus %d; load %s",
+		load, inFlight, asked, use, up, running, 1000*slowest, selfFDs, promFDs, uptimeLoad())
 	switch {
 	case load.ErrRate > 0.001:
 		broke = fmt.Sprintf("fetches failed (%.1f %%): %s", 100*load.ErrRate, load.FirstError)
+	case s.spread != 0 && float64(load.Fetches+inFlight) < 0.9*asked*s.window.Seconds():
+		broke = fmt.Sprintf("the fleet fell behind: %d fetches begun of the %.0f asked (p99 %s, %d still running)", load.Fetches+inFlight, asked*s.window.Seconds(), load.P99, inFlight)
 	case s.spread != 0 && load.PerSecond < 0.9*asked:
 		broke = fmt.Sprintf("the forge fell behind: %.0f fetches/s of the %.0f asked (p99 %s)", load.PerSecond, asked, load.P99)
 	case s.spread != 0 && load.P99 > s.poll:

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,6 +152,8 @@ func startPrometheusWith(t *testing.T, config func(listen, dir string) string) (
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	must(t, err)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// Prometheus goes with the test process, however it ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	must(t, cmd.Start())
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)

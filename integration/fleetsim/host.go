@@ -237,6 +237,8 @@ type checkout struct {
 }
 
 func (c *checkout) Fetch(ctx context.Context) (string, error) {
+	c.rec.inFlight.Add(1)
+	defer c.rec.inFlight.Add(-1)
 	t0 := time.Now()
 	tip, err := c.real.Fetch(ctx)
 	f := Fetch{At: t0, Took: time.Since(t0)}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,7 +21,13 @@ type Fetch struct {
 type Recorder struct {
 	mu      sync.Mutex
 	fetches []Fetch
+	// inFlight counts the fetches begun and not yet ended: a fetch is
+	// recorded only when it ends.
+	inFlight atomic.Int64
 }
+
+// InFlight is how many fetches are running now.
+func (r *Recorder) InFlight() int { return int(r.inFlight.Load()) }
 
 // Add records one fetch.
 func (r *Recorder) Add(f Fetch) {
