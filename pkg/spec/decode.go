@@ -288,6 +288,18 @@ func (d *decoder) content(n *jsontree.Node, key string) string {
 	return v.Text
 }
 
+// object is n's field key when it is a JSON object: nil when n has no
+// such field, and nil with an error naming its path when it is something
+// else.
+func (d *decoder) object(n *jsontree.Node, key string) *jsontree.Node {
+	v := n.Get(key)
+	if v == nil || v.Kind == jsontree.Object {
+		return v
+	}
+	d.errf(v.Path(), RuleFieldType, "%s must be an object, got %s", key, v.Kind)
+	return nil
+}
+
 // objects checks that v is an array of objects with only the given fields.
 func (d *decoder) objects(v *jsontree.Node, what string, allowed ...string) []*jsontree.Node {
 	if v.Kind != jsontree.Array {

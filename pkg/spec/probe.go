@@ -40,12 +40,8 @@ var probeHostRe = regexp.MustCompile(`^([A-Za-z0-9_-][A-Za-z0-9._-]*|\[[0-9A-Fa-
 // probe reads a container's "probe" into s.Probe (nil when it has none
 // or it is wrong).
 func (d *decoder) probe(n *jsontree.Node, s *Spec) {
-	v := n.Get("probe")
+	v := d.object(n, "probe")
 	if v == nil {
-		return
-	}
-	if v.Kind != jsontree.Object {
-		d.errf(v.Path(), RuleFieldType, "probe must be an object, got %s", v.Kind)
 		return
 	}
 	errs := d.rep.Errors()
@@ -68,12 +64,10 @@ func (d *decoder) probe(n *jsontree.Node, s *Spec) {
 	default:
 		d.errf(jsontree.Child(v.Path(), ways[1]), RuleProbe, "probe has both %s and %s: a probe asks one way; keep one", ways[0], ways[1])
 	}
-	if h := v.Get("http"); h != nil {
+	if h := d.object(v, "http"); h != nil {
 		p.HTTP = d.probeHTTP(h)
 	}
-	if t := v.Get("tcp"); t != nil && t.Kind != jsontree.Object {
-		d.errf(t.Path(), RuleFieldType, "tcp must be an object, got %s", t.Kind)
-	} else if t != nil {
+	if t := d.object(v, "tcp"); t != nil {
 		d.strictFields(t, "tcp", tcpFields)
 		p.TCP = &probe.TCP{Port: d.port(t)}
 	}
@@ -95,12 +89,8 @@ func (d *decoder) probe(n *jsontree.Node, s *Spec) {
 	}
 }
 
-// probeHTTP reads an http probe.
+// probeHTTP reads an http probe (an object).
 func (d *decoder) probeHTTP(h *jsontree.Node) *probe.HTTP {
-	if h.Kind != jsontree.Object {
-		d.errf(h.Path(), RuleFieldType, "http must be an object, got %s", h.Kind)
-		return nil
-	}
 	d.strictFields(h, "http", httpFields)
 	hp := &probe.HTTP{Port: d.port(h), Path: probe.DefaultPath, Status: probe.DefaultStatus}
 	if v := h.Get("path"); v != nil {

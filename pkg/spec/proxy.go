@@ -33,12 +33,8 @@ const minSlotPort = 1024
 // proxyRoute reads a container's "proxy" into s.Proxy (nil when it has
 // none or it is wrong).
 func (d *decoder) proxyRoute(n *jsontree.Node, s *Spec) {
-	v := n.Get("proxy")
+	v := d.object(n, "proxy")
 	if v == nil {
-		return
-	}
-	if v.Kind != jsontree.Object {
-		d.errf(v.Path(), RuleFieldType, "proxy must be an object, got %s", v.Kind)
 		return
 	}
 	errs := d.rep.Errors()
